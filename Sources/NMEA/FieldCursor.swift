@@ -1,0 +1,158 @@
+/// Reads a sentence's fields in order, each as the type it holds.
+///
+/// A sentence type is decoded by reading its fields one after another, which makes
+/// its definition a few declarative lines (`time = try fields.time()`). An empty field,
+/// or one past the end of a short sentence, reads as `nil`: receivers leave fields empty
+/// when they have no value and old ones omit trailing fields. A field that is present
+/// but malformed throws an ``NMEADecodingError`` naming the sentence and the field.
+/// Errors are typed, so reading allocates nothing even when it fails.
+public struct FieldCursor {
+    /// The sentence being read.
+    public let sentence: NMEASentence
+    /// The index of the next field to read (1 is the first field after the address).
+    public private(set) var index: Int
+
+    public init(_ sentence: NMEASentence, from index: Int = 1) {
+        self.sentence = sentence
+        self.index = index
+    }
+
+    /// Whether fields remain to be read.
+    public var hasMore: Bool { index < sentence.fieldCount }
+
+    /// How many fields remain to be read.
+    public var remaining: Int { max(0, sentence.fieldCount - index) }
+
+    /// The next field's raw bytes (empty when the field is empty or absent).
+    public mutating func raw() -> UnsafeRawBufferPointer {
+        defer { index += 1 }
+        return sentence.field(index)
+    }
+
+    /// Skips `count` fields.
+    public mutating func skip(_ count: Int = 1) { index += count }
+
+    func failure(_ problem: NMEADecodingError.Problem, at field: Int) -> NMEADecodingError {
+        NMEADecodingError(address: sentence.address, field: field, problem: problem)
+    }
+
+    /// An exact decimal number (`-12.340`).
+    public mutating func decimal() throws(NMEADecodingError) -> NMEADecimal? {
+        let field = index
+        let bytes = raw()
+        guard !bytes.isEmpty else { return nil }
+        guard let value = NMEADecimal(parsing: bytes) else { throw failure(.notANumber, at: field) }
+        return value
+    }
+
+    /// A whole number (`12`). A number with a fraction is refused, not truncated.
+    public mutating func integer() throws(NMEADecodingError) -> Int? {
+        let field = index
+        guard let value = try decimal() else { return nil }
+        guard value.scale == 0, value.magnitude <= UInt64(Int32.max) else { throw failure(.notANumber, at: field) }
+        return value.integerPart
+    }
+
+    /// A whole number in `range`.
+    public mutating func integer(in range: ClosedRange<Int>) throws(NMEADecodingError) -> Int? {
+        let field = index
+        guard let value = try integer() else { return nil }
+        guard range.contains(value) else { throw failure(.outOfRange, at: field) }
+        return value
+    }
+
+    /// A hexadecimal number (NMEA 4.10 system and signal ids are written in hex).
+    public mutating func hexadecimal() throws(NMEADecodingError) -> Int? {
+        let field = index
+        let bytes = raw()
+        guard !bytes.isEmpty else { return nil }
+        guard bytes.count <= 4 else { throw failure(.notANumber, at: field) }
+        var value = 0
+        for byte in bytes {
+            guard let digit = ASCII.hexValue(byte) else { throw failure(.notANumber, at: field) }
+            value = value << 4 | Int(digit)
+        }
+        return value
+    }
+
+    /// A single character (a status `A`, a mode `D`). A longer field is refused.
+    public mutating func character() throws(NMEADecodingError) -> UInt8? {
+        let field = index
+        let bytes = raw()
+        guard !bytes.isEmpty else { return nil }
+        guard bytes.count == 1 else { throw failure(.unexpectedCharacter, at: field) }
+        return bytes[0]
+    }
+
+    /// A latitude: `ddmm.mmmm` then `N` or `S`, two fields. `nil` if either is empty.
+    public mutating func latitude() throws(NMEADecodingError) -> NMEACoordinate? {
+        try coordinate(maximumDegrees: 90, positive: UInt8(ascii: "N"), negative: UInt8(ascii: "S"))
+    }
+
+    /// A longitude: `dddmm.mmmm` then `E` or `W`, two fields. `nil` if either is empty.
+    public mutating func longitude() throws(NMEADecodingError) -> NMEACoordinate? {
+        try coordinate(maximumDegrees: 180, positive: UInt8(ascii: "E"), negative: UInt8(ascii: "W"))
+    }
+
+    mutating func coordinate(maximumDegrees: UInt64, positive: UInt8, negative: UInt8)
+        throws(NMEADecodingError) -> NMEACoordinate?
+    {
+        let field = index
+        let value = try decimal()
+        let hemisphere = try character()
+        guard let value, let hemisphere else { return nil }
+        guard hemisphere == positive || hemisphere == negative else {
+            throw failure(.unexpectedCharacter, at: field + 1)
+        }
+        guard !value.isNegative else { throw failure(.outOfRange, at: field) }
+        let unit = NMEADecimal.integerPowersOfTen[Int(value.scale)]
+        let degrees = value.magnitude / (100 * unit)
+        let minutes = value.magnitude - degrees * 100 * unit
+        guard minutes < 60 * unit, degrees < maximumDegrees || (degrees == maximumDegrees && minutes == 0) else {
+            throw failure(.outOfRange, at: field)
+        }
+        return NMEACoordinate(degreesAndMinutes: value, hemisphere: hemisphere)
+    }
+
+    /// A UTC time of day, `hhmmss` with an optional fraction of up to nine digits.
+    public mutating func time() throws(NMEADecodingError) -> NMEATime? {
+        let field = index
+        let bytes = raw()
+        guard !bytes.isEmpty else { return nil }
+        guard bytes.count >= 6, let hour = Self.twoDigits(bytes, 0), let minute = Self.twoDigits(bytes, 2),
+            let second = Self.twoDigits(bytes, 4)
+        else { throw failure(.notANumber, at: field) }
+        guard hour < 24, minute < 60, second <= 60 else { throw failure(.outOfRange, at: field) }
+        var nanosecond: UInt32 = 0
+        if bytes.count > 6 {
+            guard bytes[6] == UInt8(ascii: "."), bytes.count <= 16 else { throw failure(.notANumber, at: field) }
+            var unit: UInt32 = 100_000_000
+            for offset in 7..<bytes.count {
+                let digit = bytes[offset] &- UInt8(ascii: "0")
+                guard digit < 10 else { throw failure(.notANumber, at: field) }
+                nanosecond += UInt32(digit) * unit
+                unit /= 10
+            }
+        }
+        return NMEATime(hour: hour, minute: minute, second: second, nanosecond: nanosecond)
+    }
+
+    /// A date as `ddmmyy` (RMC): the year is two digits, without a century.
+    public mutating func date() throws(NMEADecodingError) -> NMEADate? {
+        let field = index
+        let bytes = raw()
+        guard !bytes.isEmpty else { return nil }
+        guard bytes.count == 6, let day = Self.twoDigits(bytes, 0), let month = Self.twoDigits(bytes, 2),
+            let year = Self.twoDigits(bytes, 4)
+        else { throw failure(.notANumber, at: field) }
+        guard (1...12).contains(month), (1...31).contains(day) else { throw failure(.outOfRange, at: field) }
+        return NMEADate(year: Int(year), month: month, day: day, hasCentury: false)
+    }
+
+    static func twoDigits(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt8? {
+        let tens = bytes[offset] &- UInt8(ascii: "0")
+        let ones = bytes[offset + 1] &- UInt8(ascii: "0")
+        guard tens < 10, ones < 10 else { return nil }
+        return tens * 10 + ones
+    }
+}

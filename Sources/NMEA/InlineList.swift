@@ -1,0 +1,40 @@
+/// A list of at most `capacity` elements stored inline, so a sentence value that holds
+/// one (GSA's satellite ids, GSV's four satellites) needs no heap allocation.
+public struct InlineList<let capacity: Int, Element>: RandomAccessCollection {
+    private var storage: InlineArray<capacity, Element?>
+    public private(set) var count = 0
+
+    public init() {
+        storage = InlineArray(repeating: nil)
+    }
+
+    /// Appends `element`, or returns `false` and leaves the list alone when it is full.
+    @discardableResult
+    public mutating func append(_ element: Element) -> Bool {
+        guard count < capacity else { return false }
+        storage[count] = element
+        count += 1
+        return true
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(position: Int) -> Element {
+        precondition(position >= 0 && position < count, "index out of range")
+        return storage[position]!
+    }
+}
+
+extension InlineList: Sendable where Element: Sendable {}
+
+extension InlineList: Equatable where Element: Equatable {
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.elementsEqual(rhs) }
+}
+
+extension InlineList: Hashable where Element: Hashable {
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for element in self { hasher.combine(element) }
+    }
+}

@@ -1,0 +1,125 @@
+/// One framed, checksum-verified sentence, borrowed from the framer's or the caller's memory.
+///
+/// A sentence is a view, not a copy: its pointers are valid only while the framer's
+/// callback runs. Decode it, or copy ``line`` out, before returning. Nothing here
+/// allocates.
+///
+/// Fields are numbered as on the wire: field 0 is the address (`GPGGA`), field 1 the
+/// first data field. The checksum is not a field.
+public struct NMEASentence {
+    /// The whole sentence as received, from its `$` or `!` through the checksum digits,
+    /// without the line ending. This is what a raw (`nmea`) watcher is sent.
+    public let line: UnsafeRawBufferPointer
+    /// The number of fields, the address included.
+    public let fieldCount: Int
+    /// The offset in ``line`` just past each field (the comma, `*` or end that ends it).
+    let fieldEnds: UnsafePointer<UInt16>
+
+    init(line: UnsafeRawBufferPointer, fieldEnds: UnsafePointer<UInt16>, fieldCount: Int) {
+        self.line = line
+        self.fieldEnds = fieldEnds
+        self.fieldCount = fieldCount
+    }
+
+    /// The bytes of field `index`, empty when the field is empty or past the last field.
+    public func field(_ index: Int) -> UnsafeRawBufferPointer {
+        guard index >= 0, index < fieldCount else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        let start = index == 0 ? 1 : Int(fieldEnds[index - 1]) + 1
+        let end = Int(fieldEnds[index])
+        return UnsafeRawBufferPointer(rebasing: line[start..<end])
+    }
+
+    /// `$` for ordinary sentences, `!` for encapsulated ones (AIS).
+    public var startCharacter: UInt8 { line[0] }
+
+    /// The address field, packed for cheap comparison.
+    public var address: SentenceAddress { SentenceAddress(field(0)) }
+
+    /// The sentence as text, for logs and tests. Allocates; never use it on the hot path.
+    public var text: String { String(decoding: line, as: UTF8.self) }
+}
+
+/// Up to eight ASCII characters packed into one integer: a sentence address, a datum
+/// code, a GNS mode string. Comparing two is one integer compare, and storing one
+/// allocates nothing.
+public struct PackedASCII: Hashable, Sendable, CustomStringConvertible {
+    /// The characters, first in the most significant byte, zero-padded.
+    public let packed: UInt64
+    /// How many characters there are (0...8).
+    public let count: Int
+
+    /// Packs the first eight bytes of `bytes`.
+    public init(_ bytes: UnsafeRawBufferPointer) {
+        var packed: UInt64 = 0
+        let count = min(bytes.count, 8)
+        for index in 0..<count { packed |= UInt64(bytes[index]) << (56 - 8 * index) }
+        self.packed = packed
+        self.count = count
+    }
+
+    /// Packs the first eight characters of `text`, for tables and tests.
+    public init(_ text: String) {
+        var text = text
+        self = text.withUTF8 { PackedASCII(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// The character at `index` (0-based); 0 past the end.
+    public subscript(index: Int) -> UInt8 {
+        index < count ? UInt8(truncatingIfNeeded: packed >> (56 - 8 * index)) : 0
+    }
+
+    public var description: String {
+        String(decoding: (0..<count).map { self[$0] }, as: UTF8.self)
+    }
+}
+
+/// A sentence's address field (`GPGGA`, `GNRMC`, `PGRME`, `PUBX`): a talker and a
+/// formatter, or a proprietary maker's code, packed so that telling sentences apart is
+/// an integer compare.
+public struct SentenceAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The address's characters.
+    public let characters: PackedASCII
+
+    public init(_ bytes: UnsafeRawBufferPointer) { characters = PackedASCII(bytes) }
+
+    /// An address from text, for tables and tests.
+    public init(_ text: String) { characters = PackedASCII(text) }
+
+    /// How many characters the address has.
+    public var count: Int { characters.count }
+
+    /// Whether this is a proprietary address (`P` followed by a maker's code), which has no talker.
+    public var isProprietary: Bool { characters[0] == UInt8(ascii: "P") }
+
+    /// The two-letter talker of a standard sentence (`GP` in `GPGGA`); `nil` for proprietary ones.
+    public var talker: Talker? {
+        guard !isProprietary, count >= 2 else { return nil }
+        return Talker(UInt16(characters[0]) << 8 | UInt16(characters[1]))
+    }
+
+    /// The three-letter sentence formatter of a standard sentence (`GGA` in `GPGGA`);
+    /// `nil` for proprietary or short addresses.
+    public var formatter: SentenceFormatter? {
+        guard !isProprietary, count == 5 else { return nil }
+        return SentenceFormatter(rawValue: UInt32(truncatingIfNeeded: characters.packed >> 24))
+    }
+
+    public var description: String { characters.description }
+}
+
+/// The three-letter type of a standard sentence (`GGA`, `RMC`, ...), packed into an integer.
+public struct SentenceFormatter: Hashable, Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
+    public let rawValue: UInt32
+
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    public init(stringLiteral text: String) {
+        let bytes = Array(text.utf8)
+        precondition(bytes.count == 3, "a sentence formatter has three letters")
+        rawValue = UInt32(bytes[0]) << 16 | UInt32(bytes[1]) << 8 | UInt32(bytes[2])
+    }
+
+    public var description: String {
+        String(decoding: [16, 8, 0].map { UInt8(truncatingIfNeeded: rawValue >> $0) }, as: UTF8.self)
+    }
+}

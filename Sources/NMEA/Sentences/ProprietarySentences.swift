@@ -1,0 +1,95 @@
+/// Garmin PGRME: estimated horizontal, vertical and spherical position error, metres.
+public struct PGRME: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 5
+    public var horizontalError: NMEADecimal?
+    public var verticalError: NMEADecimal?
+    public var sphericalError: NMEADecimal?
+
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        horizontalError = try fields.decimalWithUnit()
+        verticalError = try fields.decimalWithUnit()
+        sphericalError = try fields.decimalWithUnit()
+    }
+}
+
+/// u-blox PUBX,00: position, accuracy and velocity in one sentence.
+public struct PUBXPosition: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 19
+    public var time: NMEATime?
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    /// Altitude above the WGS84 ellipsoid, metres.
+    public var altitudeHAE: NMEADecimal?
+    /// Navigation status: `NF` no fix, `DR` dead reckoning, `G2`/`G3` 2D/3D, `D2`/`D3` differential, `RK`, `TT` time only.
+    public var navigationStatus: PackedASCII?
+    public var horizontalAccuracy: NMEADecimal?
+    public var verticalAccuracy: NMEADecimal?
+    public var speedKilometresPerHour: NMEADecimal?
+    public var track: NMEADecimal?
+    /// Vertical velocity, metres per second, positive downwards.
+    public var verticalVelocity: NMEADecimal?
+    public var differentialAge: NMEADecimal?
+    public var hdop: NMEADecimal?
+    public var vdop: NMEADecimal?
+    public var tdop: NMEADecimal?
+    public var satellitesUsed: Int?
+
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        fields.skip()  // message id 00
+        time = try fields.time()
+        latitude = try fields.latitude()
+        longitude = try fields.longitude()
+        altitudeHAE = try fields.decimal()
+        navigationStatus = fields.packed()
+        horizontalAccuracy = try fields.decimal()
+        verticalAccuracy = try fields.decimal()
+        speedKilometresPerHour = try fields.decimal()
+        track = try fields.decimal()
+        verticalVelocity = try fields.decimal()
+        differentialAge = try fields.decimal()
+        hdop = try fields.decimal()
+        vdop = try fields.decimal()
+        tdop = try fields.decimal()
+        satellitesUsed = try fields.integer()
+    }
+}
+
+/// u-blox PUBX,03: every satellite tracked, six fields each.
+///
+/// The list has no fixed length, so it is read lazily from the borrowed sentence, like
+/// the sentence valid only during the framer's callback.
+public struct PUBXSatellites: SentenceDecodable {
+    public static let minimumFieldCount = 2
+
+    /// One tracked satellite.
+    public struct Satellite: Hashable, Sendable {
+        public var id: Int
+        /// `U` used in the solution, `e` ephemeris available but not used, `-` neither.
+        public var status: UInt8?
+        public var azimuth: NMEADecimal?
+        public var elevation: NMEADecimal?
+        public var snr: NMEADecimal?
+        /// Seconds the carrier has been locked.
+        public var lockTime: Int?
+    }
+
+    private let sentence: NMEASentence
+    /// How many satellites the sentence lists (bounded by the fields actually present).
+    public let count: Int
+
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        sentence = fields.sentence
+        fields.skip()  // message id 03
+        let declared = try fields.integer() ?? 0
+        count = max(0, min(declared, fields.remaining / 6))
+    }
+
+    /// The satellite at `index` (0..<count).
+    public func satellite(at index: Int) throws(NMEADecodingError) -> Satellite? {
+        var fields = FieldCursor(sentence, from: 3 + 6 * index)
+        guard let id = try fields.integer() else { return nil }
+        return Satellite(
+            id: id, status: try fields.character(), azimuth: try fields.decimal(), elevation: try fields.decimal(),
+            snr: try fields.decimal(), lockTime: try fields.integer())
+    }
+}

@@ -1,0 +1,105 @@
+/// GSA: the fix type, the satellites used in the solution, and the DOPs.
+///
+/// The number of satellite fields varies: 12 in the standard, more from some receivers
+/// (24 from the CH-4701). NMEA 4.10 appends a system id after VDOP; a GSA with exactly
+/// 18 data fields is read as 12 satellites plus a system id, any other count as
+/// satellites followed by the three DOPs.
+public struct GSA: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 5
+    /// The most satellite ids kept from one GSA.
+    public static let maximumSatellites = 32
+
+    public var talker: Talker?
+    /// `A` automatic or `M` manual 2D/3D selection.
+    public var selectionMode: UInt8?
+    /// 1 no fix, 2 2D, 3 3D.
+    public var fixType: Int?
+    /// The ids of the satellites used, in the talker's numbering, empty fields left out.
+    public var satellites = InlineList<32, Int>()
+    public var pdop: NMEADecimal?
+    public var hdop: NMEADecimal?
+    public var vdop: NMEADecimal?
+    /// NMEA 4.10 GNSS system id (1 GPS, 2 GLONASS, 3 Galileo, 4 BeiDou, 5 QZSS, 6 NavIC).
+    public var systemID: Int?
+
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        talker = fields.sentence.address.talker
+        let dataFields = fields.sentence.fieldCount - 1
+        let hasSystemID = dataFields == 18
+        let satelliteFields = dataFields - 5 - (hasSystemID ? 1 : 0)
+        selectionMode = try fields.character()
+        fixType = try fields.integer()
+        for _ in 0..<satelliteFields {
+            if let id = try fields.integer() { satellites.append(id) }
+        }
+        pdop = try fields.decimal()
+        hdop = try fields.decimal()
+        vdop = try fields.decimal()
+        if hasSystemID { systemID = try fields.hexadecimal() }
+    }
+}
+
+/// GSV: one part of the satellites-in-view report, up to four satellites per sentence.
+///
+/// NMEA 4.10 adds a signal id after the last satellite. It is recognised only when the
+/// fields after the three-field header number 4n + 1, so a pre-4.10 GSV with four
+/// satellites is never misread as having one.
+public struct GSV: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 3
+
+    /// One satellite in view.
+    public struct Satellite: Hashable, Sendable {
+        /// The id in the talker's numbering (GPS 1-32, SBAS 33-64, GLONASS 65-96, ...).
+        public var id: Int
+        /// Degrees above the horizon.
+        public var elevation: NMEADecimal?
+        /// Degrees from true north.
+        public var azimuth: NMEADecimal?
+        /// Signal to noise ratio, dB-Hz; `nil` when not tracked.
+        public var snr: NMEADecimal?
+
+        public init(id: Int, elevation: NMEADecimal? = nil, azimuth: NMEADecimal? = nil, snr: NMEADecimal? = nil) {
+            self.id = id
+            self.elevation = elevation
+            self.azimuth = azimuth
+            self.snr = snr
+        }
+    }
+
+    public var talker: Talker?
+    public var messageCount: Int?
+    /// 1-based number of this sentence in its group.
+    public var messageNumber: Int?
+    public var satellitesInView: Int?
+    public var satellites = InlineList<4, Satellite>()
+    /// NMEA 4.11 signal id (which band: L1 C/A, L5, E1, ...), hexadecimal on the wire.
+    public var signalID: Int?
+
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        talker = fields.sentence.address.talker
+        messageCount = try fields.integer()
+        messageNumber = try fields.integer()
+        satellitesInView = try fields.integer()
+        let satelliteFields = fields.remaining
+        let hasSignalID = satelliteFields % 4 == 1
+        let groupFields = hasSignalID ? satelliteFields - 1 : satelliteFields
+        let groups = min(4, (groupFields + 3) / 4)
+        for _ in 0..<groups {
+            let id = try fields.integer()
+            let elevation = try fields.decimal()
+            let azimuth = try fields.decimal()
+            let snr = try fields.decimal()
+            if let id { satellites.append(Satellite(id: id, elevation: elevation, azimuth: azimuth, snr: snr)) }
+        }
+        if hasSignalID {
+            fields.skip(groupFields - 4 * groups)
+            signalID = try fields.hexadecimal()
+        }
+    }
+
+    /// Whether this is the last sentence of its group.
+    public var isLast: Bool {
+        guard let messageCount, let messageNumber else { return true }
+        return messageNumber >= messageCount
+    }
+}
