@@ -14,7 +14,7 @@ public enum FramerRejection: Int, CaseIterable, Sendable, CustomStringConvertibl
     case malformedChecksum
     /// A well-formed checksum that does not match the sentence.
     case badChecksum
-    /// An address field (`GPGGA`, `PUBX`) shorter than two or longer than eight characters.
+    /// An address field (`GPGGA`, `PUBX`) shorter than two characters.
     case badAddress
 
     public var description: String {

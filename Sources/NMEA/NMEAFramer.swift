@@ -284,7 +284,7 @@ public final class NMEAFramer {
         _ onSentence: (NMEASentence) -> Void
     ) {
         let addressLength = Int(fieldEnds[0]) - 1
-        guard addressLength >= 2, addressLength <= 8 else {
+        guard addressLength >= 2 else {
             reject(.badAddress)
             return
         }

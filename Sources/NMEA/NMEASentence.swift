@@ -101,7 +101,7 @@ public struct SentenceAddress: Hashable, Sendable, CustomStringConvertible {
     /// `nil` for proprietary or short addresses.
     public var formatter: SentenceFormatter? {
         guard !isProprietary, count == 5 else { return nil }
-        return SentenceFormatter(rawValue: UInt32(truncatingIfNeeded: characters.packed >> 24))
+        return SentenceFormatter(rawValue: UInt32(truncatingIfNeeded: characters.packed >> 24) & 0xFF_FFFF)
     }
 
     public var description: String { characters.description }
