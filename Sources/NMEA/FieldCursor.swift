@@ -12,6 +12,7 @@ public struct FieldCursor {
     /// The index of the next field to read (1 is the first field after the address).
     public private(set) var index: Int
 
+    @inline(__always)
     public init(_ sentence: NMEASentence, from index: Int = 1) {
         self.sentence = sentence
         self.index = index
@@ -24,19 +25,23 @@ public struct FieldCursor {
     public var remaining: Int { max(0, sentence.fieldCount - index) }
 
     /// The next field's raw bytes (empty when the field is empty or absent).
+    @inline(__always)
     public mutating func raw() -> UnsafeRawBufferPointer {
         defer { index += 1 }
         return sentence.field(index)
     }
 
     /// Skips `count` fields.
+    @inline(__always)
     public mutating func skip(_ count: Int = 1) { index += count }
 
+    @inline(__always)
     func failure(_ problem: NMEADecodingError.Problem, at field: Int) -> NMEADecodingError {
         NMEADecodingError(address: sentence.address, field: field, problem: problem)
     }
 
     /// An exact decimal number (`-12.340`).
+    @inline(__always)
     public mutating func decimal() throws(NMEADecodingError) -> NMEADecimal? {
         let field = index
         let bytes = raw()
@@ -45,15 +50,28 @@ public struct FieldCursor {
         return value
     }
 
-    /// A whole number (`12`). A number with a fraction is refused, not truncated.
+    /// A whole number (`12`, `-3`) of up to nine digits. A number with a fraction is refused, not truncated.
+    @inline(__always)
     public mutating func integer() throws(NMEADecodingError) -> Int? {
         let field = index
-        guard let value = try decimal() else { return nil }
-        guard value.scale == 0, value.magnitude <= UInt64(Int32.max) else { throw failure(.notANumber, at: field) }
-        return value.integerPart
+        let bytes = raw()
+        guard var cursor = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
+        let end = cursor + bytes.count
+        let negative = cursor.pointee == UInt8(ascii: "-")
+        if negative { cursor += 1 }
+        guard cursor < end, end - cursor <= 9 else { throw failure(.notANumber, at: field) }
+        var value = 0
+        while cursor < end {
+            let digit = cursor.pointee &- UInt8(ascii: "0")
+            guard digit < 10 else { throw failure(.notANumber, at: field) }
+            value = value &* 10 &+ Int(digit)
+            cursor += 1
+        }
+        return negative ? -value : value
     }
 
     /// A whole number in `range`.
+    @inline(__always)
     public mutating func integer(in range: ClosedRange<Int>) throws(NMEADecodingError) -> Int? {
         let field = index
         guard let value = try integer() else { return nil }
@@ -62,6 +80,7 @@ public struct FieldCursor {
     }
 
     /// A hexadecimal number (NMEA 4.10 system and signal ids are written in hex).
+    @inline(__always)
     public mutating func hexadecimal() throws(NMEADecodingError) -> Int? {
         let field = index
         let bytes = raw()
@@ -76,6 +95,7 @@ public struct FieldCursor {
     }
 
     /// A single character (a status `A`, a mode `D`). A longer field is refused.
+    @inline(__always)
     public mutating func character() throws(NMEADecodingError) -> UInt8? {
         let field = index
         let bytes = raw()
@@ -105,7 +125,7 @@ public struct FieldCursor {
             throw failure(.unexpectedCharacter, at: field + 1)
         }
         guard !value.isNegative else { throw failure(.outOfRange, at: field) }
-        let unit = NMEADecimal.integerPowersOfTen[Int(value.scale)]
+        let unit = NMEADecimal.powerOfTen(Int(value.scale))
         let degrees = value.magnitude / (100 * unit)
         let minutes = value.magnitude - degrees * 100 * unit
         guard minutes < 60 * unit, degrees < maximumDegrees || (degrees == maximumDegrees && minutes == 0) else {

@@ -56,7 +56,7 @@ public struct NMEACoordinate: Hashable, Sendable {
     /// Signed decimal degrees: south and west are negative.
     public var degrees: Double {
         let raw = degreesAndMinutes
-        let unit = NMEADecimal.integerPowersOfTen[Int(raw.scale)]
+        let unit = NMEADecimal.powerOfTen(Int(raw.scale))
         let wholeDegrees = raw.magnitude / (100 * unit)
         let minutes = raw.magnitude - wholeDegrees * 100 * unit
         let value = Double(wholeDegrees) + Double(minutes) / (Double(unit) * 60)

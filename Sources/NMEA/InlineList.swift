@@ -1,11 +1,15 @@
 /// A list of at most `capacity` elements stored inline, so a sentence value that holds
 /// one (GSA's satellite ids, GSV's four satellites) needs no heap allocation.
+///
+/// The unused slots hold a placeholder rather than optionals, which keeps the list (and
+/// every message that contains it) small to copy.
 public struct InlineList<let capacity: Int, Element>: RandomAccessCollection {
-    private var storage: InlineArray<capacity, Element?>
+    private var storage: InlineArray<capacity, Element>
     public private(set) var count = 0
 
-    public init() {
-        storage = InlineArray(repeating: nil)
+    /// An empty list whose unused slots hold `placeholder`.
+    public init(placeholder: Element) {
+        storage = InlineArray(repeating: placeholder)
     }
 
     /// Appends `element`, or returns `false` and leaves the list alone when it is full.
@@ -22,7 +26,7 @@ public struct InlineList<let capacity: Int, Element>: RandomAccessCollection {
 
     public subscript(position: Int) -> Element {
         precondition(position >= 0 && position < count, "index out of range")
-        return storage[position]!
+        return storage[position]
     }
 }
 

@@ -32,49 +32,55 @@ public struct NMEADecimal: Hashable, Sendable {
 
     /// Parses `[+-]digits[.digits]`; at least one digit is required.
     ///
-    /// Returns `nil` for anything else, including more than ``maximumDigits`` digits.
+    /// Returns `nil` for anything else, including more than ``maximumDigits`` significant digits.
     public init?(parsing bytes: UnsafeRawBufferPointer) {
-        var index = 0
-        let count = bytes.count
-        var negative = false
-        if count > 0, bytes[0] == UInt8(ascii: "-") || bytes[0] == UInt8(ascii: "+") {
-            negative = bytes[0] == UInt8(ascii: "-")
-            index = 1
-        }
+        guard var cursor = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
+        let end = cursor + bytes.count
+        let negative = cursor.pointee == UInt8(ascii: "-")
+        if negative || cursor.pointee == UInt8(ascii: "+") { cursor += 1 }
+        let digitsStart = cursor
         var magnitude: UInt64 = 0
-        var digits = 0
-        var significantDigits = 0
+        while cursor < end, case let digit = cursor.pointee &- UInt8(ascii: "0"), digit < 10 {
+            magnitude = magnitude &* 10 &+ UInt64(digit)
+            cursor += 1
+        }
+        var digits = cursor - digitsStart
         var scale = 0
-        var seenPoint = false
-        while index < count {
-            let byte = bytes[index]
-            index += 1
-            let digit = byte &- UInt8(ascii: "0")
-            if digit < 10 {
-                digits += 1
-                if significantDigits > 0 || digit != 0 { significantDigits += 1 }
-                if significantDigits > NMEADecimal.maximumDigits { return nil }
+        if cursor < end {
+            guard cursor.pointee == UInt8(ascii: ".") else { return nil }
+            cursor += 1
+            let fractionStart = cursor
+            while cursor < end, case let digit = cursor.pointee &- UInt8(ascii: "0"), digit < 10 {
                 magnitude = magnitude &* 10 &+ UInt64(digit)
-                if seenPoint { scale += 1 }
-            } else if byte == UInt8(ascii: "."), !seenPoint {
-                seenPoint = true
-            } else {
-                return nil
+                cursor += 1
             }
+            guard cursor == end else { return nil }
+            scale = cursor - fractionStart
+            digits += scale
         }
         guard digits > 0, scale <= NMEADecimal.maximumDigits else { return nil }
+        if digits > NMEADecimal.maximumDigits {
+            // Leading zeros do not count; anything longer would have overflowed.
+            var zeros = 0
+            var scan = digitsStart
+            while scan < end, scan.pointee == UInt8(ascii: "0") || scan.pointee == UInt8(ascii: ".") {
+                if scan.pointee == UInt8(ascii: "0") { zeros += 1 }
+                scan += 1
+            }
+            guard digits - zeros <= NMEADecimal.maximumDigits else { return nil }
+        }
         self.init(magnitude: magnitude, scale: UInt8(scale), isNegative: negative)
     }
 
     /// The value as a `Double`: the one place where the exact digits become binary floating point.
     public var doubleValue: Double {
-        let value = Double(magnitude) / NMEADecimal.powersOfTen[Int(scale)]
+        let value = Double(magnitude) / Double(NMEADecimal.powerOfTen(Int(scale)))
         return isNegative ? -value : value
     }
 
     /// The integer part, truncated toward zero.
     public var integerPart: Int {
-        let whole = Int(truncatingIfNeeded: magnitude / NMEADecimal.integerPowersOfTen[Int(scale)])
+        let whole = Int(truncatingIfNeeded: magnitude / NMEADecimal.powerOfTen(Int(scale)))
         return isNegative ? -whole : whole
     }
 
@@ -85,23 +91,40 @@ public struct NMEADecimal: Hashable, Sendable {
         var value = magnitude
         if newScale >= Int(scale) {
             let (product, overflow) = value.multipliedReportingOverflow(
-                by: NMEADecimal.integerPowersOfTen[newScale - Int(scale)])
+                by: NMEADecimal.powerOfTen(newScale - Int(scale)))
             if overflow { return nil }
             value = product
         } else {
-            let divisor = NMEADecimal.integerPowersOfTen[Int(scale) - newScale]
+            let divisor = NMEADecimal.powerOfTen(Int(scale) - newScale)
             value = (value + divisor / 2) / divisor
         }
         guard value <= UInt64(Int.max) else { return nil }
         return isNegative ? -Int(value) : Int(value)
     }
 
-    static let powersOfTen: [Double] = (0...NMEADecimal.maximumDigits).map { exponent in
-        (0..<exponent).reduce(1.0) { product, _ in product * 10 }
-    }
-
-    static let integerPowersOfTen: [UInt64] = (0...NMEADecimal.maximumDigits).map { exponent in
-        (0..<exponent).reduce(UInt64(1)) { product, _ in product * 10 }
+    /// 10 to the power `exponent` (0...18): a table the compiler builds, not a lazy global.
+    static func powerOfTen(_ exponent: Int) -> UInt64 {
+        switch exponent {
+        case 0: 1
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        default: 1_000_000_000_000_000_000
+        }
     }
 }
 

@@ -147,8 +147,23 @@ public final class NMEAFramer {
                 // The hot loop: everything above ',' and below DEL is ordinary body text.
                 // It may run one byte past the longest sentence, to see that it is too long.
                 let limit = min(end, segmentStart + (maximumSentenceBytes - length) + 1)
-                var checksum = runningChecksum
                 var outcome = BodyOutcome.needMore
+                // Eight bytes at a time while none is special: XOR them into a wide checksum
+                // and record the commas among them from a bit mask.
+                var wideChecksum: UInt64 = 0
+                while index + 8 <= limit {
+                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                    guard SWAR.specialBytes(word) == 0 else { break }
+                    wideChecksum ^= word
+                    var commas = SWAR.commas(word)
+                    while commas != 0 {
+                        fieldEnds[fieldCount] = UInt16(length + index - segmentStart + commas.trailingZeroBitCount >> 3)
+                        fieldCount += 1
+                        commas &= commas &- 1
+                    }
+                    index += 8
+                }
+                var checksum = runningChecksum ^ SWAR.fold(wideChecksum)
                 while index < limit {
                     let byte = base[index]
                     if byte > ASCII.comma, byte < ASCII.delete {
@@ -326,5 +341,36 @@ enum ASCII {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
         default: nil
         }
+    }
+}
+
+/// Byte-parallel tests on eight bytes in a `UInt64` ("SIMD within a register"). Each
+/// mask has the high bit of a byte's lane set exactly when that byte matches; no carry
+/// crosses lanes, so the masks are exact, not approximations.
+enum SWAR {
+    static let lowBits: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+    static let highBits: UInt64 = 0x8080_8080_8080_8080
+
+    /// Lanes holding a byte the body loop must look at: below `,` or at or above DEL.
+    static func specialBytes(_ word: UInt64) -> UInt64 {
+        let low = word & lowBits
+        let belowComma = ~((low &+ 0x5454_5454_5454_5454) | word) & highBits  // byte < 0x2C
+        let deleteOrAbove = ((low &+ 0x0101_0101_0101_0101) | word) & highBits  // byte >= 0x7F
+        return belowComma | deleteOrAbove
+    }
+
+    /// Lanes holding a comma.
+    static func commas(_ word: UInt64) -> UInt64 {
+        let difference = word ^ 0x2C2C_2C2C_2C2C_2C2C
+        return ~(((difference & lowBits) &+ lowBits) | difference) & highBits
+    }
+
+    /// The XOR of the eight bytes.
+    static func fold(_ word: UInt64) -> UInt8 {
+        var word = word
+        word ^= word >> 32
+        word ^= word >> 16
+        word ^= word >> 8
+        return UInt8(truncatingIfNeeded: word)
     }
 }

@@ -32,19 +32,19 @@ public enum NMEAMessage {
         let address = sentence.address
         if let formatter = address.formatter {
             switch formatter {
-            case Formatters.gga: self = .gga(try .decode(sentence))
-            case Formatters.rmc: self = .rmc(try .decode(sentence))
-            case Formatters.gsa: self = .gsa(try .decode(sentence))
-            case Formatters.gsv: self = .gsv(try .decode(sentence))
-            case Formatters.vtg: self = .vtg(try .decode(sentence))
-            case Formatters.gll: self = .gll(try .decode(sentence))
-            case Formatters.zda: self = .zda(try .decode(sentence))
-            case Formatters.gst: self = .gst(try .decode(sentence))
-            case Formatters.gns: self = .gns(try .decode(sentence))
-            case Formatters.gbs: self = .gbs(try .decode(sentence))
-            case Formatters.dtm: self = .dtm(try .decode(sentence))
-            case Formatters.txt: self = .txt(try .decode(sentence))
-            case Formatters.hdt: self = .hdt(try .decode(sentence))
+            case .gga: self = .gga(try .decode(sentence))
+            case .rmc: self = .rmc(try .decode(sentence))
+            case .gsa: self = .gsa(try .decode(sentence))
+            case .gsv: self = .gsv(try .decode(sentence))
+            case .vtg: self = .vtg(try .decode(sentence))
+            case .gll: self = .gll(try .decode(sentence))
+            case .zda: self = .zda(try .decode(sentence))
+            case .gst: self = .gst(try .decode(sentence))
+            case .gns: self = .gns(try .decode(sentence))
+            case .gbs: self = .gbs(try .decode(sentence))
+            case .dtm: self = .dtm(try .decode(sentence))
+            case .txt: self = .txt(try .decode(sentence))
+            case .hdt: self = .hdt(try .decode(sentence))
             default: self = .unknown(sentence)
             }
         } else if address == Addresses.pgrme {
@@ -62,23 +62,6 @@ public enum NMEAMessage {
             self = .unknown(sentence)
         }
     }
-}
-
-/// The formatters of the standard sentences decoded, built once.
-private enum Formatters {
-    static let gga: SentenceFormatter = "GGA"
-    static let rmc: SentenceFormatter = "RMC"
-    static let gsa: SentenceFormatter = "GSA"
-    static let gsv: SentenceFormatter = "GSV"
-    static let vtg: SentenceFormatter = "VTG"
-    static let gll: SentenceFormatter = "GLL"
-    static let zda: SentenceFormatter = "ZDA"
-    static let gst: SentenceFormatter = "GST"
-    static let gns: SentenceFormatter = "GNS"
-    static let gbs: SentenceFormatter = "GBS"
-    static let dtm: SentenceFormatter = "DTM"
-    static let txt: SentenceFormatter = "TXT"
-    static let hdt: SentenceFormatter = "HDT"
 }
 
 /// The addresses of the proprietary sentences decoded.

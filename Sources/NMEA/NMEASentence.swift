@@ -22,11 +22,11 @@ public struct NMEASentence {
     }
 
     /// The bytes of field `index`, empty when the field is empty or past the last field.
+    @inline(__always)
     public func field(_ index: Int) -> UnsafeRawBufferPointer {
         guard index >= 0, index < fieldCount else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         let start = index == 0 ? 1 : Int(fieldEnds[index - 1]) + 1
-        let end = Int(fieldEnds[index])
-        return UnsafeRawBufferPointer(rebasing: line[start..<end])
+        return UnsafeRawBufferPointer(start: line.baseAddress! + start, count: Int(fieldEnds[index]) - start)
     }
 
     /// `$` for ordinary sentences, `!` for encapsulated ones (AIS).
@@ -122,4 +122,21 @@ public struct SentenceFormatter: Hashable, Sendable, ExpressibleByStringLiteral,
     public var description: String {
         String(decoding: [16, 8, 0].map { UInt8(truncatingIfNeeded: rawValue >> $0) }, as: UTF8.self)
     }
+}
+
+extension SentenceFormatter {
+    // The formatters GPSFix decodes, as constants (computed, so no lazy global is touched).
+    public static var gga: SentenceFormatter { SentenceFormatter(rawValue: 0x474741) }  // GGA
+    public static var rmc: SentenceFormatter { SentenceFormatter(rawValue: 0x524D43) }  // RMC
+    public static var gsa: SentenceFormatter { SentenceFormatter(rawValue: 0x475341) }  // GSA
+    public static var gsv: SentenceFormatter { SentenceFormatter(rawValue: 0x475356) }  // GSV
+    public static var vtg: SentenceFormatter { SentenceFormatter(rawValue: 0x565447) }  // VTG
+    public static var gll: SentenceFormatter { SentenceFormatter(rawValue: 0x474C4C) }  // GLL
+    public static var zda: SentenceFormatter { SentenceFormatter(rawValue: 0x5A4441) }  // ZDA
+    public static var gst: SentenceFormatter { SentenceFormatter(rawValue: 0x475354) }  // GST
+    public static var gns: SentenceFormatter { SentenceFormatter(rawValue: 0x474E53) }  // GNS
+    public static var gbs: SentenceFormatter { SentenceFormatter(rawValue: 0x474253) }  // GBS
+    public static var dtm: SentenceFormatter { SentenceFormatter(rawValue: 0x44544D) }  // DTM
+    public static var txt: SentenceFormatter { SentenceFormatter(rawValue: 0x545854) }  // TXT
+    public static var hdt: SentenceFormatter { SentenceFormatter(rawValue: 0x484454) }  // HDT
 }

@@ -82,7 +82,7 @@ struct SentenceTests {
         else { Issue.record("not a GSV"); return }
         #expect(gsv.satellites.map(\.id) == [26, 27, 29, 30])
         #expect(gsv.satellites[0].snr == nil)
-        #expect(gsv.satellites[1].snr == NMEADecimal("31"))
+        #expect(gsv.satellites[1].snr == 31 && gsv.satellites[1].elevation == 15 && gsv.satellites[1].azimuth == 218)
         #expect(gsv.signalID == 1)
         #expect(gsv.isLast)
     }
@@ -92,7 +92,7 @@ struct SentenceTests {
         guard case .gsv(let gsv) = try decode("$GPGSV,3,1,12,28,14,150,41,09,15,254,41,10,43,192,47,13,06,081,36*7A")
         else { Issue.record("not a GSV"); return }
         #expect(gsv.satellites.map(\.id) == [28, 9, 10, 13])
-        #expect(gsv.satellites[3].snr == NMEADecimal("36"))
+        #expect(gsv.satellites[3].snr == 36)
         #expect(gsv.signalID == nil)
         #expect(gsv.messageNumber == 1 && gsv.messageCount == 3 && gsv.satellitesInView == 12)
         #expect(!gsv.isLast)

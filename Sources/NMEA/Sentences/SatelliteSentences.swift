@@ -15,7 +15,7 @@ public struct GSA: SentenceDecodable, Hashable, Sendable {
     /// 1 no fix, 2 2D, 3 3D.
     public var fixType: Int?
     /// The ids of the satellites used, in the talker's numbering, empty fields left out.
-    public var satellites = InlineList<32, Int>()
+    public var satellites = InlineList<32, UInt16>(placeholder: 0)
     public var pdop: NMEADecimal?
     public var hdop: NMEADecimal?
     public var vdop: NMEADecimal?
@@ -30,7 +30,7 @@ public struct GSA: SentenceDecodable, Hashable, Sendable {
         selectionMode = try fields.character()
         fixType = try fields.integer()
         for _ in 0..<satelliteFields {
-            if let id = try fields.integer() { satellites.append(id) }
+            if let id = try fields.integer(in: 0...999) { satellites.append(UInt16(id)) }
         }
         pdop = try fields.decimal()
         hdop = try fields.decimal()
@@ -47,18 +47,18 @@ public struct GSA: SentenceDecodable, Hashable, Sendable {
 public struct GSV: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 3
 
-    /// One satellite in view.
+    /// One satellite in view, in the standard's whole units (a receiver's fraction is rounded).
     public struct Satellite: Hashable, Sendable {
         /// The id in the talker's numbering (GPS 1-32, SBAS 33-64, GLONASS 65-96, ...).
-        public var id: Int
+        public var id: UInt16
         /// Degrees above the horizon.
-        public var elevation: NMEADecimal?
+        public var elevation: Int16?
         /// Degrees from true north.
-        public var azimuth: NMEADecimal?
+        public var azimuth: Int16?
         /// Signal to noise ratio, dB-Hz; `nil` when not tracked.
-        public var snr: NMEADecimal?
+        public var snr: Int16?
 
-        public init(id: Int, elevation: NMEADecimal? = nil, azimuth: NMEADecimal? = nil, snr: NMEADecimal? = nil) {
+        public init(id: UInt16, elevation: Int16? = nil, azimuth: Int16? = nil, snr: Int16? = nil) {
             self.id = id
             self.elevation = elevation
             self.azimuth = azimuth
@@ -71,7 +71,7 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
     /// 1-based number of this sentence in its group.
     public var messageNumber: Int?
     public var satellitesInView: Int?
-    public var satellites = InlineList<4, Satellite>()
+    public var satellites = InlineList<4, Satellite>(placeholder: Satellite(id: 0))
     /// NMEA 4.11 signal id (which band: L1 C/A, L5, E1, ...), hexadecimal on the wire.
     public var signalID: Int?
 
@@ -85,11 +85,11 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
         let groupFields = hasSignalID ? satelliteFields - 1 : satelliteFields
         let groups = min(4, (groupFields + 3) / 4)
         for _ in 0..<groups {
-            let id = try fields.integer()
-            let elevation = try fields.decimal()
-            let azimuth = try fields.decimal()
-            let snr = try fields.decimal()
-            if let id { satellites.append(Satellite(id: id, elevation: elevation, azimuth: azimuth, snr: snr)) }
+            let id = try fields.integer(in: 0...999)
+            let elevation = try fields.wholeNumber(in: -90...90)
+            let azimuth = try fields.wholeNumber(in: 0...360)
+            let snr = try fields.wholeNumber(in: 0...99)
+            if let id { satellites.append(Satellite(id: UInt16(id), elevation: elevation, azimuth: azimuth, snr: snr)) }
         }
         if hasSignalID {
             fields.skip(groupFields - 4 * groups)
@@ -101,5 +101,17 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
     public var isLast: Bool {
         guard let messageCount, let messageNumber else { return true }
         return messageNumber >= messageCount
+    }
+}
+
+extension FieldCursor {
+    /// A number rounded to a whole one in `range` (GSV's elevation, azimuth and SNR).
+    mutating func wholeNumber(in range: ClosedRange<Int16>) throws(NMEADecodingError) -> Int16? {
+        let field = index
+        guard let value = try decimal() else { return nil }
+        guard let whole = value.scaled(to: 0), whole >= Int(range.lowerBound), whole <= Int(range.upperBound) else {
+            throw NMEADecodingError(address: sentence.address, field: field, problem: .outOfRange)
+        }
+        return Int16(whole)
     }
 }

@@ -1,0 +1,27 @@
+// swift-tools-version:6.2
+import Foundation
+import PackageDescription
+
+// SwiftPM names a path dependency after its folder, which is the checkout's name.
+let project = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+// The benchmarks are a package of their own so that `swift test` at the top never
+// builds them. Run them with `Benchmarks/run`, which builds in release mode and preloads
+// the malloc interposer that counts allocations.
+let package = Package(
+    name: "GPSFixBenchmarks",
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "ParserBenchmark",
+            dependencies: [
+                .product(name: "NMEA", package: project),
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,172 @@
+// Measures the NMEA parser on a corpus of real sentences: the framer alone (the floor:
+// line split, checksum, field offsets) and the full parse into typed values, in the same
+// run, with allocations counted by the preloaded malloc interposer.
+
+import Foundation
+import MallocInterposerSwift
+import NMEA
+
+struct Options {
+    var sentences = 1_000_000
+    var repetitions = 7
+    var chunkSize = 4096
+    var corpus = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/fixtures/gpsd")
+
+    init(_ arguments: [String]) {
+        var iterator = arguments.dropFirst().makeIterator()
+        while let argument = iterator.next() {
+            switch argument {
+            case "--sentences": sentences = Int(iterator.next() ?? "") ?? sentences
+            case "--repetitions": repetitions = Int(iterator.next() ?? "") ?? repetitions
+            case "--chunk": chunkSize = Int(iterator.next() ?? "") ?? chunkSize
+            case "--corpus": corpus = URL(fileURLWithPath: iterator.next() ?? corpus.path)
+            default:
+                FileHandle.standardError.write("unknown option \(argument)\n".data(using: .utf8)!)
+                exit(2)
+            }
+        }
+    }
+}
+
+/// Every sentence the lenient framer accepts in the corpus logs, repeated to `count`
+/// sentences, CR LF terminated: a stream of real receivers' output.
+func buildCorpus(from folder: URL, count: Int) throws -> (bytes: [UInt8], sentences: Int) {
+    let logs = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".log") }.sorted()
+    var unique: [[UInt8]] = []
+    for log in logs {
+        let data = try Data(contentsOf: folder.appendingPathComponent(log))
+        let framer = NMEAFramer(configuration: .lenient)
+        data.withUnsafeBytes { framer.feed($0) { unique.append(Array($0.line)) } }
+        framer.finish { unique.append(Array($0.line)) }
+    }
+    guard !unique.isEmpty else { throw CocoaError(.fileReadNoSuchFile) }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count * 72)
+    for index in 0..<count {
+        bytes += unique[index % unique.count]
+        bytes += [13, 10]
+    }
+    return (bytes, count)
+}
+
+/// Feeds the corpus in device-sized chunks, calling `body` for every sentence.
+@inline(never)
+func run(_ corpus: [UInt8], chunkSize: Int, _ body: (NMEASentence) -> Void) -> FramerStatistics {
+    let framer = NMEAFramer(configuration: .lenient)
+    corpus.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let end = min(offset + chunkSize, buffer.count)
+            framer.feed(UnsafeRawBufferPointer(rebasing: buffer[offset..<end]), body)
+            offset = end
+        }
+    }
+    framer.finish(body)
+    return framer.statistics
+}
+
+/// Reads one value out of each decoded message so that the decoding cannot be skipped.
+@inline(never)
+func checksum(_ message: NMEAMessage) -> Int {
+    switch message {
+    case .gga(let gga): Int(truncatingIfNeeded: gga.latitude?.degreesAndMinutes.magnitude ?? 0)
+    case .rmc(let rmc): Int(truncatingIfNeeded: rmc.speedKnots?.magnitude ?? 0)
+    case .gsa(let gsa): gsa.satellites.count
+    case .gsv(let gsv): gsv.satellites.count
+    case .vtg(let vtg): Int(truncatingIfNeeded: vtg.trackTrue?.magnitude ?? 0)
+    case .gll(let gll): Int(gll.time?.second ?? 0)
+    case .zda(let zda): zda.date?.year ?? 0
+    case .gst(let gst): Int(truncatingIfNeeded: gst.rangeRMS?.magnitude ?? 0)
+    case .gns(let gns): gns.satellitesUsed ?? 0
+    case .gbs(let gbs): gbs.failedSatellite ?? 0
+    case .dtm(let dtm): dtm.datum?.count ?? 0
+    case .txt(let txt): txt.text.count
+    case .hdt(let hdt): Int(truncatingIfNeeded: hdt.heading?.magnitude ?? 0)
+    case .pgrme(let pgrme): Int(truncatingIfNeeded: pgrme.horizontalError?.magnitude ?? 0)
+    case .pubxPosition(let pubx): pubx.satellitesUsed ?? 0
+    case .pubxSatellites(let pubx): pubx.count
+    case .unknown(let sentence): sentence.fieldCount
+    }
+}
+
+struct Measurement {
+    var name: String
+    var bestSeconds: Double
+    var mallocs: Int
+    var sentences: Int
+
+    var sentencesPerSecond: Double { Double(sentences) / bestSeconds }
+    var nanosecondsPerSentence: Double { bestSeconds * 1e9 / Double(sentences) }
+}
+
+/// Runs `work` once to warm up, once with allocations counted, then `repetitions` times
+/// timed; reports the fastest.
+func measure(_ name: String, repetitions: Int, sentences: Int, _ work: () -> Void) -> Measurement {
+    work()
+    MallocInterposerSwift.reset()
+    MallocInterposerSwift.hook()
+    work()
+    MallocInterposerSwift.unhook()
+    let mallocs = MallocInterposerSwift.getStatistics().mallocCount
+    var best = Double.infinity
+    let clock = ContinuousClock()
+    for _ in 0..<repetitions {
+        let elapsed = clock.measure(work)
+        best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+    }
+    return Measurement(name: name, bestSeconds: best, mallocs: mallocs, sentences: sentences)
+}
+
+/// Whether the interposer is really counting: without LD_PRELOAD it would report 0 for anything.
+func interposerIsActive() -> Bool {
+    MallocInterposerSwift.reset()
+    MallocInterposerSwift.hook()
+    let probe = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 8)
+    MallocInterposerSwift.unhook()
+    probe.deallocate()
+    return MallocInterposerSwift.getStatistics().mallocCount > 0
+}
+
+let options = Options(CommandLine.arguments)
+MallocInterposerSwift.initialize()
+guard interposerIsActive() else {
+    print("the malloc interposer is not loaded: run through Benchmarks/run (LD_PRELOAD)")
+    exit(1)
+}
+let (corpus, sentenceCount) = try buildCorpus(from: options.corpus, count: options.sentences)
+print("corpus: \(sentenceCount) sentences, \(corpus.count) bytes, fed in \(options.chunkSize)-byte chunks")
+
+var sink = 0
+var statistics = FramerStatistics()
+let floor = measure("floor: frame + checksum + field offsets", repetitions: options.repetitions, sentences: sentenceCount) {
+    statistics = run(corpus, chunkSize: options.chunkSize) { sentence in
+        sink &+= sentence.fieldCount &+ Int(sentence.line[sentence.line.count - 1])
+    }
+}
+precondition(statistics.sentences == sentenceCount, "the floor framed \(statistics.sentences) sentences")
+var decodeErrors = 0
+let full = measure("full: frame + decode into typed values", repetitions: options.repetitions, sentences: sentenceCount) {
+    decodeErrors = 0
+    statistics = run(corpus, chunkSize: options.chunkSize) { sentence in
+        do throws(NMEADecodingError) {
+            sink &+= checksum(try NMEAMessage(decoding: sentence))
+        } catch {
+            decodeErrors += 1
+        }
+    }
+}
+precondition(statistics.sentences == sentenceCount, "the full parse framed \(statistics.sentences) sentences")
+
+for result in [floor, full] {
+    print(
+        result.name.padding(toLength: 42, withPad: " ", startingAt: 0),
+        String(format: "%6.2f M sentences/s  %6.1f ns/sentence  %d mallocs (%.6f per sentence)",
+            result.sentencesPerSecond / 1e6, result.nanosecondsPerSentence, result.mallocs,
+            Double(result.mallocs) / Double(result.sentences)))
+}
+print(String(format: "full / floor time ratio: %.2f", full.bestSeconds / floor.bestSeconds))
+print("sentences with a malformed field (counted, not fatal): \(decodeErrors)")
+print("(sink \(sink & 0xF))")
