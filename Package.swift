@@ -5,13 +5,31 @@ let package = Package(
     name: "GPSFix",
     products: [
         .library(name: "NMEA", targets: ["NMEA"]),
+        .library(name: "GPSFix", targets: ["GPSFix"]),
+        .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
+        .executable(name: "gpsfix", targets: ["gpsfix"]),
     ],
-    dependencies: [],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
     targets: [
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
         // No Foundation and no dependencies, so it builds anywhere and allocates nothing per sentence.
         .target(name: "NMEA"),
+        // Fixes and sky views from sentences: the assembler, the value types, the provider seam.
+        .target(name: "GPSFix", dependencies: ["NMEA"]),
+        // gpsd's JSON protocol: reports encoded once into bytes, and client commands.
+        .target(name: "GPSDProtocol", dependencies: ["GPSFix"]),
+        // The companion tool: decode, and (with the devices) replay, record, watch, poll.
+        .executableTarget(
+            name: "gpsfix",
+            dependencies: [
+                "NMEA", "GPSFix", "GPSDProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA"]),
+        .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,113 @@
+import GPSFix
+
+/// gpsd's JSON reports for GPSFix's values: TPV, SKY and GST, encoded once into bytes
+/// that can be handed unchanged to every client.
+///
+/// Field names, order and precision are gpsd 3.22's. Values GPSFix does not have are
+/// left out, never `null`. gpsd's model-derived fields (`eph`, `epx`, `ept`, `sep`,
+/// `magtrack`, ...) are not invented: only `eph`/`epv`/`sep` are sent, and only when the
+/// receiver itself reported them (Garmin PGRME, u-blox PUBX).
+public enum GPSDReport {
+    /// The TPV report for `fix`.
+    public static func tpv(_ fix: Fix, device: String?) -> [UInt8] {
+        var json = JSONWriter(class: "TPV")
+        if let device { json.field("device", string: device) }
+        if fix.status.rawValue >= FixStatus.differential.rawValue { json.field("status", fix.status.rawValue) }
+        json.field("mode", fix.mode.rawValue)
+        if let time = fix.time { json.time("time", time) }
+        json.field("lat", fix.latitude, decimals: 9)
+        json.field("lon", fix.longitude, decimals: 9)
+        json.field("altHAE", fix.altitudeHAE, decimals: 4)
+        json.field("altMSL", fix.altitudeMSL, decimals: 4)
+        json.field("alt", fix.altitudeMSL, decimals: 4)
+        json.field("epv", fix.verticalError, decimals: 3)
+        json.field("track", fix.track, decimals: 4)
+        json.field("magvar", fix.magneticVariation, decimals: 1)
+        json.field("speed", fix.speed, decimals: 3)
+        json.field("climb", fix.climb, decimals: 3)
+        json.field("geoidSep", fix.geoidSeparation, decimals: 3)
+        json.field("eph", fix.horizontalError, decimals: 3)
+        json.field("sep", fix.sphericalError, decimals: 3)
+        return json.finish()
+    }
+
+    /// The SKY report for `sky`. Unlike gpsd 3.22, it carries the cycle's `time`, so that
+    /// a client can tell which fix it belongs to.
+    public static func sky(_ sky: SkyView, device: String?) -> [UInt8] {
+        var json = JSONWriter(class: "SKY", capacity: 128 + 96 * sky.satellites.count)
+        if let device { json.field("device", string: device) }
+        if let time = sky.time { json.time("time", time) }
+        json.field("vdop", sky.vdop, decimals: 2)
+        json.field("tdop", sky.tdop, decimals: 2)
+        json.field("hdop", sky.hdop, decimals: 2)
+        json.field("pdop", sky.pdop, decimals: 2)
+        if !sky.satellites.isEmpty { json.field("nSat", sky.visibleCount) }
+        if let used = sky.usedCount { json.field("uSat", used) }
+        if !sky.satellites.isEmpty {
+            json.nested("satellites", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { array in
+                for satellite in sky.satellites {
+                    array.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { object in
+                        object.field("PRN", satellite.identity.prn)
+                        object.field("el", satellite.elevation, decimals: 1)
+                        object.field("az", satellite.azimuth, decimals: 1)
+                        object.field("ss", satellite.snr, decimals: 1)
+                        object.field("used", satellite.used)
+                        object.field("gnssid", satellite.identity.gnss.rawValue)
+                        object.field("svid", satellite.identity.svid)
+                        if let signal = satellite.signal { object.field("sigid", signal) }
+                    }
+                }
+            }
+        }
+        return json.finish()
+    }
+
+    /// The GST report for `estimate`.
+    public static func gst(_ estimate: ErrorEstimate, device: String?) -> [UInt8] {
+        var json = JSONWriter(class: "GST")
+        if let device { json.field("device", string: device) }
+        if let time = estimate.time { json.time("time", time) }
+        json.field("rms", estimate.rangeRMS, decimals: 3)
+        json.field("major", estimate.semiMajor, decimals: 3)
+        json.field("minor", estimate.semiMinor, decimals: 3)
+        json.field("orient", estimate.orientation, decimals: 3)
+        json.field("lat", estimate.latitudeError, decimals: 3)
+        json.field("lon", estimate.longitudeError, decimals: 3)
+        json.field("alt", estimate.altitudeError, decimals: 3)
+        return json.finish()
+    }
+
+    /// The report for any location update that has one (device events are sent as
+    /// DEVICE objects by the server, which knows the device's settings).
+    public static func encode(_ update: LocationUpdate, device: String?) -> [UInt8]? {
+        switch update {
+        case .fix(let fix): Self.tpv(fix, device: device)
+        case .sky(let view): Self.sky(view, device: device)
+        case .errorEstimate(let estimate): Self.gst(estimate, device: device)
+        case .device: nil
+        }
+    }
+}
+
+extension JSONWriter {
+    /// An ISO 8601 UTC time with milliseconds, as gpsd writes it: `2010-06-03T14:52:45.000Z`.
+    public mutating func time(_ name: StaticString, _ time: GPSTime) {
+        key(name)
+        appendByte(UInt8(ascii: "\""))
+        appendInteger(time.year, minimumDigits: 4)
+        appendByte(UInt8(ascii: "-"))
+        appendInteger(time.month, minimumDigits: 2)
+        appendByte(UInt8(ascii: "-"))
+        appendInteger(time.day, minimumDigits: 2)
+        appendByte(UInt8(ascii: "T"))
+        appendInteger(Int(time.time.hour), minimumDigits: 2)
+        appendByte(UInt8(ascii: ":"))
+        appendInteger(Int(time.time.minute), minimumDigits: 2)
+        appendByte(UInt8(ascii: ":"))
+        appendInteger(Int(time.time.second), minimumDigits: 2)
+        appendByte(UInt8(ascii: "."))
+        appendInteger(Int(time.time.nanosecond / 1_000_000), minimumDigits: 3)
+        appendByte(UInt8(ascii: "Z"))
+        appendByte(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,60 @@
+/// A receiver capture in gpsfake's log format: `#` comment lines (a header of
+/// `# Key: value` lines) and the receiver's bytes.
+///
+/// Two header lines change how the bytes are read, as gpsfake reads them:
+/// `# Date: yyyy-mm-dd` gives the century for two-digit years, and
+/// `# Delay-Cookie: C S` names a character C that marks write boundaries in the data
+/// and is removed from it.
+public struct CaptureLog: Sendable {
+    /// The header's `Key: value` pairs, in order.
+    public var header: [(key: String, value: String)]
+    /// The receiver's bytes: every line that is not a comment, cookies removed.
+    public var payload: [UInt8]
+
+    /// Splits `bytes` into header and payload.
+    public init(_ bytes: [UInt8]) {
+        header = []
+        var lines: [ArraySlice<UInt8>] = []
+        var lineStart = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
+            lines.append(bytes[lineStart...index])
+            lineStart = index + 1
+        }
+        if lineStart < bytes.count { lines.append(bytes[lineStart...]) }
+        var data: [ArraySlice<UInt8>] = []
+        for line in lines {
+            if line.first == UInt8(ascii: "#") {
+                let text = String(decoding: line.dropFirst(), as: UTF8.self)
+                    .trimmingCharacters(in: " \t\r\n")
+                if let colon = text.firstIndex(of: ":") {
+                    header.append(
+                        (String(text[..<colon]).trimmingCharacters(in: " \t"),
+                         String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")))
+                }
+            } else {
+                data.append(line)
+            }
+        }
+        let cookie = header.first { $0.key == "Delay-Cookie" }?.value.utf8.first
+        payload = []
+        payload.reserveCapacity(bytes.count)
+        for line in data {
+            if let cookie { payload.append(contentsOf: line.lazy.filter { $0 != cookie }) } else { payload.append(contentsOf: line) }
+        }
+    }
+
+    /// The year of the `# Date:` header, when it has one (`# Date: 2014-05-23`).
+    public var referenceYear: Int? {
+        guard let date = header.first(where: { $0.key == "Date" })?.value else { return nil }
+        return Int(date.prefix(4))
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in set: String) -> String {
+        let characters = Set(set)
+        let start = firstIndex { !characters.contains($0) } ?? endIndex
+        let end = lastIndex { !characters.contains($0) }.map(index(after:)) ?? start
+        return start < end ? String(self[start..<end]) : ""
+    }
+}

@@ -1,0 +1,214 @@
+import NMEA
+
+/// The values of one receiver cycle as its sentences arrive, before they become a fix.
+///
+/// Each sentence type says something different about the fix's mode: GSA states it,
+/// GGA implies it from its quality and altitude, RMC, GLL and GNS from their status
+/// or mode letters. ``fix()`` settles it in that order of authority.
+struct Cycle {
+    var time: NMEATime?
+    /// Whether any sentence contributed (a cycle of nothing is not emitted at the end).
+    var sawData = false
+
+    private var gsaMode: Int?
+    private var ggaQuality: Int?
+    private var ggaHasAltitude = false
+    private var gnsMode: ModeIndicator?
+    private var positionValid: Bool?
+    private var modeIndicator: ModeIndicator?
+
+    private var latitude: Double?
+    private var longitude: Double?
+    private var altitudeMSL: Double?
+    private var geoidSeparation: Double?
+    private var speed: Double?
+    private var track: Double?
+    private var magneticVariation: Double?
+    private var horizontalError: Double?
+    private var verticalError: Double?
+    private var sphericalError: Double?
+
+    var hdop: Double?
+    var vdop: Double?
+    var pdop: Double?
+    var satellitesUsed: Int?
+    var hasSkyData = false
+    var errorEstimate: ErrorEstimate?
+
+    /// Knots to metres per second, as gpsd converts them.
+    static let metresPerSecondPerKnot = 0.514_444_44
+
+    mutating func merge(_ gga: GGA) {
+        sawData = true
+        ggaQuality = gga.quality
+        if let quality = gga.quality, quality > 0 {
+            setPosition(gga.latitude, gga.longitude)
+            altitudeMSL = gga.altitude?.doubleValue ?? altitudeMSL
+            ggaHasAltitude = gga.altitude != nil
+            geoidSeparation = gga.geoidSeparation?.doubleValue ?? geoidSeparation
+        }
+        if let hdop = gga.hdop {
+            self.hdop = self.hdop ?? hdop.doubleValue
+            hasSkyData = true
+        }
+        satellitesUsed = gga.satellitesUsed
+    }
+
+    mutating func merge(_ rmc: RMC) {
+        sawData = true
+        if rmc.isValid == true, rmc.mode != .notValid {
+            positionValid = true
+            setPosition(rmc.latitude, rmc.longitude)
+            if let speed = rmc.speedKnots { self.speed = speed.doubleValue * Self.metresPerSecondPerKnot }
+            track = rmc.track?.doubleValue ?? track
+            magneticVariation = rmc.magneticVariation?.doubleValue ?? magneticVariation
+        } else if positionValid == nil {
+            positionValid = false
+        }
+        modeIndicator = rmc.mode ?? modeIndicator
+    }
+
+    mutating func merge(_ gll: GLL) {
+        sawData = true
+        if gll.isValid == true, gll.mode != .notValid {
+            positionValid = true
+            setPosition(gll.latitude, gll.longitude)
+        } else if positionValid == nil {
+            positionValid = false
+        }
+        modeIndicator = gll.mode ?? modeIndicator
+    }
+
+    mutating func merge(_ gns: GNS) {
+        sawData = true
+        gnsMode = gns.mode
+        if let mode = gns.mode, mode != .notValid {
+            setPosition(gns.latitude, gns.longitude)
+            altitudeMSL = gns.altitude?.doubleValue ?? altitudeMSL
+            geoidSeparation = gns.geoidSeparation?.doubleValue ?? geoidSeparation
+        }
+        if let hdop = gns.hdop { self.hdop = self.hdop ?? hdop.doubleValue }
+    }
+
+    mutating func merge(_ gsa: GSA) {
+        sawData = true
+        hasSkyData = true
+        if let fixType = gsa.fixType, (1...3).contains(fixType) { gsaMode = max(gsaMode ?? 0, fixType) }
+        // Several GSAs in a cycle (one per system) repeat the same DOPs; the last one stands.
+        if let pdop = gsa.pdop { self.pdop = pdop.doubleValue }
+        if let hdop = gsa.hdop { self.hdop = hdop.doubleValue }
+        if let vdop = gsa.vdop { self.vdop = vdop.doubleValue }
+    }
+
+    mutating func merge(_ vtg: VTG) {
+        sawData = true
+        guard vtg.mode != .notValid else { return }
+        if let knots = vtg.speedKnots {
+            speed = knots.doubleValue * Self.metresPerSecondPerKnot
+        } else if let kilometresPerHour = vtg.speedKilometresPerHour {
+            speed = kilometresPerHour.doubleValue / 3.6
+        }
+        track = vtg.trackTrue?.doubleValue ?? track
+    }
+
+    mutating func merge(_ gst: GST) {
+        sawData = true
+        var estimate = ErrorEstimate()
+        estimate.rangeRMS = gst.rangeRMS?.doubleValue
+        estimate.semiMajor = gst.semiMajor?.doubleValue
+        estimate.semiMinor = gst.semiMinor?.doubleValue
+        estimate.orientation = gst.orientation?.doubleValue
+        estimate.latitudeError = gst.latitudeError?.doubleValue
+        estimate.longitudeError = gst.longitudeError?.doubleValue
+        estimate.altitudeError = gst.altitudeError?.doubleValue
+        errorEstimate = estimate
+    }
+
+    mutating func merge(_ pgrme: PGRME) {
+        sawData = true
+        horizontalError = pgrme.horizontalError?.doubleValue
+        verticalError = pgrme.verticalError?.doubleValue
+        sphericalError = pgrme.sphericalError?.doubleValue
+    }
+
+    mutating func merge(_ pubx: PUBXPosition) {
+        sawData = true
+        // Navigation status NF (no fix) and TT (time only) carry no position.
+        let status = pubx.navigationStatus
+        let noFix = status == nil || (status?[0] == UInt8(ascii: "N") && status?[1] == UInt8(ascii: "F"))
+        let timeOnly = status?[0] == UInt8(ascii: "T") && status?[1] == UInt8(ascii: "T")
+        guard !noFix, !timeOnly else {
+            if positionValid == nil { positionValid = false }
+            return
+        }
+        positionValid = true
+        setPosition(pubx.latitude, pubx.longitude)
+        if let kilometresPerHour = pubx.speedKilometresPerHour { speed = kilometresPerHour.doubleValue / 3.6 }
+        track = pubx.track?.doubleValue ?? track
+        horizontalError = pubx.horizontalAccuracy?.doubleValue
+        verticalError = pubx.verticalAccuracy?.doubleValue
+    }
+
+    private mutating func setPosition(_ latitude: NMEACoordinate?, _ longitude: NMEACoordinate?) {
+        guard let latitude, let longitude else { return }
+        self.latitude = latitude.degrees
+        self.longitude = longitude.degrees
+    }
+
+    /// The cycle's fix, with its mode and status settled.
+    func fix() -> Fix {
+        var fix = Fix()
+        fix.mode = mode
+        fix.status = status(for: fix.mode)
+        guard fix.mode >= .twoDimensional else { return fix }
+        fix.latitude = latitude
+        fix.longitude = longitude
+        fix.speed = speed
+        fix.track = track
+        fix.magneticVariation = magneticVariation
+        fix.horizontalError = horizontalError
+        fix.verticalError = verticalError
+        fix.sphericalError = sphericalError
+        if fix.mode == .threeDimensional {
+            fix.altitudeMSL = altitudeMSL
+            fix.geoidSeparation = geoidSeparation
+            if let altitudeMSL, let geoidSeparation { fix.altitudeHAE = altitudeMSL + geoidSeparation }
+        }
+        return fix
+    }
+
+    private var mode: FixMode {
+        if let gsaMode { return FixMode(rawValue: gsaMode) ?? .unknown }
+        if let ggaQuality {
+            if ggaQuality == 0 { return .noFix }
+            return ggaHasAltitude ? .threeDimensional : .twoDimensional
+        }
+        if let gnsMode {
+            if gnsMode == .notValid { return .noFix }
+            return altitudeMSL != nil ? .threeDimensional : .twoDimensional
+        }
+        if let positionValid { return positionValid && latitude != nil ? .twoDimensional : .noFix }
+        return .unknown
+    }
+
+    private func status(for mode: FixMode) -> FixStatus {
+        guard mode >= .twoDimensional else { return .unknown }
+        switch ggaQuality {
+        case 2?, 3?: return .differential
+        case 4?: return .rtkFixed
+        case 5?: return .rtkFloat
+        case 6?: return .deadReckoning
+        case 7?: return .surveyedTime
+        case 8?: return .simulated
+        default: break
+        }
+        switch modeIndicator ?? gnsMode {
+        case .differential?, .precise?: return .differential
+        case .fixedRTK?: return .rtkFixed
+        case .floatRTK?: return .rtkFloat
+        case .estimated?: return .deadReckoning
+        case .simulator?: return .simulated
+        default: return .gps
+        }
+    }
+}

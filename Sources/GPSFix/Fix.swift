@@ -1,0 +1,76 @@
+/// What the receiver knows of its position, as gpsd's `mode`.
+public enum FixMode: Int, Sendable, Hashable, Comparable {
+    /// Nothing seen yet this cycle (a ZDA-only cycle, say).
+    case unknown = 0
+    case noFix = 1
+    case twoDimensional = 2
+    case threeDimensional = 3
+
+    public static func < (lhs: FixMode, rhs: FixMode) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// How the fix was made, as gpsd's `status`. Plain GPS is ``gps``; gpsd prints the
+/// status only from ``differential`` up.
+public enum FixStatus: Int, Sendable, Hashable {
+    case unknown = 0
+    case gps = 1
+    case differential = 2
+    case rtkFixed = 3
+    case rtkFloat = 4
+    case deadReckoning = 5
+    case gnssWithDeadReckoning = 6
+    case surveyedTime = 7
+    case simulated = 8
+}
+
+/// One receiver cycle's position solution: gpsd's TPV.
+///
+/// Every value is what the receiver said, converted once from its exact decimals at
+/// the end of the cycle, except ``climb``, which GPSFix derives (the altitude change
+/// since the previous 3D fix, over the time between them) as no NMEA sentence gives it.
+public struct Fix: Hashable, Sendable {
+    /// The cycle's UTC time; `nil` until the receiver has given a date (RMC or ZDA).
+    public var time: GPSTime?
+    public var mode: FixMode = .unknown
+    public var status: FixStatus = .unknown
+    /// Degrees, north and east positive.
+    public var latitude: Double?
+    public var longitude: Double?
+    /// Metres above mean sea level (the geoid), from GGA or GNS.
+    public var altitudeMSL: Double?
+    /// Metres above the WGS84 ellipsoid: MSL altitude plus the receiver's geoid separation.
+    public var altitudeHAE: Double?
+    /// Metres the geoid lies above the ellipsoid, as the receiver gave it.
+    public var geoidSeparation: Double?
+    /// Metres per second over ground.
+    public var speed: Double?
+    /// Degrees from true north.
+    public var track: Double?
+    /// Metres per second upwards; derived, see above.
+    public var climb: Double?
+    /// Magnetic variation in degrees, east positive, from RMC.
+    public var magneticVariation: Double?
+    /// Estimated errors the receiver reported itself (Garmin PGRME, u-blox PUBX), metres.
+    public var horizontalError: Double?
+    public var verticalError: Double?
+    public var sphericalError: Double?
+
+    public init() {}
+}
+
+/// The receiver's own estimate of its error, from GST: gpsd's GST report.
+public struct ErrorEstimate: Hashable, Sendable {
+    public var time: GPSTime?
+    /// RMS of the pseudorange residuals, metres.
+    public var rangeRMS: Double?
+    /// Error ellipse: semi-major and semi-minor axes (metres), orientation (degrees).
+    public var semiMajor: Double?
+    public var semiMinor: Double?
+    public var orientation: Double?
+    /// Standard deviation of latitude, longitude and altitude, metres.
+    public var latitudeError: Double?
+    public var longitudeError: Double?
+    public var altitudeError: Double?
+
+    public init() {}
+}

@@ -1,0 +1,179 @@
+import NMEA
+
+/// Merges the sentences of each receiver cycle into one fix and one sky view: the one
+/// place in GPSFix that knows GPS semantics.
+///
+/// A receiver sends a burst of sentences per cycle (GGA, GSA, GSV, RMC, ...), most of
+/// them stamped with the cycle's UTC time. The assembler keeps the cycle's values as
+/// they arrive and, when the cycle ends, emits exactly one ``Fix``, then at most one
+/// ``SkyView`` and one ``ErrorEstimate``. A cycle ends when a sentence carries a new
+/// time, or, once the assembler has seen the same sentence end two cycles in a row,
+/// as soon as that sentence arrives, so a fix goes out without waiting for the next
+/// cycle's first sentence.
+///
+/// Untimed sentences (GSA, GSV, VTG) belong to the cycle open when they arrive. A time
+/// without a known date (GGA before any RMC or ZDA) gives a fix without time, as gpsd
+/// does. Two-digit years follow ``CenturyRule``.
+///
+/// Nothing here allocates per sentence.
+public struct FixAssembler {
+    /// What the assembler has seen.
+    public struct Statistics: Hashable, Sendable {
+        /// Cycles emitted (one fix each).
+        public var cycles = 0
+        /// Sentences of a known type refused for a malformed field.
+        public var decodingErrors = 0
+        /// Sentences of types GPSFix does not read (passed on to raw watchers only).
+        public var unknownSentences = 0
+
+        public init() {}
+    }
+
+    public private(set) var statistics = Statistics()
+    /// The rule for two-digit years; a ZDA sentence or a log header sets its reference year.
+    public var centuryRule: CenturyRule
+
+    private var cycle = Cycle()
+    private var cycleCount = 0
+    private var date: (year: Int, month: Int, day: Int)?
+    private var previousFix: Fix?
+    private var satellites = SatelliteTracker()
+    /// The sentence that ended the last cycle, and whether it ended the one before too.
+    private var lastAddress: SentenceAddress?
+    private var endingCandidate: SentenceAddress?
+    private var cycleEnder: SentenceAddress?
+    /// The time of the cycle just closed by its ending sentence.
+    private var closedTime: NMEATime?
+    private var sentenceCounts = [SentenceFormatter: Int]()
+
+    public init(centuryRule: CenturyRule = CenturyRule()) {
+        self.centuryRule = centuryRule
+    }
+
+    /// Adds one framed sentence, calling `emit` for each update it completes.
+    public mutating func add(_ sentence: NMEASentence, _ emit: (LocationUpdate) -> Void) {
+        let address = sentence.address
+        let message: NMEAMessage
+        do {
+            message = try NMEAMessage(decoding: sentence)
+        } catch {
+            statistics.decodingErrors += 1
+            return
+        }
+        add(message, address: address, emit)
+    }
+
+    /// Adds one decoded sentence, calling `emit` for each update it completes.
+    public mutating func add(_ message: NMEAMessage, address: SentenceAddress, _ emit: (LocationUpdate) -> Void) {
+        if let formatter = address.formatter { sentenceCounts[formatter, default: 0] += 1 }
+        switch message {
+        case .gga(let gga):
+            beginTimed(gga.time, emit)
+            cycle.merge(gga)
+        case .rmc(let rmc):
+            beginTimed(rmc.time, emit)
+            if let date = rmc.date {
+                self.date = (centuryRule.fullYear(date.year), Int(date.month), Int(date.day))
+            }
+            cycle.merge(rmc)
+        case .gll(let gll):
+            beginTimed(gll.time, emit)
+            cycle.merge(gll)
+        case .gns(let gns):
+            beginTimed(gns.time, emit)
+            cycle.merge(gns)
+        case .zda(let zda):
+            beginTimed(zda.time, emit)
+            if let date = zda.date {
+                self.date = (date.year, Int(date.month), Int(date.day))
+                centuryRule.referenceYear = date.year
+            }
+            cycle.sawData = true
+        case .gst(let gst):
+            beginTimed(gst.time, emit)
+            cycle.merge(gst)
+        case .pubxPosition(let pubx):
+            beginTimed(pubx.time, emit)
+            cycle.merge(pubx)
+        case .gsa(let gsa):
+            cycle.merge(gsa)
+            satellites.add(gsa)
+        case .gsv(let gsv):
+            satellites.add(gsv, cycle: cycleCount)
+        case .vtg(let vtg):
+            cycle.merge(vtg)
+        case .pgrme(let pgrme):
+            cycle.merge(pgrme)
+        case .gbs, .dtm, .txt, .hdt, .pubxSatellites:
+            break
+        case .unknown:
+            statistics.unknownSentences += 1
+        }
+        if address == cycleEnder, cycle.time != nil {
+            closedTime = cycle.time
+            endCycle(emit)
+        }
+        lastAddress = address
+    }
+
+    /// Ends the open cycle, as at the end of a log.
+    public mutating func flush(_ emit: (LocationUpdate) -> Void) {
+        if cycle.sawData || satellites.hasNews { endCycle(emit) }
+    }
+
+    /// Standard sentences seen, by type (`GGA`); built on demand, not per sentence.
+    public var sentenceCountsByType: [String: Int] {
+        Dictionary(uniqueKeysWithValues: sentenceCounts.map { ($0.key.description, $0.value) })
+    }
+
+    /// A timed sentence: a new time ends the open cycle and teaches which sentence ends cycles.
+    private mutating func beginTimed(_ time: NMEATime?, _ emit: (LocationUpdate) -> Void) {
+        guard let time else { return }
+        if let current = cycle.time {
+            guard current != time else { return }
+            // The cycle ended with the previous sentence: learn it once it does so twice running.
+            if lastAddress == endingCandidate { cycleEnder = lastAddress }
+            endingCandidate = lastAddress
+            endCycle(emit)
+        } else if time == closedTime {
+            // More of a cycle already closed: the learned ending sentence was wrong.
+            cycleEnder = nil
+            endingCandidate = nil
+        }
+        cycle.time = time
+    }
+
+    private mutating func endCycle(_ emit: (LocationUpdate) -> Void) {
+        var fix = cycle.fix()
+        if let time = cycle.time, let date {
+            fix.time = GPSTime(year: date.year, month: date.month, day: date.day, time: time)
+        }
+        if let previous = previousFix, let time = fix.time, let previousTime = previous.time,
+            fix.mode == .threeDimensional, previous.mode == .threeDimensional,
+            let altitude = fix.altitudeMSL, let previousAltitude = previous.altitudeMSL
+        {
+            let interval = time.secondsSince1970 - previousTime.secondsSince1970
+            if interval > 0, interval <= 10 { fix.climb = (altitude - previousAltitude) / interval }
+        }
+        statistics.cycles += 1
+        emit(.fix(fix))
+        if cycle.hasSkyData || satellites.hasNews {
+            var sky = SkyView()
+            sky.time = fix.time
+            sky.hdop = cycle.hdop
+            sky.vdop = cycle.vdop
+            sky.pdop = cycle.pdop
+            sky.reportedUsedCount = cycle.satellitesUsed
+            sky.satellites = satellites.takeView()
+            emit(.sky(sky))
+        }
+        if var estimate = cycle.errorEstimate {
+            estimate.time = fix.time
+            emit(.errorEstimate(estimate))
+        }
+        if fix.mode >= .twoDimensional { previousFix = fix }
+        satellites.beginCycle()
+        cycle = Cycle()
+        cycleCount += 1
+    }
+}

@@ -1,0 +1,44 @@
+import NMEA
+
+/// Bytes in, location updates out: the framer and the assembler joined, the synchronous
+/// core that ``NMEALocationProvider`` runs over a byte source and `gpsfix decode` runs
+/// over a file.
+public final class NMEAStreamDecoder {
+    public let framer: NMEAFramer
+    public private(set) var assembler: FixAssembler
+    /// Called with every accepted sentence, before it is decoded (for raw watchers and
+    /// recording); the sentence is borrowed, valid during the call only.
+    public var onSentence: ((NMEASentence) -> Void)?
+
+    public init(framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule()) {
+        framer = NMEAFramer(configuration: framing)
+        assembler = FixAssembler(centuryRule: centuryRule)
+    }
+
+    /// Feeds one chunk of a byte stream, calling `emit` for each update it completes.
+    public func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (LocationUpdate) -> Void) {
+        framer.feed(bytes) { sentence in
+            onSentence?(sentence)
+            assembler.add(sentence, emit)
+        }
+    }
+
+    /// Ends the stream: frames a last unterminated sentence and emits the open cycle.
+    public func finish(_ emit: (LocationUpdate) -> Void) {
+        framer.finish { sentence in
+            onSentence?(sentence)
+            assembler.add(sentence, emit)
+        }
+        assembler.flush(emit)
+    }
+
+    /// Forgets a partial sentence, as after the device was reopened.
+    public func resetFraming() {
+        framer.reset()
+    }
+
+    /// Sets the reference year for two-digit years, as a log's `# Date:` header does.
+    public func setReferenceYear(_ year: Int) {
+        assembler.centuryRule.referenceYear = year
+    }
+}

@@ -1,0 +1,140 @@
+import NMEA
+
+/// Builds the sky view from GSV groups and GSA used-lists.
+///
+/// A receiver lists the satellites in view as groups of GSV sentences, one group per
+/// constellation and (NMEA 4.11) per signal. A group replaces the previous list of its
+/// key when its last sentence arrives; the sky view is every group heard recently, in
+/// the order the receiver sends them. GSA sentences say which satellites the solution
+/// used; several may come in one cycle (one per system), and they accumulate.
+///
+/// Buffers are reused from cycle to cycle, so tracking allocates nothing once warm as
+/// long as the consumer has let go of the previous sky view.
+struct SatelliteTracker {
+    private struct GroupKey: Hashable {
+        var talker: Talker?
+        var signal: Int?
+    }
+
+    private struct Group {
+        var key: GroupKey
+        var satellites: [Satellite]
+        /// The cycle in which the group was last completed.
+        var cycle: Int
+    }
+
+    /// Groups older than this many cycles (by the newest group) are dropped from the view,
+    /// so a constellation the receiver stopped reporting disappears.
+    private static let staleCycles = 5
+
+    private var groups: [Group] = []
+    private var partial: [Satellite] = []
+    private var partialKey: GroupKey?
+    private var nextPartialNumber = 1
+    private var view: [Satellite] = []
+    /// gpsd PRNs the current cycle's GSAs listed as used, as a bitmap.
+    private var used = [UInt64](repeating: 0, count: 16)
+    private var gsaSeenThisCycle = false
+
+    /// Whether a GSV group completed or a GSA arrived since the last sky view.
+    private(set) var hasNews = false
+
+    /// Adds one GSV sentence.
+    mutating func add(_ gsv: GSV, cycle: Int) {
+        let key = GroupKey(talker: gsv.talker, signal: gsv.signalID)
+        let number = gsv.messageNumber ?? 1
+        if number == 1 || key != partialKey || number != nextPartialNumber {
+            partial.removeAll(keepingCapacity: true)
+            partialKey = key
+            if number != 1 {  // joined a group midway: wait for its start
+                nextPartialNumber = -1
+                return
+            }
+        }
+        let system = gsv.talker.flatMap(GNSS.init(talker:))
+        for satellite in gsv.satellites {
+            guard let identity = SatelliteIdentity(nmeaID: Int(satellite.id), talker: gsv.talker, system: system)
+            else { continue }
+            partial.append(
+                Satellite(
+                    identity: identity, signal: Self.gpsdSignal(gsv.signalID, of: identity.gnss),
+                    elevation: satellite.elevation.map(Double.init), azimuth: satellite.azimuth.map(Double.init),
+                    snr: satellite.snr.map(Double.init)))
+        }
+        nextPartialNumber = number + 1
+        guard gsv.isLast else { return }
+        if let index = groups.firstIndex(where: { $0.key == key }) {
+            swap(&groups[index].satellites, &partial)
+            groups[index].cycle = cycle
+        } else {
+            groups.append(Group(key: key, satellites: partial, cycle: cycle))
+        }
+        partial.removeAll(keepingCapacity: true)
+        partialKey = nil
+        hasNews = true
+    }
+
+    /// Adds one GSA sentence's used-list.
+    mutating func add(_ gsa: GSA) {
+        if !gsaSeenThisCycle {
+            for index in used.indices { used[index] = 0 }
+            gsaSeenThisCycle = true
+        }
+        let system = gsa.systemID.flatMap(GNSS.init(nmeaSystemID:))
+        for id in gsa.satellites {
+            guard let identity = SatelliteIdentity(nmeaID: Int(id), talker: gsa.talker, system: system),
+                identity.prn < used.count * 64
+            else { continue }
+            used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
+        }
+        hasNews = true
+    }
+
+    /// The satellites in view with their used flags, and marks the news as taken.
+    ///
+    /// As gpsd reports it, a satellite counts as used when a GSA listed it and it has a
+    /// signal (a satellite listed but not heard on a signal is not used on that signal).
+    mutating func takeView() -> [Satellite] {
+        hasNews = false
+        gsaSeenThisCycle = false
+        view.removeAll(keepingCapacity: true)
+        var newest = 0
+        for group in groups { newest = max(newest, group.cycle) }
+        groups.removeAll { newest - $0.cycle > Self.staleCycles }
+        for group in groups {
+            for var satellite in group.satellites {
+                let prn = satellite.identity.prn
+                satellite.used = satellite.snr != nil && prn < used.count * 64
+                    && used[prn >> 6] & (1 << UInt64(prn & 63)) != 0
+                view.append(satellite)
+            }
+        }
+        return view
+    }
+
+    /// Starts a new cycle: the next GSA replaces the used-list instead of adding to it.
+    mutating func beginCycle() {
+        gsaSeenThisCycle = false
+    }
+
+    /// NMEA 4.11 signal ids mapped to the u-blox numbering gpsd reports as `sigid`;
+    /// `nil` for the primary signal (which gpsd leaves out) and for unknown ones.
+    static func gpsdSignal(_ nmeaSignal: Int?, of system: GNSS) -> Int? {
+        switch (system, nmeaSignal) {
+        case (.gps, 5?), (.sbas, 5?): 4  // L2 CM
+        case (.gps, 6?), (.sbas, 6?): 3  // L2 CL
+        case (.gps, 7?), (.sbas, 7?): 6  // L5 I
+        case (.gps, 8?), (.sbas, 8?): 7  // L5 Q
+        case (.glonass, 3?): 2  // L2 OF
+        case (.galileo, 1?): 3  // E5a
+        case (.galileo, 2?): 5  // E5b
+        case (.galileo, 7?): 4  // E1, as gpsd numbers it
+        case (.beidou, 3?): 5  // B1C
+        case (.beidou, 5?): 7  // B2a
+        case (.qzss, 5?): 4  // L2 CM
+        case (.qzss, 6?): 5  // L2 CL
+        case (.qzss, 8?): 9  // L5 Q
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import ArgumentParser
+import Foundation
+import GPSDProtocol
+import GPSFix
+import NMEA
+
+/// `gpsfix decode`: NMEA logs in, one gpsd JSON report per line out.
+struct Decode: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode NMEA 0183 logs into gpsd JSON reports, one per line.",
+        discussion: """
+            For every receiver cycle it writes a TPV, then a SKY when satellites or DOPs are \
+            known, then a GST when the receiver sent one: what gpsfixd sends a watcher. \
+            Logs may carry gpsfake's header (# Date:, # Delay-Cookie:). Reads standard \
+            input when no file is given.
+            """
+    )
+
+    @Argument(help: "NMEA logs to decode (standard input when none).")
+    var files: [String] = []
+
+    @Flag(help: "Print the framer's and the assembler's counters to standard error at the end.")
+    var stats = false
+
+    @Option(help: "The longest sentence accepted, in bytes on the wire (CR LF included).")
+    var maxLength = NMEAFramer.Configuration.lenient.maximumLength
+
+    @Flag(help: "Refuse sentences without a checksum (accepted by default, as gpsd does).")
+    var requireChecksum = false
+
+    @Option(help: "A device name to put in every report, as gpsfixd does.")
+    var device: String?
+
+    func run() throws {
+        var output = ReportWriter()
+        var framerTotals = FramerStatistics()
+        var assemblerTotals = FixAssembler.Statistics()
+        var sentenceTypes: [String: Int] = [:]
+        let inputs: [String?] = files.isEmpty ? [nil] : files
+        for input in inputs {
+            let bytes = try input.map { Array(try Data(contentsOf: URL(fileURLWithPath: $0))) }
+                ?? Array(FileHandle.standardInput.readDataToEndOfFile())
+            let log = CaptureLog(bytes)
+            let decoder = NMEAStreamDecoder(
+                framing: .init(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional),
+                centuryRule: CenturyRule(referenceYear: log.referenceYear))
+            let emit: (LocationUpdate) -> Void = { update in
+                if let report = GPSDReport.encode(update, device: device) { output.write(report) }
+            }
+            log.payload.withUnsafeBytes { payload in
+                var offset = 0
+                while offset < payload.count {
+                    let end = min(offset + 65_536, payload.count)
+                    decoder.feed(UnsafeRawBufferPointer(rebasing: payload[offset..<end]), emit)
+                    offset = end
+                }
+            }
+            decoder.finish(emit)
+            framerTotals.add(decoder.framer.statistics)
+            assemblerTotals.cycles += decoder.assembler.statistics.cycles
+            assemblerTotals.decodingErrors += decoder.assembler.statistics.decodingErrors
+            assemblerTotals.unknownSentences += decoder.assembler.statistics.unknownSentences
+            sentenceTypes.merge(decoder.assembler.sentenceCountsByType, uniquingKeysWith: +)
+        }
+        output.flush()
+        if stats { printStatistics(framerTotals, assemblerTotals, sentenceTypes) }
+    }
+
+    private func printStatistics(_ framer: FramerStatistics, _ assembler: FixAssembler.Statistics, _ types: [String: Int]) {
+        var lines = [
+            "bytes \(framer.bytes)", "sentences \(framer.sentences)", "discarded-bytes \(framer.discardedBytes)",
+        ]
+        lines += FramerRejection.allCases.map { "rejected \($0) \(framer[$0])" }
+        lines += types.sorted { $0.key < $1.key }.map { "sentence \($0.key) \($0.value)" }
+        lines += [
+            "unknown-sentences \(assembler.unknownSentences)", "decoding-errors \(assembler.decodingErrors)",
+            "cycles \(assembler.cycles)",
+        ]
+        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+    }
+}
+
+/// Buffers reports and writes them to standard output in large blocks.
+struct ReportWriter {
+    private var buffer: [UInt8] = []
+
+    mutating func write(_ report: [UInt8]) {
+        buffer.append(contentsOf: report)
+        if buffer.count >= 1 << 16 { flush() }
+    }
+
+    mutating func flush() {
+        guard !buffer.isEmpty else { return }
+        buffer.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Foundation.write(1, bytes.baseAddress! + offset, bytes.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
