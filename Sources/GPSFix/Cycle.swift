@@ -29,6 +29,7 @@ struct Cycle {
     private var sphericalError: Double?
 
     var hdop: Double?
+    private var ggaGaveHDOP = false
     var vdop: Double?
     var pdop: Double?
     var satellitesUsed: Int?
@@ -41,14 +42,18 @@ struct Cycle {
     mutating func merge(_ gga: GGA) {
         sawData = true
         ggaQuality = gga.quality
-        if let quality = gga.quality, quality > 0 {
+        // A GNSS fix from no satellites is no fix (dead reckoning, quality 6, excepted).
+        if gga.satellitesUsed == 0, let quality = gga.quality, quality != 6 { ggaQuality = 0 }
+        if let quality = ggaQuality, quality > 0 {
             setPosition(gga.latitude, gga.longitude)
             altitudeMSL = gga.altitude?.doubleValue ?? altitudeMSL
             ggaHasAltitude = gga.altitude != nil
             geoidSeparation = gga.geoidSeparation?.doubleValue ?? geoidSeparation
         }
+        // GGA's HDOP is the one of the position it reports: it wins over a GSA's.
         if let hdop = gga.hdop {
-            self.hdop = self.hdop ?? hdop.doubleValue
+            self.hdop = hdop.doubleValue
+            ggaGaveHDOP = true
             hasSkyData = true
         }
         satellitesUsed = gga.satellitesUsed
@@ -96,7 +101,7 @@ struct Cycle {
         if let fixType = gsa.fixType, (1...3).contains(fixType) { gsaMode = max(gsaMode ?? 0, fixType) }
         // Several GSAs in a cycle (one per system) repeat the same DOPs; the last one stands.
         if let pdop = gsa.pdop { self.pdop = pdop.doubleValue }
-        if let hdop = gsa.hdop { self.hdop = hdop.doubleValue }
+        if let hdop = gsa.hdop, !ggaGaveHDOP { self.hdop = hdop.doubleValue }
         if let vdop = gsa.vdop { self.vdop = vdop.doubleValue }
     }
 
@@ -131,6 +136,13 @@ struct Cycle {
         sphericalError = pgrme.sphericalError?.doubleValue
     }
 
+    /// Garmin's altitude sentence comes after GGA and, as in gpsd, its altitude stands
+    /// when it comes from a 3D fix.
+    mutating func merge(_ pgrmz: PGRMZ) {
+        sawData = true
+        if pgrmz.fixDimension == 3, let altitude = pgrmz.altitudeMetres { altitudeMSL = altitude }
+    }
+
     mutating func merge(_ pubx: PUBXPosition) {
         sawData = true
         // Navigation status NF (no fix) and TT (time only) carry no position.
@@ -156,11 +168,25 @@ struct Cycle {
     }
 
     /// The cycle's fix, with its mode and status settled.
-    func fix() -> Fix {
+    ///
+    /// A cycle whose only evidence is a valid RMC or GLL (no GGA, GSA or GNS) says
+    /// nothing of altitude; it keeps the 3D mode and altitude of `previous`, the last
+    /// fix, when that is at most `carryOver` seconds older, as gpsd keeps them.
+    func fix(previous: Fix?, carryOver: Double = 2.5, time: GPSTime?) -> Fix {
         var fix = Fix()
         fix.mode = mode
+        if fix.mode == .twoDimensional, gsaMode == nil, ggaQuality == nil, gnsMode == nil,
+            let previous, previous.mode == .threeDimensional, let time, let previousTime = previous.time,
+            time.secondsSince1970 - previousTime.secondsSince1970 <= carryOver
+        {
+            fix.mode = .threeDimensional
+            fix.altitudeMSL = previous.altitudeMSL
+            fix.altitudeHAE = previous.altitudeHAE
+            fix.geoidSeparation = previous.geoidSeparation
+        }
         fix.status = status(for: fix.mode)
         guard fix.mode >= .twoDimensional else { return fix }
+        fix.time = time
         fix.latitude = latitude
         fix.longitude = longitude
         fix.speed = speed
@@ -169,26 +195,27 @@ struct Cycle {
         fix.horizontalError = horizontalError
         fix.verticalError = verticalError
         fix.sphericalError = sphericalError
-        if fix.mode == .threeDimensional {
+        if fix.mode == .threeDimensional, let altitudeMSL {
             fix.altitudeMSL = altitudeMSL
             fix.geoidSeparation = geoidSeparation
-            if let altitudeMSL, let geoidSeparation { fix.altitudeHAE = altitudeMSL + geoidSeparation }
+            fix.altitudeHAE = geoidSeparation.map { altitudeMSL + $0 }
         }
         return fix
     }
 
+    /// The strongest mode any sentence of the cycle implies: a GGA with an altitude
+    /// means 3D even when a GSA of the same cycle says 2D, as gpsd reports it.
     private var mode: FixMode {
-        if let gsaMode { return FixMode(rawValue: gsaMode) ?? .unknown }
+        var mode = FixMode.unknown
+        if let gsaMode { mode = max(mode, FixMode(rawValue: gsaMode) ?? .unknown) }
         if let ggaQuality {
-            if ggaQuality == 0 { return .noFix }
-            return ggaHasAltitude ? .threeDimensional : .twoDimensional
+            mode = max(mode, ggaQuality == 0 ? .noFix : ggaHasAltitude ? .threeDimensional : .twoDimensional)
         }
         if let gnsMode {
-            if gnsMode == .notValid { return .noFix }
-            return altitudeMSL != nil ? .threeDimensional : .twoDimensional
+            mode = max(mode, gnsMode == .notValid ? .noFix : altitudeMSL != nil ? .threeDimensional : .twoDimensional)
         }
-        if let positionValid { return positionValid && latitude != nil ? .twoDimensional : .noFix }
-        return .unknown
+        if mode == .unknown, let positionValid { mode = positionValid && latitude != nil ? .twoDimensional : .noFix }
+        return mode
     }
 
     private func status(for mode: FixMode) -> FixStatus {

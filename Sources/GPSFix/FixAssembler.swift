@@ -44,6 +44,9 @@ public struct FixAssembler {
     private var cycleEnder: SentenceAddress?
     /// The time of the cycle just closed by its ending sentence.
     private var closedTime: NMEATime?
+    /// How often each address occurred in the open cycle: only a sentence that occurs
+    /// once per cycle can be learned as the one that ends it.
+    private var tally = AddressTally()
     private var sentenceCounts = [SentenceFormatter: Int]()
 
     public init(centuryRule: CenturyRule = CenturyRule()) {
@@ -104,6 +107,8 @@ public struct FixAssembler {
             cycle.merge(vtg)
         case .pgrme(let pgrme):
             cycle.merge(pgrme)
+        case .pgrmz(let pgrmz):
+            cycle.merge(pgrmz)
         case .gbs, .dtm, .txt, .hdt, .pubxSatellites:
             break
         case .unknown:
@@ -114,6 +119,7 @@ public struct FixAssembler {
             endCycle(emit)
         }
         lastAddress = address
+        tally.count(address)
     }
 
     /// Ends the open cycle, as at the end of a log.
@@ -132,8 +138,9 @@ public struct FixAssembler {
         if let current = cycle.time {
             guard current != time else { return }
             // The cycle ended with the previous sentence: learn it once it does so twice running.
-            if lastAddress == endingCandidate { cycleEnder = lastAddress }
-            endingCandidate = lastAddress
+            let candidate = lastAddress.flatMap { tally.occurrences(of: $0) == 1 ? $0 : nil }
+            cycleEnder = candidate != nil && candidate == endingCandidate ? candidate : nil
+            endingCandidate = candidate
             endCycle(emit)
         } else if time == closedTime {
             // More of a cycle already closed: the learned ending sentence was wrong.
@@ -144,10 +151,12 @@ public struct FixAssembler {
     }
 
     private mutating func endCycle(_ emit: (LocationUpdate) -> Void) {
-        var fix = cycle.fix()
-        if let time = cycle.time, let date {
-            fix.time = GPSTime(year: date.year, month: date.month, day: date.day, time: time)
+        var time: GPSTime?
+        if let cycleTime = cycle.time, let date {
+            time = GPSTime(year: date.year, month: date.month, day: date.day, time: cycleTime)
         }
+        var fix = cycle.fix(previous: previousFix, time: time)
+        fix.time = time
         if let previous = previousFix, let time = fix.time, let previousTime = previous.time,
             fix.mode == .threeDimensional, previous.mode == .threeDimensional,
             let altitude = fix.altitudeMSL, let previousAltitude = previous.altitudeMSL
@@ -173,7 +182,35 @@ public struct FixAssembler {
         }
         if fix.mode >= .twoDimensional { previousFix = fix }
         satellites.beginCycle()
+        tally.reset()
         cycle = Cycle()
         cycleCount += 1
+    }
+}
+
+/// Counts sentence addresses within one cycle, in fixed storage (a receiver sends a
+/// dozen kinds at most; more are not counted).
+struct AddressTally {
+    private struct Entry {
+        var address: SentenceAddress
+        var count: Int
+    }
+
+    private var entries = InlineList<32, Entry>(placeholder: Entry(address: SentenceAddress(""), count: 0))
+
+    mutating func count(_ address: SentenceAddress) {
+        if let index = entries.firstIndex(where: { $0.address == address }) {
+            entries[index].count += 1
+        } else {
+            entries.append(Entry(address: address, count: 1))
+        }
+    }
+
+    func occurrences(of address: SentenceAddress) -> Int {
+        entries.first { $0.address == address }?.count ?? 0
+    }
+
+    mutating func reset() {
+        entries.removeAll()
     }
 }

@@ -71,6 +71,10 @@ public struct SatelliteIdentity: Hashable, Sendable {
                 self.init(prn: 300 + id, gnss: .galileo, svid: id)
                 return
             }
+            if (101...136).contains(id) {  // Quectel numbers Galileo from 101
+                self.init(prn: 200 + id, gnss: .galileo, svid: id - 100)
+                return
+            }
         case .beidou?:
             if (1...63).contains(id) {
                 self.init(prn: 400 + id, gnss: .beidou, svid: id)

@@ -40,25 +40,33 @@ struct SatelliteTracker {
     private(set) var hasNews = false
 
     /// Adds one GSV sentence.
+    ///
+    /// A group is keyed by its talker and the signal id of its first sentence: some
+    /// receivers (Quectel LC79D) put the signal id on the group's last sentence only,
+    /// so each satellite takes the signal id of the sentence that lists it.
     mutating func add(_ gsv: GSV, cycle: Int) {
-        let key = GroupKey(talker: gsv.talker, signal: gsv.signalID)
         let number = gsv.messageNumber ?? 1
-        if number == 1 || key != partialKey || number != nextPartialNumber {
+        if number == 1 {
             partial.removeAll(keepingCapacity: true)
-            partialKey = key
-            if number != 1 {  // joined a group midway: wait for its start
-                nextPartialNumber = -1
-                return
-            }
+            partialKey = GroupKey(talker: gsv.talker, signal: gsv.signalID)
+        } else if partialKey?.talker != gsv.talker || number != nextPartialNumber {
+            // A sentence of a group whose start was missed, or one out of order: drop the group.
+            partial.removeAll(keepingCapacity: true)
+            partialKey = nil
+            return
         }
+        guard let key = partialKey else { return }
         let system = gsv.talker.flatMap(GNSS.init(talker:))
         for satellite in gsv.satellites {
             guard let identity = SatelliteIdentity(nmeaID: Int(satellite.id), talker: gsv.talker, system: system)
             else { continue }
+            // A position needs both angles; gpsd reports neither when one is missing.
+            let hasPosition = satellite.elevation != nil && satellite.azimuth != nil
             partial.append(
                 Satellite(
                     identity: identity, signal: Self.gpsdSignal(gsv.signalID, of: identity.gnss),
-                    elevation: satellite.elevation.map(Double.init), azimuth: satellite.azimuth.map(Double.init),
+                    elevation: hasPosition ? satellite.elevation.map(Double.init) : nil,
+                    azimuth: hasPosition ? satellite.azimuth.map(Double.init) : nil,
                     snr: satellite.snr.map(Double.init)))
         }
         nextPartialNumber = number + 1

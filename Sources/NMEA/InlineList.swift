@@ -3,7 +3,7 @@
 ///
 /// The unused slots hold a placeholder rather than optionals, which keeps the list (and
 /// every message that contains it) small to copy.
-public struct InlineList<let capacity: Int, Element>: RandomAccessCollection {
+public struct InlineList<let capacity: Int, Element>: RandomAccessCollection, MutableCollection {
     private var storage: InlineArray<capacity, Element>
     public private(set) var count = 0
 
@@ -25,8 +25,19 @@ public struct InlineList<let capacity: Int, Element>: RandomAccessCollection {
     public var endIndex: Int { count }
 
     public subscript(position: Int) -> Element {
-        precondition(position >= 0 && position < count, "index out of range")
-        return storage[position]
+        get {
+            precondition(position >= 0 && position < count, "index out of range")
+            return storage[position]
+        }
+        set {
+            precondition(position >= 0 && position < count, "index out of range")
+            storage[position] = newValue
+        }
+    }
+
+    /// Empties the list; the storage stays where it is.
+    public mutating func removeAll() {
+        count = 0
     }
 }
 

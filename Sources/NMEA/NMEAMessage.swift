@@ -19,6 +19,7 @@ public enum NMEAMessage {
     case txt(TXT)
     case hdt(HDT)
     case pgrme(PGRME)
+    case pgrmz(PGRMZ)
     case pubxPosition(PUBXPosition)
     case pubxSatellites(PUBXSatellites)
     /// A sentence of a type not listed above (AIS, other makers' proprietary sentences,
@@ -49,6 +50,8 @@ public enum NMEAMessage {
             }
         } else if address == Addresses.pgrme {
             self = .pgrme(try .decode(sentence))
+        } else if address == Addresses.pgrmz {
+            self = .pgrmz(try .decode(sentence))
         } else if address == Addresses.pubx {
             let id = sentence.field(1)
             if id.count == 2, id[0] == UInt8(ascii: "0"), id[1] == UInt8(ascii: "0") {
@@ -67,5 +70,6 @@ public enum NMEAMessage {
 /// The addresses of the proprietary sentences decoded.
 private enum Addresses {
     static let pgrme = SentenceAddress("PGRME")
+    static let pgrmz = SentenceAddress("PGRMZ")
     static let pubx = SentenceAddress("PUBX")
 }

@@ -86,6 +86,7 @@ func checksum(_ message: NMEAMessage) -> Int {
     case .txt(let txt): txt.text.count
     case .hdt(let hdt): Int(truncatingIfNeeded: hdt.heading?.magnitude ?? 0)
     case .pgrme(let pgrme): Int(truncatingIfNeeded: pgrme.horizontalError?.magnitude ?? 0)
+    case .pgrmz(let pgrmz): pgrmz.fixDimension ?? 0
     case .pubxPosition(let pubx): pubx.satellitesUsed ?? 0
     case .pubxSatellites(let pubx): pubx.count
     case .unknown(let sentence): sentence.fieldCount

@@ -12,6 +12,22 @@ public struct PGRME: SentenceDecodable, Hashable, Sendable {
     }
 }
 
+/// Garmin PGRMZ: altitude, in feet or metres, and the fix dimension.
+public struct PGRMZ: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 2
+    /// Altitude above mean sea level, in metres (converted from feet when sent in feet).
+    public var altitudeMetres: Double?
+    /// 2 for a 2D fix, 3 for 3D.
+    public var fixDimension: Int?
+
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        let altitude = try fields.decimal()
+        let unit = try fields.character()
+        altitudeMetres = altitude.map { unit == UInt8(ascii: "f") ? $0.doubleValue * 0.3048 : $0.doubleValue }
+        fixDimension = try fields.integer()
+    }
+}
+
 /// u-blox PUBX,00: position, accuracy and velocity in one sentence.
 public struct PUBXPosition: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 19
