@@ -84,7 +84,7 @@ public enum GPSDReport {
         case .fix(let fix): Self.tpv(fix, device: device)
         case .sky(let view): Self.sky(view, device: device)
         case .errorEstimate(let estimate): Self.gst(estimate, device: device)
-        case .device: nil
+        case .device, .sentence: nil
         }
     }
 }

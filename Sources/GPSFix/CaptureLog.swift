@@ -1,3 +1,5 @@
+import NMEA
+
 /// A receiver capture in gpsfake's log format: `#` comment lines (a header of
 /// `# Key: value` lines) and the receiver's bytes.
 ///
@@ -43,10 +45,12 @@ public struct CaptureLog: Sendable {
         }
     }
 
-    /// The year of the `# Date:` header, when it has one (`# Date: 2014-05-23`).
-    public var referenceYear: Int? {
+    /// The date of the `# Date: yyyy-mm-dd` header, when it has one, at midnight.
+    public var referenceDate: GPSTime? {
         guard let date = header.first(where: { $0.key == "Date" })?.value else { return nil }
-        return Int(date.prefix(4))
+        let parts = date.prefix(10).split(separator: "-").compactMap { Int($0) }
+        guard parts.count == 3, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return nil }
+        return GPSTime(year: parts[0], month: parts[1], day: parts[2], time: NMEATime(hour: 0, minute: 0, second: 0))
     }
 }
 

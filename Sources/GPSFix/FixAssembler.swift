@@ -13,7 +13,7 @@ import NMEA
 ///
 /// Untimed sentences (GSA, GSV, VTG) belong to the cycle open when they arrive. A time
 /// without a known date (GGA before any RMC or ZDA) gives a fix without time, as gpsd
-/// does. Two-digit years follow ``CenturyRule``.
+/// does. Two-digit years follow ``CenturyRule``, lost weeks ``RolloverRule``.
 ///
 /// Nothing here allocates per sentence.
 public struct FixAssembler {
@@ -32,6 +32,8 @@ public struct FixAssembler {
     public private(set) var statistics = Statistics()
     /// The rule for two-digit years; a ZDA sentence or a log header sets its reference year.
     public var centuryRule: CenturyRule
+    /// The rule for receivers that lost 1024 weeks.
+    public var rolloverRule: RolloverRule
 
     private var cycle = Cycle()
     private var cycleCount = 0
@@ -49,8 +51,9 @@ public struct FixAssembler {
     private var tally = AddressTally()
     private var sentenceCounts = [SentenceFormatter: Int]()
 
-    public init(centuryRule: CenturyRule = CenturyRule()) {
+    public init(centuryRule: CenturyRule = CenturyRule(), rolloverRule: RolloverRule = RolloverRule()) {
         self.centuryRule = centuryRule
+        self.rolloverRule = rolloverRule
     }
 
     /// Adds one framed sentence, calling `emit` for each update it completes.
@@ -153,7 +156,7 @@ public struct FixAssembler {
     private mutating func endCycle(_ emit: (LocationUpdate) -> Void) {
         var time: GPSTime?
         if let cycleTime = cycle.time, let date {
-            time = GPSTime(year: date.year, month: date.month, day: date.day, time: cycleTime)
+            time = rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: cycleTime))
         }
         var fix = cycle.fix(previous: previousFix, time: time)
         fix.time = time

@@ -27,6 +27,19 @@ public struct GPSTime: Hashable, Sendable, Comparable {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// The date `days` after 1970-01-01 at `time` (the inverse of ``daysSince1970``).
+    public init(daysSince1970 days: Int, time: NMEATime) {
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        self.init(year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month: month, day: day, time: time)
+    }
+
     /// Seconds since the Unix epoch, with the fraction.
     public var secondsSince1970: Double {
         Double(daysSince1970 * 86_400) + Double(time.nanosecondsSinceMidnight) / 1e9
@@ -34,6 +47,38 @@ public struct GPSTime: Hashable, Sendable, Comparable {
 
     public static func < (lhs: GPSTime, rhs: GPSTime) -> Bool {
         (lhs.daysSince1970, lhs.time) < (rhs.daysSince1970, rhs.time)
+    }
+}
+
+/// Corrects dates from receivers hit by the GPS week rollover, by an explicit rule.
+///
+/// GPS counts weeks in ten bits, so an old receiver's date can be 1024 weeks (about 19.6
+/// years), or a multiple of it, in the past. When GPSFix knows today's date (a log's
+/// `# Date:` header, or the host's clock when the daemon is told to trust it), a
+/// receiver date that lands within ``tolerance`` days of it after adding 1, 2 or 3 times
+/// 1024 weeks is moved forward by that much. With no reference date, dates are reported
+/// exactly as received. (gpsd 3.22 instead guesses from its own build date.)
+public struct RolloverRule: Hashable, Sendable {
+    /// Today's date as days since 1970, when known.
+    public var referenceDay: Int?
+    /// How far from the reference a corrected date may land, in days.
+    public var tolerance = 7
+
+    public static let weeksPerEra = 1024
+
+    public init(referenceDay: Int? = nil) {
+        self.referenceDay = referenceDay
+    }
+
+    /// `time`, moved forward by whole 1024-week eras when the rule applies.
+    public func corrected(_ time: GPSTime) -> GPSTime {
+        guard let referenceDay else { return time }
+        let day = time.daysSince1970
+        for eras in 1...3 {
+            let shifted = day + eras * Self.weeksPerEra * 7
+            if abs(shifted - referenceDay) <= tolerance { return GPSTime(daysSince1970: shifted, time: time.time) }
+        }
+        return time
     }
 }
 

@@ -1,10 +1,12 @@
-/// Something a location provider has to say: a fix, a sky view, an error estimate, or
-/// news of the device itself.
+/// Something a location provider has to say: a fix, a sky view, an error estimate, a raw
+/// sentence, or news of the device itself.
 public enum LocationUpdate: Hashable, Sendable {
     case fix(Fix)
     case sky(SkyView)
     case errorEstimate(ErrorEstimate)
     case device(DeviceEvent)
+    /// A sentence as received, start character through checksum, for raw (`nmea`) watchers.
+    case sentence([UInt8])
 }
 
 /// News of a device, which gpsd-protocol watchers receive as DEVICE reports.

@@ -10,9 +10,20 @@ public final class NMEAStreamDecoder {
     /// recording); the sentence is borrowed, valid during the call only.
     public var onSentence: ((NMEASentence) -> Void)?
 
-    public init(framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule()) {
+    public init(
+        framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule(),
+        rolloverRule: RolloverRule = RolloverRule()
+    ) {
         framer = NMEAFramer(configuration: framing)
-        assembler = FixAssembler(centuryRule: centuryRule)
+        assembler = FixAssembler(centuryRule: centuryRule, rolloverRule: rolloverRule)
+    }
+
+    /// A decoder set up by a capture's header: its `# Date:` gives the century and the
+    /// reference date for the rollover rule.
+    public convenience init(for log: CaptureLog, framing: NMEAFramer.Configuration = .lenient) {
+        self.init(
+            framing: framing, centuryRule: CenturyRule(referenceYear: log.referenceDate?.year),
+            rolloverRule: RolloverRule(referenceDay: log.referenceDate?.daysSince1970))
     }
 
     /// Feeds one chunk of a byte stream, calling `emit` for each update it completes.
@@ -35,10 +46,5 @@ public final class NMEAStreamDecoder {
     /// Forgets a partial sentence, as after the device was reopened.
     public func resetFraming() {
         framer.reset()
-    }
-
-    /// Sets the reference year for two-digit years, as a log's `# Date:` header does.
-    public func setReferenceYear(_ year: Int) {
-        assembler.centuryRule.referenceYear = year
     }
 }

@@ -42,8 +42,7 @@ struct Decode: ParsableCommand {
                 ?? Array(FileHandle.standardInput.readDataToEndOfFile())
             let log = CaptureLog(bytes)
             let decoder = NMEAStreamDecoder(
-                framing: .init(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional),
-                centuryRule: CenturyRule(referenceYear: log.referenceYear))
+                for: log, framing: .init(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional))
             let emit: (LocationUpdate) -> Void = { update in
                 if let report = GPSDReport.encode(update, device: device) { output.write(report) }
             }

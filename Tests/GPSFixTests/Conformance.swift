@@ -63,7 +63,7 @@ struct Conformance {
     /// Our last fix and last sky view with satellites per epoch (milliseconds since 1970).
     static func decode(_ log: URL) throws -> (fixes: [Int64: Fix], skies: [Int64: SkyView]) {
         let capture = CaptureLog(Array(try Data(contentsOf: log)))
-        let decoder = NMEAStreamDecoder(centuryRule: CenturyRule(referenceYear: capture.referenceYear))
+        let decoder = NMEAStreamDecoder(for: capture)
         var fixes: [Int64: Fix] = [:]
         var skies: [Int64: SkyView] = [:]
         let emit: (LocationUpdate) -> Void = { update in

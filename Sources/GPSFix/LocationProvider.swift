@@ -1,0 +1,24 @@
+/// Where the daemon gets locations from: the seam the whole server depends on.
+///
+/// The daemon never sees bytes from a device, only these updates. ``NMEALocationProvider``
+/// is the real one; tests give the server a mock that yields updates they script.
+public protocol LocationProvider: Sendable {
+    /// The device's name as clients see it (`/dev/ttyUSB0`, `gpsd://localhost:2947`).
+    var device: String { get }
+
+    /// The updates, from now until the provider ends or the consumer stops listening.
+    func updates() -> AsyncStream<LocationUpdate>
+}
+
+/// A stream of raw bytes from a device: a serial port, a pseudo-terminal, a file, a gpsd.
+///
+/// Each call to ``chunks()`` opens the source afresh and yields what it reads. The stream
+/// finishing means the data has ended (a file read to its end); throwing means the device
+/// failed or vanished, and the caller may call ``chunks()`` again to reopen it.
+public protocol ByteSource: Sendable {
+    /// The name clients see for the device.
+    var name: String { get }
+
+    /// Opens the source and reads it, chunk by chunk.
+    func chunks() -> AsyncThrowingStream<[UInt8], any Error>
+}

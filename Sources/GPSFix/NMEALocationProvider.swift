@@ -1,0 +1,133 @@
+import NMEA
+
+/// The real ``LocationProvider``: NMEA bytes from any ``ByteSource``, framed, assembled
+/// and turned into updates.
+///
+/// It reports the device's life as ``DeviceEvent``s: activated with its first valid
+/// sentence, silent (and its fix decayed to no fix) when no sentence arrives for
+/// ``silenceTimeout``, lost when the source fails, recovered when it is reopened. A lost
+/// source is reopened with exponential backoff, from 50 ms up to ``maximumBackoff``, so
+/// a device that comes back is read again within about that long, without a busy loop.
+public struct NMEALocationProvider: LocationProvider {
+    public let source: any ByteSource
+    public var device: String { source.name }
+    /// How long without a valid sentence before the fix decays to no fix.
+    public var silenceTimeout: Duration
+    /// The longest wait between attempts to reopen a lost source.
+    public var maximumBackoff: Duration
+    /// Whether every accepted sentence is also passed on (for raw `nmea` watchers).
+    public var forwardsSentences: Bool
+    public var framing: NMEAFramer.Configuration
+    public var centuryRule: CenturyRule
+    private let clock: any Clock<Duration>
+
+    public init(
+        source: any ByteSource, clock: any Clock<Duration> = ContinuousClock(), silenceTimeout: Duration = .seconds(3),
+        maximumBackoff: Duration = .seconds(1), forwardsSentences: Bool = false,
+        framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule()
+    ) {
+        self.source = source
+        self.clock = clock
+        self.silenceTimeout = silenceTimeout
+        self.maximumBackoff = maximumBackoff
+        self.forwardsSentences = forwardsSentences
+        self.framing = framing
+        self.centuryRule = centuryRule
+    }
+
+    public func updates() -> AsyncStream<LocationUpdate> {
+        let (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self, bufferingPolicy: .bufferingNewest(4096))
+        let task = Task { await run(continuation) }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func run(_ continuation: AsyncStream<LocationUpdate>.Continuation) async {
+        let activity = Activity()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await read(continuation, activity) }
+            group.addTask { await watchSilence(continuation, activity) }
+            await group.next()  // reading ended: the data is over, or we were cancelled
+            group.cancelAll()
+        }
+        continuation.finish()
+    }
+
+    private func read(_ continuation: AsyncStream<LocationUpdate>.Continuation, _ activity: Activity) async {
+        let decoder = NMEAStreamDecoder(framing: framing, centuryRule: centuryRule)
+        let name = device
+        if forwardsSentences {
+            decoder.onSentence = { sentence in continuation.yield(.sentence(Array(sentence.line))) }
+        }
+        let emit: (LocationUpdate) -> Void = { continuation.yield($0) }
+        var backoff = Duration.milliseconds(50)
+        var lost = false
+        while !Task.isCancelled {
+            do {
+                var announced = false
+                for try await chunk in source.chunks() {
+                    let sentencesBefore = decoder.framer.statistics.sentences
+                    chunk.withUnsafeBytes { decoder.feed($0, emit) }
+                    guard decoder.framer.statistics.sentences > sentencesBefore else { continue }
+                    await activity.record()
+                    if !announced {
+                        announced = true
+                        continuation.yield(.device(DeviceEvent(device: name, kind: lost ? .recovered : .activated)))
+                        lost = false
+                        backoff = .milliseconds(50)
+                    }
+                }
+                decoder.finish(emit)
+                return
+            } catch {
+                if Task.isCancelled { return }
+                decoder.resetFraming()
+                if !lost {
+                    continuation.yield(.device(DeviceEvent(device: name, kind: .lost(reason: "\(error)"))))
+                    lost = true
+                }
+                try? await clock.sleep(for: backoff)
+                backoff = min(backoff * 2, maximumBackoff)
+            }
+        }
+    }
+
+    /// Every half timeout, checks whether sentences arrived; two silent halves in a row
+    /// make the device silent.
+    private func watchSilence(_ continuation: AsyncStream<LocationUpdate>.Continuation, _ activity: Activity) async {
+        var quietHalves = 0
+        var reported = false
+        while !Task.isCancelled {
+            do { try await clock.sleep(for: silenceTimeout / 2) } catch { return }
+            if await activity.takeRecent() {
+                quietHalves = 0
+                reported = false
+                continue
+            }
+            quietHalves += 1
+            if quietHalves >= 2, !reported, await activity.everActive {
+                reported = true
+                var fix = Fix()
+                fix.mode = .noFix
+                continuation.yield(.fix(fix))
+                continuation.yield(.device(DeviceEvent(device: device, kind: .silent)))
+            }
+        }
+    }
+}
+
+/// Whether sentences arrived lately, shared by the reading and the watching tasks.
+private actor Activity {
+    private var recent = false
+    private(set) var everActive = false
+
+    func record() {
+        recent = true
+        everActive = true
+    }
+
+    func takeRecent() -> Bool {
+        defer { recent = false }
+        return recent
+    }
+}

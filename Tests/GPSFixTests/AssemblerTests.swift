@@ -1,0 +1,139 @@
+import GPSFix
+import NMEA
+import Testing
+
+@Suite("Fix assembler")
+struct AssemblerTests {
+    let cycle1 = [
+        sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,"),
+        sentence("$GNGSA,A,3,03,19,27,13,,,,,,,,,4.97,4.87,1.00"),
+        sentence("$GNGSA,A,3,88,,,,,,,,,,,,4.97,4.87,1.00"),
+        sentence("$GPGSV,1,1,04,03,40,100,30,19,50,200,35,27,10,300,,13,20,45,25"),
+        sentence("$GLGSV,1,1,02,88,60,120,31,80,05,10,"),
+        sentence("$GNRMC,081412.000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A"),
+        sentence("$GPZDA,081412.000,26,05,2014,,"),
+    ].joined()
+
+    func cycle(second: Int) -> String {
+        cycle1.replacingOccurrences(of: "081412.000", with: String(format: "0814%02d.000", second))
+            .split(separator: "\r\n").map { line -> String in
+                let body = line.split(separator: "*")[0]
+                return sentence(String(body))
+            }.joined()
+    }
+
+    @Test("one fix and one sky view per cycle, merged from all of the cycle's sentences")
+    func oneFixPerCycle() throws {
+        let all = updates(of: cycle(second: 12) + cycle(second: 13) + cycle(second: 14))
+        let fixes = all.compactMap(\.fix)
+        #expect(fixes.count == 3)
+        #expect(all.compactMap(\.sky).count == 3)
+        let fix = try #require(fixes.first)
+        #expect(fix.time == GPSTime(year: 2014, month: 5, day: 26, time: NMEATime(hour: 8, minute: 14, second: 12)))
+        #expect(fix.mode == .threeDimensional)
+        #expect(abs(fix.latitude! - 55.686593333) < 1e-9 && abs(fix.longitude! - 37.621461667) < 1e-9)
+        #expect(fix.altitudeMSL == 66.2 && fix.geoidSeparation == 14.5)
+        #expect(abs(fix.altitudeHAE! - 80.7) < 1e-9)
+        #expect(abs(fix.speed! - 0.52 * 0.514_444_44) < 1e-9 && fix.track == 301.26)
+        #expect(fixes[1].climb == 0)
+    }
+
+    @Test("satellites of several constellations merge, numbered as gpsd numbers them, used from every GSA")
+    func multiConstellationSky() throws {
+        let sky = try #require(updates(of: cycle(second: 12)).compactMap(\.sky).first)
+        #expect(sky.satellites.map(\.identity.prn) == [3, 19, 27, 13, 88, 80])
+        let glonass = sky.satellites[4]
+        #expect(glonass.identity.gnss == .glonass && glonass.identity.svid == 24)
+        #expect(sky.satellites.map(\.used) == [true, true, false, true, true, false])  // 27 has no signal
+        #expect(sky.usedCount == 4 && sky.visibleCount == 6)
+        #expect(sky.hdop == 4.87 && sky.pdop == 4.97 && sky.vdop == 1.0)
+    }
+
+    @Test("once learned, the cycle's last sentence sends the fix without waiting for the next cycle")
+    func learnsCycleEnd() {
+        var assembler = FixAssembler()
+        let framer = NMEAFramer(configuration: .lenient)
+        var fixesAfterEachSentence: [Int] = []
+        var fixes = 0
+        let text = cycle(second: 12) + cycle(second: 13) + cycle(second: 14) + cycle(second: 15)
+        Array(text.utf8).withUnsafeBytes { bytes in
+            framer.feed(bytes) { sentence in
+                assembler.add(sentence) { if case .fix = $0 { fixes += 1 } }
+                fixesAfterEachSentence.append(fixes)
+            }
+        }
+        // Sentences 7, 14: the time-change rule sends cycles 1 and 2 at the next GGA (8, 15);
+        // from cycle 3 on, the ZDA that ended two cycles running sends it at once.
+        #expect(fixesAfterEachSentence[6] == 0 && fixesAfterEachSentence[7] == 1)
+        #expect(fixesAfterEachSentence[20] == 3)
+        #expect(fixesAfterEachSentence[27] == 4)
+    }
+
+    @Test("a time without a known date gives a fix without time")
+    func noDateNoTime() throws {
+        let fix = try #require(updates(of: sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,")).first?.fix)
+        #expect(fix.time == nil && fix.mode == .threeDimensional)
+    }
+
+    @Test("GGA quality 0, RMC status V and GGA from no satellites are no fix, without position")
+    func noFix() throws {
+        for text in [
+            sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,0,5,4.87,66.2,M,14.5,M,,"),
+            sentence("$GPRMC,081412.000,V,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,N"),
+            sentence("$GPGGA,194050.00,4221.8237733,N,07101.9411707,W,1,00,3.3,10.835,M,-33.320,M,,"),
+        ] {
+            let fix = try #require(updates(of: text).first?.fix)
+            #expect(fix.mode == .noFix && fix.latitude == nil, "\(text)")
+        }
+    }
+
+    @Test("a log header's date sets the century, and the rollover rule moves a lost era forward")
+    func datesAndRollover() throws {
+        let rmc = sentence("$GPRMC,000345.03,A,4808.9993,N,01135.0798,E,000.1,000.0,220899,003.0,E,A")
+        let plain = try #require(updates(of: rmc).first?.fix?.time)
+        #expect(plain.year == 1999 && plain.month == 8 && plain.day == 22)
+        let corrected = try #require(updates(of: "# Date: 2019-04-07\n" + rmc).first?.fix?.time)
+        #expect(corrected.year == 2019 && corrected.month == 4 && corrected.day == 7)
+        let early = sentence("$GPRMC,000345.03,A,4808.9993,N,01135.0798,E,000.1,000.0,220801,003.0,E,A")
+        #expect(try #require(updates(of: "# Date: 1995-01-01\n" + early).first?.fix?.time).year == 2001)
+        #expect(CenturyRule(referenceYear: 1995).fullYear(1) == 2001)
+        #expect(CenturyRule(referenceYear: 2090).fullYear(1) == 2101)
+        #expect(CenturyRule().fullYear(99) == 1999 && CenturyRule().fullYear(26) == 2026)
+    }
+
+    @Test("calendar days convert both ways")
+    func calendar() {
+        let time = NMEATime(hour: 0, minute: 0, second: 0)
+        for days in stride(from: -800_000, through: 800_000, by: 997) {
+            let date = GPSTime(daysSince1970: days, time: time)
+            #expect(date.daysSince1970 == days)
+        }
+        #expect(GPSTime(year: 2000, month: 2, day: 29, time: time).daysSince1970 == 11_016)
+    }
+
+    @Test("NMEA 4.11 signals map to gpsd's sigid; a GSV group keys on its first sentence's signal")
+    func signals() throws {
+        let text = [
+            sentence("$GPGSV,2,1,05,02,25,260,39,04,15,092,27,05,,,14,06,12,215,45"),
+            sentence("$GPGSV,2,2,05,06,,,40,8"),
+            sentence("$GAGSV,1,1,01,07,11,134,11,7"),
+            sentence("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A"),
+        ].joined()
+        let sky = try #require(updates(of: text).compactMap(\.sky).first)
+        #expect(sky.satellites.map(\.identity.prn) == [2, 4, 5, 6, 6, 307])
+        #expect(sky.satellites.map(\.signal) == [nil, nil, nil, nil, 7, 4])
+        #expect(sky.satellites[2].elevation == nil && sky.satellites[2].snr == 14)
+    }
+
+    @Test("gpsd's satellite numbering", arguments: [
+        (3, "GP", nil, 3, GNSS.gps, 3), (40, "GP", nil, 40, .sbas, 127), (70, "GN", nil, 70, .glonass, 6),
+        (5, "GL", nil, 69, .glonass, 5), (12, "GA", nil, 312, .galileo, 12), (21, "GB", nil, 421, .beidou, 21),
+        (219, "BD", nil, 419, .beidou, 19), (2, "QZ", nil, 194, .qzss, 2), (8, "GN", 4, 408, .beidou, 8),
+        (3, "GN", 3, 303, .galileo, 3), (193, "GP", nil, 193, .qzss, 1), (102, "GA", nil, 302, .galileo, 2),
+    ] as [(Int, String, Int?, Int, GNSS, Int)])
+    func numbering(id: Int, talker: String, system: Int?, prn: Int, gnss: GNSS, svid: Int) throws {
+        let talker = Talker(UInt16(talker.utf8.first!) << 8 | UInt16(talker.utf8.last!))
+        let identity = try #require(SatelliteIdentity(nmeaID: id, talker: talker, system: system.flatMap(GNSS.init(nmeaSystemID:))))
+        #expect(identity == SatelliteIdentity(prn: prn, gnss: gnss, svid: svid))
+    }
+}

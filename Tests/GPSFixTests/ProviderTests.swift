@@ -1,0 +1,150 @@
+import GPSFix
+import NMEA
+import Synchronization
+import Testing
+
+/// A clock the test moves by hand: sleepers wake when `advance(by:)` passes their deadline.
+final class ManualClock: Clock, @unchecked Sendable {
+    struct Instant: InstantProtocol {
+        var offset: Duration
+        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        func duration(to other: Instant) -> Duration { other.offset - offset }
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
+    }
+
+    private struct Sleeper {
+        var id: Int
+        var deadline: Instant
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now = Instant(offset: .zero)
+        var sleepers: [Sleeper] = []
+        var nextID = 0
+    }
+
+    private let state = Mutex(State())
+    var now: Instant { state.withLock { $0.now } }
+    var minimumResolution: Duration { .zero }
+    /// How many tasks are asleep on this clock.
+    var sleeping: Int { state.withLock { $0.sleepers.count } }
+
+    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let wakeNow = state.withLock { state -> Bool in
+                    if deadline <= state.now || Task.isCancelled { return true }
+                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
+                    return false
+                }
+                if wakeNow { continuation.resume() }
+            }
+        } onCancel: {
+            let cancelled = state.withLock { state -> Sleeper? in
+                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.sleepers.remove(at: index)
+            }
+            cancelled?.continuation.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
+    }
+
+    func advance(by duration: Duration) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now = state.now.advanced(by: duration)
+            let due = state.sleepers.filter { $0.deadline <= state.now }
+            state.sleepers.removeAll { $0.deadline <= state.now }
+            return due
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+}
+
+/// A byte source that replays scripted sessions: each call to `chunks()` plays the next
+/// one, which either ends, fails, or stays open without data (a silent device).
+final class ScriptedSource: ByteSource {
+    enum Ending: Sendable { case finish, fail, hang }
+    struct DeviceGone: Error {}
+
+    let name = "/dev/scripted"
+    let sessions: [([UInt8], Ending)]
+    private let calls = Mutex(0)
+
+    init(_ sessions: [([UInt8], Ending)]) { self.sessions = sessions }
+
+    func chunks() -> AsyncThrowingStream<[UInt8], any Error> {
+        let index = calls.withLock { calls in defer { calls += 1 }; return calls }
+        let (bytes, ending) = index < sessions.count ? sessions[index] : ([], .hang)
+        return AsyncThrowingStream { continuation in
+            if !bytes.isEmpty { continuation.yield(bytes) }
+            switch ending {
+            case .finish: continuation.finish()
+            case .fail: continuation.finish(throwing: DeviceGone())
+            case .hang: break
+            }
+        }
+    }
+}
+
+@Suite("NMEA location provider")
+struct ProviderTests {
+    let cycle = Array(
+        (sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,")
+            + sentence("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A")).utf8)
+
+    @Test("a source that falls silent decays to no fix after the timeout, told by a device event")
+    func silenceDecays() async throws {
+        let clock = ManualClock()
+        let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .hang)]), clock: clock, silenceTimeout: .seconds(2))
+        var iterator = provider.updates().makeAsyncIterator()
+        #expect(await iterator.next() == .device(DeviceEvent(device: "/dev/scripted", kind: .activated)))
+        // The cycle is open until its end is known: no fix yet, nothing until the clock moves.
+        while clock.sleeping == 0 { await Task.yield() }
+        for _ in 0..<3 {
+            clock.advance(by: .seconds(1))
+            while clock.sleeping == 0 { await Task.yield() }
+        }
+        var noFix = Fix()
+        noFix.mode = .noFix
+        #expect(await iterator.next() == .fix(noFix))
+        #expect(await iterator.next() == .device(DeviceEvent(device: "/dev/scripted", kind: .silent)))
+    }
+
+    @Test("a failing source is reported lost, reopened after a backoff, and reported recovered")
+    func reopensLostSource() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource([(cycle, .fail), ([], .fail), (cycle, .finish)])
+        let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(60))
+        let collected = Task {
+            var events: [DeviceEvent.Kind] = []
+            for await update in provider.updates() { if case .device(let event) = update { events.append(event.kind) } }
+            return events
+        }
+        for _ in 0..<50 {
+            await Task.yield()
+            clock.advance(by: .milliseconds(100))
+        }
+        let events = await collected.value
+        #expect(events.count == 3)
+        #expect(events.first == .activated && events.last == .recovered)
+        if case .lost(let reason) = events[1] { #expect(reason.contains("DeviceGone")) } else { Issue.record("no lost event") }
+    }
+
+    @Test("with sentence forwarding on, every accepted sentence is passed on as received")
+    func forwardsSentences() async {
+        let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .finish)]), forwardsSentences: true)
+        var sentences: [String] = []
+        var fixes = 0
+        for await update in provider.updates() {
+            if case .sentence(let line) = update { sentences.append(String(decoding: line, as: UTF8.self)) }
+            if case .fix = update { fixes += 1 }
+        }
+        #expect(sentences.count == 2 && sentences[0].hasPrefix("$GPGGA,081412.000") && sentences[1].hasSuffix("*") == false)
+        #expect(fixes == 1)
+    }
+}
