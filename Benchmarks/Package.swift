@@ -19,6 +19,7 @@ let package = Package(
             name: "ParserBenchmark",
             dependencies: [
                 .product(name: "NMEA", package: project),
+                .product(name: "GPSFix", package: project),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),

@@ -11,15 +11,23 @@ public struct JSONWriter {
 
     /// Starts a report of `reportClass` (`"TPV"`), reserving room for a typical report.
     public init(class reportClass: StaticString, capacity: Int = 256) {
-        bytes = []
+        self.init(class: reportClass, appendingTo: [])
         bytes.reserveCapacity(capacity)
+    }
+
+    /// Starts a report at the end of `buffer`, so that many reports can be written into
+    /// one buffer without copying each.
+    public init(class reportClass: StaticString, appendingTo buffer: [UInt8]) {
+        bytes = buffer
         bytes.append(UInt8(ascii: "{"))
         field("class", string: reportClass)
     }
 
     /// Ends the object and the line; the bytes are then one complete report.
     public mutating func finish() -> [UInt8] {
-        bytes.append(contentsOf: [UInt8(ascii: "}"), 13, 10])
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(13)
+        bytes.append(10)
         return bytes
     }
 
@@ -29,7 +37,8 @@ public struct JSONWriter {
         needsComma = true
         bytes.append(UInt8(ascii: "\""))
         append(name)
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     public mutating func field(_ name: StaticString, string: StaticString) {
@@ -65,17 +74,11 @@ public struct JSONWriter {
     /// An object or array value written by `body`; the writer starts it and closes it.
     public mutating func nested(_ name: StaticString?, open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
         if let name { key(name) } else if needsComma { bytes.append(UInt8(ascii: ",")) }
-        needsComma = true
         bytes.append(open)
-        var inner = JSONWriter(continuing: bytes)
-        bytes = []
-        body(&inner)
-        bytes = inner.bytes
+        needsComma = false
+        body(&self)
         bytes.append(close)
-    }
-
-    private init(continuing bytes: [UInt8]) {
-        self.bytes = bytes
+        needsComma = true
     }
 
     /// Appends one byte as it is, for callers that build a value themselves.
@@ -83,8 +86,10 @@ public struct JSONWriter {
         bytes.append(byte)
     }
 
+    /// Field names are a few bytes: a loop beats a call to memmove.
     private mutating func append(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        let start = text.utf8Start
+        for index in 0..<text.utf8CodeUnitCount { bytes.append(start[index]) }
     }
 
     private mutating func appendQuoted(_ text: String) {
@@ -113,18 +118,18 @@ public struct JSONWriter {
     }
 
     private mutating func appendDigits(_ value: UInt, minimumDigits: Int) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
+        var divisor: UInt = 1
+        var digits = 1
+        while divisor <= value / 10 {
+            divisor *= 10
+            digits += 1
+        }
+        for _ in digits..<max(digits, minimumDigits) { bytes.append(UInt8(ascii: "0")) }
         var remaining = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
-                remaining /= 10
-                count += 1
-            } while remaining > 0 || count < minimumDigits
-            bytes.append(contentsOf: buffer[(20 - count)...])
+        while divisor > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining / divisor))
+            remaining %= divisor
+            divisor /= 10
         }
     }
 

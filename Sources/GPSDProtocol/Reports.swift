@@ -10,7 +10,15 @@ import GPSFix
 public enum GPSDReport {
     /// The TPV report for `fix`.
     public static func tpv(_ fix: Fix, device: String?) -> [UInt8] {
-        var json = JSONWriter(class: "TPV")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        tpv(fix, device: device, appendingTo: &bytes)
+        return bytes
+    }
+
+    /// Appends the TPV report for `fix` to `buffer`.
+    public static func tpv(_ fix: Fix, device: String?, appendingTo buffer: inout [UInt8]) {
+        var json = JSONWriter(class: "TPV", appendingTo: take(&buffer))
         if let device { json.field("device", string: device) }
         if fix.status.rawValue >= FixStatus.differential.rawValue { json.field("status", fix.status.rawValue) }
         json.field("mode", fix.mode.rawValue)
@@ -28,13 +36,21 @@ public enum GPSDReport {
         json.field("geoidSep", fix.geoidSeparation, decimals: 3)
         json.field("eph", fix.horizontalError, decimals: 3)
         json.field("sep", fix.sphericalError, decimals: 3)
-        return json.finish()
+        buffer = json.finish()
     }
 
     /// The SKY report for `sky`. Unlike gpsd 3.22, it carries the cycle's `time`, so that
     /// a client can tell which fix it belongs to.
     public static func sky(_ sky: SkyView, device: String?) -> [UInt8] {
-        var json = JSONWriter(class: "SKY", capacity: 128 + 96 * sky.satellites.count)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128 + 96 * sky.satellites.count)
+        self.sky(sky, device: device, appendingTo: &bytes)
+        return bytes
+    }
+
+    /// Appends the SKY report for `sky` to `buffer`.
+    public static func sky(_ sky: SkyView, device: String?, appendingTo buffer: inout [UInt8]) {
+        var json = JSONWriter(class: "SKY", appendingTo: take(&buffer))
         if let device { json.field("device", string: device) }
         if let time = sky.time { json.time("time", time) }
         json.field("vdop", sky.vdop, decimals: 2)
@@ -59,12 +75,19 @@ public enum GPSDReport {
                 }
             }
         }
-        return json.finish()
+        buffer = json.finish()
     }
 
     /// The GST report for `estimate`.
     public static func gst(_ estimate: ErrorEstimate, device: String?) -> [UInt8] {
-        var json = JSONWriter(class: "GST")
+        var bytes: [UInt8] = []
+        gst(estimate, device: device, appendingTo: &bytes)
+        return bytes
+    }
+
+    /// Appends the GST report for `estimate` to `buffer`.
+    public static func gst(_ estimate: ErrorEstimate, device: String?, appendingTo buffer: inout [UInt8]) {
+        var json = JSONWriter(class: "GST", appendingTo: take(&buffer))
         if let device { json.field("device", string: device) }
         if let time = estimate.time { json.time("time", time) }
         json.field("rms", estimate.rangeRMS, decimals: 3)
@@ -74,18 +97,33 @@ public enum GPSDReport {
         json.field("lat", estimate.latitudeError, decimals: 3)
         json.field("lon", estimate.longitudeError, decimals: 3)
         json.field("alt", estimate.altitudeError, decimals: 3)
-        return json.finish()
+        buffer = json.finish()
     }
 
     /// The report for any location update that has one (device events are sent as
     /// DEVICE objects by the server, which knows the device's settings).
     public static func encode(_ update: LocationUpdate, device: String?) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        return encode(update, device: device, appendingTo: &bytes) ? bytes : nil
+    }
+
+    /// Appends the report for `update` to `buffer`; returns whether it had one.
+    @discardableResult
+    public static func encode(_ update: LocationUpdate, device: String?, appendingTo buffer: inout [UInt8]) -> Bool {
         switch update {
-        case .fix(let fix): Self.tpv(fix, device: device)
-        case .sky(let view): Self.sky(view, device: device)
-        case .errorEstimate(let estimate): Self.gst(estimate, device: device)
-        case .device, .sentence: nil
+        case .fix(let fix): tpv(fix, device: device, appendingTo: &buffer)
+        case .sky(let view): sky(view, device: device, appendingTo: &buffer)
+        case .errorEstimate(let estimate): gst(estimate, device: device, appendingTo: &buffer)
+        case .device, .sentence: return false
         }
+        return true
+    }
+
+    /// Moves the array out of `buffer`, leaving it empty, so that it stays uniquely referenced.
+    private static func take(_ buffer: inout [UInt8]) -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &buffer)
+        return taken
     }
 }
 

@@ -13,35 +13,32 @@ public struct CaptureLog: Sendable {
     /// The receiver's bytes: every line that is not a comment, cookies removed.
     public var payload: [UInt8]
 
-    /// Splits `bytes` into header and payload.
+    /// Splits `bytes` into header and payload, copying the payload in as few runs as the
+    /// comment lines allow.
     public init(_ bytes: [UInt8]) {
         header = []
-        var lines: [ArraySlice<UInt8>] = []
-        var lineStart = 0
-        for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
-            lines.append(bytes[lineStart...index])
-            lineStart = index + 1
-        }
-        if lineStart < bytes.count { lines.append(bytes[lineStart...]) }
-        var data: [ArraySlice<UInt8>] = []
-        for line in lines {
-            if line.first == UInt8(ascii: "#") {
-                let text = String(decoding: line.dropFirst(), as: UTF8.self)
-                    .trimmingCharacters(in: " \t\r\n")
-                if let colon = text.firstIndex(of: ":") {
-                    header.append(
-                        (String(text[..<colon]).trimmingCharacters(in: " \t"),
-                         String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")))
-                }
-            } else {
-                data.append(line)
-            }
-        }
-        let cookie = header.first { $0.key == "Delay-Cookie" }?.value.utf8.first
         payload = []
         payload.reserveCapacity(bytes.count)
-        for line in data {
-            if let cookie { payload.append(contentsOf: line.lazy.filter { $0 != cookie }) } else { payload.append(contentsOf: line) }
+        var comments: [Range<Int>] = []
+        var lineStart = 0
+        while lineStart < bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count
+            if bytes[lineStart] == UInt8(ascii: "#") { comments.append(lineStart..<lineEnd) }
+            lineStart = lineEnd
+        }
+        for comment in comments {
+            let text = String(decoding: bytes[comment].dropFirst(), as: UTF8.self).trimmingCharacters(in: " \t\r\n")
+            guard let colon = text.firstIndex(of: ":") else { continue }
+            header.append(
+                (String(text[..<colon]).trimmingCharacters(in: " \t"),
+                 String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")))
+        }
+        let cookie = header.first { $0.key == "Delay-Cookie" }?.value.utf8.first
+        var start = 0
+        for comment in comments + [bytes.count..<bytes.count] {
+            let run = bytes[start..<comment.lowerBound]
+            if let cookie { payload.append(contentsOf: run.lazy.filter { $0 != cookie }) } else { payload.append(contentsOf: run) }
+            start = comment.upperBound
         }
     }
 

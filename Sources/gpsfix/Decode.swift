@@ -43,9 +43,7 @@ struct Decode: ParsableCommand {
             let log = CaptureLog(bytes)
             let decoder = NMEAStreamDecoder(
                 for: log, framing: .init(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional))
-            let emit: (LocationUpdate) -> Void = { update in
-                if let report = GPSDReport.encode(update, device: device) { output.write(report) }
-            }
+            let emit: (LocationUpdate) -> Void = { update in output.write(update, device: device) }
             log.payload.withUnsafeBytes { payload in
                 var offset = 0
                 while offset < payload.count {
@@ -83,8 +81,9 @@ struct Decode: ParsableCommand {
 struct ReportWriter {
     private var buffer: [UInt8] = []
 
-    mutating func write(_ report: [UInt8]) {
-        buffer.append(contentsOf: report)
+    /// Encodes the report for `update` straight into the buffer.
+    mutating func write(_ update: LocationUpdate, device: String?) {
+        GPSDReport.encode(update, device: device, appendingTo: &buffer)
         if buffer.count >= 1 << 16 { flush() }
     }
 

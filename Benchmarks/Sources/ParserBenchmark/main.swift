@@ -3,6 +3,7 @@
 // run, with allocations counted by the preloaded malloc interposer.
 
 import Foundation
+import GPSFix
 import MallocInterposerSwift
 import NMEA
 
@@ -10,6 +11,7 @@ struct Options {
     var sentences = 1_000_000
     var repetitions = 7
     var chunkSize = 4096
+    var corpusOutput: String?
     var corpus = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -23,6 +25,7 @@ struct Options {
             case "--repetitions": repetitions = Int(iterator.next() ?? "") ?? repetitions
             case "--chunk": chunkSize = Int(iterator.next() ?? "") ?? chunkSize
             case "--corpus": corpus = URL(fileURLWithPath: iterator.next() ?? corpus.path)
+            case "--write-corpus": corpusOutput = iterator.next()
             default:
                 FileHandle.standardError.write("unknown option \(argument)\n".data(using: .utf8)!)
                 exit(2)
@@ -138,6 +141,11 @@ guard interposerIsActive() else {
     exit(1)
 }
 let (corpus, sentenceCount) = try buildCorpus(from: options.corpus, count: options.sentences)
+if let path = options.corpusOutput {
+    try Data(corpus).write(to: URL(fileURLWithPath: path))
+    print("wrote \(sentenceCount) sentences, \(corpus.count) bytes to \(path)")
+    exit(0)
+}
 print("corpus: \(sentenceCount) sentences, \(corpus.count) bytes, fed in \(options.chunkSize)-byte chunks")
 
 var sink = 0
@@ -161,7 +169,24 @@ let full = measure("full: frame + decode into typed values", repetitions: option
 }
 precondition(statistics.sentences == sentenceCount, "the full parse framed \(statistics.sentences) sentences")
 
-for result in [floor, full] {
+var cycles = 0
+let assembled = measure("assemble: frame + decode + fixes per cycle", repetitions: options.repetitions, sentences: sentenceCount) {
+    let decoder = NMEAStreamDecoder()
+    var fixes = 0
+    let emit: (LocationUpdate) -> Void = { update in if case .fix = update { fixes += 1 } }
+    corpus.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let end = min(offset + options.chunkSize, buffer.count)
+            decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[offset..<end]), emit)
+            offset = end
+        }
+    }
+    decoder.finish(emit)
+    cycles = fixes
+}
+
+for result in [floor, full, assembled] {
     print(
         result.name.padding(toLength: 42, withPad: " ", startingAt: 0),
         String(format: "%6.2f M sentences/s  %6.1f ns/sentence  %d mallocs (%.6f per sentence)",
@@ -170,4 +195,5 @@ for result in [floor, full] {
 }
 print(String(format: "full / floor time ratio: %.2f", full.bestSeconds / floor.bestSeconds))
 print("sentences with a malformed field (counted, not fatal): \(decodeErrors)")
+print("cycles assembled: \(cycles) (mallocs above include the decoder's setup and its first growth)")
 print("(sink \(sink & 0xF))")
