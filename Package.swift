@@ -18,18 +18,23 @@ let package = Package(
         .target(name: "NMEA"),
         // Fixes and sky views from sentences: the assembler, the value types, the provider seam.
         .target(name: "GPSFix", dependencies: ["NMEA"]),
+        // Every way bytes reach the parser: serial ports, pseudo-terminals, files, gpsd.
+        .target(name: "GPSFixDevices", dependencies: ["GPSFix", "CLibGPS"]),
+        // libgps, for reading from a running gpsd (Debian: libgps-dev).
+        .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // gpsd's JSON protocol: reports encoded once into bytes, and client commands.
         .target(name: "GPSDProtocol", dependencies: ["GPSFix"]),
         // The companion tool: decode, and (with the devices) replay, record, watch, poll.
         .executableTarget(
             name: "gpsfix",
             dependencies: [
-                "NMEA", "GPSFix", "GPSDProtocol",
+                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA"]),
         .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol"]),
+        .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
     ],
     swiftLanguageModes: [.v6]
 )

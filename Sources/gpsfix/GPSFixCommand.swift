@@ -1,10 +1,10 @@
 import ArgumentParser
 
 @main
-struct GPSFixCommand: ParsableCommand {
+struct GPSFixCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gpsfix",
-        abstract: "The companion tool of gpsfixd: decode NMEA logs to gpsd JSON.",
-        subcommands: [Decode.self]
+        abstract: "The companion tool of gpsfixd: decode NMEA logs, replay them as a fake serial GPS.",
+        subcommands: [Decode.self, Replay.self]
     )
 }

@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why a device could not be opened or read, saying what to do about it.
+public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The path does not exist (unplugged, or a wrong name).
+    case notFound(path: String)
+    /// The process may not open the device.
+    case permissionDenied(path: String)
+    /// Another process holds the port exclusively.
+    case busy(path: String)
+    /// The device went away while being read (unplugged, hang-up, pty master closed).
+    case vanished(path: String)
+    /// A speed the port does not support.
+    case unsupportedSpeed(Int)
+    /// Any other system error, with the call that failed.
+    case system(path: String, call: String, errno: Int32)
+
+    public var description: String {
+        switch self {
+        case .notFound(let path):
+            "\(path) does not exist: check the device is plugged in, or name it by its /dev/serial/by-id link"
+        case .permissionDenied(let path):
+            "Permission denied on \(path): add the service user to the dialout group"
+        case .busy(let path):
+            "\(path) is held by another process (gpsd, ModemManager, a terminal): stop it or choose another port"
+        case .vanished(let path):
+            "\(path) went away"
+        case .unsupportedSpeed(let speed):
+            "\(speed) bps is not a supported serial speed"
+        case .system(let path, let call, let errno):
+            "\(call) on \(path) failed: \(String(cString: strerror(errno)))"
+        }
+    }
+
+    /// The error for a failed `call` on `path`, from `errno`.
+    static func from(errno code: Int32, path: String, call: String) -> DeviceError {
+        switch code {
+        case ENOENT, ENODEV, ENXIO: .notFound(path: path)
+        case EACCES, EPERM: .permissionDenied(path: path)
+        case EBUSY: .busy(path: path)
+        case EIO, EBADF: .vanished(path: path)
+        default: .system(path: path, call: call, errno: code)
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// Reads a file descriptor on a thread of its own and hands the chunks to an async stream.
+///
+/// Serial and pty reads block, so each open device gets one thread that waits in
+/// `poll()` with a short timeout (to notice cancellation) and reads what arrives. The
+/// thread owns the descriptor and closes it, through `onClose`, when reading ends.
+enum FileDescriptorReader {
+    /// Reads `descriptor` until end of file (finishes), a hang-up or error (throws
+    /// ``DeviceError/vanished(path:)``), or the consumer's cancellation.
+    static func chunks(
+        of descriptor: Int32, path: String, endOfFileIsVanishing: Bool, onClose: @escaping @Sendable () -> Void
+    ) -> AsyncThrowingStream<[UInt8], any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        let state = SendableFlag()
+        continuation.onTermination = { _ in state.set() }
+        let thread = Thread {
+            defer { onClose() }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !state.isSet {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&poller, 1, 200)
+                if ready < 0 {
+                    if errno == EINTR { continue }
+                    continuation.finish(throwing: DeviceError.from(errno: errno, path: path, call: "poll"))
+                    return
+                }
+                if ready == 0 { continue }
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    continuation.yield(Array(buffer[0..<count]))
+                } else if count == 0 || poller.revents & Int16(POLLHUP | POLLERR) != 0 {
+                    if endOfFileIsVanishing {
+                        continuation.finish(throwing: DeviceError.vanished(path: path))
+                    } else {
+                        continuation.finish()
+                    }
+                    return
+                } else if errno != EINTR && errno != EAGAIN {
+                    continuation.finish(throwing: DeviceError.from(errno: errno, path: path, call: "read"))
+                    return
+                }
+            }
+            continuation.finish()
+        }
+        thread.start()
+        return stream
+    }
+}
+
+/// A flag set once, from any thread.
+final class SendableFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
+}

@@ -1,0 +1,54 @@
+import ArgumentParser
+import Foundation
+import GPSFix
+import GPSFixDevices
+
+/// `gpsfix replay`: a recorded log played into a pseudo-terminal, a fake serial GPS.
+struct Replay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Replay an NMEA log through a pseudo-terminal, as a fake serial GPS.",
+        discussion: """
+            Prints the pseudo-terminal's path; any program that reads a serial GPS (gpsfixd, \
+            gpsd) can open it. Cycles are paced by the sentences' own UTC times, one per \
+            second at real time, like gpsfake.
+            """
+    )
+
+    @Argument(help: "The NMEA log to play.")
+    var log: String
+
+    @Option(help: "Also make this path a symbolic link to the pseudo-terminal.")
+    var link: String?
+
+    @Option(help: "Play N times faster than real time.")
+    var speed: Double = 1
+
+    @Flag(help: "Play at real time (the default; the same as --speed 1).")
+    var realtime = false
+
+    @Flag(help: "Write the whole log without pausing.")
+    var asFastAsPossible = false
+
+    @Flag(help: "Start again from the beginning at the end of the log.")
+    var loop = false
+
+    func validate() throws {
+        guard speed > 0 else { throw ValidationError("--speed must be positive") }
+        guard !(realtime && asFastAsPossible) else { throw ValidationError("--realtime and --as-fast-as-possible exclude each other") }
+    }
+
+    func run() async throws {
+        let capture = try FileSource(path: log).load()
+        let replayer = Replayer(log: capture, speed: asFastAsPossible ? nil : realtime ? 1 : speed)
+        let terminal = try PseudoTerminal()
+        if let link {
+            try? FileManager.default.removeItem(atPath: link)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+        }
+        FileHandle.standardOutput.write(Data((terminal.path + "\n").utf8))
+        defer { if let link { try? FileManager.default.removeItem(atPath: link) } }
+        try await replayer.play(into: terminal, loop: loop)
+        // Give a reader time to drain the pty before it closes.
+        try await Task.sleep(for: .milliseconds(500))
+    }
+}
