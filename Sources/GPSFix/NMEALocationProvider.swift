@@ -55,25 +55,22 @@ public struct NMEALocationProvider: LocationProvider {
 
     private func read(_ continuation: AsyncStream<LocationUpdate>.Continuation, _ activity: Activity) async {
         let decoder = NMEAStreamDecoder(framing: framing, centuryRule: centuryRule)
-        let name = device
-        if forwardsSentences {
-            decoder.onSentence = { sentence in continuation.yield(.sentence(Array(sentence.line))) }
+        let session = ReadingSession(device: device)
+        let forwardsSentences = self.forwardsSentences
+        // The device event goes out before anything its first sentence completes.
+        decoder.onSentence = { sentence in
+            if let event = session.takeAnnouncement() { continuation.yield(.device(event)) }
+            if forwardsSentences { continuation.yield(.sentence(Array(sentence.line))) }
         }
         let emit: (LocationUpdate) -> Void = { continuation.yield($0) }
         var backoff = Duration.milliseconds(50)
-        var lost = false
         while !Task.isCancelled {
             do {
-                var announced = false
                 for try await chunk in source.chunks() {
                     let sentencesBefore = decoder.framer.statistics.sentences
                     chunk.withUnsafeBytes { decoder.feed($0, emit) }
-                    guard decoder.framer.statistics.sentences > sentencesBefore else { continue }
-                    await activity.record()
-                    if !announced {
-                        announced = true
-                        continuation.yield(.device(DeviceEvent(device: name, kind: lost ? .recovered : .activated)))
-                        lost = false
+                    if decoder.framer.statistics.sentences > sentencesBefore {
+                        await activity.record()
                         backoff = .milliseconds(50)
                     }
                 }
@@ -82,10 +79,7 @@ public struct NMEALocationProvider: LocationProvider {
             } catch {
                 if Task.isCancelled { return }
                 decoder.resetFraming()
-                if !lost {
-                    continuation.yield(.device(DeviceEvent(device: name, kind: .lost(reason: "\(error)"))))
-                    lost = true
-                }
+                if let event = session.lose(reason: "\(error)") { continuation.yield(.device(event)) }
                 try? await clock.sleep(for: backoff)
                 backoff = min(backoff * 2, maximumBackoff)
             }
@@ -129,5 +123,33 @@ private actor Activity {
     func takeRecent() -> Bool {
         defer { recent = false }
         return recent
+    }
+}
+
+/// The device events of one provider's reading: activated or recovered once per opening
+/// that yields a sentence, lost once per failure. Used by the reading task alone.
+private final class ReadingSession: @unchecked Sendable {
+    private let device: String
+    private var announced = false
+    private var lost = false
+
+    init(device: String) {
+        self.device = device
+    }
+
+    /// The event to send with the first sentence after opening, once.
+    func takeAnnouncement() -> DeviceEvent? {
+        guard !announced else { return nil }
+        announced = true
+        defer { lost = false }
+        return DeviceEvent(device: device, kind: lost ? .recovered : .activated)
+    }
+
+    /// The event for a failure, unless the device was already lost.
+    func lose(reason: String) -> DeviceEvent? {
+        announced = false
+        guard !lost else { return nil }
+        lost = true
+        return DeviceEvent(device: device, kind: .lost(reason: reason))
     }
 }

@@ -1,0 +1,121 @@
+import Foundation
+import GPSFix
+import GPSFixDevices
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Devices", .serialized)
+struct DeviceTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("fixtures")
+
+    func collect(_ provider: NMEALocationProvider, until done: @escaping @Sendable ([LocationUpdate]) -> Bool) async -> [LocationUpdate] {
+        var updates: [LocationUpdate] = []
+        for await update in provider.updates() {
+            updates.append(update)
+            if done(updates) { break }
+        }
+        return updates
+    }
+
+    @Test("a fixture written into a pseudo-terminal and read through SerialPort gives the fixes FileSource gives")
+    func ptyMatchesFile() async throws {
+        let path = Self.fixtures.appendingPathComponent("glonass-fix.nmea").path
+        let fromFile = await collect(NMEALocationProvider(source: FileSource(path: path))) { _ in false }
+        let expectedFixes = fromFile.compactMap { if case .fix(let fix) = $0 { fix } else { nil } }
+        #expect(expectedFixes.count == 5)
+
+        let terminal = try PseudoTerminal()
+        let provider = NMEALocationProvider(source: SerialPort(path: terminal.path, settings: SerialSettings(speed: 38400)))
+        let reading = Task {
+            await collect(provider) { updates in updates.filter { if case .fix = $0 { true } else { false } }.count >= 4 }
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let replayer = Replayer(log: try FileSource(path: path).load(), speed: nil)
+        try await replayer.play(into: terminal, loop: false)
+        let fromPty = await reading.value
+        let fixes = fromPty.compactMap { if case .fix(let fix) = $0 { fix } else { nil } }
+        // The pty stays open, so the last cycle is sent when the ending sentence is learned
+        // (from the third cycle on): the first four match exactly.
+        #expect(Array(fixes.prefix(4)) == Array(expectedFixes.prefix(4)))
+        #expect(fromPty.first == .device(DeviceEvent(device: terminal.path, kind: .activated)))
+    }
+
+    @Test("unplugging: a pty that closes mid-sentence is lost, one at the same link is read again; no descriptor leaks")
+    func unplugAndReplug() async throws {
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-unplug-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        let cycle = Array(try String(contentsOf: Self.fixtures.appendingPathComponent("glonass-fix.nmea"), encoding: .utf8)
+            .split(separator: "\n").filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
+        let descriptorsBefore = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        let provider = NMEALocationProvider(source: SerialPort(path: link), maximumBackoff: .milliseconds(200))
+        let events = Task {
+            var kinds: [DeviceEvent.Kind] = []
+            for await update in provider.updates() {
+                guard case .device(let event) = update else { continue }
+                kinds.append(event.kind)
+                if kinds.filter({ $0 == .recovered }).count == 20 { break }
+            }
+            return kinds
+        }
+        for _ in 0..<21 {
+            let terminal = try PseudoTerminal()
+            try? FileManager.default.removeItem(atPath: link)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+            try terminal.write(cycle)
+            try terminal.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
+            try await Task.sleep(for: .milliseconds(400))
+        }
+        let kinds = await events.value
+        #expect(kinds.first == .activated)
+        #expect(kinds.filter { $0 == .recovered }.count == 20)
+        #expect(kinds.filter { if case .lost = $0 { true } else { false } }.count == 20)
+        try await Task.sleep(for: .milliseconds(300))
+        let descriptorsAfter = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        #expect(descriptorsAfter <= descriptorsBefore + 2)  // the last pty's two descriptors
+    }
+
+    @Test("a missing device and one without permission give clear typed errors")
+    func openErrors() throws {
+        #expect(throws: DeviceError.notFound(path: "/dev/ttyGPSFIX-none")) { try SerialPort(path: "/dev/ttyGPSFIX-none").open() }
+        #expect(DeviceError.permissionDenied(path: "/dev/ttyUSB0").description
+            == "Permission denied on /dev/ttyUSB0: add the service user to the dialout group")
+        #expect(throws: DeviceError.self) { try SerialPort(path: "/etc/hostname").open() }
+    }
+
+    @Test("an exclusive port cannot be opened twice")
+    func exclusive() throws {
+        let terminal = try PseudoTerminal()
+        let port = SerialPort(path: terminal.path)
+        let first = try port.open()
+        defer { close(first.descriptor) }
+        if getuid() == 0 {
+            // root may open a TIOCEXCL port anyway; the flag is still set for everyone else.
+            return
+        }
+        #expect(throws: DeviceError.busy(path: terminal.path)) { try port.open() }
+    }
+
+    @Test("device names parse to their sources", arguments: [
+        ("/dev/ttyUSB0", DeviceName.serial(path: "/dev/ttyUSB0")),
+        ("file:log.nmea", .file(path: "log.nmea")),
+        ("gpsd://localhost:2948/dev/ttyS0", .gpsd(host: "localhost", port: 2948, device: "/dev/ttyS0")),
+        ("gpsd://127.0.0.1", .gpsd(host: "127.0.0.1", port: 2947, device: nil)),
+    ])
+    func deviceNames(text: String, name: DeviceName) {
+        #expect(DeviceName(text) == name)
+        #expect(DeviceName("ttyUSB0") == nil)
+    }
+
+    @Test("the replayer cuts a log into cycles paced by its times")
+    func replayPlan() throws {
+        let log = try FileSource(path: Self.fixtures.appendingPathComponent("glonass-fix.nmea").path).load()
+        let plan = Replayer(log: log, speed: 2)
+        #expect(plan.cycles.count == 5)
+        #expect(plan.cycles.dropLast().allSatisfy { $0.pause == .milliseconds(500) })
+        #expect(plan.cycles.flatMap(\.bytes) == log.payload)
+    }
+}
