@@ -8,9 +8,13 @@ let package = Package(
         .library(name: "GPSFix", targets: ["GPSFix"]),
         .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
         .executable(name: "gpsfix", targets: ["gpsfix"]),
+        .executable(name: "gpsfixd", targets: ["gpsfixd"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
@@ -24,6 +28,29 @@ let package = Package(
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // gpsd's JSON protocol: reports encoded once into bytes, and client commands.
         .target(name: "GPSDProtocol", dependencies: ["GPSFix"]),
+        // The server: listeners, client sessions and the fan-out hub, on SwiftNIO.
+        .target(
+            name: "GPSFixServer",
+            dependencies: [
+                "GPSDProtocol", "GPSFix",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The daemon.
+        .executableTarget(
+            name: "gpsfixd",
+            dependencies: [
+                "GPSFixServer", "GPSFixDevices", "GPSFix",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The demo receiver: a capture from gpsd's regression suite (BSD licence, see
+            // fixtures/gpsd/COPYING), embedded so that --demo needs no file at run time.
+            resources: [.embedInCode("demo.nmea")]
+        ),
         // The companion tool: decode, and (with the devices) replay, record, watch, poll.
         .executableTarget(
             name: "gpsfix",

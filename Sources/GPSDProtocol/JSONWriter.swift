@@ -9,6 +9,11 @@ public struct JSONWriter {
     public private(set) var bytes: [UInt8]
     private var needsComma = false
 
+    /// An empty writer, for values written outside a report.
+    init() {
+        bytes = []
+    }
+
     /// Starts a report of `reportClass` (`"TPV"`), reserving room for a typical report.
     public init(class reportClass: StaticString, capacity: Int = 256) {
         self.init(class: reportClass, appendingTo: [])

@@ -127,11 +127,25 @@ public enum GPSDReport {
     }
 }
 
+extension GPSTime {
+    /// The time as gpsd writes it: ISO 8601, UTC, milliseconds (`2010-06-03T14:52:45.000Z`).
+    public var iso8601: String {
+        var writer = JSONWriter()
+        writer.appendISO8601(self)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+}
+
 extension JSONWriter {
     /// An ISO 8601 UTC time with milliseconds, as gpsd writes it: `2010-06-03T14:52:45.000Z`.
     public mutating func time(_ name: StaticString, _ time: GPSTime) {
         key(name)
         appendByte(UInt8(ascii: "\""))
+        appendISO8601(time)
+        appendByte(UInt8(ascii: "\""))
+    }
+
+    mutating func appendISO8601(_ time: GPSTime) {
         appendInteger(time.year, minimumDigits: 4)
         appendByte(UInt8(ascii: "-"))
         appendInteger(time.month, minimumDigits: 2)
@@ -146,6 +160,5 @@ extension JSONWriter {
         appendByte(UInt8(ascii: "."))
         appendInteger(Int(time.time.nanosecond / 1_000_000), minimumDigits: 3)
         appendByte(UInt8(ascii: "Z"))
-        appendByte(UInt8(ascii: "\""))
     }
 }

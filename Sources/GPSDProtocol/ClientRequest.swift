@@ -1,0 +1,202 @@
+/// One request from a gpsd client: `?NAME;` or `?NAME={json}`, parsed.
+public enum ClientRequest: Equatable, Sendable {
+    case version
+    case devices
+    /// `?WATCH;` reports the current settings; `?WATCH={...}` changes them first.
+    case watch(WatchRequest?)
+    case poll
+    /// `?DEVICE;` reports the device; `?DEVICE={...}` names one (and would set it).
+    case device(DeviceRequest?)
+    /// Anything else, answered with an ERROR naming it.
+    case unrecognized(String)
+
+    /// The requests on one line, in order.
+    ///
+    /// As gpsd does: a line that does not start with `?` is ignored; several requests may
+    /// share a line, separated by optional spaces; a bare `?NAME` needs its `;`, but after
+    /// a JSON argument the `;` is optional (the Python module, gpscsv and gpsmon leave it
+    /// out). The first malformed request ends the line with an ``unrecognized`` naming it.
+    public static func parse(line: some Collection<UInt8>) -> [ClientRequest] {
+        let bytes = Array(line)
+        var index = 0
+        var requests: [ClientRequest] = []
+        while true {
+            while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
+            guard index < bytes.count else { break }
+            guard bytes[index] == UInt8(ascii: "?") else {
+                if requests.isEmpty && index == 0 { return [] }
+                requests.append(.unrecognized(String(decoding: bytes[index...], as: UTF8.self)))
+                break
+            }
+            let start = index
+            index += 1
+            let nameStart = index
+            while index < bytes.count, (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[index]) { index += 1 }
+            let name = String(decoding: bytes[nameStart..<index], as: UTF8.self)
+            var argument: JSONObject?
+            if index < bytes.count, bytes[index] == UInt8(ascii: "=") {
+                guard let (object, end) = JSONObject.parse(bytes, from: index + 1) else {
+                    requests.append(.unrecognized(String(decoding: bytes[start...], as: UTF8.self)))
+                    break
+                }
+                argument = object
+                index = end
+                if index < bytes.count, bytes[index] == UInt8(ascii: ";") { index += 1 }
+            } else if index < bytes.count, bytes[index] == UInt8(ascii: ";") {
+                index += 1
+            } else {
+                requests.append(.unrecognized(String(decoding: bytes[start...], as: UTF8.self)))
+                break
+            }
+            let text = String(decoding: bytes[start..<index], as: UTF8.self)
+            switch (name, argument) {
+            case ("VERSION", nil): requests.append(.version)
+            case ("DEVICES", nil): requests.append(.devices)
+            case ("POLL", nil): requests.append(.poll)
+            case ("WATCH", let object): requests.append(.watch(object.map(WatchRequest.init)))
+            case ("DEVICE", let object): requests.append(.device(object.map(DeviceRequest.init)))
+            default: requests.append(.unrecognized(text))
+            }
+        }
+        return requests
+    }
+}
+
+/// The options of `?WATCH={...}`; each is `nil` when the request leaves it as it is.
+public struct WatchRequest: Equatable, Sendable {
+    public var enable: Bool?
+    public var json: Bool?
+    public var nmea: Bool?
+    public var raw: Int?
+    public var scaled: Bool?
+    public var split24: Bool?
+    public var pps: Bool?
+    public var timing: Bool?
+    public var device: String?
+
+    public init(_ object: JSONObject) {
+        enable = object.bool("enable")
+        json = object.bool("json")
+        nmea = object.bool("nmea")
+        raw = object.int("raw")
+        scaled = object.bool("scaled")
+        split24 = object.bool("split24")
+        pps = object.bool("pps")
+        timing = object.bool("timing")
+        device = object.string("device")
+    }
+}
+
+/// The options of `?DEVICE={...}`.
+public struct DeviceRequest: Equatable, Sendable {
+    public var path: String?
+    /// Whether the request asks to change a setting (speed, framing, cycle, mode).
+    public var changesSettings: Bool
+
+    public init(_ object: JSONObject) {
+        path = object.string("path")
+        changesSettings = ["bps", "parity", "stopbits", "native", "cycle"].contains { object.values[$0] != nil }
+    }
+}
+
+/// A flat JSON object, as gpsd's requests carry: strings, numbers, booleans, null.
+public struct JSONObject: Equatable, Sendable {
+    public enum Value: Equatable, Sendable {
+        case string(String), number(Double), bool(Bool), null
+    }
+
+    public var values: [String: Value]
+
+    public func bool(_ key: String) -> Bool? { if case .bool(let value)? = values[key] { value } else { nil } }
+    public func string(_ key: String) -> String? { if case .string(let value)? = values[key] { value } else { nil } }
+    public func int(_ key: String) -> Int? {
+        switch values[key] {
+        case .number(let value)?: Int(exactly: value)
+        case .bool(let value)?: value ? 1 : 0
+        default: nil
+        }
+    }
+
+    /// Parses an object starting at `start`; returns it and the index after its `}`.
+    static func parse(_ bytes: [UInt8], from start: Int) -> (JSONObject, Int)? {
+        var parser = Parser(bytes: bytes, index: start)
+        guard let object = parser.object() else { return nil }
+        return (object, parser.index)
+    }
+
+    private struct Parser {
+        let bytes: [UInt8]
+        var index: Int
+
+        mutating func skipSpace() {
+            while index < bytes.count, [0x20, 0x09, 0x0D, 0x0A].contains(bytes[index]) { index += 1 }
+        }
+
+        mutating func expect(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func object() -> JSONObject? {
+            guard expect(UInt8(ascii: "{")) else { return nil }
+            var values: [String: Value] = [:]
+            if expect(UInt8(ascii: "}")) { return JSONObject(values: values) }
+            repeat {
+                skipSpace()
+                guard let key = string(), expect(UInt8(ascii: ":")), let value = value() else { return nil }
+                values[key] = value
+            } while expect(UInt8(ascii: ","))
+            guard expect(UInt8(ascii: "}")) else { return nil }
+            return JSONObject(values: values)
+        }
+
+        mutating func value() -> Value? {
+            skipSpace()
+            guard index < bytes.count else { return nil }
+            switch bytes[index] {
+            case UInt8(ascii: "\""): return string().map(Value.string)
+            case UInt8(ascii: "t"): return literal("true", .bool(true))
+            case UInt8(ascii: "f"): return literal("false", .bool(false))
+            case UInt8(ascii: "n"): return literal("null", .null)
+            default:
+                let start = index
+                while index < bytes.count, "+-.eE0123456789".utf8.contains(bytes[index]) { index += 1 }
+                return Double(String(decoding: bytes[start..<index], as: UTF8.self)).map(Value.number)
+            }
+        }
+
+        mutating func literal(_ text: String, _ value: Value) -> Value? {
+            let word = Array(text.utf8)
+            guard index + word.count <= bytes.count, Array(bytes[index..<(index + word.count)]) == word else { return nil }
+            index += word.count
+            return value
+        }
+
+        mutating func string() -> String? {
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
+            index += 1
+            var result: [UInt8] = []
+            while index < bytes.count {
+                let byte = bytes[index]
+                index += 1
+                switch byte {
+                case UInt8(ascii: "\""): return String(decoding: result, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    guard index < bytes.count else { return nil }
+                    let escaped = bytes[index]
+                    index += 1
+                    switch escaped {
+                    case UInt8(ascii: "n"): result.append(0x0A)
+                    case UInt8(ascii: "t"): result.append(0x09)
+                    case UInt8(ascii: "r"): result.append(0x0D)
+                    default: result.append(escaped)
+                    }
+                default: result.append(byte)
+                }
+            }
+            return nil
+        }
+    }
+}

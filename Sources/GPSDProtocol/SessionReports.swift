@@ -1,0 +1,152 @@
+import GPSFix
+
+/// What a client session has asked to be sent: gpsd's WATCH settings.
+public struct WatchSettings: Equatable, Sendable {
+    public var enable = false
+    public var json = false
+    public var nmea = false
+    public var raw = 0
+    public var scaled = false
+    public var split24 = false
+    public var pps = false
+    public var timing = false
+    /// Only this device's reports, when set.
+    public var device: String?
+
+    public init() {}
+
+    /// Applies a request: named options change, the others stay. Enabling with neither
+    /// `json` nor `nmea` nor `raw` means JSON, as gpsd takes it.
+    public mutating func apply(_ request: WatchRequest) {
+        if let value = request.enable { enable = value }
+        if let value = request.json { json = value }
+        if let value = request.nmea { nmea = value }
+        if let value = request.raw { raw = value }
+        if let value = request.scaled { scaled = value }
+        if let value = request.split24 { split24 = value }
+        if let value = request.pps { pps = value }
+        if let value = request.timing { timing = value }
+        if let value = request.device { device = value }
+        if enable, request.json == nil, request.nmea == nil, request.raw == nil, !nmea, raw == 0 { json = true }
+    }
+
+    /// Whether the session wants reports (TPV, SKY, ...) of `device`.
+    public func wantsReports(of device: String) -> Bool { enable && json && self.device.map { $0 == device } ?? true }
+
+    /// Whether the session wants the raw sentences of `device`.
+    public func wantsSentences(of device: String) -> Bool {
+        enable && (nmea || raw > 0) && self.device.map { $0 == device } ?? true
+    }
+}
+
+/// A device as the protocol describes it in DEVICE and DEVICES reports.
+public struct DeviceInfo: Equatable, Sendable {
+    public var path: String
+    /// When the first valid sentence arrived; `nil` while the device has sent none.
+    public var activated: String?
+    public var bps: Int?
+    public var parity: String = "N"
+    public var stopBits: Int = 1
+    /// gpsd's `flags`: 1 once GPS data has been seen.
+    public var seenData: Bool = false
+    /// GPSFix's own field: whether the device is reading now (`false` while lost or silent).
+    public var online: Bool = false
+
+    public init(path: String, bps: Int? = nil) {
+        self.path = path
+        self.bps = bps
+    }
+}
+
+/// The reports a server sends a session: VERSION, DEVICE(S), WATCH, POLL, ERROR.
+public enum SessionReport {
+    /// The protocol version GPSFix speaks: gpsd's 3.14, which every client accepts.
+    public static let protocolMajor = 3
+    public static let protocolMinor = 14
+
+    public static func version(release: String) -> [UInt8] {
+        var json = JSONWriter(class: "VERSION")
+        json.field("release", string: release)
+        json.field("rev", string: release)
+        json.field("proto_major", protocolMajor)
+        json.field("proto_minor", protocolMinor)
+        return json.finish()
+    }
+
+    public static func device(_ device: DeviceInfo) -> [UInt8] {
+        var json = JSONWriter(class: "DEVICE")
+        write(device, into: &json)
+        return json.finish()
+    }
+
+    public static func devices(_ devices: [DeviceInfo]) -> [UInt8] {
+        var json = JSONWriter(class: "DEVICES")
+        json.nested("devices", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { array in
+            for device in devices {
+                array.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { object in
+                    object.field("class", string: "DEVICE")
+                    write(device, into: &object)
+                }
+            }
+        }
+        return json.finish()
+    }
+
+    private static func write(_ device: DeviceInfo, into json: inout JSONWriter) {
+        json.field("path", string: device.path)
+        json.field("driver", string: "NMEA0183")
+        if let activated = device.activated { json.field("activated", string: activated) }
+        json.field("flags", device.seenData ? 1 : 0)
+        json.field("native", 0)
+        if let bps = device.bps { json.field("bps", bps) }
+        json.field("parity", string: device.parity)
+        json.field("stopbits", device.stopBits)
+        json.field("cycle", 1.0, decimals: 2)
+        json.field("online", device.online)
+    }
+
+    public static func watch(_ settings: WatchSettings) -> [UInt8] {
+        var json = JSONWriter(class: "WATCH")
+        json.field("enable", settings.enable)
+        json.field("json", settings.json)
+        json.field("nmea", settings.nmea)
+        json.field("raw", settings.raw)
+        json.field("scaled", settings.scaled)
+        json.field("timing", settings.timing)
+        json.field("split24", settings.split24)
+        json.field("pps", settings.pps)
+        if let device = settings.device { json.field("device", string: device) }
+        return json.finish()
+    }
+
+    /// POLL: the latest fix, error estimate and sky view of each active device.
+    public static func poll(time: GPSTime?, active: Int, fixes: [(String, Fix)], estimates: [(String, ErrorEstimate)],
+                            skies: [(String, SkyView)]) -> [UInt8] {
+        var json = JSONWriter(class: "POLL")
+        if let time { json.time("time", time) }
+        json.field("active", active)
+        json.embed("tpv", fixes.map { GPSDReport.tpv($0.1, device: $0.0) })
+        json.embed("gst", estimates.map { GPSDReport.gst($0.1, device: $0.0) })
+        json.embed("sky", skies.map { GPSDReport.sky($0.1, device: $0.0) })
+        return json.finish()
+    }
+
+    public static func error(_ message: String) -> [UInt8] {
+        var json = JSONWriter(class: "ERROR")
+        json.field("message", string: message)
+        return json.finish()
+    }
+}
+
+extension JSONWriter {
+    /// An array of complete reports (each ending `}\r\n`), embedded as objects.
+    mutating func embed(_ name: StaticString, _ reports: [[UInt8]]) {
+        key(name)
+        appendByte(UInt8(ascii: "["))
+        for (index, report) in reports.enumerated() {
+            if index > 0 { appendByte(UInt8(ascii: ",")) }
+            for byte in report.dropLast(2) { appendByte(byte) }
+        }
+        appendByte(UInt8(ascii: "]"))
+    }
+}

@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import GPSDProtocol
+import GPSFix
+import Logging
+import NIOCore
+import NMEA
+
+/// The fan-out: every report is encoded once and the same buffer is handed to every
+/// session that wants it.
+///
+/// The hub and all sessions live on one event loop, so nothing here locks. A session
+/// that cannot keep up fills only its own outbound buffer; once that is past its high
+/// water mark the session is cut off (logged and counted) and nobody else waits.
+final class Hub: @unchecked Sendable {
+    /// What the hub knows of one device.
+    struct DeviceState {
+        var info: DeviceInfo
+        var fix: Fix?
+        var sky: SkyView?
+        var estimate: ErrorEstimate?
+    }
+
+    /// Counters, for logs and the service status line.
+    struct Statistics {
+        var clientsAccepted = 0
+        var clientsCutOff = 0
+        var reportsSent = 0
+        var requestsRefused = 0
+    }
+
+    let eventLoop: any EventLoop
+    let release: String
+    let logger: Logger
+    private(set) var statistics = Statistics()
+    private var sessions: [ObjectIdentifier: ClientSession] = [:]
+    private var deviceOrder: [String] = []
+    private var devices: [String: DeviceState] = [:]
+
+    init(eventLoop: any EventLoop, release: String, logger: Logger) {
+        self.eventLoop = eventLoop
+        self.release = release
+        self.logger = logger
+    }
+
+    var sessionCount: Int { sessions.count }
+
+    /// The latest fix of the first device, for the status line.
+    var latestFix: Fix? { deviceOrder.lazy.compactMap { self.devices[$0]?.fix }.first }
+    var latestSky: SkyView? { deviceOrder.lazy.compactMap { self.devices[$0]?.sky }.first }
+
+    /// Makes a device known before it sends anything, so DEVICES lists it.
+    func add(device: DeviceInfo) {
+        eventLoop.preconditionInEventLoop()
+        guard devices[device.path] == nil else { return }
+        deviceOrder.append(device.path)
+        devices[device.path] = DeviceState(info: device)
+    }
+
+    func register(_ session: ClientSession) {
+        sessions[ObjectIdentifier(session)] = session
+        statistics.clientsAccepted += 1
+    }
+
+    func unregister(_ session: ClientSession) {
+        sessions[ObjectIdentifier(session)] = nil
+    }
+
+    func noteCutOff() { statistics.clientsCutOff += 1 }
+    func noteRefused() { statistics.requestsRefused += 1 }
+
+    /// Publishes one update of `device` to the sessions that want it.
+    func publish(_ update: LocationUpdate, from device: String) {
+        eventLoop.preconditionInEventLoop()
+        switch update {
+        case .fix(let fix):
+            devices[device]?.fix = fix
+            if fix.mode >= .twoDimensional { devices[device]?.info.seenData = true }
+            broadcastReport(GPSDReport.tpv(fix, device: device), of: device)
+        case .sky(let sky):
+            devices[device]?.sky = sky
+            broadcastReport(GPSDReport.sky(sky, device: device), of: device)
+        case .errorEstimate(let estimate):
+            devices[device]?.estimate = estimate
+            broadcastReport(GPSDReport.gst(estimate, device: device), of: device)
+        case .sentence(let line):
+            var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
+            buffer.writeBytes(line)
+            buffer.writeBytes([13, 10])
+            for session in sessions.values where session.settings.wantsSentences(of: device) { send(buffer, to: session) }
+        case .device(let event):
+            apply(event, to: device)
+            guard let info = devices[device]?.info else { return }
+            let buffer = ByteBuffer(bytes: SessionReport.device(info))
+            for session in sessions.values where session.settings.enable { send(buffer, to: session) }
+        }
+    }
+
+    private func apply(_ event: DeviceEvent, to device: String) {
+        switch event.kind {
+        case .activated, .recovered:
+            devices[device]?.info.online = true
+            if devices[device]?.info.activated == nil { devices[device]?.info.activated = Self.now() }
+            logger.info("device \(event.kind == .activated ? "activated" : "recovered")", metadata: ["device": "\(device)"])
+        case .silent:
+            devices[device]?.info.online = false
+            logger.warning("device silent: fix decayed to no fix", metadata: ["device": "\(device)"])
+        case .lost(let reason):
+            devices[device]?.info.online = false
+            logger.warning("device lost, reopening", metadata: ["device": "\(device)", "reason": "\(reason)"])
+        }
+    }
+
+    private func broadcastReport(_ report: [UInt8], of device: String) {
+        let buffer = ByteBuffer(bytes: report)
+        for session in sessions.values where session.settings.wantsReports(of: device) { send(buffer, to: session) }
+    }
+
+    func send(_ buffer: ByteBuffer, to session: ClientSession) {
+        if session.send(buffer) { statistics.reportsSent += 1 }
+    }
+
+    // MARK: Requests
+
+    func devicesReport() -> [UInt8] {
+        SessionReport.devices(deviceOrder.compactMap { devices[$0]?.info })
+    }
+
+    func deviceReport(for request: DeviceRequest?) -> [UInt8] {
+        let path = request?.path ?? deviceOrder.first
+        guard let path, let device = devices[path] else {
+            return SessionReport.error("Can't open \(request?.path ?? "a device: none is configured").")
+        }
+        if request?.changesSettings == true {
+            return SessionReport.error("Changing device settings is not supported by gpsfixd; restart it with --speed.")
+        }
+        return SessionReport.device(device.info)
+    }
+
+    /// POLL answers with every device's latest reports, watching or not (gpsd answers
+    /// `active:0` to a session that is not itself watching, which helps no client).
+    func pollReport() -> [UInt8] {
+        let states = deviceOrder.compactMap { path in devices[path].map { (path, $0) } }
+        let fixes = states.compactMap { path, state in state.fix.map { (path, $0) } }
+        return SessionReport.poll(
+            time: fixes.compactMap(\.1.time).max(), active: states.filter { $0.1.info.online }.count, fixes: fixes,
+            estimates: states.compactMap { path, state in state.estimate.map { (path, $0) } },
+            skies: states.compactMap { path, state in state.sky.map { (path, $0) } })
+    }
+
+    /// The current UTC time as gpsd writes it, for `activated`.
+    static func now() -> String {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        let seconds = Int(spec.tv_sec) % 86_400
+        let time = NMEATime(
+            hour: UInt8(seconds / 3600), minute: UInt8(seconds / 60 % 60), second: UInt8(seconds % 60),
+            nanosecond: UInt32(spec.tv_nsec))
+        return GPSTime(daysSince1970: Int(spec.tv_sec) / 86_400, time: time).iso8601
+    }
+}

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import GPSFix
+import GPSFixDevices
+import GPSFixServer
+import Logging
+import ServiceLifecycle
+
+@main
+struct GPSFixDaemon: AsyncParsableCommand {
+    static let release = "gpsfix-0.1"
+
+    static let configuration = CommandConfiguration(
+        commandName: "gpsfixd",
+        abstract: "A GPS daemon: NMEA from serial receivers (or a gpsd) to clients, in gpsd's JSON protocol.",
+        discussion: """
+            Devices: /dev/ttyUSB0 (a serial port; a stable /dev/serial/by-id link is best), \
+            file:LOG (a recorded log, read once), gpsd://HOST:PORT[/DEVICE] (a running gpsd). \
+            With --demo and no device, a bundled capture is replayed through a pseudo-terminal \
+            and read as a serial port. gpsd's clients (gpspipe, cgps, the Python gps module, \
+            libgps programs) connect over TCP: give --tcp 127.0.0.1:2947.
+            """,
+        version: release
+    )
+
+    @Argument(help: "Devices to read.")
+    var devices: [String] = []
+
+    @Option(help: "The Unix socket to serve on (mode 0660).")
+    var socket = "/run/gpsfixd/gpsfixd.sock"
+
+    @Option(help: "Also serve on TCP at HOST:PORT (loopback only, unless --allow-remote).")
+    var tcp: String?
+
+    @Flag(help: "Allow --tcp to bind a non-loopback address (gpsd's -G).")
+    var allowRemote = false
+
+    @Option(help: "Serial speed in bps (4800 to 921600); the port's current speed when not given.")
+    var speed: Int?
+
+    @Option(help: "Seconds without a valid sentence before a device's fix decays to no fix.")
+    var silenceTimeout: Double = 3
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    @Flag(help: "With no device: replay a bundled capture through a pseudo-terminal and serve it.")
+    var demo = false
+
+    func validate() throws {
+        guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
+        for device in devices where DeviceName(device) == nil {
+            throw ValidationError("'\(device)' is not a device: use /dev/..., file:PATH or gpsd://HOST:PORT")
+        }
+        if let speed, SerialSettings.commonSpeeds.contains(speed) == false {
+            throw ValidationError("--speed \(speed) is not one of \(SerialSettings.commonSpeeds.sorted())")
+        }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
+        if let tcp {
+            let (host, _) = try Self.parseAddress(tcp)
+            if !allowRemote, !Self.isLoopback(host) {
+                throw ValidationError("--tcp \(tcp) is not a loopback address: add --allow-remote to serve other hosts")
+            }
+        }
+    }
+
+    func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "gpsfixd")
+        let address = try tcp.map(Self.parseAddress)
+        let server = GPSFixServer(
+            configuration: .init(socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release),
+            logger: logger)
+
+        var demoReplay: (terminal: PseudoTerminal, replayer: Replayer)?
+        var sources: [any ByteSource] = devices.compactMap { DeviceName($0)?.source(settings: SerialSettings(speed: speed)) }
+        if sources.isEmpty, demo {
+            let terminal = try PseudoTerminal()
+            demoReplay = (terminal, Replayer(log: CaptureLog(PackageResources.demo_nmea), speed: 1))
+            sources.append(SerialPort(path: terminal.path))
+            logger.info("demo: replaying a bundled capture", metadata: ["pty": "\(terminal.path)"])
+        }
+        let providers = sources.map {
+            NMEALocationProvider(
+                source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), forwardsSentences: true)
+        }
+        let service = DaemonService(server: server, providers: providers, bps: speed, demo: demoReplay, logger: logger)
+        let group = ServiceGroup(
+            configuration: .init(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    static func parseAddress(_ text: String) throws -> (host: String, port: Int) {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
+        else { throw ValidationError("--tcp wants HOST:PORT, as 127.0.0.1:2947") }
+        let host = String(text[..<colon]).trimmingCharacters(in: ["[", "]"])
+        return (host, port)
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+}
+
+extension String {
+    fileprivate func trimmingCharacters(in characters: Set<Character>) -> String {
+        String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
+    }
+}
