@@ -4,7 +4,7 @@ import ArgumentParser
 struct GPSFixCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gpsfix",
-        abstract: "The companion tool of gpsfixd: decode NMEA logs, replay them as a fake serial GPS.",
-        subcommands: [Decode.self, Replay.self]
+        abstract: "The companion tool of gpsfixd: watch and poll it, decode NMEA logs, replay them as a fake serial GPS.",
+        subcommands: [Decode.self, Replay.self, Watch.self, Poll.self]
     )
 }

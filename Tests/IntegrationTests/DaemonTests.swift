@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("gpsfixd with real clients", .serialized)
+struct DaemonTests {
+    static let watch = #"?WATCH={"enable":true,"json":true}"# + "\n"
+
+    @Test("over the Unix socket: VERSION, then DEVICES and WATCH, then TPVs matching gpsfix decode")
+    func unixSocketClient() throws {
+        let daemon = try DaemonUnderTest()
+        let client = try daemon.client()
+        let version = try #require(client.readLine()?.json)
+        #expect(version["class"] as? String == "VERSION" && version["proto_major"] as? Int == 3)
+        client.send(Self.watch)
+        #expect(client.readLine()?.json?["class"] as? String == "DEVICES")
+        #expect(client.readLine()?.json?["class"] as? String == "WATCH")
+        let lines = try #require(client.readLines(until: { $0.contains(#""mode":3"#) }, timeout: 30))
+        let tpv = try #require(lines.last?.json)
+
+        let decoded = try run(Binaries.gpsfix, ["decode", Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path])
+        let expected = decoded.split(whereSeparator: \.isNewline).compactMap { String($0).json }
+            .filter { $0["class"] as? String == "TPV" && $0["time"] as? String == tpv["time"] as? String }
+        let reference = try #require(expected.last, "\(decoded.count) bytes decoded: \(decoded.prefix(200))")
+        #expect(tpv["lat"] as? Double == reference["lat"] as? Double)
+        #expect(tpv["lon"] as? Double == reference["lon"] as? Double)
+        #expect(tpv["altMSL"] as? Double == reference["altMSL"] as? Double)
+    }
+
+    @Test("socat on the Unix socket gets the same protocol")
+    func socat() throws {
+        let daemon = try DaemonUnderTest()
+        let output = try run("/bin/sh", ["-c", "(printf '?VERSION;?DEVICES;\\n'; sleep 2) | socat - UNIX-CONNECT:\(daemon.socket)"], timeout: 10)
+        let classes = output.split(whereSeparator: \.isNewline).compactMap { String($0).json?["class"] as? String }
+        #expect(classes.prefix(3) == ["VERSION", "VERSION", "DEVICES"], "\(output.prefix(300))")
+        #expect(output.contains("\r\n"))
+    }
+
+    @Test("over loopback TCP: gpspipe -w prints TPVs")
+    func gpspipe() throws {
+        let daemon = try DaemonUnderTest()
+        let output = try run("/usr/bin/gpspipe", ["-w", "-n", "20", "127.0.0.1:\(daemon.tcpPort)"], timeout: 30)
+        let tpvs = output.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }
+        #expect(tpvs.count >= 5, "\(output.prefix(500))")
+    }
+
+    @Test("the Python gps module reads fixes with the right position")
+    func pythonClient() throws {
+        let daemon = try DaemonUnderTest()
+        let script = """
+            import gps
+            session = gps.gps(host="127.0.0.1", port=\(daemon.tcpPort))
+            session.stream(gps.WATCH_ENABLE | gps.WATCH_JSON)
+            for report in session:
+                if report["class"] == "TPV" and report.get("mode", 0) == 3:
+                    print("%.6f %.6f" % (report.lat, report.lon))
+                    break
+            """
+        let output = try run("/usr/bin/python3", ["-c", script], timeout: 30)
+        let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        try #require(numbers.count == 2, "\(output)")
+        #expect(abs(numbers[0] - -27.2107) < 0.001 && abs(numbers[1] - 153.052) < 0.001)
+    }
+
+    @Test("100 watchers receive identical streams; one that never reads is cut off, the others keep up")
+    func fanOutAndSlowClient() throws {
+        let daemon = try DaemonUnderTest(speed: 20)
+        let stalled = try daemon.client()
+        stalled.send(#"?WATCH={"enable":true,"json":true,"nmea":true}"# + "\n")
+        let watchers = try (0..<100).map { _ in try daemon.client() }
+        for watcher in watchers { watcher.send(Self.watch) }
+        // Each watcher collects the TPV times it sees over the same window.
+        var streams: [[String]] = []
+        for watcher in watchers {
+            var times: [String] = []
+            while times.count < 8, let line = watcher.readLine(timeout: 20) {
+                if let object = line.json, object["class"] as? String == "TPV", let time = object["time"] as? String {
+                    times.append(time)
+                }
+            }
+            streams.append(times)
+        }
+        #expect(streams.allSatisfy { $0.count == 8 })
+        // Watchers connected at slightly different moments: compare from a common first time.
+        let common = streams.map { $0.first ?? "" }.max() ?? ""
+        let aligned = streams.map { Array($0.drop { $0 < common }) }
+        let shortest = aligned.map(\.count).min() ?? 0
+        #expect(shortest >= 4)
+        #expect(Set(aligned.map { Array($0.prefix(shortest)) }).count == 1)
+        // The stalled client's buffer fills (its socket, then 256 KiB in the daemon): it is closed.
+        var cutOff = false
+        for _ in 0..<120 where !cutOff {
+            usleep(250_000)
+            var poller = pollfd(fd: stalled.descriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 0)
+            cutOff = poller.revents & Int16(POLLHUP | POLLERR | 0x2000) != 0  // 0x2000: POLLRDHUP
+            for watcher in watchers.prefix(1) { _ = watcher.readLine(timeout: 0.01) }
+        }
+        #expect(cutOff, "the client that never reads was not cut off")
+        let after = try daemon.client()
+        after.send(Self.watch)
+        #expect(after.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 10) != nil)
+    }
+
+    @Test("malformed and oversized requests, garbage and abrupt disconnects leave the daemon serving")
+    func hostileClients() throws {
+        let daemon = try DaemonUnderTest()
+        let client = try daemon.client()
+        _ = client.readLine()
+        client.send("?BOGUS;\n")
+        #expect(client.readLine()?.contains(#""class":"ERROR","message":"Unrecognized request '?BOGUS;'"#) == true)
+        client.send("?VERSION\n")
+        #expect(client.readLine()?.contains("Unrecognized request '?VERSION'") == true)
+        client.send("hello, I am not a request\n?VERSION;\n")
+        #expect(client.readLine()?.json?["class"] as? String == "VERSION")
+        client.send(String(repeating: "A", count: 1_000_000))
+        client.send("\n?DEVICES;\n")
+        #expect(client.readLine()?.contains("Request longer than") == true)
+        #expect(client.readLine()?.json?["class"] as? String == "DEVICES")
+        client.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        let garbage = try daemon.client()
+        garbage.send(bytes: (0..<65536).map { UInt8(truncatingIfNeeded: $0 &* 7919) })
+        let half = try daemon.client()
+        half.send("?WAT")
+        _ = half  // both go away at the end of the scope; the first keeps watching
+        #expect(client.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 10) != nil)
+        let rssBefore = daemon.residentKilobytes
+        for _ in 0..<5 { try daemon.client().send(String(repeating: "?", count: 200_000)) }
+        #expect(client.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 10) != nil)
+        #expect(daemon.residentKilobytes < rssBefore + 20_000)
+    }
+
+    @Test("the socket: created 0660, a stale file is replaced, a live daemon's socket is never stolen")
+    func socketFile() throws {
+        let daemon = try DaemonUnderTest()
+        var status = stat()
+        #expect(stat(daemon.socket, &status) == 0 && status.st_mode & 0o777 == 0o660)
+        let second = try RunningProcess(Binaries.gpsfixd, ["file:/dev/null", "--socket", daemon.socket])
+        second.process.waitUntilExit()
+        #expect(second.process.terminationStatus != 0)
+        #expect(second.errorText.contains("in use by a running server"))
+        #expect((try? daemon.client()) != nil)
+
+        // A socket file left behind by a killed daemon is replaced by the next one.
+        daemon.daemon.stop(SIGKILL)
+        #expect(FileManager.default.fileExists(atPath: daemon.socket))
+        let third = try RunningProcess(
+            Binaries.gpsfixd, [daemon.folder.appendingPathComponent("gps0").path, "--socket", daemon.socket])
+        defer { third.stop() }
+        let deadline = Date().addingTimeInterval(10)
+        var client: LineClient?
+        while client == nil, Date() < deadline {
+            client = try? LineClient(unixPath: daemon.socket)
+            usleep(50_000)
+        }
+        #expect(client?.readLine()?.contains("VERSION") == true)
+    }
+
+    @Test("SIGTERM during fan-out ends cleanly and removes the socket file")
+    func gracefulShutdown() throws {
+        let daemon = try DaemonUnderTest(speed: 20)
+        let watchers = try (0..<20).map { _ in try daemon.client() }
+        for watcher in watchers { watcher.send(Self.watch) }
+        _ = watchers[0].readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 10)
+        daemon.daemon.stop(SIGTERM)
+        #expect(daemon.daemon.process.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket))
+    }
+
+    @Test("gpsfix poll and gpsfix watch talk to the daemon over its socket")
+    func companionTool() throws {
+        let daemon = try DaemonUnderTest()
+        _ = try daemon.client().readLines(until: { _ in false }, timeout: 3)
+        let poll = try run(Binaries.gpsfix, ["poll", "--socket", daemon.socket], timeout: 10)
+        #expect(poll.json?["class"] as? String == "POLL")
+        let watch = try run(Binaries.gpsfix, ["watch", "--socket", daemon.socket, "--count", "3"], timeout: 20)
+        #expect(watch.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }.count == 3)
+    }
+}
