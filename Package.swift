@@ -38,11 +38,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // systemd integration: sd_notify, the watchdog interval, socket activation.
+        .target(name: "SystemdSupport"),
         // The daemon.
         .executableTarget(
             name: "gpsfixd",
             dependencies: [
-                "GPSFixServer", "GPSFixDevices", "GPSFix",
+                "GPSFixServer", "GPSFixDevices", "GPSFix", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -63,7 +65,7 @@ let package = Package(
         .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
-        .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

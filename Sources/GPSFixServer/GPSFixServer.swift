@@ -22,14 +22,18 @@ public final class GPSFixServer: Sendable {
         public var release: String
         /// Each client's outbound buffer: past `high` bytes unread, the client is cut off.
         public var clientBuffer: (low: Int, high: Int)
+        /// Listening sockets handed over by socket activation; when there are any, they
+        /// are served instead of binding `socketPath` and the TCP address.
+        public var adoptedSockets: [Int32]
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
-                    clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024)) {
+                    clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), adoptedSockets: [Int32] = []) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
             self.release = release
             self.clientBuffer = clientBuffer
+            self.adoptedSockets = adoptedSockets
         }
     }
 
@@ -62,14 +66,19 @@ public final class GPSFixServer: Sendable {
                 }
             }
         var bound: [any Channel] = []
-        if let path = configuration.socketPath {
+        for descriptor in configuration.adoptedSockets {
+            let channel = try await bootstrap.withBoundSocket(descriptor).get()
+            bound.append(channel)
+            hub.logger.info("listening on a socket from the service manager", metadata: ["fd": "\(descriptor)"])
+        }
+        if configuration.adoptedSockets.isEmpty, let path = configuration.socketPath {
             try SocketPath.prepare(path)
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             chmod(path, 0o660)
             bound.append(channel)
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
-        if let host = configuration.tcpHost, let port = configuration.tcpPort {
+        if configuration.adoptedSockets.isEmpty, let host = configuration.tcpHost, let port = configuration.tcpPort {
             let channel = try await bootstrap.bind(host: host, port: port).get()
             bound.append(channel)
             hub.logger.info("listening", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
@@ -89,6 +98,28 @@ public final class GPSFixServer: Sendable {
         try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device, bps: bps)) }.get()
         for await update in provider.updates() {
             hub.eventLoop.execute { hub.publish(update, from: device) }
+        }
+    }
+
+    /// Whether any device has sent valid sentences.
+    public func anyDeviceOnline() async -> Bool {
+        let hub = self.hub
+        return (try? await hub.eventLoop.submit { hub.anyDeviceOnline }.get()) ?? false
+    }
+
+    /// Whether the event loop answers within `limit`: a stalled loop must stop the
+    /// watchdog pings, so that systemd restarts the daemon.
+    public func isResponsive(within limit: Duration) async -> Bool {
+        let loop = hub.eventLoop
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask { (try? await loop.submit { true }.get()) ?? false }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
         }
     }
 
@@ -113,7 +144,8 @@ public final class GPSFixServer: Sendable {
     public func shutdown() async {
         let channels = listeners.withLock { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
-        if let path = configuration.socketPath { unlink(path) }
+        // A socket from the service manager is the manager's to remove.
+        if configuration.adoptedSockets.isEmpty, let path = configuration.socketPath { unlink(path) }
         try? await group.shutdownGracefully()
     }
 }

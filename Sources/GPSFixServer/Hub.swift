@@ -46,6 +46,8 @@ final class Hub: @unchecked Sendable {
 
     var sessionCount: Int { sessions.count }
 
+    var anyDeviceOnline: Bool { devices.values.contains { $0.info.online } }
+
     /// The latest fix of the first device, for the status line.
     var latestFix: Fix? { deviceOrder.lazy.compactMap { self.devices[$0]?.fix }.first }
     var latestSky: SkyView? { deviceOrder.lazy.compactMap { self.devices[$0]?.sky }.first }

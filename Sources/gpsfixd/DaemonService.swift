@@ -3,6 +3,7 @@ import GPSFixDevices
 import GPSFixServer
 import Logging
 import ServiceLifecycle
+import SystemdSupport
 
 /// The daemon as a service: binds the listeners, serves every provider, and on SIGTERM
 /// or SIGINT stops reading, closes the clients and removes the socket file.
@@ -11,6 +12,8 @@ struct DaemonService: Service {
     let providers: [NMEALocationProvider]
     let bps: Int?
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
+    let notifier: any ServiceNotifier
+    let watchdogInterval: Duration?
     let logger: Logger
 
     func run() async throws {
@@ -18,6 +21,7 @@ struct DaemonService: Service {
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
+                group.addTask { await reportToServiceManager() }
                 for provider in providers {
                     group.addTask { await server.serve(provider, bps: bps) }
                 }
@@ -35,6 +39,37 @@ struct DaemonService: Service {
             }
         }
         logger.info("stopping")
+        notifier.notify("STOPPING=1")
         await server.shutdown()
+    }
+
+    /// READY=1 once the listeners are up and a device sends sentences (or after five
+    /// seconds, so that an unplugged receiver does not fail the start); then STATUS= when
+    /// the summary changes, at most once a second, and WATCHDOG=1 at half the watchdog
+    /// interval, only while the event loop answers.
+    private func reportToServiceManager() async {
+        let started = ContinuousClock.now
+        while !Task.isCancelled, await !server.anyDeviceOnline(), ContinuousClock.now - started < .seconds(5) {
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        notifier.notify("READY=1")
+        var lastStatus = ""
+        var lastPing = ContinuousClock.now
+        while !Task.isCancelled {
+            let status = await server.status()
+            if status != lastStatus {
+                notifier.notify("STATUS=" + status)
+                lastStatus = status
+            }
+            if let watchdogInterval, ContinuousClock.now - lastPing >= watchdogInterval / 2 {
+                if await server.isResponsive(within: watchdogInterval / 4) {
+                    notifier.notify("WATCHDOG=1")
+                } else {
+                    logger.error("event loop unresponsive: withholding the watchdog ping")
+                }
+                lastPing = ContinuousClock.now
+            }
+            try? await Task.sleep(for: min(.seconds(1), watchdogInterval.map { $0 / 4 } ?? .seconds(1)))
+        }
     }
 }

@@ -5,8 +5,10 @@ import ArgumentParser
 import GPSFix
 import GPSFixDevices
 import GPSFixServer
+import Foundation
 import Logging
 import ServiceLifecycle
+import SystemdSupport
 
 @main
 struct GPSFixDaemon: AsyncParsableCommand {
@@ -76,8 +78,12 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let logger = Logger(label: "gpsfixd")
         let address = try tcp.map(Self.parseAddress)
+        let environment = ProcessInfo.processInfo.environment
+        let service = ServiceEnvironment(environment: environment)
         let server = GPSFixServer(
-            configuration: .init(socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release),
+            configuration: .init(
+                socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release,
+                adoptedSockets: service.listenDescriptors),
             logger: logger)
 
         var demoReplay: (terminal: PseudoTerminal, replayer: Replayer)?
@@ -92,9 +98,11 @@ struct GPSFixDaemon: AsyncParsableCommand {
             NMEALocationProvider(
                 source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), forwardsSentences: true)
         }
-        let service = DaemonService(server: server, providers: providers, bps: speed, demo: demoReplay, logger: logger)
+        let daemon = DaemonService(
+            server: server, providers: providers, bps: speed, demo: demoReplay,
+            notifier: SystemdNotifier(environment: environment), watchdogInterval: service.watchdogInterval, logger: logger)
         let group = ServiceGroup(
-            configuration: .init(services: [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
 

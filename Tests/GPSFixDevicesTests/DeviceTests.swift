@@ -50,7 +50,9 @@ struct DeviceTests {
         defer { try? FileManager.default.removeItem(atPath: link) }
         let cycle = Array(try String(contentsOf: Self.fixtures.appendingPathComponent("glonass-fix.nmea"), encoding: .utf8)
             .split(separator: "\n").filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
-        let descriptorsBefore = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        let descriptorsBefore = try terminalDescriptors()
+        var terminal = try PseudoTerminal()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
         let provider = NMEALocationProvider(source: SerialPort(path: link), maximumBackoff: .milliseconds(200))
         let events = Task {
             var kinds: [DeviceEvent.Kind] = []
@@ -61,10 +63,12 @@ struct DeviceTests {
             }
             return kinds
         }
-        for _ in 0..<21 {
-            let terminal = try PseudoTerminal()
-            try? FileManager.default.removeItem(atPath: link)
-            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+        for round in 0..<21 {
+            if round > 0 {  // unplug (the old master closes) and plug a new one in at the same link
+                terminal = try PseudoTerminal()
+                try? FileManager.default.removeItem(atPath: link)
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+            }
             try terminal.write(cycle)
             try terminal.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
             try await Task.sleep(for: .milliseconds(400))
@@ -74,8 +78,18 @@ struct DeviceTests {
         #expect(kinds.filter { $0 == .recovered }.count == 20)
         #expect(kinds.filter { if case .lost = $0 { true } else { false } }.count == 20)
         try await Task.sleep(for: .milliseconds(300))
-        let descriptorsAfter = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
-        #expect(descriptorsAfter <= descriptorsBefore + 2)  // the last pty's two descriptors
+        // The last pty's master and slave are still open; the 20 before it are closed.
+        #expect(try terminalDescriptors() <= descriptorsBefore + 2)
+        _ = terminal
+    }
+
+    /// Open descriptors of this process that are terminals (other suites run alongside and
+    /// open files and pipes, so only terminals are counted).
+    func terminalDescriptors() throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter { name in
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name)) ?? ""
+            return target.hasPrefix("/dev/pts") || target == "/dev/ptmx"
+        }.count
     }
 
     @Test("a missing device and one without permission give clear typed errors")

@@ -7,6 +7,7 @@ public struct ZDA: SentenceDecodable, Hashable, Sendable {
     public var zoneHours: Int?
     public var zoneMinutes: Int?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         time = try fields.time()
         let day = try fields.integer(in: 1...31)
@@ -36,6 +37,7 @@ public struct GST: SentenceDecodable, Hashable, Sendable {
     public var longitudeError: NMEADecimal?
     public var altitudeError: NMEADecimal?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         time = try fields.time()
         rangeRMS = try fields.decimal()
@@ -63,6 +65,7 @@ public struct GBS: SentenceDecodable, Hashable, Sendable {
     public var systemID: Int?
     public var signalID: Int?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         time = try fields.time()
         latitudeError = try fields.decimal()
@@ -89,6 +92,7 @@ public struct DTM: SentenceDecodable, Hashable, Sendable {
     public var altitudeOffset: NMEADecimal?
     public var referenceDatum: PackedASCII?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         datum = fields.packed()
         subdivision = fields.packed()
@@ -106,6 +110,7 @@ public struct HDT: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 1
     public var heading: NMEADecimal?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         heading = try fields.decimalWithUnit()
     }
@@ -124,6 +129,7 @@ public struct TXT: SentenceDecodable {
     /// The text, without the checksum.
     public var text: UnsafeRawBufferPointer
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         messageCount = try fields.integer()
         messageNumber = try fields.integer()

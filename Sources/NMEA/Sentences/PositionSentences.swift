@@ -16,6 +16,7 @@ public struct GGA: SentenceDecodable, Hashable, Sendable {
     public var differentialAge: NMEADecimal?
     public var differentialStation: Int?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         time = try fields.time()
         latitude = try fields.latitude()
@@ -49,6 +50,7 @@ public struct RMC: SentenceDecodable, Hashable, Sendable {
     /// NMEA 4.10 navigational status: `S` safe, `C` caution, `U` unsafe, `V` not valid.
     public var navigationalStatus: UInt8?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         time = try fields.time()
         isValid = try fields.flag(valid: UInt8(ascii: "A"))
@@ -75,6 +77,7 @@ public struct GLL: SentenceDecodable, Hashable, Sendable {
     public var isValid: Bool?
     public var mode: ModeIndicator?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         latitude = try fields.latitude()
         longitude = try fields.longitude()
@@ -100,6 +103,7 @@ public struct GNS: SentenceDecodable, Hashable, Sendable {
     public var differentialStation: Int?
     public var navigationalStatus: UInt8?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         time = try fields.time()
         latitude = try fields.latitude()
@@ -153,6 +157,7 @@ public struct VTG: SentenceDecodable, Hashable, Sendable {
     public var speedKilometresPerHour: NMEADecimal?
     public var mode: ModeIndicator?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         if fields.sentence.field(2).first == UInt8(ascii: "T") || fields.sentence.fieldCount > 5 {
             trackTrue = try fields.decimalWithUnit()

@@ -5,6 +5,7 @@ public struct PGRME: SentenceDecodable, Hashable, Sendable {
     public var verticalError: NMEADecimal?
     public var sphericalError: NMEADecimal?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         horizontalError = try fields.decimalWithUnit()
         verticalError = try fields.decimalWithUnit()
@@ -20,6 +21,7 @@ public struct PGRMZ: SentenceDecodable, Hashable, Sendable {
     /// 2 for a 2D fix, 3 for 3D.
     public var fixDimension: Int?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         let altitude = try fields.decimal()
         let unit = try fields.character()
@@ -50,6 +52,7 @@ public struct PUBXPosition: SentenceDecodable, Hashable, Sendable {
     public var tdop: NMEADecimal?
     public var satellitesUsed: Int?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         fields.skip()  // message id 00
         time = try fields.time()
@@ -93,6 +96,7 @@ public struct PUBXSatellites: SentenceDecodable {
     /// How many satellites the sentence lists (bounded by the fields actually present).
     public let count: Int
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         sentence = fields.sentence
         fields.skip()  // message id 03

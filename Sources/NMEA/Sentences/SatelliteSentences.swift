@@ -22,6 +22,7 @@ public struct GSA: SentenceDecodable, Hashable, Sendable {
     /// NMEA 4.10 GNSS system id (1 GPS, 2 GLONASS, 3 Galileo, 4 BeiDou, 5 QZSS, 6 NavIC).
     public var systemID: Int?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         talker = fields.sentence.address.talker
         let dataFields = fields.sentence.fieldCount - 1
@@ -75,6 +76,7 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
     /// NMEA 4.11 signal id (which band: L1 C/A, L5, E1, ...), hexadecimal on the wire.
     public var signalID: Int?
 
+    @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         talker = fields.sentence.address.talker
         messageCount = try fields.integer()

@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells the service manager how the daemon is doing: the seam to systemd, so tests can
+/// give the daemon a fake and check what it says.
+public protocol ServiceNotifier: Sendable {
+    /// Sends one notification, such as `READY=1` or `STATUS=3D fix`.
+    func notify(_ state: String)
+}
+
+/// The real notifier: sd_notify's protocol, a datagram to the socket in `$NOTIFY_SOCKET`
+/// (a path, or an abstract name written with a leading `@`). Silent when the variable is
+/// not set, as when the daemon is not run by systemd.
+public struct SystemdNotifier: ServiceNotifier {
+    private let address: String?
+
+    /// A notifier for `$NOTIFY_SOCKET` of `environment`.
+    public init(environment: [String: String]) {
+        address = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Whether a service manager is listening.
+    public var isActive: Bool { address != nil }
+
+    public func notify(_ state: String) {
+        guard let address else { return }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var server = sockaddr_un()
+        server.sun_family = sa_family_t(AF_UNIX)
+        var path = Array(address.utf8)
+        let abstract = path.first == UInt8(ascii: "@")
+        if abstract { path[0] = 0 }
+        guard path.count < MemoryLayout.size(ofValue: server.sun_path) else { return }
+        withUnsafeMutableBytes(of: &server.sun_path) { $0.copyBytes(from: path) }
+        // An abstract name's length is exact; a path's includes its terminating zero.
+        let length = MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1)
+        let message = Array(state.utf8)
+        _ = withUnsafePointer(to: &server) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                message.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, socklen_t(length)) }
+            }
+        }
+    }
+}
+
+/// The systemd environment of a daemon: its watchdog interval and its passed sockets.
+public struct ServiceEnvironment: Sendable {
+    /// How often systemd expects `WATCHDOG=1`, from `$WATCHDOG_USEC` (when it is for us).
+    public var watchdogInterval: Duration?
+    /// Listening sockets passed by socket activation (`$LISTEN_FDS`, from descriptor 3).
+    public var listenDescriptors: [Int32]
+
+    /// Reads `environment` as systemd sets it for process `pid`.
+    public init(environment: [String: String], pid: Int32 = getpid()) {
+        func forUs(_ key: String) -> Bool { environment[key].flatMap { Int32($0) }.map { $0 == pid } ?? true }
+        if let microseconds = environment["WATCHDOG_USEC"].flatMap(Int64.init), microseconds > 0, forUs("WATCHDOG_PID") {
+            watchdogInterval = .microseconds(microseconds)
+        } else {
+            watchdogInterval = nil
+        }
+        if let count = environment["LISTEN_FDS"].flatMap(Int32.init), count > 0,
+            environment["LISTEN_PID"].flatMap(Int32.init) == pid
+        {
+            listenDescriptors = Array(3..<(3 + count))
+        } else {
+            listenDescriptors = []
+        }
+    }
+
+    /// Whether `descriptor` is a Unix-domain socket (else it is taken for TCP).
+    public static func isUnixSocket(_ descriptor: Int32) -> Bool {
+        var address = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return result == 0 && address.ss_family == sa_family_t(AF_UNIX)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import SystemdSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A datagram socket standing in for systemd's notification socket.
+final class NotificationSocket {
+    let path: String
+    let descriptor: Int32
+
+    init() throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-notify-\(UUID().uuidString.prefix(8))").path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: Array(path.utf8))
+            raw[path.utf8.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else { throw POSIXError(.EADDRINUSE) }
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    /// The next notification and when it arrived, or `nil` after `timeout` seconds.
+    func next(timeout: Double) -> (message: String, at: Date)? {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return nil }
+        return (String(decoding: buffer[0..<count], as: UTF8.self), Date())
+    }
+}
+
+@Suite("systemd service", .serialized)
+struct SystemdTests {
+    static let repository = Binaries.fixtures.deletingLastPathComponent()
+
+    @Test("READY=1, STATUS lines, WATCHDOG=1 at half the interval, STOPPING=1 on SIGTERM")
+    func notifications() throws {
+        let notifications = try NotificationSocket()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-sd-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let daemon = try RunningProcess(
+            Binaries.gpsfixd, ["--demo", "--socket", folder.appendingPathComponent("s").path, "--log-level", "warning"],
+            environment: ["NOTIFY_SOCKET": notifications.path, "WATCHDOG_USEC": "2000000"])
+        var messages: [(message: String, at: Date)] = []
+        let deadline = Date().addingTimeInterval(6)
+        while Date() < deadline {
+            if let next = notifications.next(timeout: 0.5) { messages.append(next) }
+        }
+        daemon.stop(SIGTERM)
+        while let next = notifications.next(timeout: 1) { messages.append(next) }
+
+        let texts = messages.map(\.message)
+        #expect(texts.first == "READY=1")
+        #expect(texts.contains { $0.hasPrefix("STATUS=") && $0.contains("clients") })
+        let pings = messages.filter { $0.message == "WATCHDOG=1" }.map(\.at)
+        #expect(pings.count >= 4)
+        let gaps = zip(pings.dropFirst(), pings).map { $0.timeIntervalSince($1) }
+        #expect(gaps.allSatisfy { $0 > 0.6 && $0 < 1.6 }, "watchdog gaps \(gaps)")
+        #expect(texts.last == "STOPPING=1")
+    }
+
+    @Test("under systemd-socket-activate, the passed socket serves VERSION and TPVs")
+    func socketActivation() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-sa-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socket = folder.appendingPathComponent("activated.sock").path
+        let activator = try RunningProcess(
+            "/usr/bin/systemd-socket-activate", ["-l", socket, Binaries.gpsfixd, "--demo", "--socket", "/nonexistent/unused.sock"])
+        defer { activator.stop() }
+        var client: LineClient?
+        let deadline = Date().addingTimeInterval(10)
+        while client == nil, Date() < deadline {
+            client = try? LineClient(unixPath: socket)
+            if client == nil { usleep(50_000) }
+        }
+        let connection = try #require(client)
+        #expect(connection.readLine(timeout: 10)?.contains(#""class":"VERSION""#) == true)
+        connection.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        #expect(connection.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 15) != nil)
+    }
+
+    @Test("systemd-analyze verify accepts both units")
+    func unitsVerify() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-units-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The unit names the installed path; verify with the binary this build made.
+        let service = try String(contentsOf: Self.repository.appendingPathComponent("systemd/gpsfixd.service"), encoding: .utf8)
+            .replacingOccurrences(of: "/usr/local/sbin/gpsfixd", with: Binaries.gpsfixd)
+        try service.write(to: folder.appendingPathComponent("gpsfixd.service"), atomically: true, encoding: .utf8)
+        try FileManager.default.copyItem(
+            at: Self.repository.appendingPathComponent("systemd/gpsfixd.socket"), to: folder.appendingPathComponent("gpsfixd.socket"))
+        let verify = try RunningProcess(
+            "/usr/bin/systemd-analyze",
+            ["verify", folder.appendingPathComponent("gpsfixd.service").path, folder.appendingPathComponent("gpsfixd.socket").path],
+            environment: ["MANPATH": Self.repository.appendingPathComponent("man").path])
+        verify.process.waitUntilExit()
+        let errors = verify.errorText
+        #expect(verify.process.terminationStatus == 0, "\(errors)")
+        #expect(errors.isEmpty, "\(errors)")
+    }
+
+    @Test("the environment: watchdog interval and passed sockets only when they are for this process")
+    func environment() {
+        let ours = ServiceEnvironment(environment: ["WATCHDOG_USEC": "5000000", "LISTEN_FDS": "2", "LISTEN_PID": "42"], pid: 42)
+        #expect(ours.watchdogInterval == .seconds(5) && ours.listenDescriptors == [3, 4])
+        let theirs = ServiceEnvironment(environment: ["WATCHDOG_USEC": "5000000", "WATCHDOG_PID": "7", "LISTEN_FDS": "2", "LISTEN_PID": "7"], pid: 42)
+        #expect(theirs.watchdogInterval == nil && theirs.listenDescriptors.isEmpty)
+    }
+}
