@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
-        .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix"]),
     ],
     swiftLanguageModes: [.v6]
 )

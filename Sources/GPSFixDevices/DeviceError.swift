@@ -12,6 +12,8 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     case busy(path: String)
     /// The device went away while being read (unplugged, hang-up, pty master closed).
     case vanished(path: String)
+    /// Autobaud heard no valid sentence at any speed.
+    case noSentences(path: String)
     /// A speed the port does not support.
     case unsupportedSpeed(Int)
     /// Any other system error, with the call that failed.
@@ -27,6 +29,8 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(path) is held by another process (gpsd, ModemManager, a terminal): stop it or choose another port"
         case .vanished(let path):
             "\(path) went away"
+        case .noSentences(let path):
+            "no valid NMEA sentence from \(path) at any common speed: is it a GPS receiver, and is it sending?"
         case .unsupportedSpeed(let speed):
             "\(speed) bps is not a supported serial speed"
         case .system(let path, let call, let errno):

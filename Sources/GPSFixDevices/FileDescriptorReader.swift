@@ -12,10 +12,31 @@ enum FileDescriptorReader {
     static func chunks(
         of descriptor: Int32, path: String, endOfFileIsVanishing: Bool, onClose: @escaping @Sendable () -> Void
     ) -> AsyncThrowingStream<[UInt8], any Error> {
+        chunks(path: path, endOfFileIsVanishing: endOfFileIsVanishing) { _ throws(DeviceError) in (descriptor, [], onClose) }
+    }
+
+    /// Like ``chunks(of:path:endOfFileIsVanishing:onClose:)``, but the descriptor comes from
+    /// `open`, called on the reading thread, which may block (autobaud listens there) and may
+    /// hand over bytes it has already read.
+    static func chunks(
+        path: String, endOfFileIsVanishing: Bool,
+        open: @escaping @Sendable (SendableFlag) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
+    ) -> AsyncThrowingStream<[UInt8], any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         let state = SendableFlag()
         continuation.onTermination = { _ in state.set() }
         let thread = Thread {
+            let descriptor: Int32
+            let onClose: @Sendable () -> Void
+            do {
+                let opened = try open(state)
+                descriptor = opened.0
+                onClose = opened.2
+                if !opened.1.isEmpty { continuation.yield(opened.1) }
+            } catch {
+                continuation.finish(throwing: error)
+                return
+            }
             defer { onClose() }
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !state.isSet {
@@ -46,6 +67,23 @@ enum FileDescriptorReader {
         }
         thread.start()
         return stream
+    }
+
+    /// Reads `descriptor` for at most `window`, until `enough` says stop or `stop` is set.
+    static func listen(
+        to descriptor: Int32, for window: Duration, stop: SendableFlag, enough: ([UInt8]) -> Bool
+    ) -> [UInt8] {
+        var collected: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + window
+        while !stop.isSet, ContinuousClock.now < deadline, !enough(collected) {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            collected += buffer[0..<count]
+        }
+        return collected
     }
 }
 

@@ -2,6 +2,13 @@
 import Glibc
 #endif
 import GPSFix
+import Synchronization
+
+/// The speed autobaud found, shared by the copies of a port value.
+final class SharedSpeed: Sendable {
+    private let speed = Mutex<Int?>(nil)
+    func withLock<Result>(_ body: (inout Int?) -> Result) -> Result { speed.withLock { body(&$0) } }
+}
 
 /// A serial port opened the way a GPS daemon must open one: without becoming its
 /// controlling terminal, without blocking on carrier detect, exclusively (`TIOCEXCL`:
@@ -13,12 +20,15 @@ import GPSFix
 /// `/dev/serial/by-id/...` link included).
 public struct SerialPort: ByteSource {
     public let path: String
+    /// The framing; with no speed, the speed is found by ``Autobaud`` when the port opens.
     public var settings: SerialSettings
     public var name: String { path }
+    private let speedFound: SharedSpeed
 
     public init(path: String, settings: SerialSettings = SerialSettings()) {
         self.path = path
         self.settings = settings
+        speedFound = SharedSpeed()
     }
 
     /// Opens and configures the port, returning its descriptor and its original settings.
@@ -37,16 +47,43 @@ public struct SerialPort: ByteSource {
     }
 
     public func chunks() -> AsyncThrowingStream<[UInt8], any Error> {
-        let port: (descriptor: Int32, original: termios)
-        do {
-            port = try open()
-        } catch {
-            return AsyncThrowingStream { $0.finish(throwing: error) }
-        }
-        let path = self.path
-        return FileDescriptorReader.chunks(of: port.descriptor, path: path, endOfFileIsVanishing: true) {
-            try? Termios.set(port.original, on: port.descriptor, path: path)
-            Glibc.close(port.descriptor)
+        let port = self
+        return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true) { stop throws(DeviceError) in
+            var settings = port.settings
+            var prelude: [UInt8] = []
+            if settings.speed == nil {
+                // No speed given: listen at each common speed until sentences make sense.
+                let found = try Autobaud.detect(speeds: port.autobaudOrder()) { (speed, enough) throws(DeviceError) in
+                    var trial = port
+                    trial.settings.speed = speed
+                    let opened = try trial.open()
+                    defer {
+                        try? Termios.set(opened.original, on: opened.descriptor, path: port.path)
+                        Glibc.close(opened.descriptor)
+                    }
+                    return FileDescriptorReader.listen(to: opened.descriptor, for: .milliseconds(1500), stop: stop, enough: enough)
+                }
+                guard let found else { throw .noSentences(path: port.path) }
+                port.speedFound.withLock { $0 = found.speed }
+                settings.speed = found.speed
+                prelude = found.bytes
+            }
+            var configured = port
+            configured.settings = settings
+            let opened = try configured.open()
+            return (opened.descriptor, prelude, { [path = port.path] in
+                try? Termios.set(opened.original, on: opened.descriptor, path: path)
+                Glibc.close(opened.descriptor)
+            })
         }
     }
+
+    /// The speeds autobaud tries, the last one found first (a replugged receiver keeps its speed).
+    func autobaudOrder() -> [Int] {
+        let last = speedFound.withLock { $0 }
+        return (last.map { [$0] } ?? []) + SerialSettings.commonSpeeds.filter { $0 != last }
+    }
+
+    /// The speed autobaud found, once it has.
+    public var detectedSpeed: Int? { speedFound.withLock { $0 } }
 }

@@ -133,3 +133,59 @@ struct DeviceTests {
         #expect(plan.cycles.flatMap(\.bytes) == log.payload)
     }
 }
+
+@Suite("Autobaud")
+struct AutobaudTests {
+    static let sentences = Array(
+        ("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n"
+            + "$GNRMC,081412.000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A*7F\r\n").utf8)
+
+    /// A fake receiver that makes sense only at `speed`: noise at any other.
+    static func receiver(at speed: Int) -> (Int, ([UInt8]) -> Bool) -> [UInt8] {
+        { trial, _ in
+            guard trial == speed else {
+                var generator = SystemRandomNumberGenerator()
+                return (0..<400).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            }
+            return sentences
+        }
+    }
+
+    @Test("finds the speed at which valid sentences arrive", arguments: [38400, 4800, 921_600])
+    func findsSpeed(speed: Int) throws {
+        var tried: [Int] = []
+        let found = Autobaud.detect { trial, enough in
+            tried.append(trial)
+            return Self.receiver(at: speed)(trial, enough)
+        }
+        #expect(found?.speed == speed)
+        #expect(found?.bytes == Self.sentences)
+        #expect(tried == Array(SerialSettings.commonSpeeds.prefix { $0 != speed }) + [speed])
+    }
+
+    @Test("noise at every speed finds nothing")
+    func noise() {
+        #expect(Autobaud.detect(listen: Self.receiver(at: 1)) == nil)
+    }
+
+    @Test("a port opened without a speed autobauds on a pty, losing none of the bytes heard while listening")
+    func autobaudOnPty() async throws {
+        let terminal = try PseudoTerminal()
+        let port = SerialPort(path: terminal.path)
+        let reading = Task {
+            var bytes: [UInt8] = []
+            for try await chunk in port.chunks() {
+                bytes += chunk
+                if bytes.count >= Self.sentences.count * 3 { break }
+            }
+            return bytes
+        }
+        for _ in 0..<3 {
+            try terminal.write(Self.sentences)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let bytes = try await reading.value
+        #expect(bytes == Self.sentences + Self.sentences + Self.sentences)
+        #expect(port.detectedSpeed == 9600)  // a pty accepts the first speed tried
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import GPSFix
+import GPSFixDevices
+
+/// `gpsfix record`: a device's raw bytes to a log that `decode`, `replay` and `file:` read back.
+struct Record: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Record a device's raw bytes to a log, with a # header (device, speed, date).")
+
+    @Argument(help: "The device: /dev/ttyUSB0, or gpsd://HOST:PORT.")
+    var device: String
+
+    @Option(name: .shortAndLong, help: "The log to write.")
+    var output: String
+
+    @Option(help: "Stop after this many seconds (default: until interrupted).")
+    var duration: Double?
+
+    @Option(help: "Serial speed; found by autobaud when not given.")
+    var speed: Int?
+
+    func run() async throws {
+        guard let name = DeviceName(device) else { throw ValidationError("'\(device)' is not a device") }
+        let source = name.source(settings: SerialSettings(speed: speed))
+        guard FileManager.default.createFile(atPath: output, contents: nil), let file = FileHandle(forWritingAtPath: output) else {
+            throw ValidationError("cannot write \(output)")
+        }
+        defer { try? file.close() }
+        let recording = Task {
+            var headerWritten = false
+            for try await chunk in source.chunks() {
+                if !headerWritten {
+                    headerWritten = true
+                    let found = (source as? SerialPort)?.detectedSpeed ?? speed
+                    file.write(Data(Self.header(device: device, speed: found).utf8))
+                }
+                file.write(Data(chunk))
+            }
+        }
+        if let duration {
+            try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
+            recording.cancel()
+        }
+        try? await recording.value
+    }
+
+    /// gpsfake's header: `# Date:` gives the century when the log is read back.
+    static func header(device: String, speed: Int?, now: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd"
+        return """
+            # Name: recorded by gpsfix record
+            # Device: \(device)
+            # Speed: \(speed.map(String.init) ?? "unknown")
+            # Date: \(formatter.string(from: now))
+            #
+
+            """
+    }
+}
