@@ -64,6 +64,7 @@ let package = Package(
         .testTarget(name: "NMEATests", dependencies: ["NMEA"]),
         .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
+        .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix"]),
     ],

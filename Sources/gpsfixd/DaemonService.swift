@@ -43,33 +43,12 @@ struct DaemonService: Service {
         await server.shutdown()
     }
 
-    /// READY=1 once the listeners are up and a device sends sentences (or after five
-    /// seconds, so that an unplugged receiver does not fail the start); then STATUS= when
-    /// the summary changes, at most once a second, and WATCHDOG=1 at half the watchdog
-    /// interval, only while the event loop answers.
+    /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.
     private func reportToServiceManager() async {
-        let started = ContinuousClock.now
-        while !Task.isCancelled, await !server.anyDeviceOnline(), ContinuousClock.now - started < .seconds(5) {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        notifier.notify("READY=1")
-        var lastStatus = ""
-        var lastPing = ContinuousClock.now
-        while !Task.isCancelled {
-            let status = await server.status()
-            if status != lastStatus {
-                notifier.notify("STATUS=" + status)
-                lastStatus = status
-            }
-            if let watchdogInterval, ContinuousClock.now - lastPing >= watchdogInterval / 2 {
-                if await server.isResponsive(within: watchdogInterval / 4) {
-                    notifier.notify("WATCHDOG=1")
-                } else {
-                    logger.error("event loop unresponsive: withholding the watchdog ping")
-                }
-                lastPing = ContinuousClock.now
-            }
-            try? await Task.sleep(for: min(.seconds(1), watchdogInterval.map { $0 / 4 } ?? .seconds(1)))
-        }
+        let server = self.server
+        let reporter = ServiceManagerReporter(notifier: notifier, watchdogInterval: watchdogInterval)
+        await reporter.run(
+            isReady: { await server.anyDeviceOnline() }, status: { await server.status() },
+            isResponsive: { await server.isResponsive(within: $0) })
     }
 }
