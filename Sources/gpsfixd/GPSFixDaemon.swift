@@ -70,6 +70,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
 
     func run() async throws {
         signal(SIGPIPE, SIG_IGN)
+        Self.raiseDescriptorLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -104,6 +105,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
+    }
+
+    /// Every client is a descriptor: take the hard limit, so the only client cap is the machine's.
+    static func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
     static func parseAddress(_ text: String) throws -> (host: String, port: Int) {

@@ -180,3 +180,39 @@ struct DaemonTests {
         #expect(watch.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }.count == 3)
     }
 }
+
+@Suite("gpsfixd under load and in a terminal", .serialized)
+struct LoadTests {
+    @Test("cgps, run in tmux, shows the position")
+    func cgpsInTmux() throws {
+        let daemon = try DaemonUnderTest()
+        let session = "gpsfix-cgps-\(getpid())"
+        _ = try run("/usr/bin/tmux", ["new-session", "-d", "-s", session, "-x", "120", "-y", "40", "cgps 127.0.0.1:\(daemon.tcpPort)"])
+        defer { _ = try? run("/usr/bin/tmux", ["kill-session", "-t", session]) }
+        var screen = ""
+        for _ in 0..<40 where !screen.contains("27.21") {
+            usleep(250_000)
+            screen = try run("/usr/bin/tmux", ["capture-pane", "-p", "-t", session])
+        }
+        #expect(screen.contains("27.21"), "cgps screen:\n\(screen)")
+        #expect(screen.contains("153.05"))
+    }
+
+    @Test("a burst of 1000 connects is absorbed, and 1000 watchers all receive the cycles")
+    func thousandWatchers() throws {
+        let daemon = try DaemonUnderTest(speed: 4)
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 {
+            limit.rlim_cur = min(limit.rlim_max, 4096)
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let clients = try (0..<1000).map { _ in try daemon.client() }
+        for client in clients { client.send(#"?WATCH={"enable":true,"json":true}"# + "\n") }
+        var receiving = 0
+        for client in clients {
+            if client.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 20) != nil { receiving += 1 }
+        }
+        #expect(receiving == 1000)
+    }
+}
