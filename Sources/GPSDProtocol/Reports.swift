@@ -10,10 +10,7 @@ import GPSFix
 public enum GPSDReport {
     /// The TPV report for `fix`.
     public static func tpv(_ fix: Fix, device: String?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
-        tpv(fix, device: device, appendingTo: &bytes)
-        return bytes
+        report(capacity: 256) { tpv(fix, device: device, appendingTo: &$0) }
     }
 
     /// Appends the TPV report for `fix` to `buffer`.
@@ -42,10 +39,7 @@ public enum GPSDReport {
     /// The SKY report for `sky`. Unlike gpsd 3.22, it carries the cycle's `time`, so that
     /// a client can tell which fix it belongs to.
     public static func sky(_ sky: SkyView, device: String?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(128 + 96 * sky.satellites.count)
-        self.sky(sky, device: device, appendingTo: &bytes)
-        return bytes
+        report(capacity: 128 + 96 * sky.satellites.count) { self.sky(sky, device: device, appendingTo: &$0) }
     }
 
     /// Appends the SKY report for `sky` to `buffer`.
@@ -80,9 +74,7 @@ public enum GPSDReport {
 
     /// The GST report for `estimate`.
     public static func gst(_ estimate: ErrorEstimate, device: String?) -> [UInt8] {
-        var bytes: [UInt8] = []
-        gst(estimate, device: device, appendingTo: &bytes)
-        return bytes
+        report(capacity: 160) { gst(estimate, device: device, appendingTo: &$0) }
     }
 
     /// Appends the GST report for `estimate` to `buffer`.
@@ -117,6 +109,14 @@ public enum GPSDReport {
         case .device, .sentence: return false
         }
         return true
+    }
+
+    /// One report in a buffer of its own, sized for it up front.
+    private static func report(capacity: Int, _ write: (inout [UInt8]) -> Void) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(capacity)
+        write(&bytes)
+        return bytes
     }
 
     /// Moves the array out of `buffer`, leaving it empty, so that it stays uniquely referenced.

@@ -140,6 +140,16 @@ public final class GPSFixServer: Sendable {
         }.get()) ?? "stopping"
     }
 
+    /// The server's counters, for the periodic log line.
+    public func counters() async -> String {
+        let hub = self.hub
+        return (try? await hub.eventLoop.submit { () -> String in
+            let counts = hub.statistics
+            return "clients accepted \(counts.clientsAccepted), cut off \(counts.clientsCutOff); "
+                + "reports sent \(counts.reportsSent); requests refused \(counts.requestsRefused)"
+        }.get()) ?? ""
+    }
+
     /// Closes the listeners and every client, removes the socket file, stops the loop.
     public func shutdown() async {
         let channels = listeners.withLock { channels in defer { channels = [] }; return channels }

@@ -33,7 +33,8 @@ struct DaemonService: Service {
                         try? await Task.sleep(for: .seconds(60))
                         guard !Task.isCancelled else { break }
                         let status = await server.status()
-                        logger.info("status: \(status)")
+                        let counters = await server.counters()
+                        logger.info("status: \(status); \(counters)")
                     }
                 }
             }

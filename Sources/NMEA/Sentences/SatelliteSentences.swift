@@ -6,15 +6,14 @@
 /// satellites followed by the three DOPs.
 public struct GSA: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 5
-    /// The most satellite ids kept from one GSA.
-    public static let maximumSatellites = 32
 
     public var talker: Talker?
     /// `A` automatic or `M` manual 2D/3D selection.
     public var selectionMode: UInt8?
     /// 1 no fix, 2 2D, 3 3D.
     public var fixType: Int?
-    /// The ids of the satellites used, in the talker's numbering, empty fields left out.
+    /// The ids of the satellites used, in the talker's numbering, empty fields left out
+    /// (at most 32 are kept).
     public var satellites = InlineList<32, UInt16>(placeholder: 0)
     public var pdop: NMEADecimal?
     public var hdop: NMEADecimal?
