@@ -62,9 +62,11 @@ let package = Package(
             ]
         ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA"]),
-        .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol"]),
+        // A manual clock and other helpers shared by the test targets.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol", "TestSupport"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
-        .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport"]),
+        .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix"]),
     ],

@@ -9,10 +9,16 @@ public struct ServiceManagerReporter: Sendable {
     /// that is unplugged at boot does not make the start fail.
     public let readyTimeout: Duration
 
-    public init(notifier: any ServiceNotifier, watchdogInterval: Duration?, readyTimeout: Duration = .seconds(5)) {
+    private let clock: any Clock<Duration>
+
+    public init(
+        notifier: any ServiceNotifier, watchdogInterval: Duration?, readyTimeout: Duration = .seconds(5),
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.notifier = notifier
         self.watchdogInterval = watchdogInterval
         self.readyTimeout = readyTimeout
+        self.clock = clock
     }
 
     /// Reports until the task is cancelled.
@@ -25,31 +31,35 @@ public struct ServiceManagerReporter: Sendable {
         isReady: @Sendable () async -> Bool, status: @Sendable () async -> String,
         isResponsive: @Sendable (Duration) async -> Bool
     ) async {
-        let clock = ContinuousClock()
-        let started = clock.now
-        while !Task.isCancelled, await !isReady(), clock.now - started < readyTimeout {
-            try? await Task.sleep(for: .milliseconds(50))
+        // Time is counted in the clock's ticks, so a test clock drives every decision.
+        let readyPoll = Duration.milliseconds(50)
+        var waited = Duration.zero
+        while !Task.isCancelled, await !isReady(), waited < readyTimeout {
+            try? await clock.sleep(for: readyPoll)
+            waited += readyPoll
         }
         guard !Task.isCancelled else { return }
         notifier.notify("READY=1")
-        var lastStatus = ""
-        var lastStatusTime = clock.now - .seconds(1)
-        var lastPing = clock.now
         let tick = min(.seconds(1), watchdogInterval.map { $0 / 8 } ?? .seconds(1))
+        var lastStatus = ""
+        var sinceStatus = Duration.seconds(1)
+        var sincePing = Duration.zero
         while !Task.isCancelled {
-            if clock.now - lastStatusTime >= .seconds(1) {
+            if sinceStatus >= .seconds(1) {
                 let current = await status()
                 if current != lastStatus {
                     notifier.notify("STATUS=" + current)
                     lastStatus = current
-                    lastStatusTime = clock.now
+                    sinceStatus = .zero
                 }
             }
-            if let watchdogInterval, clock.now - lastPing >= watchdogInterval / 2 {
+            if let watchdogInterval, sincePing >= watchdogInterval / 2 {
                 if await isResponsive(watchdogInterval / 4) { notifier.notify("WATCHDOG=1") }
-                lastPing = clock.now
+                sincePing = .zero
             }
-            try? await Task.sleep(for: tick)
+            do { try await clock.sleep(for: tick) } catch { return }
+            sinceStatus += tick
+            sincePing += tick
         }
     }
 }

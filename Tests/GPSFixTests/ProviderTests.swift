@@ -1,69 +1,8 @@
 import GPSFix
 import NMEA
 import Synchronization
+import TestSupport
 import Testing
-
-/// A clock the test moves by hand: sleepers wake when `advance(by:)` passes their deadline.
-final class ManualClock: Clock, @unchecked Sendable {
-    struct Instant: InstantProtocol {
-        var offset: Duration
-        func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
-        func duration(to other: Instant) -> Duration { other.offset - offset }
-        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
-    }
-
-    private struct Sleeper {
-        var id: Int
-        var deadline: Instant
-        var continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private struct State {
-        var now = Instant(offset: .zero)
-        var sleepers: [Sleeper] = []
-        var nextID = 0
-    }
-
-    private let state = Mutex(State())
-    var now: Instant { state.withLock { $0.now } }
-    var minimumResolution: Duration { .zero }
-    /// How many tasks are asleep on this clock.
-    var sleeping: Int { state.withLock { $0.sleepers.count } }
-
-    func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        let id = state.withLock { state -> Int in
-            state.nextID += 1
-            return state.nextID
-        }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                let wakeNow = state.withLock { state -> Bool in
-                    if deadline <= state.now || Task.isCancelled { return true }
-                    state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
-                    return false
-                }
-                if wakeNow { continuation.resume() }
-            }
-        } onCancel: {
-            let cancelled = state.withLock { state -> Sleeper? in
-                guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.sleepers.remove(at: index)
-            }
-            cancelled?.continuation.resume(throwing: CancellationError())
-        }
-        try Task.checkCancellation()
-    }
-
-    func advance(by duration: Duration) {
-        let due = state.withLock { state -> [Sleeper] in
-            state.now = state.now.advanced(by: duration)
-            let due = state.sleepers.filter { $0.deadline <= state.now }
-            state.sleepers.removeAll { $0.deadline <= state.now }
-            return due
-        }
-        for sleeper in due { sleeper.continuation.resume() }
-    }
-}
 
 /// A byte source that replays scripted sessions: each call to `chunks()` plays the next
 /// one, which either ends, fails, or stays open without data (a silent device).

@@ -69,7 +69,8 @@ struct SystemdTests {
         let pings = messages.filter { $0.message == "WATCHDOG=1" }.map(\.at)
         #expect(pings.count >= 4)
         let gaps = zip(pings.dropFirst(), pings).map { $0.timeIntervalSince($1) }
-        #expect(gaps.allSatisfy { $0 > 0.6 && $0 < 1.6 }, "watchdog gaps \(gaps)")
+        // Pings go every second (half of WATCHDOG_USEC); generous bounds, as other tests load the machine.
+        #expect(gaps.allSatisfy { $0 > 0.5 && $0 < 2.0 }, "watchdog gaps \(gaps)")
         #expect(texts.last == "STOPPING=1")
     }
 
