@@ -40,6 +40,7 @@ public struct GPSDSource: ByteSource {
             _ = devicePath.withUnsafeMutableBytes { gps_stream(data, flags, device == nil ? nil : $0.baseAddress) }
             var message = [CChar](repeating: 0, count: 8192)
             while !stop.isSet {
+                errno = 0  // gps_waiting leaves errno alone on a plain timeout
                 guard gps_waiting(data, 250_000) else {
                     if errno != 0, errno != EINTR, errno != EAGAIN {
                         continuation.finish(throwing: DeviceError.vanished(path: name))

@@ -22,7 +22,7 @@ struct UpstreamTests {
 
     @Test(
         "GPSDSource reads a real gpsd's raw NMEA and yields the same fixes as the pty read directly",
-        .disabled("open in issue 4: after a few cycles GPSDSource stops receiving here, though gpsfixd gpsd:// works by hand")
+        .disabled("open in issue 4: in this test the provider yields nothing, though gpsfixd gpsd:// reads the same gpsd by hand")
     )
     func realGPSD() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-gpsd-\(UUID().uuidString.prefix(8))")
