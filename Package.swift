@@ -68,7 +68,11 @@ let package = Package(
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
-        .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix"]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "TestSupport"]
+        ),
+        .testTarget(name: "GPSFixServerTests", dependencies: ["GPSFixServer", "GPSFix", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
