@@ -68,11 +68,7 @@ let package = Package(
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
-        .testTarget(
-            name: "IntegrationTests",
-            dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "TestSupport"]
-        ),
-        .testTarget(name: "GPSFixServerTests", dependencies: ["GPSFixServer", "GPSFix", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,4 @@
 import Foundation
-import TestSupport
 import Testing
 
 #if canImport(Glibc)
