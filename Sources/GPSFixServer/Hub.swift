@@ -87,10 +87,12 @@ final class Hub: @unchecked Sendable {
             devices[device]?.estimate = estimate
             broadcastReport(GPSDReport.gst(estimate, device: device), of: device)
         case .sentence(let line):
+            let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) }
+            guard !recipients.isEmpty else { return }
             var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
             buffer.writeBytes(line)
             buffer.writeBytes([13, 10])
-            for session in sessions.values where session.settings.wantsSentences(of: device) { send(buffer, to: session) }
+            for session in recipients { send(buffer, to: session) }
         case .device(let event):
             apply(event, to: device)
             guard let info = devices[device]?.info else { return }
@@ -114,9 +116,12 @@ final class Hub: @unchecked Sendable {
         }
     }
 
-    private func broadcastReport(_ report: [UInt8], of device: String) {
-        let buffer = ByteBuffer(bytes: report)
-        for session in sessions.values where session.settings.wantsReports(of: device) { send(buffer, to: session) }
+    /// Encodes the report only when a session wants it (POLL encodes from the stored values).
+    private func broadcastReport(_ report: @autoclosure () -> [UInt8], of device: String) {
+        let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
+        guard !recipients.isEmpty else { return }
+        let buffer = ByteBuffer(bytes: report())
+        for session in recipients { send(buffer, to: session) }
     }
 
     func send(_ buffer: ByteBuffer, to session: ClientSession) {

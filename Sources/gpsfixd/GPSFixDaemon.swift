@@ -118,17 +118,11 @@ struct GPSFixDaemon: AsyncParsableCommand {
     static func parseAddress(_ text: String) throws -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
         else { throw ValidationError("--tcp wants HOST:PORT, as 127.0.0.1:2947") }
-        let host = String(text[..<colon]).trimmingCharacters(in: ["[", "]"])
+        let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         return (host, port)
     }
 
     static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
-}
-
-extension String {
-    fileprivate func trimmingCharacters(in characters: Set<Character>) -> String {
-        String(drop { characters.contains($0) }.reversed().drop { characters.contains($0) }.reversed())
     }
 }
