@@ -15,35 +15,117 @@ enum Binaries {
 }
 
 /// A process the test started, stopped by its PID when the test is done.
+///
+/// It is spawned with `posix_spawn` rather than Foundation's `Process`, for two reasons:
+/// the child must start with an empty signal mask and default handlers (a test thread
+/// blocks SIGTERM, and a child that inherits that mask, gpsd for one, never hears it),
+/// and waiting must have a deadline (`Process.waitUntilExit` can hang on a child that
+/// ignores its signal). Output goes to files, so a chatty child never blocks on a pipe, and
+/// the child inherits no other descriptor.
 final class RunningProcess: @unchecked Sendable {
-    let process = Process()
-    let output = Pipe()
-    let errors = Pipe()
+    let pid: pid_t
+    private let outputFile: String
+    private let errorFile: String
+    private let lock = NSLock()
+    private var exitStatus: Int32?
 
     init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let stem = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-proc-\(UUID().uuidString.prefix(8))").path
+        outputFile = stem + ".out"
+        errorFile = stem + ".err"
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        // Nothing else of the test's: a child holding a pty master or a client socket
+        // would keep a hang-up or an end of stream from ever happening.
+        _ = Self.addCloseFrom(&actions, 3)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let variables = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        guard result == 0 else { throw POSIXError(.init(rawValue: result) ?? .EIO) }
+        pid = child
+    }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which the Glibc
+    /// module does not export; looked up by name.
+    private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("glibc 2.34 or later is needed to spawn test processes")
         }
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
+    /// Whether the process has not ended yet (reaping it when it has).
+    var isRunning: Bool { reap(blocking: false) == nil }
+
+    /// Waits up to `timeout` seconds for the process to end; its exit status (128 + the
+    /// signal when a signal ended it), or `nil` when it is still running.
+    @discardableResult
+    func wait(timeout: Double = 20) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let status = reap(blocking: false) { return status }
+            guard Date() < deadline else { return nil }
+            usleep(10_000)
+        }
     }
 
-    var pid: Int32 { process.processIdentifier }
-
-    /// Sends `signal` to this process only, and waits for it to end.
-    func stop(_ signal: Int32 = SIGTERM) {
-        guard process.isRunning else { return }
+    /// Sends `signal` to this process only and waits for it to end; one that does not end
+    /// within `grace` seconds is killed.
+    func stop(_ signal: Int32 = SIGTERM, grace: Double = 10) {
+        guard isRunning else { return }
         kill(pid, signal)
-        process.waitUntilExit()
+        if wait(timeout: grace) == nil {
+            kill(pid, SIGKILL)
+            wait(timeout: grace)
+        }
     }
 
-    /// Everything the process wrote to standard error (after it ended).
-    var errorText: String { String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+    /// The exit status once the process has ended.
+    var terminationStatus: Int32? { reap(blocking: false) }
 
-    deinit { stop(SIGKILL) }
+    /// Everything the process wrote to standard output so far.
+    var outputText: String { (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? "" }
+
+    /// Everything the process wrote to standard error so far.
+    var errorText: String { (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? "" }
+
+    private func reap(blocking: Bool) -> Int32? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let exitStatus { return exitStatus }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, blocking ? 0 : WNOHANG) == pid else { return nil }
+        let signal = status & 0x7f
+        exitStatus = signal == 0 ? (status >> 8) & 0xff : 128 + signal
+        return exitStatus
+    }
+
+    deinit {
+        stop(SIGKILL)
+        unlink(outputFile)
+        unlink(errorFile)
+    }
 }
 
 /// A free loopback TCP port, found by binding port 0.
@@ -169,22 +251,12 @@ final class DaemonUnderTest {
     }
 }
 
-/// Runs an external program (gpspipe, Python) and returns its standard output, which
-/// goes to a file so that a long output never blocks the program on a full pipe.
+/// Runs an external program (gpspipe, Python) to its end, or kills it after `timeout`
+/// seconds, and returns its standard output.
 func run(_ executable: String, _ arguments: [String], timeout: Double = 20) throws -> String {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-run-\(UUID().uuidString)")
-    FileManager.default.createFile(atPath: file.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.standardOutput = try FileHandle(forWritingTo: file)
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning, Date() < deadline { usleep(50_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }  // not waited for: it may already be a zombie
-    return String(decoding: try Data(contentsOf: file), as: UTF8.self)
+    let process = try RunningProcess(executable, arguments)
+    if process.wait(timeout: timeout) == nil { process.stop(SIGKILL) }
+    return process.outputText
 }
 
 extension String {

@@ -110,9 +110,9 @@ struct SystemdTests {
             "/usr/bin/systemd-analyze",
             ["verify", folder.appendingPathComponent("gpsfixd.service").path, folder.appendingPathComponent("gpsfixd.socket").path],
             environment: ["MANPATH": Self.repository.appendingPathComponent("man").path])
-        verify.process.waitUntilExit()
+        let status = verify.wait(timeout: 60)
         let errors = verify.errorText
-        #expect(verify.process.terminationStatus == 0, "\(errors)")
+        #expect(status == 0, "\(errors)")
         #expect(errors.isEmpty, "\(errors)")
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GPSFix
 import GPSFixDevices
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -20,45 +21,103 @@ struct UpstreamTests {
         return fixes
     }
 
-    @Test(
-        "GPSDSource reads a real gpsd's raw NMEA and yields the same fixes as the pty read directly",
-        .disabled("open in issue 4: in this test the provider yields nothing, though gpsfixd gpsd:// reads the same gpsd by hand")
-    )
-    func realGPSD() async throws {
+    /// A replayed fixture read by a real gpsd in the foreground, on a free port.
+    final class UpstreamGPSD {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-gpsd-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let link = folder.appendingPathComponent("gps0").path
-        let replay = try RunningProcess(Binaries.gpsfix, ["replay", Self.log, "--link", link, "--speed", "4", "--loop"])
-        defer { replay.stop() }
-        while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
+        let link: String
         let port = freePort()
-        // Its own control socket too: gpsd's default, /run/gpsd.sock, is one per machine.
-        let control = folder.appendingPathComponent("gpsd.sock").path
-        let gpsd = try RunningProcess("/usr/sbin/gpsd", ["-N", "-n", "-S", "\(port)", "-F", control, link])
-        defer { gpsd.stop() }
+        let replay: RunningProcess
+        private(set) var gpsd: RunningProcess
 
-        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: port), maximumBackoff: .milliseconds(200))
-        var fixes: [Fix] = []
+        init() throws {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            link = folder.appendingPathComponent("gps0").path
+            replay = try RunningProcess(Binaries.gpsfix, ["replay", UpstreamTests.log, "--link", link, "--speed", "4", "--loop"])
+            while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
+            gpsd = try Self.startGPSD(port: port, folder: folder, device: link)
+        }
+
+        /// gpsd with its own control socket too: the default, /run/gpsd.sock, is one per machine.
+        static func startGPSD(port: Int, folder: URL, device: String) throws -> RunningProcess {
+            try RunningProcess("/usr/sbin/gpsd", ["-N", "-n", "-S", "\(port)", "-F", folder.appendingPathComponent("gpsd.sock").path, device])
+        }
+
+        /// Kills gpsd (SIGKILL: no goodbye to its clients) and starts a new one on the same port.
+        func restartGPSD() throws {
+            gpsd.stop(SIGKILL)
+            gpsd = try Self.startGPSD(port: port, folder: folder, device: link)
+        }
+
+        deinit {
+            gpsd.stop()
+            replay.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// Collects updates until `enough` says so or `seconds` pass.
+    static func collect(
+        from provider: NMEALocationProvider, seconds: Double, until enough: @escaping @Sendable ([LocationUpdate]) -> Bool
+    ) async -> [LocationUpdate] {
         let collecting = Task {
+            var updates: [LocationUpdate] = []
             for await update in provider.updates() {
-                if case .fix(let fix) = update, fix.mode == .threeDimensional, fix.time != nil { fixes.append(fix) }
-                if fixes.count >= 5 { break }
+                updates.append(update)
+                if enough(updates) { break }
             }
-            return fixes
+            return updates
         }
         let timeout = Task {
-            try await Task.sleep(for: .seconds(40))
+            try await Task.sleep(for: .seconds(seconds))
             collecting.cancel()
         }
-        let received = await collecting.value
-        timeout.cancel()
+        defer { timeout.cancel() }
+        return await collecting.value
+    }
+
+    static func timedFixes(_ updates: [LocationUpdate]) -> [Fix] {
+        updates.compactMap { if case .fix(let fix) = $0, fix.mode == .threeDimensional, fix.time != nil { fix } else { nil } }
+    }
+
+    @Test("GPSDSource reads a real gpsd's raw NMEA and yields the same fixes as the pty read directly")
+    func realGPSD() async throws {
+        let upstream = try UpstreamGPSD()
+        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: upstream.port), maximumBackoff: .milliseconds(200))
+        let received = Self.timedFixes(await Self.collect(from: provider, seconds: 40) { Self.timedFixes($0).count >= 5 })
         let reference = await Self.fixesFromFile()
         #expect(received.count >= 5)
         for fix in received {
             let expected = try #require(reference[fix.time!])
             #expect(fix.latitude == expected.latitude && fix.longitude == expected.longitude && fix.altitudeMSL == expected.altitudeMSL)
         }
+    }
+
+    @Test("gpsd killed and restarted: GPSDSource reports the loss, reconnects and resumes")
+    func gpsdRestart() async throws {
+        let upstream = try UpstreamGPSD()
+        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: upstream.port), maximumBackoff: .milliseconds(200))
+        let reading = Latch(), restarted = Latch()
+        let restart = Task.detached {
+            // Restart once fixes are flowing, while the provider is reading.
+            while !reading.isSet { try await Task.sleep(for: .milliseconds(50)) }
+            try upstream.restartGPSD()
+            restarted.set()
+        }
+        let updates = await Self.collect(from: provider, seconds: 40) { updates in
+            if Self.timedFixes(updates).count >= 2 { reading.set() }
+            guard restarted.isSet, let lost = updates.lastIndex(where: Self.isLoss) else { return false }
+            return Self.timedFixes(Array(updates[lost...])).count >= 3
+        }
+        restart.cancel()
+        let events = updates.compactMap { if case .device(let event) = $0 { event.kind } else { nil } }
+        let lost = try #require(updates.lastIndex(where: Self.isLoss), "\(events)")
+        #expect(Self.timedFixes(Array(updates[..<lost])).count >= 2, "fixes before the restart")
+        #expect(Self.timedFixes(Array(updates[lost...])).count >= 3, "fixes after the restart")
+        #expect(events.last { $0 != .activated } == .recovered, "\(events)")
+    }
+
+    static func isLoss(_ update: LocationUpdate) -> Bool {
+        if case .device(let event) = update, case .lost = event.kind { true } else { false }
     }
 
     @Test("gpsfix record writes a header and the bytes, which decode back to fixes")
@@ -77,4 +136,11 @@ struct UpstreamTests {
         let decoded = try run(Binaries.gpsfix, ["decode", output], timeout: 15)
         #expect(decoded.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }.count >= 5)
     }
+}
+
+/// A flag one task sets and another reads.
+final class Latch: Sendable {
+    private let state = Mutex(false)
+    var isSet: Bool { state.withLock { $0 } }
+    func set() { state.withLock { $0 = true } }
 }
