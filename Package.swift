@@ -61,14 +61,15 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "NMEATests", dependencies: ["NMEA"]),
+        .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"]),
         // A manual clock and other helpers shared by the test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol", "TestSupport"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
-        .testTarget(name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix"]),
+        .testTarget(
+            name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -106,7 +106,7 @@ public enum GPSDReport {
         case .fix(let fix): tpv(fix, device: device, appendingTo: &buffer)
         case .sky(let view): sky(view, device: device, appendingTo: &buffer)
         case .errorEstimate(let estimate): gst(estimate, device: device, appendingTo: &buffer)
-        case .device, .sentence: return false
+        case .device, .sentence, .counters: return false
         }
         return true
     }

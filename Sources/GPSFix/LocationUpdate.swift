@@ -1,5 +1,5 @@
 /// Something a location provider has to say: a fix, a sky view, an error estimate, a raw
-/// sentence, or news of the device itself.
+/// sentence, news of the device itself, or its counters.
 public enum LocationUpdate: Hashable, Sendable {
     case fix(Fix)
     case sky(SkyView)
@@ -7,6 +7,9 @@ public enum LocationUpdate: Hashable, Sendable {
     case device(DeviceEvent)
     /// A sentence as received, start character through checksum, for raw (`nmea`) watchers.
     case sentence([UInt8])
+    /// The device's counters so far, sent after each chunk that completed a cycle and
+    /// when the device is lost, for logs and status.
+    case counters(DeviceCounters)
 }
 
 /// News of a device, which gpsd-protocol watchers receive as DEVICE reports.

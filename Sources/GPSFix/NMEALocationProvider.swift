@@ -63,23 +63,36 @@ public struct NMEALocationProvider: LocationProvider {
             if forwardsSentences { continuation.yield(.sentence(Array(sentence.line))) }
         }
         let emit: (LocationUpdate) -> Void = { continuation.yield($0) }
+        let reportCounters = {
+            var counters = DeviceCounters()
+            counters.framing = decoder.framer.statistics
+            counters.assembly = decoder.assembler.statistics
+            counters.reconnects = session.reconnects
+            continuation.yield(.counters(counters))
+        }
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
                 for try await chunk in source.chunks() {
                     let sentencesBefore = decoder.framer.statistics.sentences
+                    let cyclesBefore = decoder.assembler.statistics.cycles
                     chunk.withUnsafeBytes { decoder.feed($0, emit) }
                     if decoder.framer.statistics.sentences > sentencesBefore {
                         await activity.record()
                         backoff = .milliseconds(50)
                     }
+                    if decoder.assembler.statistics.cycles > cyclesBefore { reportCounters() }
                 }
                 decoder.finish(emit)
+                reportCounters()
                 return
             } catch {
                 if Task.isCancelled { return }
                 decoder.resetFraming()
-                if let event = session.lose(reason: "\(error)") { continuation.yield(.device(event)) }
+                if let event = session.lose(reason: "\(error)") {
+                    continuation.yield(.device(event))
+                    reportCounters()
+                }
                 try? await clock.sleep(for: backoff)
                 backoff = min(backoff * 2, maximumBackoff)
             }
@@ -132,6 +145,8 @@ private final class ReadingSession: @unchecked Sendable {
     private let device: String
     private var announced = false
     private var lost = false
+    /// Openings after a loss that yielded sentences again.
+    private(set) var reconnects = 0
 
     init(device: String) {
         self.device = device
@@ -142,6 +157,7 @@ private final class ReadingSession: @unchecked Sendable {
         guard !announced else { return nil }
         announced = true
         defer { lost = false }
+        if lost { reconnects += 1 }
         return DeviceEvent(device: device, kind: lost ? .recovered : .activated)
     }
 

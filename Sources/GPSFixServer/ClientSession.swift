@@ -78,7 +78,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         guard let context else { return false }
         guard context.channel.isWritable else {
             hub.noteCutOff()
-            hub.logger.warning("client cut off: it does not read its reports", metadata: ["peer": "\(peer)"])
+            hub.logger.warning("client cut off: it does not read its reports", metadata: ["peer": "\(peer)", "sent": "\(sent)"])
             self.context = nil
             context.close(promise: nil)
             return false

@@ -140,7 +140,7 @@ public final class GPSFixServer: Sendable {
         }.get()) ?? "stopping"
     }
 
-    /// The server's counters, for the periodic log line.
+    /// The server's counters for the clients, in one line for the periodic log.
     public func counters() async -> String {
         let hub = self.hub
         return (try? await hub.eventLoop.submit { () -> String in
@@ -148,6 +148,12 @@ public final class GPSFixServer: Sendable {
             return "clients accepted \(counts.clientsAccepted), cut off \(counts.clientsCutOff); "
                 + "reports sent \(counts.reportsSent); requests refused \(counts.requestsRefused)"
         }.get()) ?? ""
+    }
+
+    /// Each device's counters (sentences, refused lines by reason, cycles, reconnects).
+    public func deviceCounters() async -> [(device: String, counters: DeviceCounters)] {
+        let hub = self.hub
+        return (try? await hub.eventLoop.submit { hub.deviceCounters }.get()) ?? []
     }
 
     /// Closes the listeners and every client, removes the socket file, stops the loop.

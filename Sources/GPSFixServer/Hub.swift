@@ -20,6 +20,7 @@ final class Hub: @unchecked Sendable {
         var fix: Fix?
         var sky: SkyView?
         var estimate: ErrorEstimate?
+        var counters = DeviceCounters()
     }
 
     /// Counters, for logs and the service status line.
@@ -93,6 +94,8 @@ final class Hub: @unchecked Sendable {
             buffer.writeBytes(line)
             buffer.writeBytes([13, 10])
             for session in recipients { send(buffer, to: session) }
+        case .counters(let counters):
+            devices[device]?.counters = counters
         case .device(let event):
             apply(event, to: device)
             guard let info = devices[device]?.info else { return }
@@ -126,6 +129,11 @@ final class Hub: @unchecked Sendable {
 
     func send(_ buffer: ByteBuffer, to session: ClientSession) {
         if session.send(buffer) { statistics.reportsSent += 1 }
+    }
+
+    /// Each device's counters, in the order the devices were configured.
+    var deviceCounters: [(device: String, counters: DeviceCounters)] {
+        deviceOrder.compactMap { path in devices[path].map { (path, $0.counters) } }
     }
 
     // MARK: Requests

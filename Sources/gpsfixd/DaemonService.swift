@@ -14,6 +14,8 @@ struct DaemonService: Service {
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
     let notifier: any ServiceNotifier
     let watchdogInterval: Duration?
+    /// How often the counters go to the log (and once more at shutdown).
+    let statusInterval: Duration
     let logger: Logger
 
     func run() async throws {
@@ -30,18 +32,27 @@ struct DaemonService: Service {
                 }
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await Task.sleep(for: .seconds(60))
+                        try? await Task.sleep(for: statusInterval)
                         guard !Task.isCancelled else { break }
-                        let status = await server.status()
-                        let counters = await server.counters()
-                        logger.info("status: \(status); \(counters)")
+                        await logCounters()
                     }
                 }
             }
         }
         logger.info("stopping")
+        await logCounters()
         notifier.notify("STOPPING=1")
         await server.shutdown()
+    }
+
+    /// The status line, the clients' counters, and one line of counters per device.
+    private func logCounters() async {
+        let status = await server.status()
+        let counters = await server.counters()
+        logger.info("status: \(status); \(counters)")
+        for (device, counters) in await server.deviceCounters() {
+            logger.info("device counters: \(counters.summary)", metadata: ["device": "\(device)"])
+        }
     }
 
     /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.

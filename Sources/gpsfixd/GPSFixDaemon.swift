@@ -45,6 +45,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Option(help: "Seconds without a valid sentence before a device's fix decays to no fix.")
     var silenceTimeout: Double = 3
 
+    @Option(help: "Seconds between the status and counters lines in the log (they are logged at shutdown too).")
+    var statusInterval: Double = 60
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -101,7 +104,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let daemon = DaemonService(
             server: server, providers: providers, bps: speed, demo: demoReplay,
-            notifier: SystemdNotifier(environment: environment), watchdogInterval: service.watchdogInterval, logger: logger)
+            notifier: SystemdNotifier(environment: environment), watchdogInterval: service.watchdogInterval,
+            statusInterval: .milliseconds(Int64(max(statusInterval, 0.1) * 1000)), logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

@@ -1,5 +1,6 @@
 import Foundation
 import NMEA
+import TestSupport
 import Testing
 
 @Suite("Properties")

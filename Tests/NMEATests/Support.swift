@@ -1,5 +1,6 @@
 import Foundation
 import NMEA
+import TestSupport
 
 /// Where the project's fixtures and gpsd's corpus live, found from this file's path.
 enum Fixtures {
@@ -106,19 +107,6 @@ func hasValidChecksum(_ line: String) -> Bool {
     let body = line[line.index(after: line.startIndex)..<star]
     let declared = UInt8(line[line.index(after: star)...], radix: 16)
     return declared == body.utf8.reduce(UInt8(0), ^)
-}
-
-/// SplitMix64: a small seeded generator, so every property test run is reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 extension NMEADecimal {

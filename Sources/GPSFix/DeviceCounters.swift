@@ -1,0 +1,22 @@
+import NMEA
+
+/// What one device has delivered since the provider started: the framer's counts
+/// (sentences, refused lines by reason, bytes), the assembler's (cycles, sentences it
+/// could not decode or does not read), and how often the device had to be reopened.
+public struct DeviceCounters: Hashable, Sendable {
+    public var framing = FramerStatistics()
+    public var assembly = FixAssembler.Statistics()
+    /// Times the device was reopened after being lost.
+    public var reconnects = 0
+
+    public init() {}
+
+    /// One line for a log: `sentences 1200, rejected 3 (bad-checksum 2, too-long 1), ...`.
+    public var summary: String {
+        let reasons = FramerRejection.allCases.filter { framing[$0] > 0 }.map { "\($0) \(framing[$0])" }
+        let rejected = reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"
+        return "sentences \(framing.sentences), rejected \(framing.rejected)\(rejected), "
+            + "undecodable \(assembly.decodingErrors), unknown \(assembly.unknownSentences), "
+            + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(framing.bytes)"
+    }
+}
