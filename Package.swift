@@ -66,6 +66,9 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol", "TestSupport"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix"]),
+        .testTarget(
+            name: "GPSFixServerTests",
+            dependencies: ["GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(

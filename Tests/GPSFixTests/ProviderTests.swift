@@ -59,13 +59,16 @@ struct ProviderTests {
         let clock = ManualClock()
         let source = ScriptedSource([(cycle, .fail), ([], .fail), (cycle, .finish)])
         let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(60))
+        let finished = Atomic<Bool>(false)
         let collected = Task {
             var events: [DeviceEvent.Kind] = []
             for await update in provider.updates() { if case .device(let event) = update { events.append(event.kind) } }
+            finished.store(true, ordering: .releasing)
             return events
         }
-        for _ in 0..<50 {
-            await Task.yield()
+        // Moves time on until the script has played out, however busy the machine is.
+        while !finished.load(ordering: .acquiring) {
+            try await Task.sleep(for: .milliseconds(1))
             clock.advance(by: .milliseconds(100))
         }
         let events = await collected.value

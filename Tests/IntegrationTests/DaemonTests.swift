@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -63,6 +64,33 @@ struct DaemonTests {
         let numbers = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
         try #require(numbers.count == 2, "\(output)")
         #expect(abs(numbers[0] - -27.2107) < 0.001 && abs(numbers[1] - 153.052) < 0.001)
+    }
+
+    @Test("cgps, run in a terminal under tmux, shows the position")
+    func cgps() throws {
+        let daemon = try DaemonUnderTest()
+        // A tmux server of the test's own, on its own socket, stopped at the end.
+        let tmuxSocket = daemon.folder.appendingPathComponent("tmux").path
+        _ = try run("/usr/bin/tmux", ["-S", tmuxSocket, "new-session", "-d", "-x", "100", "-y", "30", "cgps 127.0.0.1:\(daemon.tcpPort)"])
+        let server = Int32(try run("/usr/bin/tmux", ["-S", tmuxSocket, "display-message", "-p", "#{pid}"])
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        defer {
+            _ = try? run("/usr/bin/tmux", ["-S", tmuxSocket, "kill-server"])
+            if let server, kill(server, 0) == 0 { kill(server, SIGKILL) }
+        }
+        var screen = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !screen.contains("3D FIX"), Date() < deadline {
+            usleep(250_000)
+            screen = try run("/usr/bin/tmux", ["-S", tmuxSocket, "capture-pane", "-p"])
+        }
+        #expect(screen.contains("3D FIX"), "\(screen)")
+        let latitude = screen.split(separator: "\n").first { $0.contains("Latitude:") }
+            .flatMap { $0.split(separator: " ").compactMap { Double($0) }.first }
+        let longitude = screen.split(separator: "\n").first { $0.contains("Longitude:") }
+            .flatMap { $0.split(separator: " ").compactMap { Double($0) }.first }
+        // haicom-305N stays within a few metres of 27.2107 S, 153.0520 E.
+        #expect(abs((latitude ?? 0) - 27.2107) < 0.001 && abs((longitude ?? 0) - 153.052) < 0.001, "\(screen)")
     }
 
     @Test("100 watchers receive identical streams; one that never reads is cut off, the others keep up")

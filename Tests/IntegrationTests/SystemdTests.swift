@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import SystemdSupport
 import Testing
 

@@ -1,0 +1,82 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A plain client on a Unix socket, reading lines with a timeout.
+///
+/// Its reads block; async tests use ``line(timeout:)``, which reads on a thread of its own
+/// rather than on Swift's cooperative pool, whose few threads the server under test needs.
+/// One test uses a client at a time.
+public final class LineClient: @unchecked Sendable {
+    public let descriptor: Int32
+    private var pending: [UInt8] = []
+
+    public init(unixPath: String) throws {
+        descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(unixPath.utf8)
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            close(descriptor)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+    }
+
+    deinit { close(descriptor) }
+
+    public func send(_ text: String) {
+        _ = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    public func send(bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// The next line (without CR LF), or `nil` at end of stream or after `timeout` seconds.
+    public func readLine(timeout: Double = 5) -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            if let newline = pending.firstIndex(of: 10) {
+                let line = pending[..<newline]
+                pending.removeFirst(newline + 1)
+                return String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
+            }
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, Int32(remaining * 1000)) > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { return nil }
+            pending += buffer[0..<count]
+        }
+    }
+
+    /// Lines until one satisfies `condition` (included), or `nil` on timeout.
+    public func readLines(until condition: (String) -> Bool, timeout: Double = 10) -> [String]? {
+        var lines: [String] = []
+        let deadline = Date().addingTimeInterval(timeout)
+        while let line = readLine(timeout: max(0.01, deadline.timeIntervalSinceNow)) {
+            lines.append(line)
+            if condition(line) { return lines }
+        }
+        return nil
+    }
+
+    /// ``readLine(timeout:)`` on a thread of its own: not on the cooperative pool, nor on a
+    /// dispatch queue, whose worker threads on Linux are the pool's.
+    public func line(timeout: Double = 5) async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.readLine(timeout: timeout)) }.start()
+        }
+    }
+}
