@@ -23,6 +23,8 @@ let package = Package(
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
+        // Spawns gpsd and gpsfixd and measures them from outside: no link to the project.
+        .executableTarget(name: "DaemonBenchmark"),
     ],
     swiftLanguageModes: [.v6]
 )

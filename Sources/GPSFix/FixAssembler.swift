@@ -40,10 +40,11 @@ public struct FixAssembler {
     private var date: (year: Int, month: Int, day: Int)?
     private var previousFix: Fix?
     private var satellites = SatelliteTracker()
-    /// The sentence that ended the last cycle, and whether it ended the one before too.
-    private var lastAddress: SentenceAddress?
-    private var endingCandidate: SentenceAddress?
-    private var cycleEnder: SentenceAddress?
+    /// The last sentence, as a possible end of cycle; the one that ended the last cycle;
+    /// and the one learned because it ended two cycles running.
+    private var lastEnding: CycleEnding?
+    private var endingCandidate: CycleEnding?
+    private var cycleEnder: CycleEnding?
     /// The time of the cycle just closed by its ending sentence.
     private var closedTime: NMEATime?
     /// How often each address occurred in the open cycle: only a sentence that occurs
@@ -117,11 +118,12 @@ public struct FixAssembler {
         case .unknown:
             statistics.unknownSentences += 1
         }
-        if address == cycleEnder, cycle.time != nil {
+        let ending = CycleEnding(message, address: address)
+        if let ending, ending == cycleEnder, cycle.time != nil {
             closedTime = cycle.time
             endCycle(emit)
         }
-        lastAddress = address
+        lastEnding = ending
         tally.count(address)
     }
 
@@ -140,8 +142,10 @@ public struct FixAssembler {
         guard let time else { return }
         if let current = cycle.time {
             guard current != time else { return }
-            // The cycle ended with the previous sentence: learn it once it does so twice running.
-            let candidate = lastAddress.flatMap { tally.occurrences(of: $0) == 1 ? $0 : nil }
+            // The cycle ended with the previous sentence: learn it once it does so twice
+            // running. Only a sentence sent once per cycle, or the last part of a GSV
+            // group, can end cycles.
+            let candidate = lastEnding.flatMap { $0.isGroupEnd || tally.occurrences(of: $0.address) == 1 ? $0 : nil }
             cycleEnder = candidate != nil && candidate == endingCandidate ? candidate : nil
             endingCandidate = candidate
             endCycle(emit)
@@ -188,6 +192,26 @@ public struct FixAssembler {
         tally.reset()
         cycle = Cycle()
         cycleCount += 1
+    }
+}
+
+/// A sentence that may end a receiver's cycle: any sentence, except that of a GSV group
+/// only the last part counts, and the group's signal id tells a 4.11 receiver's groups
+/// for different bands apart (`$GPGSV` for L1, then `$GPGSV` for L5).
+struct CycleEnding: Equatable {
+    var address: SentenceAddress
+    var signal: Int?
+    var isGroupEnd: Bool
+
+    init?(_ message: NMEAMessage, address: SentenceAddress) {
+        self.address = address
+        if case .gsv(let gsv) = message {
+            guard let count = gsv.messageCount, gsv.messageNumber == count else { return nil }
+            signal = gsv.signalID
+            isGroupEnd = true
+        } else {
+            isGroupEnd = false
+        }
     }
 }
 

@@ -15,22 +15,22 @@ public struct NMEALocationProvider: LocationProvider {
     public var silenceTimeout: Duration
     /// The longest wait between attempts to reopen a lost source.
     public var maximumBackoff: Duration
-    /// Whether every accepted sentence is also passed on (for raw `nmea` watchers).
-    public var forwardsSentences: Bool
+    /// While on, every accepted sentence is also passed on (for raw `nmea` watchers).
+    public var sentenceDemand: SentenceDemand
     public var framing: NMEAFramer.Configuration
     public var centuryRule: CenturyRule
     private let clock: any Clock<Duration>
 
     public init(
         source: any ByteSource, clock: any Clock<Duration> = ContinuousClock(), silenceTimeout: Duration = .seconds(3),
-        maximumBackoff: Duration = .seconds(1), forwardsSentences: Bool = false,
+        maximumBackoff: Duration = .seconds(1), sentenceDemand: SentenceDemand = SentenceDemand(),
         framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule()
     ) {
         self.source = source
         self.clock = clock
         self.silenceTimeout = silenceTimeout
         self.maximumBackoff = maximumBackoff
-        self.forwardsSentences = forwardsSentences
+        self.sentenceDemand = sentenceDemand
         self.framing = framing
         self.centuryRule = centuryRule
     }
@@ -56,11 +56,11 @@ public struct NMEALocationProvider: LocationProvider {
     private func read(_ continuation: AsyncStream<LocationUpdate>.Continuation, _ activity: Activity) async {
         let decoder = NMEAStreamDecoder(framing: framing, centuryRule: centuryRule)
         let session = ReadingSession(device: device)
-        let forwardsSentences = self.forwardsSentences
+        let sentenceDemand = self.sentenceDemand
         // The device event goes out before anything its first sentence completes.
         decoder.onSentence = { sentence in
             if let event = session.takeAnnouncement() { continuation.yield(.device(event)) }
-            if forwardsSentences { continuation.yield(.sentence(Array(sentence.line))) }
+            if sentenceDemand.isWanted { continuation.yield(.sentence(Array(sentence.line))) }
         }
         let emit: (LocationUpdate) -> Void = { continuation.yield($0) }
         let reportCounters = {

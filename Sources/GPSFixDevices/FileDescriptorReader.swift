@@ -6,7 +6,13 @@ import Synchronization
 /// Serial and pty reads block, so each open device gets one thread that waits in
 /// `poll()` with a short timeout (to notice cancellation) and reads what arrives. The
 /// thread owns the descriptor and closes it, through `onClose`, when reading ends.
+///
+/// At most ``chunksInFlight`` chunks wait for the consumer: beyond that the thread stops
+/// reading, and the bytes wait in the kernel's buffer, so a device (or a replay) faster
+/// than the parser never makes the daemon's memory grow.
 enum FileDescriptorReader {
+    static let chunksInFlight = 16
+
     /// Reads `descriptor` until end of file (finishes), a hang-up or error (throws
     /// ``DeviceError/vanished(path:)``), or the consumer's cancellation.
     static func chunks(
@@ -24,6 +30,7 @@ enum FileDescriptorReader {
     ) -> AsyncThrowingStream<[UInt8], any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
         let state = SendableFlag()
+        let credits = DispatchSemaphore(value: chunksInFlight)
         continuation.onTermination = { _ in state.set() }
         let thread = Thread {
             let descriptor: Int32
@@ -50,6 +57,9 @@ enum FileDescriptorReader {
                 if ready == 0 { continue }
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count > 0 {
+                    while !credits.wait(timeout: .now() + .milliseconds(200)).isSuccess {
+                        if state.isSet { return }
+                    }
                     continuation.yield(Array(buffer[0..<count]))
                 } else if count == 0 || poller.revents & Int16(POLLHUP | POLLERR) != 0 {
                     if endOfFileIsVanishing {
@@ -66,7 +76,8 @@ enum FileDescriptorReader {
             continuation.finish()
         }
         thread.start()
-        return stream
+        let iterator = CreditedIterator(stream.makeAsyncIterator(), credits: credits)
+        return AsyncThrowingStream { try await iterator.next() }
     }
 
     /// Reads `descriptor` for at most `window`, until `enough` says stop or `stop` is set.
@@ -92,4 +103,26 @@ final class SendableFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     var isSet: Bool { flag.load(ordering: .acquiring) }
     func set() { flag.store(true, ordering: .releasing) }
+}
+
+/// The consuming side of a reader: each chunk taken returns a credit to the thread.
+private final class CreditedIterator: @unchecked Sendable {
+    // Used by the one task that iterates the stream.
+    private var iterator: AsyncThrowingStream<[UInt8], any Error>.Iterator
+    private let credits: DispatchSemaphore
+
+    init(_ iterator: AsyncThrowingStream<[UInt8], any Error>.Iterator, credits: DispatchSemaphore) {
+        self.iterator = iterator
+        self.credits = credits
+    }
+
+    func next() async throws -> [UInt8]? {
+        let chunk = try await iterator.next()
+        if chunk != nil { credits.signal() }
+        return chunk
+    }
+}
+
+extension DispatchTimeoutResult {
+    fileprivate var isSuccess: Bool { self == .success }
 }

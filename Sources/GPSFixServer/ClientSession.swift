@@ -58,7 +58,10 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         case .devices:
             _ = send(ByteBuffer(bytes: hub.devicesReport()))
         case .watch(let watch):
-            if let watch { settings.apply(watch) }
+            if let watch {
+                settings.apply(watch)
+                hub.settingsChanged()
+            }
             if watch != nil { _ = send(ByteBuffer(bytes: hub.devicesReport())) }
             _ = send(ByteBuffer(bytes: SessionReport.watch(settings)))
         case .poll:

@@ -91,15 +91,32 @@ public final class GPSFixServer: Sendable {
         listeners.withLock { $0.compactMap { $0.localAddress?.port }.first }
     }
 
+    /// On while any client watches raw sentences: give it to the providers, so that
+    /// they copy sentences out only then.
+    public var sentenceDemand: SentenceDemand { hub.sentenceDemand }
+
     /// Serves `provider` until its updates end or the task is cancelled.
+    ///
+    /// Updates go to the event loop without a round trip each, but at most
+    /// ``maximumUpdatesInFlight`` at a time: a provider faster than the fan-out waits
+    /// for it instead of queueing without bound.
     public func serve(_ provider: some LocationProvider, bps: Int? = nil) async {
         let hub = self.hub
         let device = provider.device
         try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device, bps: bps)) }.get()
+        var inFlight = 0
         for await update in provider.updates() {
             hub.eventLoop.execute { hub.publish(update, from: device) }
+            inFlight += 1
+            if inFlight == Self.maximumUpdatesInFlight {
+                try? await hub.eventLoop.submit {}.get()
+                inFlight = 0
+            }
         }
     }
+
+    /// Updates handed to the event loop before waiting for it to catch up.
+    static let maximumUpdatesInFlight = 64
 
     /// Whether any device has sent valid sentences.
     public func anyDeviceOnline() async -> Bool {

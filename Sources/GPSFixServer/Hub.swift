@@ -34,6 +34,8 @@ final class Hub: @unchecked Sendable {
     let eventLoop: any EventLoop
     let release: String
     let logger: Logger
+    /// On while any session watches raw sentences, so providers copy them out only then.
+    let sentenceDemand = SentenceDemand()
     private(set) var statistics = Statistics()
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
     private var deviceOrder: [String] = []
@@ -68,6 +70,16 @@ final class Hub: @unchecked Sendable {
 
     func unregister(_ session: ClientSession) {
         sessions[ObjectIdentifier(session)] = nil
+        updateSentenceDemand()
+    }
+
+    /// A session's WATCH settings changed.
+    func settingsChanged() {
+        updateSentenceDemand()
+    }
+
+    private func updateSentenceDemand() {
+        sentenceDemand.set(sessions.values.contains { $0.settings.enable && ($0.settings.nmea || $0.settings.raw > 0) })
     }
 
     func noteCutOff() { statistics.clientsCutOff += 1 }

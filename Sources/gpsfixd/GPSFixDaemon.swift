@@ -100,7 +100,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let providers = sources.map {
             NMEALocationProvider(
-                source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), forwardsSentences: true)
+                source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
         }
         let daemon = DaemonService(
             server: server, providers: providers, bps: speed, demo: demoReplay,

@@ -69,6 +69,34 @@ struct AssemblerTests {
         #expect(fixesAfterEachSentence[27] == 4)
     }
 
+    @Test("a cycle that ends with GSV groups ends at the last part of the last group, not at an earlier part")
+    func learnsGroupEnd() {
+        // RMC, GGA, then two GPGSV groups (4.11: L1, then L5): the L5 group's last part ends the cycle.
+        func cycle(_ second: Int) -> String {
+            let time = String(format: "1000%02d.00", second)
+            return sentence("$GPRMC,\(time),A,5128.6757,N,00000.0927,W,0.13,271.2,221126,,,A")
+                + sentence("$GPGGA,\(time),5128.6757,N,00000.0927,W,1,09,0.9,45.9,M,47.0,M,,")
+                + sentence("$GPGSV,2,1,05,02,45,212,33,05,30,040,41,07,12,100,38,09,60,300,45,1")
+                + sentence("$GPGSV,2,2,05,13,22,180,30,1")
+                + sentence("$GPGSV,2,1,05,02,45,212,30,05,30,040,38,07,12,100,35,09,60,300,42,8")
+                + sentence("$GPGSV,2,2,05,13,22,180,27,8")
+        }
+        var assembler = FixAssembler()
+        let framer = NMEAFramer(configuration: .lenient)
+        var emittedAfterEachSentence: [Int] = []
+        var emitted = 0
+        Array((0..<5).map(cycle).joined().utf8).withUnsafeBytes { bytes in
+            framer.feed(bytes) { sentence in
+                assembler.add(sentence) { if case .fix = $0 { emitted += 1 } }
+                emittedAfterEachSentence.append(emitted)
+            }
+        }
+        // Cycles 1 and 2 go out at the next RMC; from cycle 3 on, at their sixth sentence.
+        #expect(emittedAfterEachSentence[5] == 0 && emittedAfterEachSentence[6] == 1)
+        #expect(emittedAfterEachSentence[16] == 2 && emittedAfterEachSentence[17] == 3)
+        #expect(emittedAfterEachSentence[22] == 3 && emittedAfterEachSentence[23] == 4)
+    }
+
     @Test("a time without a known date gives a fix without time")
     func noDateNoTime() throws {
         let fix = try #require(updates(of: sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,")).first?.fix)

@@ -79,7 +79,7 @@ struct ProviderTests {
 
     @Test("with sentence forwarding on, every accepted sentence is passed on as received")
     func forwardsSentences() async {
-        let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .finish)]), forwardsSentences: true)
+        let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .finish)]), sentenceDemand: SentenceDemand(true))
         var sentences: [String] = []
         var fixes = 0
         for await update in provider.updates() {
