@@ -13,7 +13,7 @@ public enum ClientRequest: Equatable, Sendable {
     /// The requests on one line, in order.
     ///
     /// As gpsd does: a line that does not start with `?` is ignored; several requests may
-    /// share a line, separated by optional spaces; a bare `?NAME` needs its `;`, but after
+    /// share a line, separated by optional spaces (a CR or LF left on the line is a space); a bare `?NAME` needs its `;`, but after
     /// a JSON argument the `;` is optional (the Python module, gpscsv and gpsmon leave it
     /// out). The first malformed request ends the line with an ``unrecognized`` naming it.
     public static func parse(line: some Collection<UInt8>) -> [ClientRequest] {
@@ -21,7 +21,7 @@ public enum ClientRequest: Equatable, Sendable {
         var index = 0
         var requests: [ClientRequest] = []
         while true {
-            while index < bytes.count, bytes[index] == UInt8(ascii: " ") || bytes[index] == UInt8(ascii: "\t") { index += 1 }
+            while index < bytes.count, Self.isSpace(bytes[index]) { index += 1 }
             guard index < bytes.count else { break }
             guard bytes[index] == UInt8(ascii: "?") else {
                 if requests.isEmpty && index == 0 { return [] }
@@ -59,6 +59,11 @@ public enum ClientRequest: Equatable, Sendable {
             }
         }
         return requests
+    }
+
+    /// Spaces between requests, and a line ending left on the line.
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n")
     }
 }
 

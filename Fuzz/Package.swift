@@ -1,0 +1,22 @@
+// swift-tools-version:6.2
+import Foundation
+import PackageDescription
+
+// SwiftPM names a path dependency after its folder, which is the checkout's name.
+let project = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
+
+// libFuzzer targets, a package of their own so that `swift test` never builds them with
+// the fuzzer's instrumentation. Build and run them with `scripts/fuzz`, which passes
+// `-sanitize=fuzzer,address` (libFuzzer supplies `main`).
+let package = Package(
+    name: "GPSFixFuzz",
+    dependencies: [.package(path: "..")],
+    targets: [
+        .executableTarget(
+            name: "FuzzNMEA",
+            dependencies: [.product(name: "NMEA", package: project), .product(name: "GPSFix", package: project)]
+        ),
+        .executableTarget(name: "FuzzRequests", dependencies: [.product(name: "GPSDProtocol", package: project)]),
+    ],
+    swiftLanguageModes: [.v6]
+)
