@@ -1,5 +1,6 @@
 import Foundation
 import GPSFix
+import GPSFixDevices
 import Testing
 import TestSupport
 
@@ -45,5 +46,116 @@ struct FaultInjectionTests {
         #expect(line.contains("sentences \(sentences), rejected \(rejected) ("), "\(line) \(corrupted.injuries)")
         #expect(line.contains("cycles \(intact.assembler.statistics.cycles)"), "\(line)")
         #expect(daemon.terminationStatus == 0)
+    }
+}
+
+extension FaultInjectionTests {
+    /// CPU seconds (user + system) a process has used.
+    static func cpuSeconds(of pid: pid_t) -> Double {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    static func descriptorCount(of pid: pid_t) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    @Test("100 unplug and replug cycles under the daemon: each told to watchers and recovered, no descriptor growth, idle while absent")
+    func unplugCycles() throws {
+        let folder = try Self.temporaryFolder("plug")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("gps0").path
+        let socket = folder.appendingPathComponent("s").path
+        let cycle = Array(try String(contentsOf: Binaries.fixtures.appendingPathComponent("glonass-fix.nmea"), encoding: .utf8)
+            .split(separator: "\n").filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
+        var terminal: PseudoTerminal? = try PseudoTerminal()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
+        let daemon = try RunningProcess(Binaries.gpsfixd, [link, "--socket", socket, "--log-level", "error"])
+        defer { daemon.stop() }
+        var client: LineClient?
+        for _ in 0..<200 where client == nil {
+            client = try? LineClient(unixPath: socket)
+            if client == nil { usleep(25_000) }
+        }
+        let watcher = try #require(client)
+        watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        try terminal!.write(cycle)
+        #expect(watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil)
+        let descriptorsBefore = Self.descriptorCount(of: daemon.pid)
+
+        var recovered = 0, lost = 0
+        for round in 0..<100 {
+            terminal = nil  // unplugged: the master closes, the daemon's read hangs up
+            guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":false"#) }) != nil else { break }
+            lost += 1
+            if round == 50 {
+                // Absent for a while: the daemon retries with backoff, it does not spin.
+                let cpu = Self.cpuSeconds(of: daemon.pid)
+                sleep(3)
+                #expect(Self.cpuSeconds(of: daemon.pid) - cpu < 0.15, "CPU while the device is absent")
+            }
+            terminal = try PseudoTerminal()
+            try? FileManager.default.removeItem(atPath: link)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
+            try terminal!.write(cycle)
+            guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil else { break }
+            recovered += 1
+        }
+        #expect(lost == 100 && recovered == 100)
+        #expect(Self.descriptorCount(of: daemon.pid) <= descriptorsBefore, "descriptors \(descriptorsBefore) before")
+        #expect(daemon.isRunning)
+    }
+}
+
+extension FaultInjectionTests {
+    @Test("1000 clients churning and a SIGPIPE: a steady watcher misses no cycle, memory stays bounded, the daemon lives")
+    func clientChurn() throws {
+        let daemon = try DaemonUnderTest(speed: 10)
+        let watcher = try daemon.client()
+        watcher.send(DaemonTests.watch)
+        var times: [String] = []
+        func collect(for seconds: Double) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline, let line = watcher.readLine(timeout: max(0.001, deadline.timeIntervalSinceNow)) {
+                if let object = line.json, object["class"] as? String == "TPV", let time = object["time"] as? String { times.append(time) }
+            }
+        }
+        collect(for: 1.5)
+        let rssBefore = daemon.residentKilobytes
+
+        var churned = 0
+        while churned < 1000 {
+            var batch: [LineClient] = []
+            for index in 0..<50 {
+                let client = try daemon.client()
+                switch index % 5 {
+                case 0: client.send(DaemonTests.watch)
+                case 1: client.send(#"?WATCH={"enable":true,"nmea":true}"# + "\n")
+                case 2: client.send("?WAT")  // half a command, then gone
+                case 3: client.send(bytes: (0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+                default: client.send("?POLL;?DEVICES;\n")
+                }
+                batch.append(client)
+            }
+            collect(for: 0.05)
+            batch.removeAll()  // all hang up at once, some mid-write from the daemon
+            churned += 50
+        }
+        kill(daemon.daemon.pid, SIGPIPE)
+        collect(for: 2)
+
+        #expect(daemon.daemon.isRunning)
+        #expect(daemon.residentKilobytes < rssBefore + 20_000, "RSS \(rssBefore) kB before")
+        // Every cycle of the replayed log, in order, with none missing (the log loops).
+        let decoded = try run(Binaries.gpsfix, ["decode", Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path])
+        let cycles = decoded.split(whereSeparator: \.isNewline).compactMap { String($0).json }
+            .filter { $0["class"] as? String == "TPV" }.compactMap { $0["time"] as? String }
+        let position = Dictionary(cycles.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        let positions = times.compactMap { position[$0] }
+        #expect(positions.count == times.count && times.count > 20, "\(times.count) TPVs")
+        let gaps = zip(positions, positions.dropFirst()).filter { ($0 + 1) % cycles.count != $1 }
+        #expect(gaps.isEmpty, "missed cycles between \(gaps.prefix(5))")
     }
 }
