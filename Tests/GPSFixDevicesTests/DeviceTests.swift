@@ -49,7 +49,7 @@ struct DeviceTests {
         let link = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-unplug-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: link) }
         let cycle = Array(try String(contentsOf: Self.fixtures.appendingPathComponent("glonass-fix.nmea"), encoding: .utf8)
-            .split(separator: "\n").filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
+            .split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
         let descriptorsBefore = try terminalDescriptors()
         var terminal = try PseudoTerminal()
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)

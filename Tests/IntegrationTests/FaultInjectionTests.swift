@@ -11,6 +11,12 @@ import Glibc
 /// Bad input, failing devices and hostile clients against the real daemon.
 @Suite("Fault injection", .serialized)
 struct FaultInjectionTests {
+    /// The sentences of a fixture, each with its CR LF.
+    static func sentences(of fixture: String) throws -> [[UInt8]] {
+        try String(contentsOf: Binaries.fixtures.appendingPathComponent(fixture), encoding: .utf8)
+            .split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }.map { Array(($0 + "\r\n").utf8) }
+    }
+
     static func temporaryFolder(_ name: String) throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-\(name)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -68,11 +74,11 @@ extension FaultInjectionTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("gps0").path
         let socket = folder.appendingPathComponent("s").path
-        let cycle = Array(try String(contentsOf: Binaries.fixtures.appendingPathComponent("glonass-fix.nmea"), encoding: .utf8)
-            .split(separator: "\n").filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
+        let cycle = try Self.sentences(of: "glonass-fix.nmea").prefix(9).flatMap { $0 }
         var terminal: PseudoTerminal? = try PseudoTerminal()
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
-        let daemon = try RunningProcess(Binaries.gpsfixd, [link, "--socket", socket, "--log-level", "error"])
+        // A long silence timeout: only unplugging takes the device offline here.
+        let daemon = try RunningProcess(Binaries.gpsfixd, [link, "--socket", socket, "--log-level", "error", "--silence-timeout", "600"])
         defer { daemon.stop() }
         var client: LineClient?
         for _ in 0..<200 where client == nil {
@@ -103,7 +109,7 @@ extension FaultInjectionTests {
             guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil else { break }
             recovered += 1
         }
-        #expect(lost == 100 && recovered == 100)
+        #expect(lost == 100 && recovered == 100, "lost \(lost), recovered \(recovered)")
         #expect(Self.descriptorCount(of: daemon.pid) <= descriptorsBefore, "descriptors \(descriptorsBefore) before")
         #expect(daemon.isRunning)
     }
@@ -157,5 +163,41 @@ extension FaultInjectionTests {
         #expect(positions.count == times.count && times.count > 20, "\(times.count) TPVs")
         let gaps = zip(positions, positions.dropFirst()).filter { ($0 + 1) % cycles.count != $1 }
         #expect(gaps.isEmpty, "missed cycles between \(gaps.prefix(5))")
+    }
+}
+
+extension FaultInjectionTests {
+    @Test("the first TPV goes out as the second cycle begins, and the daemon never writes to the receiver")
+    func firstFixAndSilenceTowardsTheReceiver() throws {
+        let folder = try Self.temporaryFolder("first")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socket = folder.appendingPathComponent("s").path
+        let terminal = try PseudoTerminal()
+        let daemon = try RunningProcess(Binaries.gpsfixd, [terminal.path, "--socket", socket, "--log-level", "error"])
+        defer { daemon.stop() }
+        var client: LineClient?
+        for _ in 0..<200 where client == nil {
+            client = try? LineClient(unixPath: socket)
+            if client == nil { usleep(25_000) }
+        }
+        let watcher = try #require(client)
+        watcher.send(DaemonTests.watch)
+        #expect(watcher.readLines(until: { $0.contains(#""class":"WATCH""#) }) != nil)
+
+        // glonass-fix.nmea starts with the end of the 08:14:11 cycle (GSA, GSA, RMC, ZDA);
+        // the GGA of 08:14:12 comes next.
+        let sentences = try Self.sentences(of: "glonass-fix.nmea")
+        try terminal.write(sentences[0..<4].flatMap { $0 })
+        let early = watcher.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 1.5)
+        #expect(early == nil || early?.last?.contains(#""mode":3"#) == false, "a fix before its cycle could be known complete")
+        let written = Date()
+        try terminal.write(sentences[4])
+        let lines = try #require(watcher.readLines(until: { $0.contains(#""class":"TPV""#) && $0.contains(#""mode":3"#) }, timeout: 5))
+        #expect(Date().timeIntervalSince(written) < 1, "the first fix took \(Date().timeIntervalSince(written)) s")
+        #expect(lines.last?.contains(#""time":"2014-05-26T08:14:11.000Z""#) == true, "\(lines)")
+
+        // Nothing came back up the line: the daemon reads, it does not probe.
+        var poller = pollfd(fd: terminal.master, events: Int16(POLLIN), revents: 0)
+        #expect(poll(&poller, 1, 200) == 0, "the daemon wrote to the receiver")
     }
 }
