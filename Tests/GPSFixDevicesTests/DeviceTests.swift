@@ -1,6 +1,7 @@
 import Foundation
 import GPSFix
 import GPSFixDevices
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -36,7 +37,12 @@ struct DeviceTests {
         try await Task.sleep(for: .milliseconds(200))
         let replayer = Replayer(log: try FileSource(path: path).load(), speed: nil)
         try await replayer.play(into: terminal, loop: false)
+        let deadline = Task {  // a stream that stops short fails the test instead of hanging it
+            try await Task.sleep(for: .seconds(20))
+            reading.cancel()
+        }
         let fromPty = await reading.value
+        deadline.cancel()
         let fixes = fromPty.compactMap { if case .fix(let fix) = $0 { fix } else { nil } }
         // The pty stays open, so the last cycle is sent when the ending sentence is learned
         // (from the third cycle on): the first four match exactly.
@@ -51,32 +57,48 @@ struct DeviceTests {
         let cycle = Array(try String(contentsOf: Self.fixtures.appendingPathComponent("glonass-fix.nmea"), encoding: .utf8)
             .split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
         let descriptorsBefore = try terminalDescriptors()
-        var terminal = try PseudoTerminal()
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+        var terminal: PseudoTerminal? = try PseudoTerminal()
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
         let provider = NMEALocationProvider(source: SerialPort(path: link), maximumBackoff: .milliseconds(200))
+        let seen = EventLog()
         let events = Task {
-            var kinds: [DeviceEvent.Kind] = []
             for await update in provider.updates() {
-                guard case .device(let event) = update else { continue }
-                kinds.append(event.kind)
-                if kinds.filter({ $0 == .recovered }).count == 20 { break }
+                if case .device(let event) = update { seen.events.withLock { $0.append(event.kind) } }
             }
-            return kinds
         }
+        defer { events.cancel() }  // when a round fails
+        /// Waits until `count` events of the kind have been seen; false after ten seconds.
+        func waitFor(_ count: Int, _ matches: @escaping (DeviceEvent.Kind) -> Bool) async throws -> Bool {
+            for _ in 0..<1000 {
+                if seen.events.withLock({ $0.filter(matches).count }) >= count { return true }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            return false
+        }
+        let isLost: (DeviceEvent.Kind) -> Bool = { if case .lost = $0 { true } else { false } }
         for round in 0..<21 {
-            if round > 0 {  // unplug (the old master closes) and plug a new one in at the same link
+            if round > 0 {  // plug a new one in at the same link
                 terminal = try PseudoTerminal()
                 try? FileManager.default.removeItem(atPath: link)
-                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
             }
-            try terminal.write(cycle)
-            try terminal.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
-            try await Task.sleep(for: .milliseconds(400))
+            try terminal!.write(cycle)
+            try terminal!.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
+            // Each round waits for the device to come back before unplugging it again,
+            // however slowly the machine runs.
+            let back = round == 0 ? try await waitFor(1) { $0 == .activated } : try await waitFor(round) { $0 == .recovered }
+            try #require(back, "round \(round): \(seen.events.withLock { $0 })")
+            if round < 20 {
+                terminal = nil  // unplugged: the master closes
+                try #require(try await waitFor(round + 1, isLost), "round \(round): \(seen.events.withLock { $0 })")
+            }
         }
-        let kinds = await events.value
+        let kinds = seen.events.withLock { $0 }
         #expect(kinds.first == .activated)
         #expect(kinds.filter { $0 == .recovered }.count == 20)
-        #expect(kinds.filter { if case .lost = $0 { true } else { false } }.count == 20)
+        #expect(kinds.filter(isLost).count == 20)
+        events.cancel()  // the provider closes the port it reads
+        await events.value
         try await Task.sleep(for: .milliseconds(300))
         // The last pty's master and slave are still open; the 20 before it are closed.
         #expect(try terminalDescriptors() <= descriptorsBefore + 2)
@@ -188,4 +210,9 @@ struct AutobaudTests {
         #expect(bytes == Self.sentences + Self.sentences + Self.sentences)
         #expect(port.detectedSpeed == 9600)  // a pty accepts the first speed tried
     }
+}
+
+/// Device events one task records and the test reads.
+final class EventLog: Sendable {
+    let events = Mutex<[DeviceEvent.Kind]>([])
 }

@@ -67,14 +67,15 @@ struct ProviderTests {
             return events
         }
         // Moves time on until the script has played out, however busy the machine is.
-        while !finished.load(ordering: .acquiring) {
+        for _ in 0..<20_000 where !finished.load(ordering: .acquiring) {
             try await Task.sleep(for: .milliseconds(1))
             clock.advance(by: .milliseconds(100))
         }
+        collected.cancel()  // a no-op once finished; a hung script fails the test instead
         let events = await collected.value
         #expect(events.count == 3)
         #expect(events.first == .activated && events.last == .recovered)
-        if case .lost(let reason) = events[1] { #expect(reason.contains("DeviceGone")) } else { Issue.record("no lost event") }
+        if events.count > 1, case .lost(let reason) = events[1] { #expect(reason.contains("DeviceGone")) } else { Issue.record("no lost event") }
     }
 
     @Test("with sentence forwarding on, every accepted sentence is passed on as received")
