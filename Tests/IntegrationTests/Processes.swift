@@ -11,6 +11,9 @@ enum Binaries {
         .deletingLastPathComponent()
     static var gpsfixd: String { folder.appendingPathComponent("gpsfixd").path }
     static var gpsfix: String { folder.appendingPathComponent("gpsfix").path }
+    /// Whether the binaries are built with a sanitizer (`scripts/sanitize` says so): its
+    /// shadow memory and quarantine make resident-memory bounds meaningless.
+    static let isSanitized = ProcessInfo.processInfo.environment["GPSFIX_SANITIZER"] != nil
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("fixtures")
 }
