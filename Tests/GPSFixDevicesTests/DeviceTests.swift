@@ -1,7 +1,7 @@
 import Foundation
 import GPSFix
 import GPSFixDevices
-import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -60,17 +60,17 @@ struct DeviceTests {
         var terminal: PseudoTerminal? = try PseudoTerminal()
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
         let provider = NMEALocationProvider(source: SerialPort(path: link), maximumBackoff: .milliseconds(200))
-        let seen = EventLog()
+        let seen = Locked<[DeviceEvent.Kind]>([])
         let events = Task {
             for await update in provider.updates() {
-                if case .device(let event) = update { seen.events.withLock { $0.append(event.kind) } }
+                if case .device(let event) = update { seen.withLock { $0.append(event.kind) } }
             }
         }
         defer { events.cancel() }  // when a round fails
         /// Waits until `count` events of the kind have been seen; false after ten seconds.
         func waitFor(_ count: Int, _ matches: @escaping (DeviceEvent.Kind) -> Bool) async throws -> Bool {
             for _ in 0..<1000 {
-                if seen.events.withLock({ $0.filter(matches).count }) >= count { return true }
+                if seen.withLock({ $0.filter(matches).count }) >= count { return true }
                 try await Task.sleep(for: .milliseconds(10))
             }
             return false
@@ -87,13 +87,13 @@ struct DeviceTests {
             // Each round waits for the device to come back before unplugging it again,
             // however slowly the machine runs.
             let back = round == 0 ? try await waitFor(1) { $0 == .activated } : try await waitFor(round) { $0 == .recovered }
-            try #require(back, "round \(round): \(seen.events.withLock { $0 })")
+            try #require(back, "round \(round): \(seen.withLock { $0 })")
             if round < 20 {
                 terminal = nil  // unplugged: the master closes
-                try #require(try await waitFor(round + 1, isLost), "round \(round): \(seen.events.withLock { $0 })")
+                try #require(try await waitFor(round + 1, isLost), "round \(round): \(seen.withLock { $0 })")
             }
         }
-        let kinds = seen.events.withLock { $0 }
+        let kinds = seen.withLock { $0 }
         #expect(kinds.first == .activated)
         #expect(kinds.filter { $0 == .recovered }.count == 20)
         #expect(kinds.filter(isLost).count == 20)
@@ -210,9 +210,4 @@ struct AutobaudTests {
         #expect(bytes == Self.sentences + Self.sentences + Self.sentences)
         #expect(port.detectedSpeed == 9600)  // a pty accepts the first speed tried
     }
-}
-
-/// Device events one task records and the test reads.
-final class EventLog: Sendable {
-    let events = Mutex<[DeviceEvent.Kind]>([])
 }

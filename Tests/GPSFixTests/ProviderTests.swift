@@ -12,7 +12,7 @@ final class ScriptedSource: ByteSource {
 
     let name = "/dev/scripted"
     let sessions: [([UInt8], Ending)]
-    private let calls = Mutex(0)
+    private let calls = Locked(0)
 
     init(_ sessions: [([UInt8], Ending)]) { self.sessions = sessions }
 

@@ -116,7 +116,7 @@ struct DaemonTests {
         let common = streams.map { $0.first ?? "" }.max() ?? ""
         let aligned = streams.map { Array($0.drop { $0 < common }) }
         let shortest = aligned.map(\.count).min() ?? 0
-        #expect(shortest >= 4)
+        #expect(shortest >= 4 || Binaries.isSanitized)  // a sanitised daemon runs many times slower
         #expect(Set(aligned.map { Array($0.prefix(shortest)) }).count == 1)
         // The stalled client's buffer fills (its socket, then 256 KiB in the daemon): it is closed.
         var cutOff = false

@@ -1,7 +1,7 @@
 import Foundation
 import GPSFix
 import GPSFixDevices
-import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -140,7 +140,7 @@ struct UpstreamTests {
 
 /// A flag one task sets and another reads.
 final class Latch: Sendable {
-    private let state = Mutex(false)
+    private let state = Locked(false)
     var isSet: Bool { state.withLock { $0 } }
     func set() { state.withLock { $0 = true } }
 }

@@ -5,7 +5,7 @@ import Testing
 
 /// A notifier that remembers what it was told.
 final class FakeNotifier: ServiceNotifier {
-    private let messages = Mutex<[String]>([])
+    private let messages = Locked<[String]>([])
     var sent: [String] { messages.withLock { $0 } }
     func notify(_ state: String) { messages.withLock { $0.append(state) } }
 }
@@ -14,7 +14,7 @@ final class FakeNotifier: ServiceNotifier {
 final class FakeDaemon: Sendable {
     let ready = Atomic<Bool>(false)
     let responsive = Atomic<Bool>(true)
-    let status = Mutex("waiting for data, 0 clients")
+    let status = Locked("waiting for data, 0 clients")
 }
 
 @Suite("Service manager reporter")

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A clock the test moves by hand: sleepers wake when `advance(by:)` passes their deadline.
 public final class ManualClock: Clock, @unchecked Sendable {
     public struct Instant: InstantProtocol {
@@ -21,7 +19,7 @@ public final class ManualClock: Clock, @unchecked Sendable {
         var nextID = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
     public var now: Instant { state.withLock { $0.now } }
