@@ -73,8 +73,11 @@ public final class GPSFixServer: Sendable {
         }
         if configuration.adoptedSockets.isEmpty, let path = configuration.socketPath {
             try SocketPath.prepare(path)
+            // The file is created 0660 by bind itself: a chmod after it would leave a window
+            // in which anyone could connect. The daemon creates no other file meanwhile.
+            let previousMask = umask(0o117)
+            defer { umask(previousMask) }
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-            chmod(path, 0o660)
             bound.append(channel)
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
