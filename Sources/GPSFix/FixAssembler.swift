@@ -73,6 +73,7 @@ public struct FixAssembler {
     /// Adds one decoded sentence, calling `emit` for each update it completes.
     public mutating func add(_ message: NMEAMessage, address: SentenceAddress, _ emit: (LocationUpdate) -> Void) {
         if let formatter = address.formatter { sentenceCounts[formatter, default: 0] += 1 }
+        var ending: CycleEnding? = CycleEnding(address: address)
         switch message {
         case .gga(let gga):
             beginTimed(gga.time, emit)
@@ -107,6 +108,7 @@ public struct FixAssembler {
             satellites.add(gsa)
         case .gsv(let gsv):
             satellites.add(gsv, cycle: cycleCount)
+            ending = CycleEnding(lastPartOf: gsv, address: address)
         case .vtg(let vtg):
             cycle.merge(vtg)
         case .pgrme(let pgrme):
@@ -118,7 +120,6 @@ public struct FixAssembler {
         case .unknown:
             statistics.unknownSentences += 1
         }
-        let ending = CycleEnding(message, address: address)
         if let ending, ending == cycleEnder, cycle.time != nil {
             closedTime = cycle.time
             endCycle(emit)
@@ -203,15 +204,18 @@ struct CycleEnding: Equatable {
     var signal: Int?
     var isGroupEnd: Bool
 
-    init?(_ message: NMEAMessage, address: SentenceAddress) {
+    /// Any sentence but a GSV.
+    init(address: SentenceAddress) {
         self.address = address
-        if case .gsv(let gsv) = message {
-            guard let count = gsv.messageCount, gsv.messageNumber == count else { return nil }
-            signal = gsv.signalID
-            isGroupEnd = true
-        } else {
-            isGroupEnd = false
-        }
+        isGroupEnd = false
+    }
+
+    /// A GSV, when it is the last part of its group.
+    init?(lastPartOf gsv: GSV, address: SentenceAddress) {
+        guard let count = gsv.messageCount, gsv.messageNumber == count else { return nil }
+        self.address = address
+        signal = gsv.signalID
+        isGroupEnd = true
     }
 }
 
