@@ -80,12 +80,7 @@ extension FaultInjectionTests {
         // A long silence timeout: only unplugging takes the device offline here.
         let daemon = try RunningProcess(Binaries.gpsfixd, [link, "--socket", socket, "--log-level", "error", "--silence-timeout", "600"])
         defer { daemon.stop() }
-        var client: LineClient?
-        for _ in 0..<200 where client == nil {
-            client = try? LineClient(unixPath: socket)
-            if client == nil { usleep(25_000) }
-        }
-        let watcher = try #require(client)
+        let watcher = try #require(LineClient.connect(unixPath: socket))
         watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
         try terminal!.write(cycle)
         #expect(watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil)
@@ -175,12 +170,7 @@ extension FaultInjectionTests {
         let terminal = try PseudoTerminal()
         let daemon = try RunningProcess(Binaries.gpsfixd, [terminal.path, "--socket", socket, "--log-level", "error"])
         defer { daemon.stop() }
-        var client: LineClient?
-        for _ in 0..<200 where client == nil {
-            client = try? LineClient(unixPath: socket)
-            if client == nil { usleep(25_000) }
-        }
-        let watcher = try #require(client)
+        let watcher = try #require(LineClient.connect(unixPath: socket))
         watcher.send(DaemonTests.watch)
         #expect(watcher.readLines(until: { $0.contains(#""class":"WATCH""#) }) != nil)
 
@@ -211,12 +201,7 @@ extension FaultInjectionTests {
             "gpsd://127.0.0.1:\(upstream.port)", "--socket", socket, "--log-level", "error", "--silence-timeout", "600",
         ])
         defer { daemon.stop() }
-        var client: LineClient?
-        for _ in 0..<200 where client == nil {
-            client = try? LineClient(unixPath: socket)
-            if client == nil { usleep(25_000) }
-        }
-        let watcher = try #require(client)
+        let watcher = try #require(LineClient.connect(unixPath: socket))
         watcher.send(DaemonTests.watch)
         #expect(watcher.readLines(until: { $0.contains(#""class":"TPV""#) && $0.contains(#""mode":3"#) }, timeout: 20) != nil)
 

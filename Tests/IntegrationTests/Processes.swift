@@ -170,8 +170,7 @@ final class DaemonUnderTest {
         while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
         daemon = try RunningProcess(
             Binaries.gpsfixd, [link, "--socket", socket, "--tcp", "127.0.0.1:\(tcpPort)", "--log-level", "warning"] + extra)
-        let deadline = Date().addingTimeInterval(10)
-        while (try? LineClient(unixPath: socket)) == nil, Date() < deadline { usleep(20_000) }
+        _ = LineClient.connect(unixPath: socket)
     }
 
     func client() throws -> LineClient { try LineClient(unixPath: socket) }

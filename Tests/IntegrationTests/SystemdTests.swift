@@ -84,13 +84,7 @@ struct SystemdTests {
         let activator = try RunningProcess(
             "/usr/bin/systemd-socket-activate", ["-l", socket, Binaries.gpsfixd, "--demo", "--socket", "/nonexistent/unused.sock"])
         defer { activator.stop() }
-        var client: LineClient?
-        let deadline = Date().addingTimeInterval(10)
-        while client == nil, Date() < deadline {
-            client = try? LineClient(unixPath: socket)
-            if client == nil { usleep(50_000) }
-        }
-        let connection = try #require(client)
+        let connection = try #require(LineClient.connect(unixPath: socket))
         #expect(connection.readLine(timeout: 10)?.contains(#""class":"VERSION""#) == true)
         connection.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
         #expect(connection.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 15) != nil)

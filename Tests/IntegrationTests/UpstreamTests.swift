@@ -96,16 +96,16 @@ struct UpstreamTests {
     func gpsdRestart() async throws {
         let upstream = try UpstreamGPSD()
         let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: upstream.port), maximumBackoff: .milliseconds(200))
-        let reading = Latch(), restarted = Latch()
+        let reading = Locked(false), restarted = Locked(false)
         let restart = Task.detached {
             // Restart once fixes are flowing, while the provider is reading.
-            while !reading.isSet { try await Task.sleep(for: .milliseconds(50)) }
+            while !reading.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(50)) }
             try upstream.restartGPSD()
-            restarted.set()
+            restarted.withLock { $0 = true }
         }
         let updates = await Self.collect(from: provider, seconds: 40) { updates in
-            if Self.timedFixes(updates).count >= 2 { reading.set() }
-            guard restarted.isSet, let lost = updates.lastIndex(where: Self.isLoss) else { return false }
+            if Self.timedFixes(updates).count >= 2 { reading.withLock { $0 = true } }
+            guard restarted.withLock({ $0 }), let lost = updates.lastIndex(where: Self.isLoss) else { return false }
             return Self.timedFixes(Array(updates[lost...])).count >= 3
         }
         restart.cancel()
@@ -136,11 +136,4 @@ struct UpstreamTests {
         let decoded = try run(Binaries.gpsfix, ["decode", output], timeout: 15)
         #expect(decoded.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }.count >= 5)
     }
-}
-
-/// A flag one task sets and another reads.
-final class Latch: Sendable {
-    private let state = Locked(false)
-    var isSet: Bool { state.withLock { $0 } }
-    func set() { state.withLock { $0 = true } }
 }

@@ -23,7 +23,7 @@ public final class LineClient: @unchecked Sendable {
             raw[bytes.count] = 0
         }
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard result == 0 else {
             close(descriptor)
@@ -32,6 +32,17 @@ public final class LineClient: @unchecked Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// A client of the server that is starting at `unixPath`, once it accepts; `nil` if it
+    /// does not within `seconds`.
+    public static func connect(unixPath: String, within seconds: Double = 10) -> LineClient? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            if let client = try? LineClient(unixPath: unixPath) { return client }
+            guard Date() < deadline else { return nil }
+            usleep(25_000)
+        }
+    }
 
     public func send(_ text: String) {
         _ = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
