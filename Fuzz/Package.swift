@@ -12,11 +12,14 @@ let package = Package(
     name: "GPSFixFuzz",
     dependencies: [.package(path: "..")],
     targets: [
+        // The hand-over to libFuzzer that both targets share.
+        .target(name: "FuzzSupport"),
         .executableTarget(
             name: "FuzzNMEA",
-            dependencies: [.product(name: "NMEA", package: project), .product(name: "GPSFix", package: project)]
+            dependencies: ["FuzzSupport", .product(name: "NMEA", package: project), .product(name: "GPSFix", package: project)]
         ),
-        .executableTarget(name: "FuzzRequests", dependencies: [.product(name: "GPSDProtocol", package: project)]),
+        .executableTarget(
+            name: "FuzzRequests", dependencies: ["FuzzSupport", .product(name: "GPSDProtocol", package: project)]),
     ],
     swiftLanguageModes: [.v6]
 )

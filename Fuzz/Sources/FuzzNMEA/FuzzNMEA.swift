@@ -7,6 +7,7 @@
 //   than the input can hold;
 // - every fix has its latitude in [-90, 90] and its longitude in [-180, 180].
 
+import FuzzSupport
 import GPSFix
 import NMEA
 
@@ -70,16 +71,8 @@ public func fuzzNMEA(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     return 0
 }
 
-/// SwiftPM links an executable's entry point under this name; hand over to libFuzzer.
+/// The entry point SwiftPM links this executable under.
 @_cdecl("FuzzNMEA_main")
 public func fuzzNMEAMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzNMEA(UnsafeRawPointer(data), size) }
+    runLibFuzzer(argc, argv) { data, size in fuzzNMEA(UnsafeRawPointer(data), size) }
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt

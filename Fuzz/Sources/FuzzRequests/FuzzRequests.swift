@@ -4,6 +4,7 @@
 // line of valid JSON, whatever bytes the request held.
 
 import Foundation
+import FuzzSupport
 import GPSDProtocol
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -30,16 +31,8 @@ public func fuzzRequests(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     return 0
 }
 
-/// SwiftPM links an executable's entry point under this name; hand over to libFuzzer.
+/// The entry point SwiftPM links this executable under.
 @_cdecl("FuzzRequests_main")
 public func fuzzRequestsMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var argc = argc
-    var argv = argv
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in fuzzRequests(UnsafeRawPointer(data), size) }
+    runLibFuzzer(argc, argv) { data, size in fuzzRequests(UnsafeRawPointer(data), size) }
 }
-
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
-) -> CInt
