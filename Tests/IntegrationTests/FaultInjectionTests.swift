@@ -17,15 +17,9 @@ struct FaultInjectionTests {
             .split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }.map { Array(($0 + "\r\n").utf8) }
     }
 
-    static func temporaryFolder(_ name: String) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-\(name)-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
-
     @Test("a stream with 10% damaged sentences: the daemon's counters account for every refused line")
     func corruptedStreamCounters() throws {
-        let folder = try Self.temporaryFolder("corrupt")
+        let folder = try makeTemporaryFolder("corrupt")
         defer { try? FileManager.default.removeItem(at: folder) }
         let log = Array(try Data(contentsOf: Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log")))
         let corrupted = CorruptedLog(log: log, fraction: 0.1, seed: 2947)
@@ -70,7 +64,7 @@ extension FaultInjectionTests {
 
     @Test("100 unplug and replug cycles under the daemon: each told to watchers and recovered, no descriptor growth, idle while absent")
     func unplugCycles() throws {
-        let folder = try Self.temporaryFolder("plug")
+        let folder = try makeTemporaryFolder("plug")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("gps0").path
         let socket = folder.appendingPathComponent("s").path
@@ -164,7 +158,7 @@ extension FaultInjectionTests {
 extension FaultInjectionTests {
     @Test("the first TPV goes out as the second cycle begins, and the daemon never writes to the receiver")
     func firstFixAndSilenceTowardsTheReceiver() throws {
-        let folder = try Self.temporaryFolder("first")
+        let folder = try makeTemporaryFolder("first")
         defer { try? FileManager.default.removeItem(at: folder) }
         let socket = folder.appendingPathComponent("s").path
         let terminal = try PseudoTerminal()

@@ -50,8 +50,7 @@ struct SystemdTests {
     @Test("READY=1, STATUS lines, WATCHDOG=1 at half the interval, STOPPING=1 on SIGTERM")
     func notifications() throws {
         let notifications = try NotificationSocket()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-sd-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("sd")
         defer { try? FileManager.default.removeItem(at: folder) }
         let daemon = try RunningProcess(
             Binaries.gpsfixd, ["--demo", "--socket", folder.appendingPathComponent("s").path, "--log-level", "warning"],
@@ -77,8 +76,7 @@ struct SystemdTests {
 
     @Test("under systemd-socket-activate, the passed socket serves VERSION and TPVs")
     func socketActivation() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-sa-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("sa")
         defer { try? FileManager.default.removeItem(at: folder) }
         let socket = folder.appendingPathComponent("activated.sock").path
         let activator = try RunningProcess(
@@ -92,8 +90,7 @@ struct SystemdTests {
 
     @Test("systemd-analyze verify accepts both units")
     func unitsVerify() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-units-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("units")
         defer { try? FileManager.default.removeItem(at: folder) }
         // The unit names the installed path; verify with the binary this build made.
         let service = try String(contentsOf: Self.repository.appendingPathComponent("systemd/gpsfixd.service"), encoding: .utf8)

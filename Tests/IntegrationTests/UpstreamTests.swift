@@ -23,14 +23,14 @@ struct UpstreamTests {
 
     /// A replayed fixture read by a real gpsd in the foreground, on a free port.
     final class UpstreamGPSD {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-gpsd-\(UUID().uuidString.prefix(8))")
+        let folder: URL
         let link: String
         let port = freePort()
         let replay: RunningProcess
         private(set) var gpsd: RunningProcess
 
         init() throws {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            folder = try makeTemporaryFolder("gpsd")
             link = folder.appendingPathComponent("gps0").path
             replay = try RunningProcess(Binaries.gpsfix, ["replay", UpstreamTests.log, "--link", link, "--speed", "4", "--loop"])
             while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
@@ -122,8 +122,7 @@ struct UpstreamTests {
 
     @Test("gpsfix record writes a header and the bytes, which decode back to fixes")
     func record() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-rec-\(UUID().uuidString.prefix(8))")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try makeTemporaryFolder("rec")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("gps0").path
         let output = folder.appendingPathComponent("recorded.nmea").path
