@@ -4,53 +4,92 @@
 /// `"class":"TPV"` at the first `"class":`, the Python module skips lines that do not
 /// end in `}\r\n`. Numbers are printed with gpsd's precision for each field, straight
 /// into bytes, without Foundation or an intermediate `String`.
-public struct JSONWriter {
-    /// The report so far.
-    public private(set) var bytes: [UInt8]
+///
+/// The writer owns the memory it writes into and grows it by doubling; every token (a
+/// key, a number, a time) is written with one capacity check, straight into that memory.
+/// The bytes become an array once, when the report is finished.
+public struct JSONWriter: ~Copyable {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var count = 0
     private var needsComma = false
+    /// What the finished report is appended to.
+    private var destination: [UInt8]
 
     /// An empty writer, for values written outside a report.
-    init() {
-        bytes = []
+    init(capacity: Int = 64) {
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+        destination = []
     }
 
-    /// Starts a report of `reportClass` (`"TPV"`), reserving room for a typical report.
+    /// Starts a report of `reportClass` (`"TPV"`), with room for `capacity` bytes before it grows.
     public init(class reportClass: StaticString, capacity: Int = 256) {
-        self.init(class: reportClass, appendingTo: [])
-        bytes.reserveCapacity(capacity)
+        self.init(class: reportClass, appendingTo: [], capacity: capacity)
     }
 
-    /// Starts a report at the end of `buffer`, so that many reports can be written into
-    /// one buffer without copying each.
-    public init(class reportClass: StaticString, appendingTo buffer: [UInt8]) {
-        bytes = buffer
-        bytes.append(UInt8(ascii: "{"))
+    /// Starts a report that ``finish()`` appends to `buffer`, so that many reports can be
+    /// written into one buffer.
+    public init(class reportClass: StaticString, appendingTo buffer: [UInt8], capacity: Int = 256) {
+        self.init(capacity: capacity)
+        destination = buffer
+        appendByte(UInt8(ascii: "{"))
         field("class", string: reportClass)
     }
 
-    /// Ends the object and the line; the bytes are then one complete report.
-    public mutating func finish() -> [UInt8] {
-        bytes.append(UInt8(ascii: "}"))
-        bytes.append(13)
-        bytes.append(10)
+    deinit {
+        storage.deallocate()
+    }
+
+    /// Ends the object and the line; returns the buffer given at the start (if any) with
+    /// the complete report appended.
+    public consuming func finish() -> [UInt8] {
+        appendToken(maximumCount: 3) { output in
+            output[0] = UInt8(ascii: "}")
+            output[1] = 13
+            output[2] = 10
+            return 3
+        }
+        // Moved out, not copied, so the append below does not copy the buffer first.
+        var bytes: [UInt8] = []
+        swap(&bytes, &destination)
+        bytes.append(contentsOf: UnsafeBufferPointer(start: storage, count: count))
         return bytes
+    }
+
+    /// What has been written so far, as text.
+    var text: String {
+        String(decoding: UnsafeBufferPointer(start: storage, count: count), as: UTF8.self)
     }
 
     /// Adds `"name":` after a comma when needed.
     public mutating func key(_ name: StaticString) {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        let comma = needsComma
         needsComma = true
-        bytes.append(UInt8(ascii: "\""))
-        append(name)
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        appendToken(maximumCount: name.utf8CodeUnitCount + 4) { output in
+            var count = 0
+            if comma {
+                output[0] = UInt8(ascii: ",")
+                count = 1
+            }
+            output[count] = UInt8(ascii: "\"")
+            count += 1
+            // Names are a few bytes: a loop beats a call to memmove.
+            for index in 0..<name.utf8CodeUnitCount {
+                output[count] = name.utf8Start[index]
+                count += 1
+            }
+            output[count] = UInt8(ascii: "\"")
+            output[count + 1] = UInt8(ascii: ":")
+            return count + 2
+        }
     }
 
     public mutating func field(_ name: StaticString, string: StaticString) {
         key(name)
-        bytes.append(UInt8(ascii: "\""))
+        appendByte(UInt8(ascii: "\""))
         append(string)
-        bytes.append(UInt8(ascii: "\""))
+        appendByte(UInt8(ascii: "\""))
     }
 
     /// A string field, escaped as JSON requires.
@@ -78,39 +117,61 @@ public struct JSONWriter {
 
     /// An object or array value written by `body`; the writer starts it and closes it.
     public mutating func nested(_ name: StaticString?, open: UInt8, close: UInt8, _ body: (inout JSONWriter) -> Void) {
-        if let name { key(name) } else if needsComma { bytes.append(UInt8(ascii: ",")) }
-        bytes.append(open)
+        if let name { key(name) } else if needsComma { appendByte(UInt8(ascii: ",")) }
+        appendByte(open)
         needsComma = false
         body(&self)
-        bytes.append(close)
+        appendByte(close)
         needsComma = true
     }
 
     /// Appends one byte as it is, for callers that build a value themselves.
     mutating func appendByte(_ byte: UInt8) {
-        bytes.append(byte)
+        appendToken(maximumCount: 1) { output in
+            output.pointee = byte
+            return 1
+        }
     }
 
-    /// Field names are a few bytes: a loop beats a call to memmove.
     private mutating func append(_ text: StaticString) {
-        let start = text.utf8Start
-        for index in 0..<text.utf8CodeUnitCount { bytes.append(start[index]) }
+        appendToken(maximumCount: text.utf8CodeUnitCount) { output in
+            output.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+            return text.utf8CodeUnitCount
+        }
+    }
+
+    /// Lets `body` write up to `maximumCount` bytes at the end of the report, `body`
+    /// returning how many it wrote: one capacity check per token instead of per byte.
+    @inline(__always)
+    mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
+        count += body(storage + count)
+    }
+
+    private mutating func grow(toHold minimumCapacity: Int) {
+        capacity = max(capacity * 2, minimumCapacity)
+        let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        larger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = larger
     }
 
     private mutating func appendQuoted(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
+        appendByte(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                bytes.append(contentsOf: [UInt8(ascii: "\\"), byte])
+                appendByte(UInt8(ascii: "\\"))
+                appendByte(byte)
             case 0..<0x20:
-                bytes.append(contentsOf: Array("\\u00".utf8))
-                bytes.append(contentsOf: [Self.hexDigit(byte >> 4), Self.hexDigit(byte & 0xF)])
+                append("\\u00")
+                appendByte(Self.hexDigit(byte >> 4))
+                appendByte(Self.hexDigit(byte & 0xF))
             default:
-                bytes.append(byte)
+                appendByte(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+        appendByte(UInt8(ascii: "\""))
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {
@@ -118,43 +179,66 @@ public struct JSONWriter {
     }
 
     mutating func appendInteger(_ value: Int, minimumDigits: Int = 1) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        appendDigits(value.magnitude, minimumDigits: minimumDigits)
+        appendToken(maximumCount: 1 + max(20, minimumDigits)) { output in
+            var count = 0
+            if value < 0 {
+                output[0] = UInt8(ascii: "-")
+                count = 1
+            }
+            return count + Self.writeDigits(value.magnitude, minimumDigits: minimumDigits, to: output + count)
+        }
     }
 
-    private mutating func appendDigits(_ value: UInt, minimumDigits: Int) {
-        var divisor: UInt = 1
+    /// Writes `value` in decimal, zero-padded to `minimumDigits`, at `output`; returns how
+    /// many bytes it wrote (at most 20, or `minimumDigits`).
+    @inline(__always)
+    static func writeDigits(_ value: UInt, minimumDigits: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         var digits = 1
-        while divisor <= value / 10 {
-            divisor *= 10
+        var rest = value
+        while rest >= 10 {
+            rest /= 10
             digits += 1
         }
-        for _ in digits..<max(digits, minimumDigits) { bytes.append(UInt8(ascii: "0")) }
+        let count = max(digits, minimumDigits)
         var remaining = value
-        while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining / divisor))
-            remaining %= divisor
-            divisor /= 10
+        for position in (0..<count).reversed() {
+            output[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
+            remaining /= 10
         }
+        return count
     }
 
-    /// `value` rounded half away from zero to `decimals` places, as `printf("%.*f")` prints
-    /// it except at exact binary ties.
+    /// `value` rounded half away from zero to `decimals` places (0...9), as `printf("%.*f")`
+    /// prints it except at exact binary ties.
     mutating func appendFixed(_ value: Double, decimals: Int) {
-        var unit: Double = 1
-        for _ in 0..<decimals { unit *= 10 }
-        let scaled = (value.magnitude * unit).rounded()
+        precondition((0...9).contains(decimals), "at most nine decimals")
+        let scaled = (value.magnitude * Double(Self.powerOfTen(decimals))).rounded()
         guard scaled < 9e18 else {
-            bytes.append(contentsOf: Array(String(value).utf8))
+            for byte in String(value).utf8 { appendByte(byte) }
             return
         }
         let digits = UInt(scaled)
-        let divisor = UInt(unit)
-        if value < 0, digits != 0 { bytes.append(UInt8(ascii: "-")) }
-        appendDigits(digits / divisor, minimumDigits: 1)
-        if decimals > 0 {
-            bytes.append(UInt8(ascii: "."))
-            appendDigits(digits % divisor, minimumDigits: decimals)
+        appendToken(maximumCount: 22 + decimals) { output in
+            var count = 0
+            if value < 0, digits != 0 {
+                output[0] = UInt8(ascii: "-")
+                count = 1
+            }
+            // All the digits as one integer, then the last `decimals` of them moved one
+            // place right to make room for the point: no division by a power of ten.
+            count += Self.writeDigits(digits, minimumDigits: decimals + 1, to: output + count)
+            if decimals > 0 {
+                for position in (count - decimals..<count).reversed() { output[position + 1] = output[position] }
+                output[count - decimals] = UInt8(ascii: ".")
+                count += 1
+            }
+            return count
         }
+    }
+
+    private static func powerOfTen(_ exponent: Int) -> UInt {
+        var power: UInt = 1
+        for _ in 0..<exponent { power &*= 10 }
+        return power
     }
 }

@@ -44,7 +44,7 @@ public enum GPSDReport {
 
     /// Appends the SKY report for `sky` to `buffer`.
     public static func sky(_ sky: SkyView, device: String?, appendingTo buffer: inout [UInt8]) {
-        var json = JSONWriter(class: "SKY", appendingTo: take(&buffer))
+        var json = JSONWriter(class: "SKY", appendingTo: take(&buffer), capacity: 128 + 96 * sky.satellites.count)
         if let device { json.field("device", string: device) }
         if let time = sky.time { json.time("time", time) }
         json.field("vdop", sky.vdop, decimals: 2)
@@ -132,7 +132,7 @@ extension GPSTime {
     public var iso8601: String {
         var writer = JSONWriter()
         writer.appendISO8601(self)
-        return String(decoding: writer.bytes, as: UTF8.self)
+        return writer.text
     }
 }
 
@@ -146,19 +146,21 @@ extension JSONWriter {
     }
 
     mutating func appendISO8601(_ time: GPSTime) {
-        appendInteger(time.year, minimumDigits: 4)
-        appendByte(UInt8(ascii: "-"))
-        appendInteger(time.month, minimumDigits: 2)
-        appendByte(UInt8(ascii: "-"))
-        appendInteger(time.day, minimumDigits: 2)
-        appendByte(UInt8(ascii: "T"))
-        appendInteger(Int(time.time.hour), minimumDigits: 2)
-        appendByte(UInt8(ascii: ":"))
-        appendInteger(Int(time.time.minute), minimumDigits: 2)
-        appendByte(UInt8(ascii: ":"))
-        appendInteger(Int(time.time.second), minimumDigits: 2)
-        appendByte(UInt8(ascii: "."))
-        appendInteger(Int(time.time.nanosecond / 1_000_000), minimumDigits: 3)
-        appendByte(UInt8(ascii: "Z"))
+        // yyyy-mm-ddThh:mm:ss.sssZ as one token; a year past 9999 only widens it.
+        appendToken(maximumCount: 48) { output in
+            var count = Self.writeDigits(UInt(clamping: time.year), minimumDigits: 4, to: output)
+            func part(_ separator: UInt8, _ value: Int, digits: Int) {
+                output[count] = separator
+                count += 1 + Self.writeDigits(UInt(clamping: value), minimumDigits: digits, to: output + count + 1)
+            }
+            part(UInt8(ascii: "-"), time.month, digits: 2)
+            part(UInt8(ascii: "-"), time.day, digits: 2)
+            part(UInt8(ascii: "T"), Int(time.time.hour), digits: 2)
+            part(UInt8(ascii: ":"), Int(time.time.minute), digits: 2)
+            part(UInt8(ascii: ":"), Int(time.time.second), digits: 2)
+            part(UInt8(ascii: "."), Int(time.time.nanosecond / 1_000_000), digits: 3)
+            output[count] = UInt8(ascii: "Z")
+            return count + 1
+        }
     }
 }
