@@ -71,6 +71,7 @@ public struct FixAssembler {
     }
 
     /// Adds one decoded sentence, calling `emit` for each update it completes.
+    @inline(__always)
     public mutating func add(_ message: NMEAMessage, address: SentenceAddress, _ emit: (LocationUpdate) -> Void) {
         if let formatter = address.formatter { sentenceCounts[formatter, default: 0] += 1 }
         var ending: CycleEnding? = CycleEnding(address: address)

@@ -3,27 +3,37 @@
 ///
 /// The unused slots hold a placeholder rather than optionals, which keeps the list (and
 /// every message that contains it) small to copy.
+///
+/// Its members are inlinable so that other modules (the assembler's tallies, the
+/// satellite tracker) get code specialised for their element type rather than calls
+/// through the generic entry points.
 public struct InlineList<let capacity: Int, Element>: RandomAccessCollection, MutableCollection {
-    private var storage: InlineArray<capacity, Element>
-    public private(set) var count = 0
+    @usableFromInline var storage: InlineArray<capacity, Element>
+    @usableFromInline var filled: Int
+
+    /// How many elements the list holds.
+    @inlinable public var count: Int { filled }
 
     /// An empty list whose unused slots hold `placeholder`.
+    @inlinable
     public init(placeholder: Element) {
+        filled = 0
         storage = InlineArray(repeating: placeholder)
     }
 
     /// Appends `element`, or returns `false` and leaves the list alone when it is full.
-    @discardableResult
+    @inlinable @discardableResult
     public mutating func append(_ element: Element) -> Bool {
-        guard count < capacity else { return false }
-        storage[count] = element
-        count += 1
+        guard filled < capacity else { return false }
+        storage[filled] = element
+        filled += 1
         return true
     }
 
-    public var startIndex: Int { 0 }
-    public var endIndex: Int { count }
+    @inlinable public var startIndex: Int { 0 }
+    @inlinable public var endIndex: Int { filled }
 
+    @inlinable
     public subscript(position: Int) -> Element {
         get {
             precondition(position >= 0 && position < count, "index out of range")
@@ -36,8 +46,9 @@ public struct InlineList<let capacity: Int, Element>: RandomAccessCollection, Mu
     }
 
     /// Empties the list; the storage stays where it is.
+    @inlinable
     public mutating func removeAll() {
-        count = 0
+        filled = 0
     }
 }
 

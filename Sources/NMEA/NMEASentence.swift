@@ -13,7 +13,7 @@ public struct NMEASentence {
     /// The number of fields, the address included.
     public let fieldCount: Int
     /// The offset in ``line`` just past each field (the comma, `*` or end that ends it).
-    let fieldEnds: UnsafePointer<UInt16>
+    @usableFromInline let fieldEnds: UnsafePointer<UInt16>
 
     init(line: UnsafeRawBufferPointer, fieldEnds: UnsafePointer<UInt16>, fieldCount: Int) {
         self.line = line
@@ -22,7 +22,7 @@ public struct NMEASentence {
     }
 
     /// The bytes of field `index`, empty when the field is empty or past the last field.
-    @inline(__always)
+    @inlinable
     public func field(_ index: Int) -> UnsafeRawBufferPointer {
         guard index >= 0, index < fieldCount else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         let start = index == 0 ? 1 : Int(fieldEnds[index - 1]) + 1
@@ -33,6 +33,7 @@ public struct NMEASentence {
     public var startCharacter: UInt8 { line[0] }
 
     /// The address field, packed for cheap comparison.
+    @inlinable
     public var address: SentenceAddress { SentenceAddress(field(0)) }
 
     /// The sentence as text, for logs and tests. Allocates; never use it on the hot path.
@@ -49,10 +50,18 @@ public struct PackedASCII: Hashable, Sendable, CustomStringConvertible {
     public let count: Int
 
     /// Packs the first eight bytes of `bytes`.
+    @inlinable
     public init(_ bytes: UnsafeRawBufferPointer) {
         var packed: UInt64 = 0
         let count = min(bytes.count, 8)
         for index in 0..<count { packed |= UInt64(bytes[index]) << (56 - 8 * index) }
+        self.packed = packed
+        self.count = count
+    }
+
+    /// Characters already packed, first in the most significant byte.
+    @inlinable
+    public init(packed: UInt64, count: Int) {
         self.packed = packed
         self.count = count
     }
@@ -80,7 +89,12 @@ public struct SentenceAddress: Hashable, Sendable, CustomStringConvertible {
     /// The address's characters.
     public let characters: PackedASCII
 
+    @inlinable
     public init(_ bytes: UnsafeRawBufferPointer) { characters = PackedASCII(bytes) }
+
+    /// An address already packed (see ``PackedASCII/packed``).
+    @inlinable
+    public init(packed: UInt64, count: Int) { characters = PackedASCII(packed: packed, count: count) }
 
     /// An address from text, for tables and tests.
     public init(_ text: String) { characters = PackedASCII(text) }
@@ -89,6 +103,7 @@ public struct SentenceAddress: Hashable, Sendable, CustomStringConvertible {
     public var count: Int { characters.count }
 
     /// Whether this is a proprietary address (`P` followed by a maker's code), which has no talker.
+    @inlinable
     public var isProprietary: Bool { characters[0] == UInt8(ascii: "P") }
 
     /// The two-letter talker of a standard sentence (`GP` in `GPGGA`); `nil` for proprietary ones.
@@ -99,6 +114,7 @@ public struct SentenceAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The three-letter sentence formatter of a standard sentence (`GGA` in `GPGGA`);
     /// `nil` for proprietary or short addresses.
+    @inlinable
     public var formatter: SentenceFormatter? {
         guard !isProprietary, count == 5 else { return nil }
         return SentenceFormatter(rawValue: UInt32(truncatingIfNeeded: characters.packed >> 24) & 0xFF_FFFF)

@@ -12,6 +12,8 @@ struct Options {
     var repetitions = 7
     var chunkSize = 4096
     var corpusOutput: String?
+    /// Measure only the named pass (`floor`, `full`, `assemble`), for a profiler's sake.
+    var only: String?
     var corpus = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -26,6 +28,7 @@ struct Options {
             case "--chunk": chunkSize = Int(iterator.next() ?? "") ?? chunkSize
             case "--corpus": corpus = URL(fileURLWithPath: iterator.next() ?? corpus.path)
             case "--write-corpus": corpusOutput = iterator.next()
+            case "--only": only = iterator.next()
             default:
                 FileHandle.standardError.write("unknown option \(argument)\n".data(using: .utf8)!)
                 exit(2)
@@ -107,8 +110,9 @@ struct Measurement {
 }
 
 /// Runs `work` once to warm up, once with allocations counted, then `repetitions` times
-/// timed; reports the fastest.
-func measure(_ name: String, repetitions: Int, sentences: Int, _ work: () -> Void) -> Measurement {
+/// timed; reports the fastest. Skips it (`nil`) when `--only` names another pass.
+func measure(_ pass: String, _ name: String, repetitions: Int, sentences: Int, _ work: () -> Void) -> Measurement? {
+    if let only = options.only, only != pass { return nil }
     work()
     MallocInterposerSwift.reset()
     MallocInterposerSwift.hook()
@@ -150,14 +154,14 @@ print("corpus: \(sentenceCount) sentences, \(corpus.count) bytes, fed in \(optio
 
 var sink = 0
 var statistics = FramerStatistics()
-let floor = measure("floor: frame + checksum + field offsets", repetitions: options.repetitions, sentences: sentenceCount) {
+let floor = measure("floor", "floor: frame + checksum + field offsets", repetitions: options.repetitions, sentences: sentenceCount) {
     statistics = run(corpus, chunkSize: options.chunkSize) { sentence in
         sink &+= sentence.fieldCount &+ Int(sentence.line[sentence.line.count - 1])
     }
 }
-precondition(statistics.sentences == sentenceCount, "the floor framed \(statistics.sentences) sentences")
+precondition(floor == nil || statistics.sentences == sentenceCount, "the floor framed \(statistics.sentences) sentences")
 var decodeErrors = 0
-let full = measure("full: frame + decode into typed values", repetitions: options.repetitions, sentences: sentenceCount) {
+let full = measure("full", "full: frame + decode into typed values", repetitions: options.repetitions, sentences: sentenceCount) {
     decodeErrors = 0
     statistics = run(corpus, chunkSize: options.chunkSize) { sentence in
         do throws(NMEADecodingError) {
@@ -167,10 +171,10 @@ let full = measure("full: frame + decode into typed values", repetitions: option
         }
     }
 }
-precondition(statistics.sentences == sentenceCount, "the full parse framed \(statistics.sentences) sentences")
+precondition(full == nil || statistics.sentences == sentenceCount, "the full parse framed \(statistics.sentences) sentences")
 
 var cycles = 0
-let assembled = measure("assemble: frame + decode + fixes per cycle", repetitions: options.repetitions, sentences: sentenceCount) {
+let assembled = measure("assemble", "assemble: frame + decode + fixes per cycle", repetitions: options.repetitions, sentences: sentenceCount) {
     let decoder = NMEAStreamDecoder()
     var fixes = 0
     let emit: (LocationUpdate) -> Void = { update in if case .fix = update { fixes += 1 } }
@@ -186,14 +190,16 @@ let assembled = measure("assemble: frame + decode + fixes per cycle", repetition
     cycles = fixes
 }
 
-for result in [floor, full, assembled] {
+for result in [floor, full, assembled].compactMap({ $0 }) {
     print(
         result.name.padding(toLength: 42, withPad: " ", startingAt: 0),
         String(format: "%6.2f M sentences/s  %6.1f ns/sentence  %d mallocs (%.6f per sentence)",
             result.sentencesPerSecond / 1e6, result.nanosecondsPerSentence, result.mallocs,
             Double(result.mallocs) / Double(result.sentences)))
 }
-print(String(format: "full / floor time ratio: %.2f", full.bestSeconds / floor.bestSeconds))
+if let floor, let full {
+    print(String(format: "full / floor time ratio: %.2f", full.bestSeconds / floor.bestSeconds))
+}
 print("sentences with a malformed field (counted, not fatal): \(decodeErrors)")
 print("cycles assembled: \(cycles) (mallocs above include the decoder's setup and its first growth)")
 print("(sink \(sink & 0xF))")

@@ -106,13 +106,55 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
 }
 
 extension FieldCursor {
-    /// A number rounded to a whole one in `range` (GSV's elevation, azimuth and SNR).
+    /// A number rounded half away from zero to a whole one in `range`: GSV's elevation,
+    /// azimuth and SNR, which some receivers send with a fraction (`45.6`).
+    ///
+    /// Read digit by digit rather than through ``NMEADecimal``: GSV is a third of what
+    /// receivers send, and these three fields are most of every GSV.
+    @inline(__always)
     mutating func wholeNumber(in range: ClosedRange<Int16>) throws(NMEADecodingError) -> Int16? {
         let field = index
-        guard let value = try decimal() else { return nil }
-        guard let whole = value.scaled(to: 0), whole >= Int(range.lowerBound), whole <= Int(range.upperBound) else {
-            throw NMEADecodingError(address: sentence.address, field: field, problem: .outOfRange)
+        let bytes = raw()
+        guard var cursor = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
+        // The common case, two or three plain digits, without a loop.
+        if bytes.count == 2 || bytes.count == 3 {
+            let first = Int(cursor[0] &- UInt8(ascii: "0"))
+            let second = Int(cursor[1] &- UInt8(ascii: "0"))
+            let third = bytes.count == 3 ? Int(cursor[2] &- UInt8(ascii: "0")) : 0
+            if first | second | third < 10 {
+                let value = bytes.count == 3 ? first * 100 + second * 10 + third : first * 10 + second
+                guard value >= Int(range.lowerBound), value <= Int(range.upperBound) else {
+                    throw failure(.outOfRange, at: field)
+                }
+                return Int16(value)
+            }
         }
-        return Int16(whole)
+        let end = cursor + bytes.count
+        let negative = cursor.pointee == UInt8(ascii: "-")
+        if negative || cursor.pointee == UInt8(ascii: "+") { cursor += 1 }
+        var magnitude = 0
+        var digits = 0
+        while cursor < end, case let digit = cursor.pointee &- UInt8(ascii: "0"), digit < 10 {
+            // Past five digits the value is out of any range here; stop growing it.
+            magnitude = min(magnitude &* 10 &+ Int(digit), 100_000)
+            digits += 1
+            cursor += 1
+        }
+        if cursor < end {
+            guard cursor.pointee == UInt8(ascii: ".") else { throw failure(.notANumber, at: field) }
+            cursor += 1
+            if cursor < end, cursor.pointee >= UInt8(ascii: "5"), cursor.pointee <= UInt8(ascii: "9") { magnitude += 1 }
+            while cursor < end {
+                guard cursor.pointee &- UInt8(ascii: "0") < 10 else { throw failure(.notANumber, at: field) }
+                digits += 1
+                cursor += 1
+            }
+        }
+        guard digits > 0 else { throw failure(.notANumber, at: field) }
+        let value = negative ? -magnitude : magnitude
+        guard value >= Int(range.lowerBound), value <= Int(range.upperBound) else {
+            throw failure(.outOfRange, at: field)
+        }
+        return Int16(value)
     }
 }
