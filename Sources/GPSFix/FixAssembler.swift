@@ -49,8 +49,8 @@ public struct FixAssembler {
     private var closedTime: NMEATime?
     /// How often each address occurred in the open cycle: only a sentence that occurs
     /// once per cycle can be learned as the one that ends it.
-    private var tally = AddressTally()
-    private var sentenceCounts = [SentenceFormatter: Int]()
+    private var tally = Tally(placeholder: SentenceAddress(packed: 0, count: 0))
+    private var sentenceCounts = Tally(placeholder: SentenceFormatter(rawValue: 0))
 
     public init(centuryRule: CenturyRule = CenturyRule(), rolloverRule: RolloverRule = RolloverRule()) {
         self.centuryRule = centuryRule
@@ -73,7 +73,7 @@ public struct FixAssembler {
     /// Adds one decoded sentence, calling `emit` for each update it completes.
     @inline(__always)
     public mutating func add(_ message: NMEAMessage, address: SentenceAddress, _ emit: (LocationUpdate) -> Void) {
-        if let formatter = address.formatter { sentenceCounts[formatter, default: 0] += 1 }
+        if let formatter = address.formatter { sentenceCounts.count(formatter) }
         var ending: CycleEnding? = CycleEnding(address: address)
         switch message {
         case .gga(let gga):
@@ -136,7 +136,7 @@ public struct FixAssembler {
 
     /// Standard sentences seen, by type (`GGA`); built on demand, not per sentence.
     public var sentenceCountsByType: [String: Int] {
-        Dictionary(uniqueKeysWithValues: sentenceCounts.map { ($0.key.description, $0.value) })
+        Dictionary(uniqueKeysWithValues: sentenceCounts.counts.map { ($0.key.description, $0.count) })
     }
 
     /// A timed sentence: a new time ends the open cycle and teaches which sentence ends cycles.
@@ -217,32 +217,5 @@ struct CycleEnding: Equatable {
         self.address = address
         signal = gsv.signalID
         isGroupEnd = true
-    }
-}
-
-/// Counts sentence addresses within one cycle, in fixed storage (a receiver sends a
-/// dozen kinds at most; more are not counted).
-struct AddressTally {
-    private struct Entry {
-        var address: SentenceAddress
-        var count: Int
-    }
-
-    private var entries = InlineList<32, Entry>(placeholder: Entry(address: SentenceAddress(""), count: 0))
-
-    mutating func count(_ address: SentenceAddress) {
-        if let index = entries.firstIndex(where: { $0.address == address }) {
-            entries[index].count += 1
-        } else {
-            entries.append(Entry(address: address, count: 1))
-        }
-    }
-
-    func occurrences(of address: SentenceAddress) -> Int {
-        entries.first { $0.address == address }?.count ?? 0
-    }
-
-    mutating func reset() {
-        entries.removeAll()
     }
 }

@@ -33,15 +33,17 @@ public struct InlineList<let capacity: Int, Element>: RandomAccessCollection, Mu
     @inlinable public var startIndex: Int { 0 }
     @inlinable public var endIndex: Int { filled }
 
+    // Yielding accessors borrow the element in place; a plain `get` copied the whole
+    // list (hundreds of bytes) to read one element.
     @inlinable
     public subscript(position: Int) -> Element {
-        get {
-            precondition(position >= 0 && position < count, "index out of range")
-            return storage[position]
+        _read {
+            precondition(position >= 0 && position < filled, "index out of range")
+            yield storage[position]
         }
-        set {
-            precondition(position >= 0 && position < count, "index out of range")
-            storage[position] = newValue
+        _modify {
+            precondition(position >= 0 && position < filled, "index out of range")
+            yield &storage[position]
         }
     }
 

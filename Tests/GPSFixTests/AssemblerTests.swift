@@ -97,6 +97,25 @@ struct AssemblerTests {
         #expect(emittedAfterEachSentence[22] == 3 && emittedAfterEachSentence[23] == 4)
     }
 
+    @Test("sentences are counted by type, every type, also past the 32 kept inline")
+    func countsSentenceTypes() {
+        // 40 made-up types (A00...A39), type k sent k + 1 times, and 3 GGAs.
+        var text = ""
+        for kind in 0..<40 {
+            for _ in 0...kind { text += sentence(String(format: "$GPA%02d,1", kind)) }
+        }
+        text += cycle(second: 12).components(separatedBy: "\r\n").filter { $0.hasPrefix("$GPGGA") }
+            .map { $0 + "\r\n" }.joined()
+        for _ in 0..<2 { text += sentence("$GPGGA,081413.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,") }
+        var assembler = FixAssembler()
+        let framer = NMEAFramer(configuration: .lenient)
+        Array(text.utf8).withUnsafeBytes { bytes in framer.feed(bytes) { assembler.add($0) { _ in } } }
+        var expected = Dictionary(uniqueKeysWithValues: (0..<40).map { (String(format: "A%02d", $0), $0 + 1) })
+        expected["GGA"] = 3
+        #expect(assembler.sentenceCountsByType == expected)
+        #expect(assembler.statistics.unknownSentences == (1...40).reduce(0, +))
+    }
+
     @Test("a time without a known date gives a fix without time")
     func noDateNoTime() throws {
         let fix = try #require(updates(of: sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,")).first?.fix)

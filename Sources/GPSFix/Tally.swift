@@ -1,0 +1,47 @@
+import NMEA
+
+/// Counts occurrences of keys: the first 32 distinct keys in fixed inline storage,
+/// searched by plain comparison, any further ones in a dictionary.
+///
+/// A receiver sends a dozen kinds of sentence, so counting them per sentence costs a
+/// few integer compares and no hashing or allocation; a stream with more kinds still
+/// has every one counted.
+struct Tally<Key: Hashable> {
+    private struct Entry {
+        var key: Key
+        var count: Int
+    }
+
+    private var entries: InlineList<32, Entry>
+    private var overflow: [Key: Int] = [:]
+
+    /// An empty tally; `placeholder` fills the unused inline slots.
+    init(placeholder: Key) {
+        entries = InlineList(placeholder: Entry(key: placeholder, count: 0))
+    }
+
+    // Plain index loops: the collection algorithms (`firstIndex(where:)`) copy the whole
+    // inline storage, 32 entries, on every call.
+    mutating func count(_ key: Key) {
+        for index in 0..<entries.count where entries[index].key == key {
+            entries[index].count += 1
+            return
+        }
+        if !entries.append(Entry(key: key, count: 1)) { overflow[key, default: 0] += 1 }
+    }
+
+    func occurrences(of key: Key) -> Int {
+        for index in 0..<entries.count where entries[index].key == key { return entries[index].count }
+        return overflow[key] ?? 0
+    }
+
+    /// Every key counted, with its count.
+    var counts: [(key: Key, count: Int)] {
+        entries.map { ($0.key, $0.count) } + overflow.map { ($0.key, $0.value) }
+    }
+
+    mutating func reset() {
+        entries.removeAll()
+        overflow.removeAll()
+    }
+}
