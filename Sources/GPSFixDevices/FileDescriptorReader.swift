@@ -7,9 +7,12 @@ import Synchronization
 /// `poll()` with a short timeout (to notice cancellation) and reads what arrives. The
 /// thread owns the descriptor and closes it, through `onClose`, when reading ends.
 ///
-/// At most ``chunksInFlight`` chunks wait for the consumer: beyond that the thread stops
-/// reading, and the bytes wait in the kernel's buffer, so a device (or a replay) faster
-/// than the parser never makes the daemon's memory grow.
+/// At most ``chunksInFlight`` chunks wait for the consumer: beyond that the thread holds
+/// the chunk it read and stops reading, and the bytes wait in the kernel's buffer, so a
+/// device (or a replay) faster than the parser never makes the daemon's memory grow.
+///
+/// The stream is a plain `AsyncThrowingStream`, so a consumer iterating it from an actor
+/// is resumed on that actor: a chunk goes from this thread to the consumer in one hop.
 enum FileDescriptorReader {
     static let chunksInFlight = 16
 
@@ -28,9 +31,9 @@ enum FileDescriptorReader {
         path: String, endOfFileIsVanishing: Bool,
         open: @escaping @Sendable (SendableFlag) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
     ) -> AsyncThrowingStream<[UInt8], any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: [UInt8].self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(chunksInFlight))
         let state = SendableFlag()
-        let credits = DispatchSemaphore(value: chunksInFlight)
         continuation.onTermination = { _ in state.set() }
         let thread = Thread {
             let descriptor: Int32
@@ -39,7 +42,7 @@ enum FileDescriptorReader {
                 let opened = try open(state)
                 descriptor = opened.0
                 onClose = opened.2
-                if !opened.1.isEmpty { continuation.yield(opened.1) }
+                if !opened.1.isEmpty, !hand(opened.1, to: continuation, unless: state) { return }
             } catch {
                 continuation.finish(throwing: error)
                 return
@@ -57,10 +60,7 @@ enum FileDescriptorReader {
                 if ready == 0 { continue }
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count > 0 {
-                    while !credits.wait(timeout: .now() + .milliseconds(200)).isSuccess {
-                        if state.isSet { return }
-                    }
-                    continuation.yield(Array(buffer[0..<count]))
+                    guard hand(Array(buffer[0..<count]), to: continuation, unless: state) else { return }
                 } else if count == 0 || poller.revents & Int16(POLLHUP | POLLERR) != 0 {
                     if endOfFileIsVanishing {
                         continuation.finish(throwing: DeviceError.vanished(path: path))
@@ -76,8 +76,26 @@ enum FileDescriptorReader {
             continuation.finish()
         }
         thread.start()
-        let iterator = CreditedIterator(stream.makeAsyncIterator(), credits: credits)
-        return AsyncThrowingStream { try await iterator.next() }
+        return stream
+    }
+
+    /// Yields `chunk`; while the consumer has ``chunksInFlight`` chunks waiting, holds it
+    /// and retries every millisecond. Returns `false` when the consumer has gone.
+    private static func hand(
+        _ chunk: [UInt8], to continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, unless stop: SendableFlag
+    ) -> Bool {
+        var chunk = chunk
+        while true {
+            switch continuation.yield(chunk) {
+            case .enqueued: return true
+            case .terminated: return false
+            case .dropped(let refused):
+                if stop.isSet { return false }
+                chunk = refused
+                usleep(1000)
+            @unknown default: return false
+            }
+        }
     }
 
     /// Reads `descriptor` for at most `window`, until `enough` says stop or `stop` is set.
@@ -103,26 +121,4 @@ final class SendableFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     var isSet: Bool { flag.load(ordering: .acquiring) }
     func set() { flag.store(true, ordering: .releasing) }
-}
-
-/// The consuming side of a reader: each chunk taken returns a credit to the thread.
-private final class CreditedIterator: @unchecked Sendable {
-    // Used by the one task that iterates the stream.
-    private var iterator: AsyncThrowingStream<[UInt8], any Error>.Iterator
-    private let credits: DispatchSemaphore
-
-    init(_ iterator: AsyncThrowingStream<[UInt8], any Error>.Iterator, credits: DispatchSemaphore) {
-        self.iterator = iterator
-        self.credits = credits
-    }
-
-    func next() async throws -> [UInt8]? {
-        let chunk = try await iterator.next()
-        if chunk != nil { credits.signal() }
-        return chunk
-    }
-}
-
-extension DispatchTimeoutResult {
-    fileprivate var isSuccess: Bool { self == .success }
 }
