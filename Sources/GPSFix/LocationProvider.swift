@@ -8,6 +8,21 @@ public protocol LocationProvider: Sendable {
 
     /// The updates, from now until the provider ends or the consumer stops listening.
     func updates() -> AsyncStream<LocationUpdate>
+
+    /// Runs the provider until it ends or the task is cancelled, handing each update to
+    /// `deliver` as soon as it exists, on the provider's own task.
+    ///
+    /// A consumer that can take an update on any thread (the server hands it to its
+    /// event loop) saves the stream's hop between tasks, a thread wake-up per update.
+    /// Awaiting in `deliver` holds the provider back.
+    func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async
+}
+
+extension LocationProvider {
+    /// Delivers the updates of ``updates()``, for providers that have only a stream.
+    public func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async {
+        for await update in updates() { await deliver(update) }
+    }
 }
 
 /// A stream of raw bytes from a device: a serial port, a pseudo-terminal, a file, a gpsd.

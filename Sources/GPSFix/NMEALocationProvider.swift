@@ -1,4 +1,5 @@
 import NMEA
+import Synchronization
 
 /// The real ``LocationProvider``: NMEA bytes from any ``ByteSource``, framed, assembled
 /// and turned into updates.
@@ -37,38 +38,47 @@ public struct NMEALocationProvider: LocationProvider {
 
     public func updates() -> AsyncStream<LocationUpdate> {
         let (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self, bufferingPolicy: .bufferingNewest(4096))
-        let task = Task { await run(continuation) }
+        let task = Task {
+            await run { continuation.yield($0) }
+            continuation.finish()
+        }
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
 
-    private func run(_ continuation: AsyncStream<LocationUpdate>.Continuation) async {
+    public func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async {
         let activity = Activity()
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await read(continuation, activity) }
-            group.addTask { await watchSilence(continuation, activity) }
+            group.addTask { await read(deliver, activity) }
+            group.addTask { await watchSilence(deliver, activity) }
             await group.next()  // reading ended: the data is over, or we were cancelled
             group.cancelAll()
         }
-        continuation.finish()
     }
 
-    private func read(_ continuation: AsyncStream<LocationUpdate>.Continuation, _ activity: Activity) async {
+    private func read(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
         let decoder = NMEAStreamDecoder(framing: framing, centuryRule: centuryRule)
         let session = ReadingSession(device: device)
         let sentenceDemand = self.sentenceDemand
+        // What one chunk completes, delivered once the chunk is parsed (the parser calls
+        // back synchronously; delivering may wait). The buffer is reused.
+        var pending: [LocationUpdate] = []
         // The device event goes out before anything its first sentence completes.
         decoder.onSentence = { sentence in
-            if let event = session.takeAnnouncement() { continuation.yield(.device(event)) }
-            if sentenceDemand.isWanted { continuation.yield(.sentence(Array(sentence.line))) }
+            if let event = session.takeAnnouncement() { pending.append(.device(event)) }
+            if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
         }
-        let emit: (LocationUpdate) -> Void = { continuation.yield($0) }
-        let reportCounters = {
+        let emit: (LocationUpdate) -> Void = { pending.append($0) }
+        let counters = {
             var counters = DeviceCounters()
             counters.framing = decoder.framer.statistics
             counters.assembly = decoder.assembler.statistics
             counters.reconnects = session.reconnects
-            continuation.yield(.counters(counters))
+            return LocationUpdate.counters(counters)
+        }
+        func deliverPending() async {
+            for update in pending { await deliver(update) }
+            pending.removeAll(keepingCapacity: true)
         }
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
@@ -78,21 +88,24 @@ public struct NMEALocationProvider: LocationProvider {
                     let cyclesBefore = decoder.assembler.statistics.cycles
                     chunk.withUnsafeBytes { decoder.feed($0, emit) }
                     if decoder.framer.statistics.sentences > sentencesBefore {
-                        await activity.record()
+                        activity.record()
                         backoff = .milliseconds(50)
                     }
-                    if decoder.assembler.statistics.cycles > cyclesBefore { reportCounters() }
+                    if decoder.assembler.statistics.cycles > cyclesBefore { pending.append(counters()) }
+                    await deliverPending()
                 }
                 decoder.finish(emit)
-                reportCounters()
+                pending.append(counters())
+                await deliverPending()
                 return
             } catch {
                 if Task.isCancelled { return }
                 decoder.resetFraming()
                 if let event = session.lose(reason: "\(error)") {
-                    continuation.yield(.device(event))
-                    reportCounters()
+                    pending.append(.device(event))
+                    pending.append(counters())
                 }
+                await deliverPending()
                 try? await clock.sleep(for: backoff)
                 backoff = min(backoff * 2, maximumBackoff)
             }
@@ -101,42 +114,44 @@ public struct NMEALocationProvider: LocationProvider {
 
     /// Every half timeout, checks whether sentences arrived; two silent halves in a row
     /// make the device silent.
-    private func watchSilence(_ continuation: AsyncStream<LocationUpdate>.Continuation, _ activity: Activity) async {
+    private func watchSilence(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
         var quietHalves = 0
         var reported = false
         while !Task.isCancelled {
             do { try await clock.sleep(for: silenceTimeout / 2) } catch { return }
-            if await activity.takeRecent() {
+            if activity.takeRecent() {
                 quietHalves = 0
                 reported = false
                 continue
             }
             quietHalves += 1
-            if quietHalves >= 2, !reported, await activity.everActive {
+            if quietHalves >= 2, !reported, activity.wasEverActive {
                 reported = true
                 var fix = Fix()
                 fix.mode = .noFix
-                continuation.yield(.fix(fix))
-                continuation.yield(.device(DeviceEvent(device: device, kind: .silent)))
+                await deliver(.fix(fix))
+                await deliver(.device(DeviceEvent(device: device, kind: .silent)))
             }
         }
     }
 }
 
-/// Whether sentences arrived lately, shared by the reading and the watching tasks.
-private actor Activity {
-    private var recent = false
-    private(set) var everActive = false
+/// Whether sentences arrived lately, shared by the reading and the watching tasks:
+/// two flags, so that recording costs the reading no suspension.
+private final class Activity: Sendable {
+    private let recent = Atomic<Bool>(false)
+    private let everActive = Atomic<Bool>(false)
 
     func record() {
-        recent = true
-        everActive = true
+        recent.store(true, ordering: .relaxed)
+        everActive.store(true, ordering: .relaxed)
     }
 
     func takeRecent() -> Bool {
-        defer { recent = false }
-        return recent
+        recent.exchange(false, ordering: .relaxed)
     }
+
+    var wasEverActive: Bool { everActive.load(ordering: .relaxed) }
 }
 
 /// The device events of one provider's reading: activated or recovered once per opening

@@ -100,20 +100,19 @@ public final class GPSFixServer: Sendable {
 
     /// Serves `provider` until its updates end or the task is cancelled.
     ///
-    /// Updates go to the event loop without a round trip each, but at most
+    /// The provider hands each update over on its own task (``LocationProvider/run(delivering:)``),
+    /// and it goes straight to the event loop, without a round trip each, but at most
     /// ``maximumUpdatesInFlight`` at a time: a provider faster than the fan-out waits
     /// for it instead of queueing without bound.
     public func serve(_ provider: some LocationProvider, bps: Int? = nil) async {
         let hub = self.hub
         let device = provider.device
         try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device, bps: bps)) }.get()
-        var inFlight = 0
-        for await update in provider.updates() {
+        let handedOver = Atomic<Int>(0)
+        await provider.run { update in
             hub.eventLoop.execute { hub.publish(update, from: device) }
-            inFlight += 1
-            if inFlight == Self.maximumUpdatesInFlight {
+            if handedOver.add(1, ordering: .relaxed).newValue % Self.maximumUpdatesInFlight == 0 {
                 try? await hub.eventLoop.submit {}.get()
-                inFlight = 0
             }
         }
     }
