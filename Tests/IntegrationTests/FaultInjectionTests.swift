@@ -24,7 +24,7 @@ struct FaultInjectionTests {
         let log = Array(try Data(contentsOf: Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log")))
         let corrupted = CorruptedLog(log: log, fraction: 0.1, seed: 2947)
         let path = folder.appendingPathComponent("corrupted.log").path
-        FileManager.default.createFile(atPath: path, contents: Data(corrupted.bytes))
+        try Data(corrupted.bytes).write(to: URL(fileURLWithPath: path))
 
         // What the framer makes of the intact lines alone, and of the damaged log.
         let intact = NMEAStreamDecoder(for: CaptureLog(corrupted.intact))
