@@ -210,4 +210,34 @@ struct AutobaudTests {
         #expect(bytes == Self.sentences + Self.sentences + Self.sentences)
         #expect(port.detectedSpeed == 9600)  // a pty accepts the first speed tried
     }
+
+    @Test("a device read faster than it is consumed waits in the kernel, at most 16 chunks ahead, and loses nothing")
+    func readingIsBounded() async throws {
+        let terminal = try PseudoTerminal()
+        let payload = (0..<2_000_000).map { UInt8(0x20 + $0 % 95) }
+        var iterator = SerialPort(path: terminal.path, settings: SerialSettings(speed: 38400)).chunks().makeAsyncIterator()
+        // Nothing is consumed: write without blocking until the pty takes no more.
+        let flags = fcntl(terminal.master, F_GETFL)
+        _ = fcntl(terminal.master, F_SETFL, flags | O_NONBLOCK)
+        var accepted = 0
+        var idleSince = ContinuousClock.now
+        while ContinuousClock.now - idleSince < .milliseconds(500), accepted < payload.count {
+            let written = payload.withUnsafeBytes { write(terminal.master, $0.baseAddress! + accepted, payload.count - accepted) }
+            if written > 0 {
+                accepted += written
+                idleSince = .now
+            } else {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        // 16 chunks of at most 4 KiB held by the reader, the rest in the pty's buffers.
+        #expect(accepted < 512 * 1024, "the reader kept reading: \(accepted) bytes taken")
+        _ = fcntl(terminal.master, F_SETFL, flags)
+        let rest = Array(payload[accepted...])
+        let writer = Thread { try? terminal.write(rest) }
+        writer.start()
+        var received: [UInt8] = []
+        while received.count < payload.count, let chunk = try await iterator.next() { received += chunk }
+        #expect(received == payload)
+    }
 }
