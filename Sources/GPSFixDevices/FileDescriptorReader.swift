@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// Reads a file descriptor on a thread of its own and hands the chunks to an async stream.
@@ -35,7 +37,7 @@ enum FileDescriptorReader {
             of: [UInt8].self, throwing: (any Error).self, bufferingPolicy: .bufferingOldest(chunksInFlight))
         let state = SendableFlag()
         continuation.onTermination = { _ in state.set() }
-        let thread = Thread {
+        let started = DeviceThread.start {
             let descriptor: Int32
             let onClose: @Sendable () -> Void
             do {
@@ -75,7 +77,7 @@ enum FileDescriptorReader {
             }
             continuation.finish()
         }
-        thread.start()
+        if !started { continuation.finish(throwing: DeviceError.system(path: path, call: "pthread_create", errno: EAGAIN)) }
         return stream
     }
 

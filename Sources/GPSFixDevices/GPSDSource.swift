@@ -1,5 +1,7 @@
 import CLibGPS
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import GPSFix
 
 /// A running gpsd as a byte source, through libgps.
@@ -26,7 +28,7 @@ public struct GPSDSource: ByteSource {
         let stop = SendableFlag()
         continuation.onTermination = { _ in stop.set() }
         let host = host, port = String(port), device = device, name = name
-        let thread = Thread {
+        let started = DeviceThread.start {
             let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
             defer { data.deallocate() }
             guard gps_open(host, port, data) == 0 else {
@@ -61,7 +63,7 @@ public struct GPSDSource: ByteSource {
             }
             continuation.finish()
         }
-        thread.start()
+        if !started { continuation.finish(throwing: DeviceError.system(path: name, call: "pthread_create", errno: EAGAIN)) }
         return stream
     }
 }

@@ -5,7 +5,7 @@ import ArgumentParser
 import GPSFix
 import GPSFixDevices
 import GPSFixServer
-import Foundation
+import Glibc
 import Logging
 import ServiceLifecycle
 import SystemdSupport
@@ -82,7 +82,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let logger = Logger(label: "gpsfixd")
         let address = try tcp.map(Self.parseAddress)
-        let environment = ProcessInfo.processInfo.environment
+        let environment = Self.environment()
         let service = ServiceEnvironment(environment: environment)
         let server = GPSFixServer(
             configuration: .init(
@@ -122,8 +122,23 @@ struct GPSFixDaemon: AsyncParsableCommand {
     static func parseAddress(_ text: String) throws -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
         else { throw ValidationError("--tcp wants HOST:PORT, as 127.0.0.1:2947") }
-        let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return (host, port)
+        var host = text[..<colon]
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }  // [::1]
+        return (String(host), port)
+    }
+
+    /// The process's environment (what systemd passes: NOTIFY_SOCKET, LISTEN_FDS, ...).
+    static func environment() -> [String: String] {
+        var variables: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                variables[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return variables
     }
 
     static func isLoopback(_ host: String) -> Bool {
