@@ -16,19 +16,26 @@ public struct FileSource: ByteSource {
     /// The log's header and payload.
     public func load() throws(DeviceError) -> CaptureLog {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw .from(errno: errno, path: path, call: "open") }
+        // A log is a file, not a device: the plain system error says what is wrong with it.
+        guard descriptor >= 0 else { throw .system(path: path, call: "open", errno: errno) }
         defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var block = [UInt8](repeating: 0, count: 1 << 16)
+        // Sized by fstat and read in place: a log can be large (`gpsfix decode` of a
+        // day's capture), so no intermediate buffers.
+        var status = stat()
+        let expected = fstat(descriptor, &status) == 0 ? max(0, Int(status.st_size)) : 0
+        var bytes = [UInt8](repeating: 0, count: max(expected, 1 << 16))
+        var filled = 0
         while true {
-            let count = block.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if filled == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
+            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw .from(errno: errno, path: path, call: "read")
+                throw .system(path: path, call: "read", errno: errno)
             }
             if count == 0 { break }
-            bytes += block[0..<count]
+            filled += count
         }
+        bytes.removeLast(bytes.count - filled)
         return CaptureLog(bytes)
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GPSDProtocol
 import GPSFix
+import GPSFixDevices
 import NMEA
 
 /// `gpsfix decode`: NMEA logs in, one gpsd JSON report per line out.
@@ -38,9 +39,8 @@ struct Decode: ParsableCommand {
         var sentenceTypes: [String: Int] = [:]
         let inputs: [String?] = files.isEmpty ? [nil] : files
         for input in inputs {
-            let bytes = try input.map { Array(try Data(contentsOf: URL(fileURLWithPath: $0))) }
-                ?? Array(FileHandle.standardInput.readDataToEndOfFile())
-            let log = CaptureLog(bytes)
+            let log = try input.map { try FileSource(path: $0).load() }
+                ?? CaptureLog(Array(FileHandle.standardInput.readDataToEndOfFile()))
             let decoder = NMEAStreamDecoder(
                 for: log, framing: .init(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional))
             let emit: (LocationUpdate) -> Void = { update in output.write(update, device: device) }

@@ -31,6 +31,14 @@ struct DaemonTests {
         #expect(tpv["altMSL"] as? Double == reference["altMSL"] as? Double)
     }
 
+    @Test("gpsfix decode of a missing log fails with the system's reason and writes no report")
+    func decodeMissingFile() throws {
+        let process = try RunningProcess(Binaries.gpsfix, ["decode", "/nonexistent/capture.nmea"])
+        #expect(process.wait(timeout: 20) == 1)
+        #expect(process.errorText.contains("open on /nonexistent/capture.nmea failed: No such file or directory"))
+        #expect(process.outputText.isEmpty)
+    }
+
     @Test("socat on the Unix socket gets the same protocol")
     func socat() throws {
         let daemon = try DaemonUnderTest()
