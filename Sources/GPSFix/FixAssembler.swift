@@ -147,7 +147,8 @@ public struct FixAssembler {
             // The cycle ended with the previous sentence: learn it once it does so twice
             // running. Only a sentence sent once per cycle, or the last part of a GSV
             // group, can end cycles.
-            let candidate = lastEnding.flatMap { $0.isGroupEnd || tally.occurrences(of: $0.address) == 1 ? $0 : nil }
+            var candidate: CycleEnding?
+            if let last = lastEnding, last.isGroupEnd || tally.occurrences(of: last.address) == 1 { candidate = last }
             cycleEnder = candidate != nil && candidate == endingCandidate ? candidate : nil
             endingCandidate = candidate
             endCycle(emit)

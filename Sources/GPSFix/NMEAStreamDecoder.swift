@@ -3,12 +3,15 @@ import NMEA
 /// Bytes in, location updates out: the framer and the assembler joined, the synchronous
 /// core that ``NMEALocationProvider`` runs over a byte source and `gpsfix decode` runs
 /// over a file.
+///
+/// A decoder is used from one task or thread at a time, so its two properties touched per
+/// sentence skip the runtime's exclusivity bookkeeping (a check per sentence otherwise).
 public final class NMEAStreamDecoder {
     public let framer: NMEAFramer
-    public private(set) var assembler: FixAssembler
+    @exclusivity(unchecked) public private(set) var assembler: FixAssembler
     /// Called with every accepted sentence, before it is decoded (for raw watchers and
     /// recording); the sentence is borrowed, valid during the call only.
-    public var onSentence: ((NMEASentence) -> Void)?
+    @exclusivity(unchecked) public var onSentence: ((NMEASentence) -> Void)?
 
     public init(
         framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule(),
