@@ -70,7 +70,9 @@ struct SystemdTests {
         #expect(pings.count >= 4)
         let gaps = zip(pings.dropFirst(), pings).map { $0.timeIntervalSince($1) }
         // Pings go every second (half of WATCHDOG_USEC); generous bounds, as other tests load the machine.
-        #expect(gaps.allSatisfy { $0 > 0.5 && $0 < 2.0 }, "watchdog gaps \(gaps)")
+        // A sanitised daemon, many times slower, may miss one responsiveness check (0.5 s): one skipped ping.
+        let longest = Binaries.isSanitized ? 3.0 : 2.0
+        #expect(gaps.allSatisfy { $0 > 0.5 && $0 < longest }, "watchdog gaps \(gaps)")
         #expect(texts.last == "STOPPING=1")
     }
 
