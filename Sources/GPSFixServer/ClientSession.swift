@@ -74,10 +74,19 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
-    /// Sends one complete report, or cuts the client off when its outbound buffer is full:
-    /// a report is never sent in part and never waits for a slow reader. Returns whether
-    /// the report went out.
+    /// Sends one complete report now (an answer to the client's request), or cuts the
+    /// client off when its outbound buffer is full. Returns whether the report went out.
     func send(_ buffer: ByteBuffer) -> Bool {
+        guard write(buffer) else { return false }
+        flush()
+        return true
+    }
+
+    /// Queues one complete report, or cuts the client off when its outbound buffer is
+    /// full: a report is never sent in part and never waits for a slow reader. The hub
+    /// flushes it with the others of the same turn of the loop. Returns whether the
+    /// report was queued.
+    func write(_ buffer: ByteBuffer) -> Bool {
         guard let context else { return false }
         guard context.channel.isWritable else {
             hub.noteCutOff()
@@ -86,8 +95,17 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
             context.close(promise: nil)
             return false
         }
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        context.write(wrapOutboundOut(buffer), promise: nil)
         sent += 1
         return true
+    }
+
+    /// Whether reports were queued since the last flush; kept by the hub.
+    var awaitsFlush = false
+
+    /// Sends what was queued.
+    func flush() {
+        awaitsFlush = false
+        context?.flush()
     }
 }

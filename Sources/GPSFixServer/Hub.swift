@@ -40,6 +40,9 @@ final class Hub: @unchecked Sendable {
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
     private var deviceOrder: [String] = []
     private var devices: [String: DeviceState] = [:]
+    /// Sessions with reports queued but not yet flushed, and whether a flush is scheduled.
+    private var unflushed: [ClientSession] = []
+    private var flushScheduled = false
 
     init(eventLoop: any EventLoop, release: String, logger: Logger) {
         self.eventLoop = eventLoop
@@ -139,8 +142,25 @@ final class Hub: @unchecked Sendable {
         for session in recipients { send(buffer, to: session) }
     }
 
+    /// Queues `buffer` for `session`, to be flushed once the loop has run the tasks
+    /// queued now: the reports one chunk of a device completes (TPV, SKY, GST) then
+    /// leave in one write per client instead of one each, and no later than that.
     func send(_ buffer: ByteBuffer, to session: ClientSession) {
-        if session.send(buffer) { statistics.reportsSent += 1 }
+        guard session.write(buffer) else { return }
+        statistics.reportsSent += 1
+        if !session.awaitsFlush {
+            session.awaitsFlush = true
+            unflushed.append(session)
+        }
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        eventLoop.execute { self.flushQueuedReports() }
+    }
+
+    private func flushQueuedReports() {
+        flushScheduled = false
+        for session in unflushed where session.awaitsFlush { session.flush() }
+        unflushed.removeAll(keepingCapacity: true)
     }
 
     /// Each device's counters, in the order the devices were configured.
