@@ -100,6 +100,7 @@ func checksum(_ message: NMEAMessage) -> Int {
 }
 
 struct Measurement {
+    var key: String
     var name: String
     var bestSeconds: Double
     var mallocs: Int
@@ -109,23 +110,36 @@ struct Measurement {
     var nanosecondsPerSentence: Double { bestSeconds * 1e9 / Double(sentences) }
 }
 
-/// Runs `work` once to warm up, once with allocations counted, then `repetitions` times
-/// timed; reports the fastest. Skips it (`nil`) when `--only` names another pass.
-func measure(_ pass: String, _ name: String, repetitions: Int, sentences: Int, _ work: () -> Void) -> Measurement? {
-    if let only = options.only, only != pass { return nil }
-    work()
-    MallocInterposerSwift.reset()
-    MallocInterposerSwift.hook()
-    work()
-    MallocInterposerSwift.unhook()
-    let mallocs = MallocInterposerSwift.getStatistics().mallocCount
-    var best = Double.infinity
+/// One thing measured: its work over the whole corpus.
+struct Pass {
+    var key: String
+    var name: String
+    var work: () -> Void
+}
+
+/// Runs each pass once to warm up and once with allocations counted, then times them in
+/// `repetitions` interleaved rounds (floor, full, assemble, floor, ...), so that every
+/// pass sees the machine in the same state, and reports each one's fastest run.
+func measure(_ passes: [Pass], repetitions: Int, sentences: Int) -> [Measurement] {
+    var results = passes.map { pass -> Measurement in
+        pass.work()
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        pass.work()
+        MallocInterposerSwift.unhook()
+        return Measurement(
+            key: pass.key, name: pass.name, bestSeconds: .infinity, mallocs: MallocInterposerSwift.getStatistics().mallocCount,
+            sentences: sentences)
+    }
     let clock = ContinuousClock()
     for _ in 0..<repetitions {
-        let elapsed = clock.measure(work)
-        best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        for index in passes.indices {
+            let elapsed = clock.measure(passes[index].work)
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+            results[index].bestSeconds = min(results[index].bestSeconds, seconds)
+        }
     }
-    return Measurement(name: name, bestSeconds: best, mallocs: mallocs, sentences: sentences)
+    return results
 }
 
 /// Whether the interposer is really counting: without LD_PRELOAD it would report 0 for anything.
@@ -153,51 +167,56 @@ if let path = options.corpusOutput {
 print("corpus: \(sentenceCount) sentences, \(corpus.count) bytes, fed in \(options.chunkSize)-byte chunks")
 
 var sink = 0
-var statistics = FramerStatistics()
-let floor = measure("floor", "floor: frame + checksum + field offsets", repetitions: options.repetitions, sentences: sentenceCount) {
-    statistics = run(corpus, chunkSize: options.chunkSize) { sentence in
-        sink &+= sentence.fieldCount &+ Int(sentence.line[sentence.line.count - 1])
-    }
-}
-precondition(floor == nil || statistics.sentences == sentenceCount, "the floor framed \(statistics.sentences) sentences")
+var floorStatistics = FramerStatistics()
+var fullStatistics = FramerStatistics()
 var decodeErrors = 0
-let full = measure("full", "full: frame + decode into typed values", repetitions: options.repetitions, sentences: sentenceCount) {
-    decodeErrors = 0
-    statistics = run(corpus, chunkSize: options.chunkSize) { sentence in
-        do throws(NMEADecodingError) {
-            sink &+= checksum(try NMEAMessage(decoding: sentence))
-        } catch {
-            decodeErrors += 1
-        }
-    }
-}
-precondition(full == nil || statistics.sentences == sentenceCount, "the full parse framed \(statistics.sentences) sentences")
-
 var cycles = 0
-let assembled = measure("assemble", "assemble: frame + decode + fixes per cycle", repetitions: options.repetitions, sentences: sentenceCount) {
-    let decoder = NMEAStreamDecoder()
-    var fixes = 0
-    let emit: (LocationUpdate) -> Void = { update in if case .fix = update { fixes += 1 } }
-    corpus.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let end = min(offset + options.chunkSize, buffer.count)
-            decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[offset..<end]), emit)
-            offset = end
+let allPasses = [
+    Pass(key: "floor", name: "floor: frame + checksum + field offsets") {
+        floorStatistics = run(corpus, chunkSize: options.chunkSize) { sentence in
+            sink &+= sentence.fieldCount &+ Int(sentence.line[sentence.line.count - 1])
         }
-    }
-    decoder.finish(emit)
-    cycles = fixes
+    },
+    Pass(key: "full", name: "full: frame + decode into typed values") {
+        decodeErrors = 0
+        fullStatistics = run(corpus, chunkSize: options.chunkSize) { sentence in
+            do throws(NMEADecodingError) {
+                sink &+= checksum(try NMEAMessage(decoding: sentence))
+            } catch {
+                decodeErrors += 1
+            }
+        }
+    },
+    Pass(key: "assemble", name: "assemble: frame + decode + fixes per cycle") {
+        let decoder = NMEAStreamDecoder()
+        var fixes = 0
+        let emit: (LocationUpdate) -> Void = { update in if case .fix = update { fixes += 1 } }
+        corpus.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let end = min(offset + options.chunkSize, buffer.count)
+                decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[offset..<end]), emit)
+                offset = end
+            }
+        }
+        decoder.finish(emit)
+        cycles = fixes
+    },
+]
+let passes = allPasses.filter { options.only == nil || $0.key == options.only }
+let results = measure(passes, repetitions: options.repetitions, sentences: sentenceCount)
+for (pass, statistics) in [("floor", floorStatistics), ("full", fullStatistics)] where passes.contains(where: { $0.key == pass }) {
+    precondition(statistics.sentences == sentenceCount, "the \(pass) pass framed \(statistics.sentences) sentences")
 }
 
-for result in [floor, full, assembled].compactMap({ $0 }) {
+for result in results {
     print(
         result.name.padding(toLength: 42, withPad: " ", startingAt: 0),
         String(format: "%6.2f M sentences/s  %6.1f ns/sentence  %d mallocs (%.6f per sentence)",
             result.sentencesPerSecond / 1e6, result.nanosecondsPerSentence, result.mallocs,
             Double(result.mallocs) / Double(result.sentences)))
 }
-if let floor, let full {
+if let floor = results.first(where: { $0.key == "floor" }), let full = results.first(where: { $0.key == "full" }) {
     print(String(format: "full / floor time ratio: %.2f", full.bestSeconds / floor.bestSeconds))
 }
 print("sentences with a malformed field (counted, not fatal): \(decodeErrors)")
