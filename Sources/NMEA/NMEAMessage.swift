@@ -29,10 +29,6 @@ public enum NMEAMessage {
     /// Decodes `sentence` by its address. Any talker is accepted for standard sentences.
     ///
     /// Throws only when a known sentence type has a malformed field or too few fields.
-    ///
-    /// Inlinable so that the decoded value is built where the caller keeps it, instead
-    /// of being copied out of a returned message.
-    @inlinable
     public init(decoding sentence: NMEASentence) throws(NMEADecodingError) {
         let address = sentence.address
         if let formatter = address.formatter {
@@ -73,9 +69,8 @@ public enum NMEAMessage {
 
 /// The addresses of the proprietary sentences decoded, as constants (computed, so no
 /// lazy global is touched).
-@usableFromInline
-enum Addresses {
-    @inlinable static var pgrme: SentenceAddress { SentenceAddress(packed: 0x5047_524D_4500_0000, count: 5) }
-    @inlinable static var pgrmz: SentenceAddress { SentenceAddress(packed: 0x5047_524D_5A00_0000, count: 5) }
-    @inlinable static var pubx: SentenceAddress { SentenceAddress(packed: 0x5055_4258_0000_0000, count: 4) }
+private enum Addresses {
+    static var pgrme: SentenceAddress { SentenceAddress(packed: 0x5047_524D_4500_0000, count: 5) }
+    static var pgrmz: SentenceAddress { SentenceAddress(packed: 0x5047_524D_5A00_0000, count: 5) }
+    static var pubx: SentenceAddress { SentenceAddress(packed: 0x5055_4258_0000_0000, count: 4) }
 }

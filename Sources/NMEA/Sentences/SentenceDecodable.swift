@@ -14,7 +14,7 @@ public protocol SentenceDecodable {
 
 extension SentenceDecodable {
     /// Checks the field count, then reads the sentence.
-    @inlinable @inline(__always)
+    @inline(__always)
     static func decode(_ sentence: NMEASentence) throws(NMEADecodingError) -> Self {
         let dataFields = sentence.fieldCount - 1
         guard dataFields >= minimumFieldCount else {
