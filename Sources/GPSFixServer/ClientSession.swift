@@ -97,11 +97,12 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
         }
         context.write(wrapOutboundOut(buffer), promise: nil)
         sent += 1
+        awaitsFlush = true
         return true
     }
 
-    /// Whether reports were queued since the last flush; kept by the hub.
-    var awaitsFlush = false
+    /// Whether reports were queued since the last flush.
+    private(set) var awaitsFlush = false
 
     /// Sends what was queued.
     func flush() {

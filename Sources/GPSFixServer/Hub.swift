@@ -146,12 +146,10 @@ final class Hub: @unchecked Sendable {
     /// queued now: the reports one chunk of a device completes (TPV, SKY, GST) then
     /// leave in one write per client instead of one each, and no later than that.
     func send(_ buffer: ByteBuffer, to session: ClientSession) {
+        let alreadyQueued = session.awaitsFlush
         guard session.write(buffer) else { return }
         statistics.reportsSent += 1
-        if !session.awaitsFlush {
-            session.awaitsFlush = true
-            unflushed.append(session)
-        }
+        if !alreadyQueued { unflushed.append(session) }
         guard !flushScheduled else { return }
         flushScheduled = true
         eventLoop.execute { self.flushQueuedReports() }
