@@ -10,7 +10,7 @@ import GPSFix
 public enum GPSDReport {
     /// The TPV report for `fix`.
     public static func tpv(_ fix: Fix, device: String?) -> [UInt8] {
-        report(capacity: 256) { tpv(fix, device: device, appendingTo: &$0) }
+        report { tpv(fix, device: device, appendingTo: &$0) }
     }
 
     /// Appends the TPV report for `fix` to `buffer`.
@@ -39,7 +39,7 @@ public enum GPSDReport {
     /// The SKY report for `sky`. Unlike gpsd 3.22, it carries the cycle's `time`, so that
     /// a client can tell which fix it belongs to.
     public static func sky(_ sky: SkyView, device: String?) -> [UInt8] {
-        report(capacity: 128 + 96 * sky.satellites.count) { self.sky(sky, device: device, appendingTo: &$0) }
+        report { self.sky(sky, device: device, appendingTo: &$0) }
     }
 
     /// Appends the SKY report for `sky` to `buffer`.
@@ -74,7 +74,7 @@ public enum GPSDReport {
 
     /// The GST report for `estimate`.
     public static func gst(_ estimate: ErrorEstimate, device: String?) -> [UInt8] {
-        report(capacity: 160) { gst(estimate, device: device, appendingTo: &$0) }
+        report { gst(estimate, device: device, appendingTo: &$0) }
     }
 
     /// Appends the GST report for `estimate` to `buffer`.
@@ -111,10 +111,10 @@ public enum GPSDReport {
         return true
     }
 
-    /// One report in a buffer of its own, sized for it up front.
-    private static func report(capacity: Int, _ write: (inout [UInt8]) -> Void) -> [UInt8] {
+    /// One report in a buffer of its own (the writer sizes its memory; the array is
+    /// allocated once, to the report's length, when it is finished).
+    private static func report(_ write: (inout [UInt8]) -> Void) -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(capacity)
         write(&bytes)
         return bytes
     }
