@@ -23,7 +23,10 @@ let package = Package(
         // Fixes and sky views from sentences: the assembler, the value types, the provider seam.
         .target(name: "GPSFix", dependencies: ["NMEA"]),
         // Every way bytes reach the parser: serial ports, pseudo-terminals, files, gpsd.
-        .target(name: "GPSFixDevices", dependencies: ["GPSFix", "CLibGPS"]),
+        // Blocking writes (the replayer's) run on SwiftNIO's thread pool.
+        .target(
+            name: "GPSFixDevices",
+            dependencies: ["GPSFix", "CLibGPS", .product(name: "NIOPosix", package: "swift-nio")]),
         // libgps, for reading from a running gpsd (Debian: libgps-dev).
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // gpsd's JSON protocol: reports encoded once into bytes, and client commands.

@@ -13,32 +13,63 @@ public struct CaptureLog: Sendable {
     /// The receiver's bytes: every line that is not a comment, cookies removed.
     public var payload: [UInt8]
 
-    /// Splits `bytes` into header and payload, copying the payload in as few runs as the
-    /// comment lines allow.
+    /// Splits `bytes` into header and payload.
     public init(_ bytes: [UInt8]) {
-        header = []
-        payload = []
+        var splitter = Splitter()
+        var payload: [UInt8] = []
         payload.reserveCapacity(bytes.count)
-        var comments: [Range<Int>] = []
-        var lineStart = 0
-        while lineStart < bytes.count {
-            let lineEnd = bytes[lineStart...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count
-            if bytes[lineStart] == UInt8(ascii: "#") { comments.append(lineStart..<lineEnd) }
-            lineStart = lineEnd
+        bytes.withUnsafeBytes { splitter.split($0, into: &payload) }
+        splitter.finish()
+        self.payload = payload
+        header = splitter.header
+    }
+
+    /// Splits a capture into header and payload as its bytes arrive, in any chunking, so a
+    /// log can be streamed (``FileSource``) instead of read whole. Comment lines are
+    /// gathered into ``header``; every other byte goes to the payload, the cookie removed,
+    /// in as few runs as the lines allow.
+    public struct Splitter: Sendable {
+        /// The header's `Key: value` pairs read so far, in order.
+        public private(set) var header: [(key: String, value: String)] = []
+        private var cookie: UInt8?
+        private var atLineStart = true
+        /// The comment line being read, after its `#`.
+        private var comment: [UInt8]?
+
+        public init() {}
+
+        /// Appends the payload bytes of `bytes` to `payload`.
+        public mutating func split(_ bytes: UnsafeRawBufferPointer, into payload: inout [UInt8]) {
+            var index = 0
+            while index < bytes.count {
+                let newline = bytes[index...].firstIndex(of: UInt8(ascii: "\n"))
+                let end = newline.map { $0 + 1 } ?? bytes.count
+                if comment != nil {
+                    comment?.append(contentsOf: bytes[index..<end])
+                    if newline != nil { finish() }
+                } else if atLineStart, bytes[index] == UInt8(ascii: "#") {
+                    comment = Array(bytes[(index + 1)..<end])
+                    if newline != nil { finish() }
+                } else if let cookie {
+                    payload.append(contentsOf: bytes[index..<end].lazy.filter { $0 != cookie })
+                } else {
+                    payload.append(contentsOf: bytes[index..<end])
+                }
+                atLineStart = newline != nil
+                index = end
+            }
         }
-        for comment in comments {
-            let text = String(decoding: bytes[comment].dropFirst(), as: UTF8.self).trimmingCharacters(in: " \t\r\n")
-            guard let colon = text.firstIndex(of: ":") else { continue }
-            header.append(
-                (String(text[..<colon]).trimmingCharacters(in: " \t"),
-                 String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")))
-        }
-        let cookie = header.first { $0.key == "Delay-Cookie" }?.value.utf8.first
-        var start = 0
-        for comment in comments + [bytes.count..<bytes.count] {
-            let run = bytes[start..<comment.lowerBound]
-            if let cookie { payload.append(contentsOf: run.lazy.filter { $0 != cookie }) } else { payload.append(contentsOf: run) }
-            start = comment.upperBound
+
+        /// Ends the comment line being read (at its newline, or at the end of the log).
+        public mutating func finish() {
+            guard let line = comment else { return }
+            comment = nil
+            let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: " \t\r\n")
+            guard let colon = text.firstIndex(of: ":") else { return }
+            let key = String(text[..<colon]).trimmingCharacters(in: " \t")
+            let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")
+            header.append((key, value))
+            if key == "Delay-Cookie" { cookie = value.utf8.first }
         }
     }
 

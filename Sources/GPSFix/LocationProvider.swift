@@ -34,6 +34,62 @@ public protocol ByteSource: Sendable {
     /// The name clients see for the device.
     var name: String { get }
 
+    /// How the source's serial line is set, once it is open (after autobaud found the
+    /// speed); `nil` for sources that are not serial lines (files, gpsd).
+    var line: SerialLine? { get }
+
     /// Opens the source and reads it, chunk by chunk.
-    func chunks() -> AsyncThrowingStream<[UInt8], any Error>
+    func chunks() -> ByteChunks
+}
+
+extension ByteSource {
+    public var line: SerialLine? { nil }
+}
+
+/// A serial line's settings as gpsd's DEVICE report states them.
+public struct SerialLine: Hashable, Sendable {
+    /// Bits per second.
+    public var bps: Int
+    /// `N`, `E` or `O`.
+    public var parity: Character
+    public var stopBits: Int
+
+    public init(bps: Int, parity: Character = "N", stopBits: Int = 1) {
+        self.bps = bps
+        self.parity = parity
+        self.stopBits = stopBits
+    }
+}
+
+/// The chunks a ``ByteSource`` reads, in order.
+///
+/// A thin wrapper of an `AsyncThrowingStream` that also tells the source each time the
+/// consumer takes a chunk, so a reading thread can keep a bound on the chunks waiting
+/// without polling for room (see `ChunkChannel` in GPSFixDevices).
+public struct ByteChunks: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+
+    private let stream: AsyncThrowingStream<[UInt8], any Error>
+    private let consumed: (@Sendable () -> Void)?
+
+    /// Chunks from `stream`; `consumed` is called after each chunk the consumer takes.
+    public init(_ stream: AsyncThrowingStream<[UInt8], any Error>, consumed: (@Sendable () -> Void)? = nil) {
+        self.stream = stream
+        self.consumed = consumed
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        let consumed: (@Sendable () -> Void)?
+
+        public mutating func next() async throws -> [UInt8]? {
+            let chunk = try await base.next()
+            if chunk != nil { consumed?() }
+            return chunk
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed)
+    }
 }

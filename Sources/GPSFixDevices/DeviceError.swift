@@ -16,6 +16,8 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     case noSentences(path: String)
     /// A speed the port does not support.
     case unsupportedSpeed(Int)
+    /// The device refused what was asked of it (a gpsd answering a WATCH with an ERROR).
+    case refused(path: String, message: String)
     /// Any other system error, with the call that failed.
     case system(path: String, call: String, errno: Int32)
 
@@ -33,6 +35,8 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
             "no valid NMEA sentence from \(path) at any common speed: is it a GPS receiver, and is it sending?"
         case .unsupportedSpeed(let speed):
             "\(speed) bps is not a supported serial speed"
+        case .refused(let path, let message):
+            "\(path) refused the request: \(message)"
         case .system(let path, let call, let errno):
             "\(call) on \(path) failed: \(String(cString: strerror(errno)))"
         }

@@ -7,9 +7,16 @@ import Glibc
 /// Foundation's `Thread` does the same, but using it would make the daemon load
 /// Foundation (several megabytes of resident memory) for this alone.
 enum DeviceThread {
-    /// Starts `body` on a new detached thread; `false` when the system refuses one.
+    /// The name device threads carry (in `top -H`, `/proc/PID/task/*/comm`).
+    static let name = "gpsfix-device"
+
+    /// Starts `body` on a new detached thread named ``name``; `false` when the system
+    /// refuses one.
     static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
-        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        let context = Unmanaged.passRetained(Body {
+            nameThisThread()
+            body()
+        }).toOpaque()
         var thread = pthread_t()
         let result = pthread_create(&thread, nil, { context in
             Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
@@ -21,6 +28,15 @@ enum DeviceThread {
         }
         pthread_detach(thread)
         return true
+    }
+
+    /// Names the calling thread: Glibc's module exports no `pthread_setname_np`, and the
+    /// kernel's file for it does the same.
+    private static func nameThisThread() {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        _ = Array(name.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
     private final class Body {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import GPSFix
+import Synchronization
 
 /// A recorded log as a byte source: its receiver bytes, once, then the end of the data.
 /// gpsfake's header lines are honoured (see ``CaptureLog``).
@@ -39,14 +40,26 @@ public struct FileSource: ByteSource {
         return CaptureLog(bytes)
     }
 
-    public func chunks() -> AsyncThrowingStream<[UInt8], any Error> {
-        AsyncThrowingStream { continuation in
-            do {
-                continuation.yield(try load().payload)
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+    /// Streams the log's payload in 64 KiB chunks on a thread of its own, with the same
+    /// bound on waiting chunks as a device, so a large log is never held whole; comment
+    /// lines are left out as they go by.
+    public func chunks() -> ByteChunks {
+        let path = self.path
+        let splitter = Mutex(CaptureLog.Splitter())
+        return FileDescriptorReader.chunks(
+            path: path, endOfFileIsVanishing: false, chunkSize: 1 << 16,
+            transform: { chunk in
+                splitter.withLock { splitter in
+                    var payload: [UInt8] = []
+                    payload.reserveCapacity(chunk.count)
+                    chunk.withUnsafeBytes { splitter.split($0, into: &payload) }
+                    return payload
+                }
             }
+        ) { _ throws(DeviceError) in
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .system(path: path, call: "open", errno: errno) }
+            return (descriptor, [], { close(descriptor) })
         }
     }
 }

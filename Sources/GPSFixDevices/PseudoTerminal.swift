@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NIOPosix
+import Synchronization
 
 /// A pseudo-terminal: the mock serial port.
 ///
@@ -8,7 +10,7 @@ import Glibc
 /// its path exactly as it opens a real serial port, termios calls included (a pty
 /// accepts them and ignores the speed). Tests and `gpsfix replay` write recorded NMEA
 /// into the master; the daemon reads the slave.
-public final class PseudoTerminal: @unchecked Sendable {
+public final class PseudoTerminal: Sendable {
     /// The master side, written to by the replayer.
     public let master: Int32
     /// The slave's path (`/dev/pts/N`), opened by the reader.
@@ -25,6 +27,8 @@ public final class PseudoTerminal: @unchecked Sendable {
         self.slave = slave
         path = String(cString: ttyname(slave))
         try Termios.apply(SerialSettings(), to: slave, path: path)
+        // Writes wait in poll() for room, so a full buffer never blocks a write midway.
+        _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
     }
 
     deinit {
@@ -32,13 +36,32 @@ public final class PseudoTerminal: @unchecked Sendable {
         close(slave)
     }
 
-    /// Writes all of `bytes` to the master, waiting while the pty's buffer is full.
-    public func write(_ bytes: [UInt8]) throws(DeviceError) {
+    /// Writes all of `bytes` to the master, waiting while the pty's buffer is full (its
+    /// reader is behind). The wait happens on SwiftNIO's blocking-work thread pool, never
+    /// on the cooperative pool that runs the daemon's tasks; cancelling the calling task
+    /// ends it within a tenth of a second, so a replay whose reader has gone cannot hang
+    /// a shutdown.
+    public func write(_ bytes: [UInt8]) async throws {
+        let cancelled = Atomic<Bool>(false)
+        try await withTaskCancellationHandler {
+            try await NIOThreadPool.singleton.runIfActive { [self] in
+                try self.write(bytes, unless: { cancelled.load(ordering: .relaxed) })
+            }
+        } onCancel: {
+            cancelled.store(true, ordering: .relaxed)
+        }
+        try Task.checkCancellation()
+    }
+
+    /// Writes `bytes`, blocking; checks `isCancelled` each tenth of a second it waits.
+    private func write(_ bytes: [UInt8], unless isCancelled: () -> Bool) throws(DeviceError) {
         var offset = 0
-        while offset < bytes.count {
+        while offset < bytes.count, !isCancelled() {
+            var poller = pollfd(fd: master, events: Int16(POLLOUT), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
             let written = bytes.withUnsafeBytes { Glibc.write(master, $0.baseAddress! + offset, bytes.count - offset) }
             if written < 0 {
-                if errno == EINTR { continue }
+                if errno == EINTR || errno == EAGAIN { continue }
                 throw .from(errno: errno, path: path, call: "write")
             }
             offset += written

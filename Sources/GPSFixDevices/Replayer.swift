@@ -61,11 +61,12 @@ public struct Replayer: Sendable {
     }
 
     /// Writes the cycles into `terminal`, pausing on `clock` between them, once or forever.
+    /// The writes wait for the pty's reader off the cooperative pool (see ``PseudoTerminal/write(_:)``).
     public func play(into terminal: PseudoTerminal, loop: Bool, clock: any Clock<Duration> = ContinuousClock()) async throws {
         repeat {
             for cycle in cycles {
                 try Task.checkCancellation()
-                try terminal.write(cycle.bytes)
+                try await terminal.write(cycle.bytes)
                 if cycle.pause > .zero { try await clock.sleep(for: cycle.pause) }
             }
         } while loop

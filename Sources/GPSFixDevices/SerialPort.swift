@@ -46,7 +46,18 @@ public struct SerialPort: ByteSource {
         }
     }
 
-    public func chunks() -> AsyncThrowingStream<[UInt8], any Error> {
+    /// The line as set: the speed given, or the one autobaud found once it has.
+    public var line: SerialLine? {
+        guard let speed = settings.speed ?? detectedSpeed else { return nil }
+        let parity: Character = switch settings.parity {
+        case .none: "N"
+        case .even: "E"
+        case .odd: "O"
+        }
+        return SerialLine(bps: speed, parity: parity, stopBits: settings.stopBits)
+    }
+
+    public func chunks() -> ByteChunks {
         let port = self
         return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true) { stop throws(DeviceError) in
             var settings = port.settings

@@ -70,8 +70,12 @@ enum Termios {
             cfsetispeed(&attributes, constant)
             cfsetospeed(&attributes, constant)
         }
-        attributes.c_cc.16 = 1  // VMIN
-        attributes.c_cc.17 = 0  // VTIME
+        // A read returns as soon as one byte is there. c_cc is a tuple in Swift: index it
+        // by the named constants through its bytes, never by a guessed tuple element.
+        withUnsafeMutableBytes(of: &attributes.c_cc) { controls in
+            controls[Int(VMIN)] = 1
+            controls[Int(VTIME)] = 0
+        }
         try set(attributes, on: descriptor, path: path)
     }
 

@@ -47,7 +47,9 @@ struct DeviceTests {
         // The pty stays open, so the last cycle is sent when the ending sentence is learned
         // (from the third cycle on): the first four match exactly.
         #expect(Array(fixes.prefix(4)) == Array(expectedFixes.prefix(4)))
-        #expect(fromPty.first == .device(DeviceEvent(device: terminal.path, kind: .activated)))
+        // The activation states the line as set.
+        let line = SerialLine(bps: 38400, parity: "N", stopBits: 1)
+        #expect(fromPty.first == .device(DeviceEvent(device: terminal.path, kind: .activated, line: line)))
     }
 
     @Test("unplugging: a pty that closes mid-sentence is lost, one at the same link is read again; no descriptor leaks")
@@ -82,8 +84,8 @@ struct DeviceTests {
                 try? FileManager.default.removeItem(atPath: link)
                 try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
             }
-            try terminal!.write(cycle)
-            try terminal!.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
+            try await terminal!.write(cycle)
+            try await terminal!.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
             // Each round waits for the device to come back before unplugging it again,
             // however slowly the machine runs.
             let back = round == 0 ? try await waitFor(1) { $0 == .activated } : try await waitFor(round) { $0 == .recovered }
@@ -122,17 +124,28 @@ struct DeviceTests {
         #expect(throws: DeviceError.self) { try SerialPort(path: "/etc/hostname").open() }
     }
 
-    @Test("an exclusive port cannot be opened twice")
+    @Test("a port is opened exclusive: the kernel's flag is set on it, and others are refused")
     func exclusive() throws {
         let terminal = try PseudoTerminal()
         let port = SerialPort(path: terminal.path)
+        // Root may open a TIOCEXCL port anyway (CI runs as root), so the flag itself is
+        // asked for, through the slave the pty keeps open.
+        let probe = open(terminal.path, O_RDWR | O_NOCTTY)
+        defer { close(probe) }
+        #expect(Self.isExclusive(probe) == false)
         let first = try port.open()
         defer { close(first.descriptor) }
-        if getuid() == 0 {
-            // root may open a TIOCEXCL port anyway; the flag is still set for everyone else.
-            return
+        #expect(Self.isExclusive(probe) == true)
+        if getuid() != 0 {
+            #expect(throws: DeviceError.busy(path: terminal.path)) { try port.open() }
         }
-        #expect(throws: DeviceError.busy(path: terminal.path)) { try port.open() }
+    }
+
+    /// The terminal's exclusive-mode flag (`TIOCGEXCL`, Linux 3.8 and later).
+    static func isExclusive(_ descriptor: Int32) -> Bool? {
+        let getExclusive: UInt = 0x8004_5440  // _IOR('T', 0x40, int)
+        var flag: Int32 = 0
+        return ioctl(descriptor, getExclusive, &flag) == 0 ? flag != 0 : nil
     }
 
     @Test("device names parse to their sources", arguments: [
@@ -203,7 +216,7 @@ struct AutobaudTests {
             return bytes
         }
         for _ in 0..<3 {
-            try terminal.write(Self.sentences)
+            try await terminal.write(Self.sentences)
             try await Task.sleep(for: .milliseconds(100))
         }
         let bytes = try await reading.value
@@ -234,10 +247,10 @@ struct AutobaudTests {
         #expect(accepted < 512 * 1024, "the reader kept reading: \(accepted) bytes taken")
         _ = fcntl(terminal.master, F_SETFL, flags)
         let rest = Array(payload[accepted...])
-        let writer = Thread { try? terminal.write(rest) }
-        writer.start()
+        let writer = Task { try await terminal.write(rest) }
         var received: [UInt8] = []
         while received.count < payload.count, let chunk = try await iterator.next() { received += chunk }
         #expect(received == payload)
+        try await writer.value
     }
 }

@@ -16,17 +16,17 @@ final class ScriptedSource: ByteSource {
 
     init(_ sessions: [([UInt8], Ending)]) { self.sessions = sessions }
 
-    func chunks() -> AsyncThrowingStream<[UInt8], any Error> {
+    func chunks() -> ByteChunks {
         let index = calls.withLock { calls in defer { calls += 1 }; return calls }
         let (bytes, ending) = index < sessions.count ? sessions[index] : ([], .hang)
-        return AsyncThrowingStream { continuation in
+        return ByteChunks(AsyncThrowingStream { continuation in
             if !bytes.isEmpty { continuation.yield(bytes) }
             switch ending {
             case .finish: continuation.finish()
             case .fail: continuation.finish(throwing: DeviceGone())
             case .hang: break
             }
-        }
+        })
     }
 }
 
@@ -80,7 +80,7 @@ struct ProviderTests {
 
     @Test("with sentence forwarding on, every accepted sentence is passed on as received")
     func forwardsSentences() async {
-        let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .finish)]), sentenceDemand: SentenceDemand(true))
+        let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .finish)]), sentenceDemand: SentenceDemand(sentences: true))
         var sentences: [String] = []
         var fixes = 0
         for await update in provider.updates() {

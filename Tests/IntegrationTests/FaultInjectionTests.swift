@@ -63,7 +63,7 @@ extension FaultInjectionTests {
     }
 
     @Test("100 unplug and replug cycles under the daemon: each told to watchers and recovered, no descriptor growth, idle while absent")
-    func unplugCycles() throws {
+    func unplugCycles() async throws {
         let folder = try makeTemporaryFolder("plug")
         defer { try? FileManager.default.removeItem(at: folder) }
         let link = folder.appendingPathComponent("gps0").path
@@ -76,7 +76,7 @@ extension FaultInjectionTests {
         defer { daemon.stop() }
         let watcher = try #require(LineClient.connect(unixPath: socket))
         watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
-        try terminal!.write(cycle)
+        try await terminal!.write(cycle)
         #expect(watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil)
         let descriptorsBefore = Self.descriptorCount(of: daemon.pid)
 
@@ -94,7 +94,7 @@ extension FaultInjectionTests {
             terminal = try PseudoTerminal()
             try? FileManager.default.removeItem(atPath: link)
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
-            try terminal!.write(cycle)
+            try await terminal!.write(cycle)
             guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil else { break }
             recovered += 1
         }
@@ -157,7 +157,7 @@ extension FaultInjectionTests {
 
 extension FaultInjectionTests {
     @Test("the first TPV goes out as the second cycle begins, and the daemon never writes to the receiver")
-    func firstFixAndSilenceTowardsTheReceiver() throws {
+    func firstFixAndSilenceTowardsTheReceiver() async throws {
         let folder = try makeTemporaryFolder("first")
         defer { try? FileManager.default.removeItem(at: folder) }
         let socket = folder.appendingPathComponent("s").path
@@ -171,11 +171,11 @@ extension FaultInjectionTests {
         // glonass-fix.nmea starts with the end of the 08:14:11 cycle (GSA, GSA, RMC, ZDA);
         // the GGA of 08:14:12 comes next.
         let sentences = try Self.sentences(of: "glonass-fix.nmea")
-        try terminal.write(sentences[0..<4].flatMap { $0 })
+        try await terminal.write(sentences[0..<4].flatMap { $0 })
         let early = watcher.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 1.5)
         #expect(early == nil || early?.last?.contains(#""mode":3"#) == false, "a fix before its cycle could be known complete")
         let written = Date()
-        try terminal.write(sentences[4])
+        try await terminal.write(sentences[4])
         let lines = try #require(watcher.readLines(until: { $0.contains(#""class":"TPV""#) && $0.contains(#""mode":3"#) }, timeout: 5))
         #expect(Date().timeIntervalSince(written) < 1, "the first fix took \(Date().timeIntervalSince(written)) s")
         #expect(lines.last?.contains(#""time":"2014-05-26T08:14:11.000Z""#) == true, "\(lines)")

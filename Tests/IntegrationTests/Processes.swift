@@ -132,14 +132,6 @@ final class RunningProcess: @unchecked Sendable {
     }
 }
 
-/// A new, empty folder under the temporary directory, named `gpsfix-NAME-` and a random
-/// suffix; the test removes it when done.
-func makeTemporaryFolder(_ name: String) throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-\(name)-\(UUID().uuidString.prefix(8))")
-    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    return folder
-}
-
 /// A free loopback TCP port, found by binding port 0.
 func freePort() -> Int {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

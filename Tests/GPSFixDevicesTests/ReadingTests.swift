@@ -1,0 +1,129 @@
+import Foundation
+import GPSFix
+@testable import GPSFixDevices
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How sources read: without waking when idle, files in bounded chunks, a gpsd's refusal
+/// reported, and replays that keep their blocking writes off Swift's cooperative pool.
+@Suite("Reading", .serialized)
+struct ReadingTests {
+    @Test("raw mode sets VMIN and VTIME by their names and leaves the other control characters alone")
+    func controlCharacters() throws {
+        let terminal = try PseudoTerminal()
+        let descriptor = open(terminal.path, O_RDWR | O_NOCTTY)
+        defer { close(descriptor) }
+        var before = termios()
+        tcgetattr(descriptor, &before)
+        try Termios.apply(SerialSettings(speed: 9600), to: descriptor, path: terminal.path)
+        var after = termios()
+        tcgetattr(descriptor, &after)
+        let (old, new) = (Self.controls(of: before), Self.controls(of: after))
+        #expect(new[Int(VMIN)] == 1)
+        #expect(new[Int(VTIME)] == 0)
+        // cfmakeraw changes none of them: every slot but VMIN and VTIME is as it was.
+        for index in old.indices where index != Int(VMIN) && index != Int(VTIME) {
+            #expect(new[index] == old[index], "c_cc[\(index)]")
+        }
+    }
+
+    static func controls(of attributes: termios) -> [UInt8] {
+        withUnsafeBytes(of: attributes.c_cc) { Array($0) }
+    }
+
+    @Test("an idle device's reading thread sleeps: no wake-ups while nothing arrives")
+    func idleReaderSleeps() async throws {
+        let terminal = try PseudoTerminal()
+        var iterator = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600)).chunks().makeAsyncIterator()
+        try await terminal.write(Array("$GPTXT,01,01,02,hello*3D\r\n".utf8))
+        _ = try await iterator.next()  // the thread is up and waiting
+        let before = try Self.deviceThreadSwitches()
+        try #require(!before.isEmpty, "no thread named \(DeviceThread.name)")
+        try await Task.sleep(for: .seconds(1))
+        let after = try Self.deviceThreadSwitches()
+        for (thread, switches) in after {
+            // It slept in poll() for the whole second: at most one switch for the start of the wait.
+            #expect(switches - (before[thread] ?? 0) <= 1, "thread \(thread) woke \(switches - (before[thread] ?? 0)) times")
+        }
+        withExtendedLifetime(iterator) {}
+    }
+
+    /// The voluntary context switches of each of this process's device threads, by id.
+    static func deviceThreadSwitches() throws -> [String: Int] {
+        var switches: [String: Int] = [:]
+        for thread in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") {
+            let folder = "/proc/self/task/" + thread
+            guard let name = try? String(contentsOfFile: folder + "/comm", encoding: .utf8),
+                name.trimmingCharacters(in: .whitespacesAndNewlines) == DeviceThread.name,
+                let status = try? String(contentsOfFile: folder + "/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
+                let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
+            else { continue }
+            switches[thread] = count
+        }
+        return switches
+    }
+
+    @Test("a log is streamed in chunks of at most 64 KiB, comment lines left out, the payload whole")
+    func fileStreams() async throws {
+        let folder = try makeTemporaryFolder("stream")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("big.log").path
+        var bytes = Array("# Name: streamed\n# Delay-Cookie: | 0.5\n".utf8)
+        let cycle = Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*5B\r\n|".utf8)
+        for index in 0..<5000 {
+            bytes += cycle
+            if index % 997 == 0 { bytes += Array("# a comment in the middle\n".utf8) }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        var chunks: [[UInt8]] = []
+        for try await chunk in FileSource(path: path).chunks() { chunks.append(chunk) }
+        #expect(chunks.count >= 5)
+        #expect(chunks.allSatisfy { $0.count <= 1 << 16 })
+        #expect(chunks.flatMap { $0 } == CaptureLog(bytes).payload)
+        #expect(!chunks.flatMap { $0 }.contains(UInt8(ascii: "|")))
+    }
+
+    @Test("a gpsd that answers the WATCH with an ERROR is a lost device, with gpsd's message as the reason")
+    func refusedWatch() async throws {
+        let gpsd = try FakeGPSD(answeringWatch: #"{"class":"ERROR","message":"Can't assign /dev/none"}"#)
+        let provider = NMEALocationProvider(
+            source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/none"), maximumBackoff: .seconds(5))
+        let watching = Task { () -> String? in
+            for await update in provider.updates() {
+                if case .device(let event) = update, case .lost(let why) = event.kind { return why }
+            }
+            return nil
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(20))
+            watching.cancel()
+        }
+        let reason = await watching.value
+        deadline.cancel()
+        #expect(reason?.contains("refused the request") == true, "\(reason ?? "no loss reported")")
+        #expect(reason?.contains("Can't assign /dev/none") == true)
+    }
+
+    @Test("replays into pseudo-terminals nobody reads block no task, and end when cancelled", .timeLimit(.minutes(1)))
+    func replayOffThePool() async throws {
+        let log = CaptureLog(Array(String(repeating: "$GPTXT,01,01,02,filling the pty buffer*00\r\n", count: 5000).utf8))
+        let terminals = try (0..<4).map { _ in try PseudoTerminal() }
+        // More blocked replays than the cooperative pool has threads (one per core).
+        let replays = terminals.map { terminal in
+            Task { try await Replayer(log: log, speed: nil).play(into: terminal, loop: true) }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        // Tasks still run: a child task's sleep and hop back complete.
+        let stillRunning = await Task.detached { await Task.yield(); return true }.value
+        #expect(stillRunning)
+        for replay in replays { replay.cancel() }
+        for replay in replays {
+            await #expect(throws: CancellationError.self) { _ = try await replay.value }
+        }
+    }
+}
