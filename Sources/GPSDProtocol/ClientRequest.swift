@@ -172,6 +172,30 @@ public struct JSONObject: Equatable, Sendable {
             }
         }
 
+        /// The character of a `\uXXXX` escape (the index after the `u`), a UTF-16 pair
+        /// of escapes joined; `nil` when malformed or a lone half of a pair.
+        mutating func unicodeEscape() -> Unicode.Scalar? {
+            guard let first = hexQuad() else { return nil }
+            guard (0xD800...0xDBFF).contains(first) else { return Unicode.Scalar(first) }
+            guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                return nil
+            }
+            index += 2
+            guard let second = hexQuad(), (0xDC00...0xDFFF).contains(second) else { return nil }
+            return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))
+        }
+
+        /// Four hexadecimal digits.
+        mutating func hexQuad() -> UInt32? {
+            guard index + 4 <= bytes.count else { return nil }
+            let digits = bytes[index..<(index + 4)]
+            guard digits.allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
+                let value = UInt32(String(decoding: digits, as: UTF8.self), radix: 16)
+            else { return nil }
+            index += 4
+            return value
+        }
+
         mutating func literal(_ text: String, _ value: Value) -> Value? {
             let word = Array(text.utf8)
             guard index + word.count <= bytes.count, Array(bytes[index..<(index + word.count)]) == word else { return nil }
@@ -196,6 +220,11 @@ public struct JSONObject: Equatable, Sendable {
                     case UInt8(ascii: "n"): result.append(0x0A)
                     case UInt8(ascii: "t"): result.append(0x09)
                     case UInt8(ascii: "r"): result.append(0x0D)
+                    case UInt8(ascii: "b"): result.append(0x08)
+                    case UInt8(ascii: "f"): result.append(0x0C)
+                    case UInt8(ascii: "u"):
+                        guard let scalar = unicodeEscape() else { return nil }
+                        result.append(contentsOf: String(Character(scalar)).utf8)
                     default: result.append(escaped)
                     }
                 default: result.append(byte)

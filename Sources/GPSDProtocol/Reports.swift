@@ -5,8 +5,8 @@ import GPSFix
 ///
 /// Field names, order and precision are gpsd 3.22's. Values GPSFix does not have are
 /// left out, never `null`. gpsd's model-derived fields (`eph`, `epx`, `ept`, `sep`,
-/// `magtrack`, ...) are not invented: only `eph`/`epv`/`sep` are sent, and only when the
-/// receiver itself reported them (Garmin PGRME, u-blox PUBX).
+/// `magtrack`, ...) are not invented: `eph`/`epv`/`sep` are sent only when the receiver
+/// itself reported them (Garmin PGRME, u-blox PUBX), `epx`/`epy`/`epv` from its GBS.
 public enum GPSDReport {
     /// The TPV report for `fix`.
     public static func tpv(_ fix: Fix, device: String?) -> [UInt8] {
@@ -25,6 +25,8 @@ public enum GPSDReport {
         json.field("altHAE", fix.altitudeHAE, decimals: 4)
         json.field("altMSL", fix.altitudeMSL, decimals: 4)
         json.field("alt", fix.altitudeMSL, decimals: 4)
+        json.field("epx", fix.longitudeError, decimals: 3)
+        json.field("epy", fix.latitudeError, decimals: 3)
         json.field("epv", fix.verticalError, decimals: 3)
         json.field("track", fix.track, decimals: 4)
         json.field("magvar", fix.magneticVariation, decimals: 1)
@@ -106,9 +108,24 @@ public enum GPSDReport {
         case .fix(let fix): tpv(fix, device: device, appendingTo: &buffer)
         case .sky(let view): sky(view, device: device, appendingTo: &buffer)
         case .errorEstimate(let estimate): gst(estimate, device: device, appendingTo: &buffer)
-        case .device, .sentence, .counters: return false
+        case .attitude(let attitude): att(attitude, device: device, appendingTo: &buffer)
+        case .device, .sentence, .bytes, .counters: return false
         }
         return true
+    }
+
+    /// The ATT report for `attitude`: gpsd 3.22 sends one for a heading sentence (HDT).
+    public static func att(_ attitude: Attitude, device: String?) -> [UInt8] {
+        report { att(attitude, device: device, appendingTo: &$0) }
+    }
+
+    /// Appends the ATT report for `attitude` to `buffer`.
+    public static func att(_ attitude: Attitude, device: String?, appendingTo buffer: inout [UInt8]) {
+        var json = JSONWriter(class: "ATT", appendingTo: take(&buffer))
+        if let device { json.field("device", string: device) }
+        if let time = attitude.time { json.time("time", time) }
+        json.field("heading", attitude.heading, decimals: 3)
+        buffer = json.finish()
     }
 
     /// One report in a buffer of its own (the writer sizes its memory; the array is

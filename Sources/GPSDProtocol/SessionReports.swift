@@ -15,10 +15,17 @@ public struct WatchSettings: Equatable, Sendable {
 
     public init() {}
 
-    /// Applies a request: named options change, the others stay. Enabling with neither
-    /// `json` nor `nmea` nor `raw` means JSON, as gpsd takes it.
+    /// Applies a request: named options change, the others stay, except `enable`, which
+    /// a WATCH that leaves it out turns on (gpsd's `json_watch_read` defaults it to
+    /// true: gpsmon sends `?WATCH={"raw":2,"pps":true}`). Enabling with neither `json`
+    /// nor `nmea` nor `raw` means JSON, as gpsd takes it.
+    ///
+    /// `scaled`, `split24` and `timing` are kept and echoed but change nothing: gpsd's
+    /// `scaled` and `split24` concern AIS and subframe reports, which an NMEA position
+    /// receiver does not produce, and `timing` is a latency-debugging aid of gpsd's own
+    /// builds. `pps` is kept for the time service.
     public mutating func apply(_ request: WatchRequest) {
-        if let value = request.enable { enable = value }
+        enable = request.enable ?? true
         if let value = request.json { json = value }
         if let value = request.nmea { nmea = value }
         if let value = request.raw { raw = value }
@@ -33,28 +40,40 @@ public struct WatchSettings: Equatable, Sendable {
     /// Whether the session wants reports (TPV, SKY, ...) of `device`.
     public func wantsReports(of device: String) -> Bool { enable && json && self.device.map { $0 == device } ?? true }
 
-    /// Whether the session wants the raw sentences of `device`.
+    /// Whether the session wants the accepted sentences of `device` (`nmea`, or `raw:1`),
+    /// each ended CR LF.
     public func wantsSentences(of device: String) -> Bool {
-        enable && (nmea || raw > 0) && self.device.map { $0 == device } ?? true
+        enable && (nmea || raw == 1) && raw < 2 && self.device.map { $0 == device } ?? true
+    }
+
+    /// Whether the session wants the bytes of `device` verbatim, as read (`raw:2`): what
+    /// the device sent, refused lines and noise included.
+    public func wantsBytes(of device: String) -> Bool {
+        enable && raw >= 2 && self.device.map { $0 == device } ?? true
     }
 }
 
-/// A device as the protocol describes it in DEVICE and DEVICES reports.
+/// A device as the protocol describes it in DEVICE and DEVICES reports: only what is
+/// known of it; whatever is `nil` is left out of the report, as gpsd leaves out what it
+/// has not learned.
 public struct DeviceInfo: Equatable, Sendable {
     public var path: String
+    /// The driver that reads it (`NMEA0183`), once it has sent a valid sentence.
+    public var driver: String?
     /// When the first valid sentence arrived; `nil` while the device has sent none.
     public var activated: String?
-    public var bps: Int?
-    public var parity: String = "N"
-    public var stopBits: Int = 1
+    /// The serial line's settings as applied (the speed autobaud found included); `nil`
+    /// for devices that are no serial line (files, gpsd) and before the port is open.
+    public var line: SerialLine?
+    /// Seconds between the receiver's cycles, measured from its fix times.
+    public var cycle: Double?
     /// gpsd's `flags`: 1 once GPS data has been seen.
     public var seenData: Bool = false
     /// GPSFix's own field: whether the device is reading now (`false` while lost or silent).
     public var online: Bool = false
 
-    public init(path: String, bps: Int? = nil) {
+    public init(path: String) {
         self.path = path
-        self.bps = bps
     }
 }
 
@@ -66,8 +85,9 @@ public enum SessionReport {
 
     public static func version(release: String) -> [UInt8] {
         var json = JSONWriter(class: "VERSION")
+        // gpsd's `rev` is its source revision; GPSFix's build carries none, so it is
+        // left out (libgps and the Python module default it).
         json.field("release", string: release)
-        json.field("rev", string: release)
         json.field("proto_major", protocolMajor)
         json.field("proto_minor", protocolMinor)
         return json.finish()
@@ -92,16 +112,20 @@ public enum SessionReport {
         return json.finish()
     }
 
+    /// gpsd's fields in gpsd's order. `native` is 0 (NMEA mode) once the NMEA driver
+    /// reads the device: GPSFix never switches a receiver to a binary protocol.
     private static func write(_ device: DeviceInfo, into json: inout JSONWriter) {
         json.field("path", string: device.path)
-        json.field("driver", string: "NMEA0183")
+        if let driver = device.driver { json.field("driver", string: driver) }
         if let activated = device.activated { json.field("activated", string: activated) }
         json.field("flags", device.seenData ? 1 : 0)
-        json.field("native", 0)
-        if let bps = device.bps { json.field("bps", bps) }
-        json.field("parity", string: device.parity)
-        json.field("stopbits", device.stopBits)
-        json.field("cycle", 1.0, decimals: 2)
+        if device.driver != nil { json.field("native", 0) }
+        if let line = device.line {
+            json.field("bps", line.bps)
+            json.field("parity", string: String(line.parity))
+            json.field("stopbits", line.stopBits)
+        }
+        if let cycle = device.cycle { json.field("cycle", cycle, decimals: 2) }
         json.field("online", device.online)
     }
 

@@ -14,27 +14,39 @@ struct Cycle {
     private var ggaQuality: Int?
     private var ggaHasAltitude = false
     private var gnsMode: ModeIndicator?
+    /// The mode and status u-blox's PUBX,00 navigation status states.
+    private var pubxMode: FixMode?
+    private var pubxStatus: FixStatus?
     private var positionValid: Bool?
     private var modeIndicator: ModeIndicator?
 
     private var latitude: Double?
     private var longitude: Double?
     private var altitudeMSL: Double?
+    /// Above the ellipsoid, as u-blox's PUBX,00 gives it.
+    private var altitudeHAE: Double?
     private var geoidSeparation: Double?
+    /// Metres per second upwards, when the receiver says (PUBX,00).
+    private var climb: Double?
     private var speed: Double?
     private var track: Double?
     private var magneticVariation: Double?
     private var horizontalError: Double?
     private var verticalError: Double?
     private var sphericalError: Double?
+    private var longitudeError: Double?
+    private var latitudeError: Double?
 
     var hdop: Double?
     private var ggaGaveHDOP = false
     var vdop: Double?
     var pdop: Double?
+    var tdop: Double?
     var satellitesUsed: Int?
     var hasSkyData = false
     var errorEstimate: ErrorEstimate?
+    /// Degrees from true north, from HDT.
+    var heading: Double?
 
     /// Knots to metres per second, as gpsd converts them.
     static let metresPerSecondPerKnot = 0.514_444_44
@@ -143,22 +155,56 @@ struct Cycle {
         if pgrmz.fixDimension == 3, let altitude = pgrmz.altitudeMetres { altitudeMSL = altitude }
     }
 
+    /// u-blox's position sentence. Its navigation status states the mode: G2/D2 2D and
+    /// G3/D3 3D (D: differential), DR dead reckoning (2D), RK GNSS with dead reckoning
+    /// (3D); NF (no fix) and TT (time only) carry no position. Its altitude is above the
+    /// ellipsoid, its vertical velocity positive downwards.
     mutating func merge(_ pubx: PUBXPosition) {
         sawData = true
-        // Navigation status NF (no fix) and TT (time only) carry no position.
-        let status = pubx.navigationStatus
-        let noFix = status == nil || (status?[0] == UInt8(ascii: "N") && status?[1] == UInt8(ascii: "F"))
-        let timeOnly = status?[0] == UInt8(ascii: "T") && status?[1] == UInt8(ascii: "T")
-        guard !noFix, !timeOnly else {
+        if let hdop = pubx.hdop { self.hdop = self.hdop ?? hdop.doubleValue }
+        if let vdop = pubx.vdop { self.vdop = vdop.doubleValue }
+        if let tdop = pubx.tdop { self.tdop = tdop.doubleValue }
+        hasSkyData = hasSkyData || pubx.hdop != nil || pubx.vdop != nil || pubx.tdop != nil
+        let status = pubx.navigationStatus.map { (Character(Unicode.Scalar($0[0])), Character(Unicode.Scalar($0[1]))) }
+        switch status {
+        case ("G", "2")?, ("D", "2")?, ("D", "R")?: pubxMode = .twoDimensional
+        case ("G", "3")?, ("D", "3")?, ("R", "K")?: pubxMode = .threeDimensional
+        default:
+            // NF or TT: no position, which says nothing against another sentence's.
             if positionValid == nil { positionValid = false }
             return
+        }
+        switch status {
+        case ("D", "2")?, ("D", "3")?: pubxStatus = .differential
+        case ("D", "R")?: pubxStatus = .deadReckoning
+        case ("R", "K")?: pubxStatus = .gnssWithDeadReckoning
+        default: pubxStatus = .gps
         }
         positionValid = true
         setPosition(pubx.latitude, pubx.longitude)
         if let kilometresPerHour = pubx.speedKilometresPerHour { speed = kilometresPerHour.doubleValue / 3.6 }
         track = pubx.track?.doubleValue ?? track
+        if pubxMode == .threeDimensional {
+            altitudeHAE = pubx.altitudeHAE?.doubleValue ?? altitudeHAE
+            if let down = pubx.verticalVelocity { climb = -down.doubleValue }
+        }
         horizontalError = pubx.horizontalAccuracy?.doubleValue
         verticalError = pubx.verticalAccuracy?.doubleValue
+    }
+
+    /// GBS's error estimates, when they are of this cycle's time (as gpsd takes them).
+    mutating func merge(_ gbs: GBS) {
+        guard let stamp = gbs.time, stamp == time else { return }
+        sawData = true
+        longitudeError = gbs.longitudeError?.doubleValue
+        latitudeError = gbs.latitudeError?.doubleValue
+        if verticalError == nil { verticalError = gbs.altitudeError?.doubleValue }
+    }
+
+    mutating func merge(_ hdt: HDT) {
+        guard let heading = hdt.heading else { return }
+        sawData = true
+        self.heading = heading.doubleValue
     }
 
     private mutating func setPosition(_ latitude: NMEACoordinate?, _ longitude: NMEACoordinate?) {
@@ -195,11 +241,18 @@ struct Cycle {
         fix.horizontalError = horizontalError
         fix.verticalError = verticalError
         fix.sphericalError = sphericalError
+        fix.longitudeError = longitudeError
+        fix.latitudeError = latitudeError
         if fix.mode == .threeDimensional, let altitudeMSL {
             fix.altitudeMSL = altitudeMSL
             fix.geoidSeparation = geoidSeparation
             fix.altitudeHAE = geoidSeparation.map { altitudeMSL + $0 }
+        } else if fix.mode == .threeDimensional, let altitudeHAE {
+            fix.altitudeHAE = altitudeHAE
+            fix.geoidSeparation = geoidSeparation
+            fix.altitudeMSL = geoidSeparation.map { altitudeHAE - $0 }
         }
+        if fix.mode == .threeDimensional { fix.climb = climb }
         return fix
     }
 
@@ -214,6 +267,7 @@ struct Cycle {
         if let gnsMode {
             mode = max(mode, gnsMode == .notValid ? .noFix : altitudeMSL != nil ? .threeDimensional : .twoDimensional)
         }
+        if let pubxMode { mode = max(mode, pubxMode) }
         if mode == .unknown, let positionValid { mode = positionValid && latitude != nil ? .twoDimensional : .noFix }
         return mode
     }
@@ -229,6 +283,7 @@ struct Cycle {
         case 8?: return .simulated
         default: break
         }
+        if let pubxStatus, pubxStatus != .gps { return pubxStatus }
         switch modeIndicator ?? gnsMode {
         case .differential?, .precise?: return .differential
         case .fixedRTK?: return .rtkFixed

@@ -26,8 +26,9 @@ public enum FixStatus: Int, Sendable, Hashable {
 /// One receiver cycle's position solution: gpsd's TPV.
 ///
 /// Every value is what the receiver said, converted once from its exact decimals at
-/// the end of the cycle, except ``climb``, which GPSFix derives (the altitude change
-/// since the previous 3D fix, over the time between them) as no NMEA sentence gives it.
+/// the end of the cycle, except ``climb`` when the receiver does not give it (u-blox
+/// PUBX,00 does): GPSFix derives it as the altitude change since the previous 3D fix,
+/// over the time between them.
 public struct Fix: Hashable, Sendable {
     /// The cycle's UTC time; `nil` until the receiver has given a date (RMC or ZDA).
     public var time: GPSTime?
@@ -50,10 +51,15 @@ public struct Fix: Hashable, Sendable {
     public var climb: Double?
     /// Magnetic variation in degrees, east positive, from RMC.
     public var magneticVariation: Double?
-    /// Estimated errors the receiver reported itself (Garmin PGRME, u-blox PUBX), metres.
+    /// Estimated errors the receiver reported itself (Garmin PGRME, u-blox PUBX; the
+    /// vertical one also from GBS), metres: gpsd's `eph`, `epv` and `sep`.
     public var horizontalError: Double?
     public var verticalError: Double?
     public var sphericalError: Double?
+    /// Expected errors in longitude and latitude, metres, from the receiver's GBS of this
+    /// cycle: gpsd's `epx` and `epy`.
+    public var longitudeError: Double?
+    public var latitudeError: Double?
 
     public init() {}
 }
@@ -73,4 +79,16 @@ public struct ErrorEstimate: Hashable, Sendable {
     public var altitudeError: Double?
 
     public init() {}
+}
+
+/// Where the vehicle points, from the receiver's heading sentence (HDT): gpsd's ATT.
+public struct Attitude: Hashable, Sendable {
+    public var time: GPSTime?
+    /// Degrees from true north.
+    public var heading: Double?
+
+    public init(time: GPSTime? = nil, heading: Double? = nil) {
+        self.time = time
+        self.heading = heading
+    }
 }

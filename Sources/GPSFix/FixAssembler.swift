@@ -116,7 +116,14 @@ public struct FixAssembler {
             cycle.merge(pgrme)
         case .pgrmz(let pgrmz):
             cycle.merge(pgrmz)
-        case .gbs, .dtm, .txt, .hdt, .pubxSatellites:
+        case .gbs(let gbs):
+            cycle.merge(gbs)
+        case .hdt(let hdt):
+            cycle.merge(hdt)
+        case .pubxSatellites(let pubx):
+            satellites.add(pubx, cycle: cycleCount)
+            cycle.hasSkyData = true
+        case .dtm, .txt:
             break
         case .unknown:
             statistics.unknownSentences += 1
@@ -172,7 +179,7 @@ public struct FixAssembler {
             let altitude = fix.altitudeMSL, let previousAltitude = previous.altitudeMSL
         {
             let interval = time.secondsSince1970 - previousTime.secondsSince1970
-            if interval > 0, interval <= 10 { fix.climb = (altitude - previousAltitude) / interval }
+            if interval > 0, interval <= 10, fix.climb == nil { fix.climb = (altitude - previousAltitude) / interval }
         }
         statistics.cycles += 1
         emit(.fix(fix))
@@ -182,6 +189,7 @@ public struct FixAssembler {
             sky.hdop = cycle.hdop
             sky.vdop = cycle.vdop
             sky.pdop = cycle.pdop
+            sky.tdop = cycle.tdop
             sky.reportedUsedCount = cycle.satellitesUsed
             sky.satellites = satellites.takeView()
             emit(.sky(sky))
@@ -190,6 +198,7 @@ public struct FixAssembler {
             estimate.time = fix.time
             emit(.errorEstimate(estimate))
         }
+        if let heading = cycle.heading { emit(.attitude(Attitude(time: fix.time, heading: heading))) }
         if fix.mode >= .twoDimensional { previousFix = fix }
         satellites.beginCycle()
         tally.reset()

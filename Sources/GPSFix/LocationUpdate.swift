@@ -4,9 +4,14 @@ public enum LocationUpdate: Hashable, Sendable {
     case fix(Fix)
     case sky(SkyView)
     case errorEstimate(ErrorEstimate)
+    case attitude(Attitude)
     case device(DeviceEvent)
-    /// A sentence as received, start character through checksum, for raw (`nmea`) watchers.
+    /// A sentence as received, start character through checksum, for `nmea` and `raw:1`
+    /// watchers.
     case sentence([UInt8])
+    /// The device's bytes exactly as read, garbage and refused lines included, for
+    /// `raw:2` watchers.
+    case bytes([UInt8])
     /// The device's counters so far, sent after each chunk that completed a cycle and
     /// when the device is lost, for logs and status.
     case counters(DeviceCounters)
@@ -23,14 +28,20 @@ public struct DeviceEvent: Hashable, Sendable {
         case lost(reason: String)
         /// Back after being lost.
         case recovered
+        /// Sending again after being silent.
+        case resumed
     }
 
     /// The device's name (`/dev/ttyUSB0`, `gpsd://localhost:2947`).
     public var device: String
     public var kind: Kind
+    /// How the device's serial line is set, when it is one and it is open (with
+    /// ``Kind/activated``, ``Kind/recovered`` and ``Kind/resumed``).
+    public var line: SerialLine?
 
-    public init(device: String, kind: Kind) {
+    public init(device: String, kind: Kind, line: SerialLine? = nil) {
         self.device = device
         self.kind = kind
+        self.line = line
     }
 }

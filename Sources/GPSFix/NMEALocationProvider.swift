@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// It reports the device's life as ``DeviceEvent``s: activated with its first valid
 /// sentence, silent (and its fix decayed to no fix) when no sentence arrives for
-/// ``silenceTimeout``, lost when the source fails, recovered when it is reopened. A lost
+/// ``silenceTimeout``, resumed with the first sentence after that, lost when the source
+/// fails, recovered when it is reopened. A lost
 /// source is reopened with exponential backoff, from 50 ms up to ``maximumBackoff``, so
 /// a device that comes back is read again within about that long, without a busy loop.
 public struct NMEALocationProvider: LocationProvider {
@@ -59,13 +60,19 @@ public struct NMEALocationProvider: LocationProvider {
     private func read(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
         let decoder = NMEAStreamDecoder(framing: framing, centuryRule: centuryRule)
         let session = ReadingSession(device: device)
+        let source = self.source
         let sentenceDemand = self.sentenceDemand
         // What one chunk completes, delivered once the chunk is parsed (the parser calls
         // back synchronously; delivering may wait). The buffer is reused.
         var pending: [LocationUpdate] = []
         // The device event goes out before anything its first sentence completes.
         decoder.onSentence = { sentence in
-            if let event = session.takeAnnouncement() { pending.append(.device(event)) }
+            // Both are taken: a device reopened after a silence is announced once.
+            let announcement = session.takeAnnouncement(), resumption = activity.takeResumption(of: session.device)
+            if var event = announcement ?? resumption {
+                event.line = source.line
+                pending.append(.device(event))
+            }
             if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
         }
         let emit: (LocationUpdate) -> Void = { pending.append($0) }
@@ -84,6 +91,7 @@ public struct NMEALocationProvider: LocationProvider {
         while !Task.isCancelled {
             do {
                 for try await chunk in source.chunks() {
+                    if sentenceDemand.areBytesWanted { pending.append(.bytes(chunk)) }
                     let sentencesBefore = decoder.framer.statistics.sentences
                     let cyclesBefore = decoder.assembler.statistics.cycles
                     chunk.withUnsafeBytes { decoder.feed($0, emit) }
@@ -131,16 +139,30 @@ public struct NMEALocationProvider: LocationProvider {
                 fix.mode = .noFix
                 await deliver(.fix(fix))
                 await deliver(.device(DeviceEvent(device: device, kind: .silent)))
+                // Only now: a sentence before it would be announced ahead of the silence.
+                activity.markSilent()
             }
         }
     }
 }
 
 /// Whether sentences arrived lately, shared by the reading and the watching tasks:
-/// two flags, so that recording costs the reading no suspension.
+/// flags, so that recording costs the reading no suspension.
 private final class Activity: Sendable {
     private let recent = Atomic<Bool>(false)
     private let everActive = Atomic<Bool>(false)
+    private let silent = Atomic<Bool>(false)
+
+    /// The device was reported silent.
+    func markSilent() {
+        silent.store(true, ordering: .releasing)
+    }
+
+    /// The event announcing that a silent device sends again, once per silence.
+    func takeResumption(of device: String) -> DeviceEvent? {
+        guard silent.load(ordering: .relaxed), silent.exchange(false, ordering: .acquiring) else { return nil }
+        return DeviceEvent(device: device, kind: .resumed)
+    }
 
     func record() {
         recent.store(true, ordering: .relaxed)
@@ -156,8 +178,8 @@ private final class Activity: Sendable {
 
 /// The device events of one provider's reading: activated or recovered once per opening
 /// that yields a sentence, lost once per failure. Used by the reading task alone.
-private final class ReadingSession: @unchecked Sendable {
-    private let device: String
+private final class ReadingSession {
+    let device: String
     private var announced = false
     private var lost = false
     /// Openings after a loss that yielded sentences again.

@@ -14,6 +14,8 @@ struct SatelliteTracker {
     private struct GroupKey: Hashable {
         var talker: Talker?
         var signal: Int?
+        /// The list of u-blox's PUBX,03 rather than a GSV group.
+        var isPUBX = false
     }
 
     private struct Group {
@@ -79,6 +81,41 @@ struct SatelliteTracker {
         }
         partial.removeAll(keepingCapacity: true)
         partialKey = nil
+        hasNews = true
+    }
+
+    /// Adds u-blox's PUBX,03, a complete list of the satellites tracked with their used
+    /// flags (status `U`), in one sentence: it replaces the previous one as a GSV group
+    /// does. Its ids are NMEA's, except SBAS, numbered by PRN (120-158).
+    mutating func add(_ pubx: PUBXSatellites, cycle: Int) {
+        partial.removeAll(keepingCapacity: true)
+        if !gsaSeenThisCycle {
+            for index in used.indices { used[index] = 0 }
+            gsaSeenThisCycle = true
+        }
+        for index in 0..<pubx.count {
+            guard let satellite = try? pubx.satellite(at: index) else { continue }
+            let id = (120...158).contains(satellite.id) ? satellite.id - 87 : satellite.id
+            guard let identity = SatelliteIdentity(nmeaID: id, talker: nil) else { continue }
+            let hasPosition = satellite.elevation != nil && satellite.azimuth != nil
+            // u-blox writes 0 for the signal of a satellite it does not track.
+            let snr = satellite.snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }
+            partial.append(
+                Satellite(
+                    identity: identity, elevation: hasPosition ? satellite.elevation?.doubleValue : nil,
+                    azimuth: hasPosition ? satellite.azimuth?.doubleValue : nil, snr: snr))
+            if satellite.status == UInt8(ascii: "U"), identity.prn < used.count * 64 {
+                used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
+            }
+        }
+        let key = GroupKey(isPUBX: true)
+        if let index = groups.firstIndex(where: { $0.key == key }) {
+            swap(&groups[index].satellites, &partial)
+            groups[index].cycle = cycle
+        } else {
+            groups.append(Group(key: key, satellites: partial, cycle: cycle))
+        }
+        partial.removeAll(keepingCapacity: true)
         hasNews = true
     }
 

@@ -1,20 +1,28 @@
 import Synchronization
 
-/// Whether anyone wants a provider's raw sentences right now.
+/// Whether anyone wants a provider's raw sentences, or its bytes as read, right now.
 ///
 /// Copying every sentence out of the parser's buffer is the one per-sentence allocation
-/// a provider can make, so it does so only while this is on. The server turns it on while
-/// any client watches with `nmea` or `raw`, and off when the last one stops.
+/// a provider can make, so it does so only while this is on. The server turns sentences
+/// on while any client watches with `nmea` or `raw:1`, and the device's bytes verbatim
+/// while any client watches with `raw:2`; each off when the last such client stops.
 public final class SentenceDemand: Sendable {
-    private let wanted: Atomic<Bool>
+    private let sentences: Atomic<Bool>
+    private let bytes: Atomic<Bool>
 
-    public init(_ wanted: Bool = false) {
-        self.wanted = Atomic(wanted)
+    public init(sentences: Bool = false, bytes: Bool = false) {
+        self.sentences = Atomic(sentences)
+        self.bytes = Atomic(bytes)
     }
 
-    public var isWanted: Bool { wanted.load(ordering: .relaxed) }
+    /// Whether accepted sentences are wanted (``LocationUpdate/sentence(_:)``).
+    public var isWanted: Bool { sentences.load(ordering: .relaxed) }
 
-    public func set(_ isWanted: Bool) {
-        wanted.store(isWanted, ordering: .relaxed)
+    /// Whether the device's bytes are wanted as read (``LocationUpdate/bytes(_:)``).
+    public var areBytesWanted: Bool { bytes.load(ordering: .relaxed) }
+
+    public func set(sentences: Bool, bytes: Bool) {
+        self.sentences.store(sentences, ordering: .relaxed)
+        self.bytes.store(bytes, ordering: .relaxed)
     }
 }

@@ -22,8 +22,9 @@ public final class GPSFixServer: Sendable {
         public var release: String
         /// Each client's outbound buffer: past `high` bytes unread, the client is cut off.
         public var clientBuffer: (low: Int, high: Int)
-        /// Listening sockets handed over by socket activation; when there are any, they
-        /// are served instead of binding `socketPath` and the TCP address.
+        /// Listening sockets handed over by socket activation. They are served beside
+        /// `socketPath` and the TCP address; a passed socket for the same path or
+        /// address stands in for binding it.
         public var adoptedSockets: [Int32]
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
@@ -41,6 +42,8 @@ public final class GPSFixServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let hub: Hub
     private let listeners = Mutex<[any Channel]>([])
+    /// The socket file this server bound itself, and so removes at shutdown.
+    private let boundSocketPath = Mutex<String?>(nil)
 
     public init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -69,9 +72,12 @@ public final class GPSFixServer: Sendable {
         for descriptor in configuration.adoptedSockets {
             let channel = try await bootstrap.withBoundSocket(descriptor).get()
             bound.append(channel)
-            hub.logger.info("listening on a socket from the service manager", metadata: ["fd": "\(descriptor)"])
+            hub.logger.info(
+                "listening on a socket from the service manager",
+                metadata: ["fd": "\(descriptor)", "address": "\(channel.localAddress?.description ?? "?")"])
         }
-        if configuration.adoptedSockets.isEmpty, let path = configuration.socketPath {
+        let passed = bound.compactMap(\.localAddress)
+        if let path = configuration.socketPath, !passed.contains(where: { $0.pathname == path }) {
             try SocketPath.prepare(path)
             // The file is created 0660 by bind itself: a chmod after it would leave a window
             // in which anyone could connect. The daemon creates no other file meanwhile.
@@ -79,12 +85,18 @@ public final class GPSFixServer: Sendable {
             defer { umask(previousMask) }
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             bound.append(channel)
+            boundSocketPath.withLock { $0 = path }
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
-        if configuration.adoptedSockets.isEmpty, let host = configuration.tcpHost, let port = configuration.tcpPort {
-            let channel = try await bootstrap.bind(host: host, port: port).get()
-            bound.append(channel)
-            hub.logger.info("listening", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
+        if let host = configuration.tcpHost, let port = configuration.tcpPort {
+            let wanted = try? SocketAddress.makeAddressResolvingHost(host, port: port)
+            if let wanted, passed.contains(where: { $0.ipAddress == wanted.ipAddress && $0.port == wanted.port }) {
+                hub.logger.info("TCP \(host):\(port) is served on the socket from the service manager")
+            } else {
+                let channel = try await bootstrap.bind(host: host, port: port).get()
+                bound.append(channel)
+                hub.logger.info("listening", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
+            }
         }
         listeners.withLock { $0 = bound }
     }
@@ -93,6 +105,9 @@ public final class GPSFixServer: Sendable {
     public var tcpPort: Int? {
         listeners.withLock { $0.compactMap { $0.localAddress?.port }.first }
     }
+
+    /// The event loop the hub and every session run on.
+    var eventLoop: any EventLoop { hub.eventLoop }
 
     /// On while any client watches raw sentences: give it to the providers, so that
     /// they copy sentences out only then.
@@ -104,10 +119,10 @@ public final class GPSFixServer: Sendable {
     /// and it goes straight to the event loop, without a round trip each, but at most
     /// ``maximumUpdatesInFlight`` at a time: a provider faster than the fan-out waits
     /// for it instead of queueing without bound.
-    public func serve(_ provider: some LocationProvider, bps: Int? = nil) async {
+    public func serve(_ provider: some LocationProvider) async {
         let hub = self.hub
         let device = provider.device
-        try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device, bps: bps)) }.get()
+        try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device)) }.get()
         let handedOver = Atomic<Int>(0)
         await provider.run { update in
             hub.eventLoop.execute { hub.publish(update, from: device) }
@@ -127,36 +142,29 @@ public final class GPSFixServer: Sendable {
     }
 
     /// Whether the event loop answers within `limit`: a stalled loop must stop the
-    /// watchdog pings, so that systemd restarts the daemon.
+    /// watchdog pings, so that systemd restarts the daemon. The answer comes at the
+    /// latest after `limit`, whatever the loop does: the check never waits on a loop that
+    /// does not run its tasks.
     public func isResponsive(within limit: Duration) async -> Bool {
         let loop = hub.eventLoop
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask { (try? await loop.submit { true }.get()) ?? false }
-            group.addTask {
+        let answer = FirstAnswer()
+        return await withCheckedContinuation { continuation in
+            answer.await(continuation)
+            let deadline = Task {
                 try? await Task.sleep(for: limit)
-                return false
+                answer.give(false)
             }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+            loop.execute {
+                answer.give(true)
+                deadline.cancel()
+            }
         }
     }
 
-    /// A one-line summary for logs and systemd: `3D fix, 14/22 satellites, 2 clients`.
+    /// A one-line summary of every device for logs and systemd: `3D fix, 14/22 satellites, 2 clients`.
     public func status() async -> String {
         let hub = self.hub
-        return (try? await hub.eventLoop.submit { () -> String in
-            let mode = hub.latestFix.map { fix -> String in
-                switch fix.mode {
-                case .threeDimensional: "3D fix"
-                case .twoDimensional: "2D fix"
-                case .noFix: "no fix"
-                case .unknown: "waiting for data"
-                }
-            } ?? "waiting for data"
-            let sky = hub.latestSky.map { ", \($0.usedCount ?? 0)/\($0.visibleCount) satellites" } ?? ""
-            return "\(mode)\(sky), \(hub.sessionCount) clients"
-        }.get()) ?? "stopping"
+        return (try? await hub.eventLoop.submit { hub.status }.get()) ?? "stopping"
     }
 
     /// The server's counters for the clients, in one line for the periodic log.
@@ -180,7 +188,24 @@ public final class GPSFixServer: Sendable {
         let channels = listeners.withLock { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
         // A socket from the service manager is the manager's to remove.
-        if configuration.adoptedSockets.isEmpty, let path = configuration.socketPath { unlink(path) }
+        if let path = boundSocketPath.withLock({ $0 }) { unlink(path) }
         try? await group.shutdownGracefully()
+    }
+}
+
+/// The first of several racing answers, handed to one waiting continuation; later ones
+/// are dropped.
+private final class FirstAnswer: Sendable {
+    private let waiting = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func await(_ continuation: CheckedContinuation<Bool, Never>) {
+        waiting.withLock { $0 = continuation }
+    }
+
+    func give(_ answer: Bool) {
+        waiting.withLock { continuation in
+            defer { continuation = nil }
+            return continuation
+        }?.resume(returning: answer)
     }
 }

@@ -21,6 +21,7 @@ final class Hub: @unchecked Sendable {
         var sky: SkyView?
         var estimate: ErrorEstimate?
         var counters = DeviceCounters()
+        var cycle = CycleMeter()
     }
 
     /// Counters, for logs and the service status line.
@@ -50,50 +51,88 @@ final class Hub: @unchecked Sendable {
         self.logger = logger
     }
 
-    var sessionCount: Int { sessions.count }
+    var sessionCount: Int {
+        eventLoop.assertInEventLoop()
+        return sessions.count
+    }
 
-    var anyDeviceOnline: Bool { devices.values.contains { $0.info.online } }
+    var anyDeviceOnline: Bool {
+        eventLoop.assertInEventLoop()
+        return devices.values.contains { $0.info.online }
+    }
 
-    /// The latest fix of the first device, for the status line.
-    var latestFix: Fix? { deviceOrder.lazy.compactMap { self.devices[$0]?.fix }.first }
-    var latestSky: SkyView? { deviceOrder.lazy.compactMap { self.devices[$0]?.sky }.first }
+    /// One line on every device and the clients, for the log and systemd's STATUS:
+    /// `3D fix, 14/22 satellites, 2 clients` with one device; with several, each named:
+    /// `/dev/ttyUSB0 3D fix, 14/22 satellites; /dev/ttyACM0 no fix; 2 clients`.
+    var status: String {
+        eventLoop.assertInEventLoop()
+        let states = deviceOrder.compactMap { devices[$0] }
+        let summaries = states.map { state in
+            let mode = switch state.fix?.mode {
+            case .threeDimensional?: "3D fix"
+            case .twoDimensional?: "2D fix"
+            case .noFix?: "no fix"
+            case .unknown?, nil: state.info.online ? "waiting for a fix" : "waiting for data"
+            }
+            let sky = state.sky.map { ", \($0.usedCount ?? 0)/\($0.visibleCount) satellites" } ?? ""
+            return states.count == 1 ? mode + sky : "\(state.info.path) \(mode)\(sky)"
+        }
+        let devicesPart = summaries.isEmpty ? "no device" : summaries.joined(separator: "; ")
+        return "\(devicesPart)\(states.count > 1 ? ";" : ",") \(sessions.count) clients"
+    }
 
     /// Makes a device known before it sends anything, so DEVICES lists it.
     func add(device: DeviceInfo) {
-        eventLoop.preconditionInEventLoop()
+        eventLoop.assertInEventLoop()
         guard devices[device.path] == nil else { return }
         deviceOrder.append(device.path)
         devices[device.path] = DeviceState(info: device)
     }
 
     func register(_ session: ClientSession) {
+        eventLoop.assertInEventLoop()
         sessions[ObjectIdentifier(session)] = session
         statistics.clientsAccepted += 1
     }
 
     func unregister(_ session: ClientSession) {
+        eventLoop.assertInEventLoop()
         sessions[ObjectIdentifier(session)] = nil
         updateSentenceDemand()
     }
 
     /// A session's WATCH settings changed.
     func settingsChanged() {
+        eventLoop.assertInEventLoop()
         updateSentenceDemand()
     }
 
     private func updateSentenceDemand() {
-        sentenceDemand.set(sessions.values.contains { $0.settings.enable && ($0.settings.nmea || $0.settings.raw > 0) })
+        let watching = sessions.values.lazy.map(\.settings).filter(\.enable)
+        sentenceDemand.set(
+            sentences: watching.contains { $0.nmea || $0.raw == 1 }, bytes: watching.contains { $0.raw >= 2 })
     }
 
-    func noteCutOff() { statistics.clientsCutOff += 1 }
-    func noteRefused() { statistics.requestsRefused += 1 }
+    func noteCutOff() {
+        eventLoop.assertInEventLoop()
+        statistics.clientsCutOff += 1
+    }
+
+    func noteRefused() {
+        eventLoop.assertInEventLoop()
+        statistics.requestsRefused += 1
+    }
 
     /// Publishes one update of `device` to the sessions that want it.
     func publish(_ update: LocationUpdate, from device: String) {
-        eventLoop.preconditionInEventLoop()
+        eventLoop.assertInEventLoop()
         switch update {
         case .fix(let fix):
             devices[device]?.fix = fix
+            if let time = fix.time, var state = devices[device] {
+                state.info.cycle = state.cycle.record(time)
+                devices[device] = state
+            }
             if fix.mode >= .twoDimensional { devices[device]?.info.seenData = true }
             broadcastReport(GPSDReport.tpv(fix, device: device), of: device)
         case .sky(let sky):
@@ -102,12 +141,19 @@ final class Hub: @unchecked Sendable {
         case .errorEstimate(let estimate):
             devices[device]?.estimate = estimate
             broadcastReport(GPSDReport.gst(estimate, device: device), of: device)
+        case .attitude(let attitude):
+            broadcastReport(GPSDReport.att(attitude, device: device), of: device)
         case .sentence(let line):
             let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) }
             guard !recipients.isEmpty else { return }
             var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
             buffer.writeBytes(line)
             buffer.writeBytes([13, 10])
+            for session in recipients { send(buffer, to: session) }
+        case .bytes(let chunk):
+            let recipients = sessions.values.filter { $0.settings.wantsBytes(of: device) }
+            guard !recipients.isEmpty else { return }
+            let buffer = ByteBuffer(bytes: chunk)
             for session in recipients { send(buffer, to: session) }
         case .counters(let counters):
             devices[device]?.counters = counters
@@ -121,10 +167,19 @@ final class Hub: @unchecked Sendable {
 
     private func apply(_ event: DeviceEvent, to device: String) {
         switch event.kind {
-        case .activated, .recovered:
+        case .activated, .recovered, .resumed:
             devices[device]?.info.online = true
+            // Whatever the source (a port, a file, a gpsd's relayed sentences), it is
+            // GPSFix's NMEA 0183 driver that reads it.
+            devices[device]?.info.driver = "NMEA0183"
+            devices[device]?.info.line = event.line
             if devices[device]?.info.activated == nil { devices[device]?.info.activated = Self.now() }
-            logger.info("device \(event.kind == .activated ? "activated" : "recovered")", metadata: ["device": "\(device)"])
+            let what = switch event.kind {
+            case .activated: "activated"
+            case .recovered: "recovered"
+            default: "sending again"
+            }
+            logger.info("device \(what)", metadata: ["device": "\(device)"])
         case .silent:
             devices[device]?.info.online = false
             logger.warning("device silent: fix decayed to no fix", metadata: ["device": "\(device)"])
@@ -146,6 +201,7 @@ final class Hub: @unchecked Sendable {
     /// queued now: the reports one chunk of a device completes (TPV, SKY, GST) then
     /// leave in one write per client instead of one each, and no later than that.
     func send(_ buffer: ByteBuffer, to session: ClientSession) {
+        eventLoop.assertInEventLoop()
         let alreadyQueued = session.awaitsFlush
         guard session.write(buffer) else { return }
         statistics.reportsSent += 1
@@ -156,6 +212,7 @@ final class Hub: @unchecked Sendable {
     }
 
     private func flushQueuedReports() {
+        eventLoop.assertInEventLoop()
         flushScheduled = false
         for session in unflushed where session.awaitsFlush { session.flush() }
         unflushed.removeAll(keepingCapacity: true)
@@ -163,16 +220,19 @@ final class Hub: @unchecked Sendable {
 
     /// Each device's counters, in the order the devices were configured.
     var deviceCounters: [(device: String, counters: DeviceCounters)] {
-        deviceOrder.compactMap { path in devices[path].map { (path, $0.counters) } }
+        eventLoop.assertInEventLoop()
+        return deviceOrder.compactMap { path in devices[path].map { (path, $0.counters) } }
     }
 
     // MARK: Requests
 
     func devicesReport() -> [UInt8] {
-        SessionReport.devices(deviceOrder.compactMap { devices[$0]?.info })
+        eventLoop.assertInEventLoop()
+        return SessionReport.devices(deviceOrder.compactMap { devices[$0]?.info })
     }
 
     func deviceReport(for request: DeviceRequest?) -> [UInt8] {
+        eventLoop.assertInEventLoop()
         let path = request?.path ?? deviceOrder.first
         guard let path, let device = devices[path] else {
             return SessionReport.error("Can't open \(request?.path ?? "a device: none is configured").")
@@ -186,6 +246,7 @@ final class Hub: @unchecked Sendable {
     /// POLL answers with every device's latest reports, watching or not (gpsd answers
     /// `active:0` to a session that is not itself watching, which helps no client).
     func pollReport() -> [UInt8] {
+        eventLoop.assertInEventLoop()
         let states = deviceOrder.compactMap { path in devices[path].map { (path, $0) } }
         let fixes = states.compactMap { path, state in state.fix.map { (path, $0) } }
         return SessionReport.poll(

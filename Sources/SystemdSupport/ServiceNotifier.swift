@@ -20,9 +20,6 @@ public struct SystemdNotifier: ServiceNotifier {
         address = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// Whether a service manager is listening.
-    public var isActive: Bool { address != nil }
-
     public func notify(_ state: String) {
         guard let address else { return }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -68,15 +65,5 @@ public struct ServiceEnvironment: Sendable {
         } else {
             listenDescriptors = []
         }
-    }
-
-    /// Whether `descriptor` is a Unix-domain socket (else it is taken for TCP).
-    public static func isUnixSocket(_ descriptor: Int32) -> Bool {
-        var address = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        let result = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return result == 0 && address.ss_family == sa_family_t(AF_UNIX)
     }
 }

@@ -14,6 +14,12 @@ struct DaemonAddress: ParsableArguments {
     var tcp: String?
 }
 
+/// Why the daemon could not be reached; printed as it is.
+struct ConnectionError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// A line-oriented connection to gpsfixd (or gpsd): send requests, read report lines.
 final class DaemonConnection {
     private let descriptor: Int32
@@ -22,17 +28,14 @@ final class DaemonConnection {
     init(_ address: DaemonAddress) throws {
         if let tcp = address.tcp {
             guard let colon = tcp.lastIndex(of: ":"), let port = UInt16(tcp[tcp.index(after: colon)...]) else {
-                throw ValidationError("--tcp wants HOST:PORT")
+                throw ValidationError("--tcp wants HOST:PORT, as localhost:2947, 127.0.0.1:2947 or [::1]:2947")
             }
-            descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var server = sockaddr_in()
-            server.sin_family = sa_family_t(AF_INET)
-            server.sin_port = port.bigEndian
-            let host = String(tcp[..<colon]) == "localhost" ? "127.0.0.1" : String(tcp[..<colon])
-            guard inet_pton(AF_INET, host, &server.sin_addr) == 1 else { throw ValidationError("--tcp wants a numeric IPv4 host") }
-            try Self.connect(descriptor, &server, to: tcp)
+            var host = tcp[..<colon]
+            if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+            descriptor = try Self.connect(host: String(host), port: port, name: tcp)
         } else {
-            descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard descriptor >= 0 else { throw ConnectionError("cannot create a socket: \(String(cString: strerror(errno)))") }
             var server = sockaddr_un()
             server.sun_family = sa_family_t(AF_UNIX)
             let path = Array(address.socket.utf8)
@@ -41,25 +44,57 @@ final class DaemonConnection {
                 raw.copyBytes(from: path)
                 raw[path.count] = 0
             }
-            try Self.connect(descriptor, &server, to: address.socket)
+            let result = withUnsafePointer(to: &server) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            guard result == 0 else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw ConnectionError("cannot connect to \(address.socket): \(reason); is gpsfixd running?")
+            }
         }
     }
 
-    private static func connect<Address>(_ descriptor: Int32, _ address: inout Address, to name: String) throws {
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<Address>.size)) }
+    /// Resolves `host` (a name, IPv4 or IPv6) and connects to the first address that answers.
+    private static func connect(host: String, port: UInt16, name: String) throws -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &found)
+        guard status == 0, let first = found else {
+            throw ConnectionError("cannot resolve \(host): \(String(cString: gai_strerror(status)))")
         }
-        guard result == 0 else {
-            let reason = String(cString: strerror(errno))
+        defer { freeaddrinfo(first) }
+        var reason = "no address"
+        var candidate: UnsafeMutablePointer<addrinfo>? = first
+        while let address = candidate {
+            candidate = address.pointee.ai_next
+            let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard descriptor >= 0 else { continue }
+            if Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return descriptor }
+            reason = String(cString: strerror(errno))
             close(descriptor)
-            throw ValidationError("cannot connect to \(name): \(reason); is gpsfixd running?")
         }
+        throw ConnectionError("cannot connect to \(name): \(reason); is gpsfixd running?")
     }
 
     deinit { close(descriptor) }
 
-    func send(_ request: String) {
-        _ = Array(request.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    /// Sends `request` whole, or throws saying why it could not.
+    func send(_ request: String) throws {
+        let bytes = Array(request.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw ConnectionError("cannot send \(request.prefix(40)): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
     }
 
     /// The next report line, without its CR LF; `nil` when the daemon closes the connection.

@@ -32,17 +32,27 @@ struct Record: AsyncParsableCommand {
             for try await chunk in source.chunks() {
                 if !headerWritten {
                     headerWritten = true
-                    let found = (source as? SerialPort)?.detectedSpeed ?? speed
-                    file.write(Data(Self.header(device: device, speed: found).utf8))
+                    try file.write(contentsOf: Data(Self.header(device: device, speed: source.line?.bps ?? speed).utf8))
                 }
-                file.write(Data(chunk))
+                try file.write(contentsOf: chunk)
             }
         }
         if let duration {
             try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
             recording.cancel()
         }
-        try? await recording.value
+        // A device that cannot be opened, or fails, is an error, not an empty log.
+        do {
+            try await recording.value
+        } catch is CancellationError {
+        } catch {
+            throw RecordingError(description: "recording \(device) failed: \(error)")
+        }
+    }
+
+    /// Why a recording stopped; printed as it is.
+    struct RecordingError: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// gpsfake's header: `# Date:` gives the century when the log is read back.

@@ -23,7 +23,7 @@ struct Watch: ParsableCommand {
 
     func run() throws {
         let connection = try DaemonConnection(address)
-        connection.send(nmea ? #"?WATCH={"enable":true,"nmea":true}"# + "\n" : #"?WATCH={"enable":true,"json":true}"# + "\n")
+        try connection.send(nmea ? #"?WATCH={"enable":true,"nmea":true}"# + "\n" : #"?WATCH={"enable":true,"json":true}"# + "\n")
         let human = !json && !nmea && isatty(STDOUT_FILENO) == 1
         var fixes = 0
         while let line = connection.nextLine() {
@@ -49,7 +49,7 @@ struct Poll: ParsableCommand {
 
     func run() throws {
         let connection = try DaemonConnection(address)
-        connection.send("?POLL;\n")
+        try connection.send("?POLL;\n")
         while let line = connection.nextLine() {
             if line.contains(#""class":"POLL""#) || line.contains(#""class":"ERROR""#) {
                 writeLine(line)

@@ -10,7 +10,6 @@ import SystemdSupport
 struct DaemonService: Service {
     let server: GPSFixServer
     let providers: [NMEALocationProvider]
-    let bps: Int?
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
     let notifier: any ServiceNotifier
     let watchdogInterval: Duration?
@@ -25,7 +24,7 @@ struct DaemonService: Service {
             await withDiscardingTaskGroup { group in
                 group.addTask { await reportToServiceManager() }
                 for provider in providers {
-                    group.addTask { await server.serve(provider, bps: bps) }
+                    group.addTask { await server.serve(provider) }
                 }
                 if let demo {
                     group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true) }

@@ -39,13 +39,17 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Flag(help: "Allow --tcp to bind a non-loopback address (gpsd's -G).")
     var allowRemote = false
 
-    @Option(help: "Serial speed in bps (4800 to 921600); the port's current speed when not given.")
+    @Option(help: """
+        Serial speed in bps (4800 to 921600). Without it the port autobauds each time it is \
+        opened: it listens for up to 1.5 s at each common speed, the last speed found first, \
+        until two valid sentences arrive.
+        """)
     var speed: Int?
 
-    @Option(help: "Seconds without a valid sentence before a device's fix decays to no fix.")
+    @Option(help: "Seconds (0.2 to 3600) without a valid sentence before a device's fix decays to no fix.")
     var silenceTimeout: Double = 3
 
-    @Option(help: "Seconds between the status and counters lines in the log (they are logged at shutdown too).")
+    @Option(help: "Seconds (1 to 86400) between the status and counters lines in the log (they are logged at shutdown too).")
     var statusInterval: Double = 60
 
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
@@ -61,6 +65,12 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         if let speed, SerialSettings.commonSpeeds.contains(speed) == false {
             throw ValidationError("--speed \(speed) is not one of \(SerialSettings.commonSpeeds.sorted())")
+        }
+        guard (0.2...3600).contains(silenceTimeout) else {
+            throw ValidationError("--silence-timeout \(silenceTimeout) is out of range: give 0.2 to 3600 seconds")
+        }
+        guard (1...86_400).contains(statusInterval) else {
+            throw ValidationError("--status-interval \(statusInterval) is out of range: give 1 to 86400 seconds")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         if let tcp {
@@ -103,9 +113,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
                 source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
         }
         let daemon = DaemonService(
-            server: server, providers: providers, bps: speed, demo: demoReplay,
+            server: server, providers: providers, demo: demoReplay,
             notifier: SystemdNotifier(environment: environment), watchdogInterval: service.watchdogInterval,
-            statusInterval: .milliseconds(Int64(max(statusInterval, 0.1) * 1000)), logger: logger)
+            statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

@@ -25,6 +25,20 @@ struct MockLocationProvider: LocationProvider {
     func finish() { continuation.finish() }
 }
 
+/// The same mock, served the way the daemon serves ``NMEALocationProvider``: through a
+/// `run(delivering:)` of its own, not the protocol's default built on `updates()`.
+struct DeliveringMockProvider: LocationProvider {
+    let base: MockLocationProvider
+    var device: String { base.device }
+
+    func updates() -> AsyncStream<LocationUpdate> { base.updates() }
+
+    func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async {
+        var iterator = base.updates().makeAsyncIterator()
+        while let update = await iterator.next() { await deliver(update) }
+    }
+}
+
 /// A server on a temporary socket, serving mock providers, shut down by `stop()`.
 final class ServerUnderTest: Sendable {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-srv-\(UUID().uuidString.prefix(8))")
@@ -34,7 +48,8 @@ final class ServerUnderTest: Sendable {
 
     var socketPath: String { folder.appendingPathComponent("s.sock").path }
 
-    init(devices: [String]) async throws {
+    /// Serves mocks through `updates()` or, `delivering`, through their own `run(delivering:)`.
+    init(devices: [String], delivering: Bool = false) async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         server = GPSFixServer(
             configuration: .init(socketPath: folder.appendingPathComponent("s.sock").path, release: "test"),
@@ -45,7 +60,13 @@ final class ServerUnderTest: Sendable {
         let server = self.server
         serving = Task {
             await withDiscardingTaskGroup { group in
-                for provider in providers { group.addTask { await server.serve(provider, bps: 9600) } }
+                for provider in providers {
+                    if delivering {
+                        group.addTask { await server.serve(DeliveringMockProvider(base: provider)) }
+                    } else {
+                        group.addTask { await server.serve(provider) }
+                    }
+                }
             }
         }
     }
@@ -104,9 +125,10 @@ struct ServerTests {
         String(decoding: report, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 
-    @Test("a watcher gets DEVICE on activation, then exactly the TPV and SKY GPSDProtocol encodes")
-    func publishesWhatTheProviderYields() async throws {
-        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+    @Test("a watcher gets DEVICE on activation, then exactly the TPV and SKY GPSDProtocol encodes",
+          arguments: [false, true])
+    func publishesWhatTheProviderYields(delivering: Bool) async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], delivering: delivering)
         let provider = harness.providers[0]
         let client = try await harness.client()
 
@@ -122,9 +144,10 @@ struct ServerTests {
         await harness.stop()
     }
 
-    @Test("a lost device reaches watchers as a DEVICE report that is no longer online; recovery as one that is")
-    func deviceEvents() async throws {
-        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+    @Test("a lost device reaches watchers as a DEVICE report that is no longer online; recovery as one that is",
+          arguments: [false, true])
+    func deviceEvents(delivering: Bool) async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], delivering: delivering)
         let provider = harness.providers[0]
         let client = try await harness.client()
         provider.yield(.device(DeviceEvent(device: provider.device, kind: .activated)))

@@ -1,4 +1,4 @@
-import GPSDProtocol
+@testable import GPSDProtocol
 import Testing
 
 @Suite("Client requests")
@@ -25,5 +25,47 @@ struct RequestTests {
         #expect(Self.parse("?VERSION;?POLL ?DEVICES;") == [.version, .unrecognized("?POLL ?DEVICES;")])
         #expect(Self.parse("?VERSION") == [.unrecognized("?VERSION")])
         #expect(Self.parse(#"?WATCH={"enable":tru"#) == [.unrecognized(#"?WATCH={"enable":tru"#)])
+    }
+}
+
+@Suite("WATCH settings")
+struct WatchSettingsTests {
+    static func watch(_ json: String) -> WatchRequest {
+        guard case .watch(let request?)? = RequestTests.parse("?WATCH=" + json + ";").first else { fatalError("not a WATCH") }
+        return request
+    }
+
+    @Test("a WATCH that leaves out enable turns watching on, as gpsd's json_watch_read defaults it")
+    func enableDefaultsToTrue() {
+        var settings = WatchSettings()
+        settings.apply(Self.watch(#"{"raw":2,"pps":true}"#))  // what gpsmon sends
+        #expect(settings.enable && settings.raw == 2 && settings.pps)
+        #expect(!settings.json)  // raw asked for: no JSON reports
+        settings.apply(Self.watch(#"{"enable":false}"#))
+        #expect(!settings.enable)
+        settings.apply(Self.watch(#"{"json":true}"#))
+        #expect(settings.enable && settings.json)
+    }
+
+    @Test("raw:2 takes the device's bytes and not the sentences; nmea and raw:1 take the sentences")
+    func rawLevels() {
+        var settings = WatchSettings()
+        settings.apply(Self.watch(#"{"raw":2}"#))
+        #expect(settings.wantsBytes(of: "/dev/x") && !settings.wantsSentences(of: "/dev/x"))
+        settings.apply(Self.watch(#"{"raw":1}"#))
+        #expect(!settings.wantsBytes(of: "/dev/x") && settings.wantsSentences(of: "/dev/x"))
+        settings.apply(Self.watch(#"{"raw":0,"nmea":true}"#))
+        #expect(!settings.wantsBytes(of: "/dev/x") && settings.wantsSentences(of: "/dev/x"))
+    }
+}
+
+@Suite("JSON arguments")
+struct JSONArgumentTests {
+    @Test("\\u escapes decode, a UTF-16 pair to one character; a broken escape makes the request unrecognized")
+    func unicodeEscapes() {
+        let request = RequestTests.parse(#"?DEVICE={"path":"/dev/gps-caf\u00e9-\ud83d\udef0"};"#)
+        #expect(request == [.device(DeviceRequest(JSONObject(values: ["path": .string("/dev/gps-café-🛰")])))])
+        #expect(RequestTests.parse(#"?DEVICE={"path":"/dev/\u00zz"};"#) == [.unrecognized(#"?DEVICE={"path":"/dev/\u00zz"};"#)])
+        #expect(RequestTests.parse(#"?DEVICE={"path":"\udef0"};"#) == [.unrecognized(#"?DEVICE={"path":"\udef0"};"#)])
     }
 }

@@ -4,7 +4,7 @@ import Foundation
 import Glibc
 #endif
 
-/// A plain client on a Unix socket, reading lines with a timeout.
+/// A plain client on a Unix socket or loopback TCP, reading lines with a timeout.
 ///
 /// Its reads block; async tests use ``line(timeout:)``, which reads on a thread of its own
 /// rather than on Swift's cooperative pool, whose few threads the server under test needs.
@@ -24,6 +24,22 @@ public final class LineClient: @unchecked Sendable {
         }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            close(descriptor)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+    }
+
+    /// A client of `127.0.0.1:port`.
+    public init(tcpPort port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else {
             close(descriptor)

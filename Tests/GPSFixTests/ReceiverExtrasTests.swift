@@ -1,0 +1,70 @@
+import GPSFix
+import NMEA
+import Testing
+
+/// Sentences beyond the position core that the assembler uses rather than drops: u-blox's
+/// PUBX,00 and PUBX,03, GBS error estimates and HDT heading. Each is written from its
+/// documentation (u-blox's protocol specification, NMEA 0183) and checksummed here.
+@Suite("Receiver extras")
+struct ReceiverExtrasTests {
+    static let rmc = sentence("$GPRMC,081350.00,A,4717.11321,N,00833.91519,E,0.004,77.52,091202,,,A")
+
+    @Test("PUBX,00: altitude above the ellipsoid, mode from its navigation status, climb, accuracies and DOPs with TDOP")
+    func pubxPosition() throws {
+        let log = Self.rmc + sentence("$PUBX,00,081350.00,4717.113210,N,00833.915187,E,546.589,G3,2.1,2.0,0.007,77.52,0.007,,0.92,1.19,0.77,9,0,0")
+        let all = updates(of: log)
+        let fix = try #require(all.compactMap(\.fix).first)
+        #expect(fix.mode == .threeDimensional)
+        #expect(fix.altitudeHAE == 546.589 && fix.altitudeMSL == nil)
+        #expect(fix.climb == -0.007)  // u-blox's vertical velocity is positive downwards
+        #expect(fix.horizontalError == 2.1 && fix.verticalError == 2.0)
+        let sky = try #require(all.compactMap(\.sky).first)
+        #expect(sky.hdop == 0.92 && sky.vdop == 1.19 && sky.tdop == 0.77)
+    }
+
+    @Test("PUBX,00 navigation status: D3 is differential 3D, G2 2D, DR dead reckoning, NF no fix")
+    func pubxStatus() throws {
+        func fix(_ status: String) -> Fix? {
+            updates(of: Self.rmc + sentence("$PUBX,00,081350.00,4717.113210,N,00833.915187,E,546.589,\(status),2.1,2.0,0.007,77.52,0.007,,0.92,1.19,0.77,9,0,0"))
+                .compactMap(\.fix).first
+        }
+        #expect(fix("D3")?.mode == .threeDimensional && fix("D3")?.status == .differential)
+        #expect(fix("G2")?.mode == .twoDimensional && fix("G2")?.altitudeHAE == nil)
+        #expect(fix("DR")?.status == .deadReckoning)
+        // RMC alone says 2D; PUBX's NF adds nothing to it.
+        #expect(fix("NF")?.mode == .twoDimensional && fix("NF")?.altitudeHAE == nil)
+    }
+
+    @Test("PUBX,03: every tracked satellite, used where its status is U, positioned where it has both angles")
+    func pubxSatellites() throws {
+        let log = Self.rmc + sentence(
+            "$PUBX,03,11,23,-,,,45,010,29,-,,,46,013,07,-,,,42,015,08,U,067,31,42,025,10,U,195,33,46,026,18,U,326,08,39,026,"
+                + "17,-,,,32,015,26,U,306,66,48,025,27,U,073,10,36,026,28,U,089,61,46,024,15,-,,,39,014")
+        let sky = try #require(updates(of: log).compactMap(\.sky).first)
+        #expect(sky.visibleCount == 11)
+        #expect(sky.usedCount == 6)
+        #expect(sky.satellites.filter(\.used).map(\.identity.prn) == [8, 10, 18, 26, 27, 28])
+        let eight = try #require(sky.satellites.first { $0.identity.prn == 8 })
+        #expect(eight.azimuth == 67 && eight.elevation == 31 && eight.snr == 42)
+        #expect(sky.satellites.first { $0.identity.prn == 23 }?.elevation == nil)
+    }
+
+    @Test("GBS of the cycle's time gives epx, epy and epv; a GBS of another time is not this cycle's")
+    func gbsErrors() throws {
+        let matching = try #require(updates(of: Self.rmc + sentence("$GPGBS,081350.00,3.0,1.9,4.2,,,,")).compactMap(\.fix).first)
+        #expect(matching.longitudeError == 1.9 && matching.latitudeError == 3.0 && matching.verticalError == 4.2)
+        let other = try #require(updates(of: Self.rmc + sentence("$GPGBS,081349.00,3.0,1.9,4.2,,,,")).compactMap(\.fix).first)
+        #expect(other.longitudeError == nil && other.latitudeError == nil && other.verticalError == nil)
+    }
+
+    @Test("HDT's heading is reported once per cycle as an attitude; an empty HDT reports none")
+    func hdtHeading() throws {
+        let heading = updates(of: Self.rmc + sentence("$GPHDT,274.07,T")).compactMap { update -> Attitude? in
+            if case .attitude(let attitude) = update { attitude } else { nil }
+        }
+        #expect(heading.map(\.heading) == [274.07])
+        #expect(heading.first?.time == GPSTime(year: 2002, month: 12, day: 9, time: NMEATime(hour: 8, minute: 13, second: 50)))
+        let empty = updates(of: Self.rmc + sentence("$GPHDT,,T")).filter { if case .attitude = $0 { true } else { false } }
+        #expect(empty.isEmpty)
+    }
+}
