@@ -7,7 +7,10 @@ import NIOCore
 ///
 /// It greets with VERSION, answers requests line by line, keeps the client's WATCH
 /// settings, and sends what the hub publishes while the client keeps up.
-final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
+///
+/// Every method runs on the hub's event loop: NIO calls the handler methods there, and the
+/// hub, which lives on the same loop, calls ``write(_:)`` and ``flush()``, which assert it.
+final class ClientSession: ChannelInboundHandler {
     typealias InboundIn = RequestLine
     typealias OutboundOut = ByteBuffer
 
@@ -87,6 +90,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
     /// flushes it with the others of the same turn of the loop. Returns whether the
     /// report was queued.
     func write(_ buffer: ByteBuffer) -> Bool {
+        hub.eventLoop.assertInEventLoop()
         guard let context else { return false }
         guard context.channel.isWritable else {
             hub.noteCutOff()
@@ -106,6 +110,7 @@ final class ClientSession: ChannelInboundHandler, @unchecked Sendable {
 
     /// Sends what was queued.
     func flush() {
+        hub.eventLoop.assertInEventLoop()
         awaitsFlush = false
         context?.flush()
     }

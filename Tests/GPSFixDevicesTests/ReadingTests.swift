@@ -39,7 +39,7 @@ struct ReadingTests {
     func idleReaderSleeps() async throws {
         let terminal = try PseudoTerminal()
         var iterator = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600)).chunks().makeAsyncIterator()
-        try await terminal.write(Array("$GPTXT,01,01,02,hello*3D\r\n".utf8))
+        try await terminal.write(Array("$GPTXT,01,01,02,hello*2F\r\n".utf8))
         _ = try await iterator.next()  // the thread is up and waiting
         let before = try Self.deviceThreadSwitches()
         try #require(!before.isEmpty, "no thread named \(DeviceThread.name)")
@@ -74,7 +74,7 @@ struct ReadingTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("big.log").path
         var bytes = Array("# Name: streamed\n# Delay-Cookie: | 0.5\n".utf8)
-        let cycle = Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*5B\r\n|".utf8)
+        let cycle = Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n|".utf8)
         for index in 0..<5000 {
             bytes += cycle
             if index % 997 == 0 { bytes += Array("# a comment in the middle\n".utf8) }

@@ -76,18 +76,27 @@ struct SystemdTests {
         #expect(texts.last == "STOPPING=1")
     }
 
-    @Test("under systemd-socket-activate, the passed socket serves VERSION and TPVs")
+    @Test("under systemd-socket-activate, the passed Unix socket and the command line's TCP both serve: gpspipe reads TPVs")
     func socketActivation() throws {
         let folder = try makeTemporaryFolder("sa")
         defer { try? FileManager.default.removeItem(at: folder) }
         let socket = folder.appendingPathComponent("activated.sock").path
+        let port = freePort()
+        // As the installed service runs: the socket unit passes the Unix socket, the
+        // options ask for TCP too.
         let activator = try RunningProcess(
-            "/usr/bin/systemd-socket-activate", ["-l", socket, Binaries.gpsfixd, "--demo", "--socket", "/nonexistent/unused.sock"])
+            "/usr/bin/systemd-socket-activate",
+            ["-l", socket, Binaries.gpsfixd, "--demo", "--socket", socket, "--tcp", "127.0.0.1:\(port)"])
         defer { activator.stop() }
         let connection = try #require(LineClient.connect(unixPath: socket))
         #expect(connection.readLine(timeout: 10)?.contains(#""class":"VERSION""#) == true)
         connection.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
         #expect(connection.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 15) != nil)
+        let output = try run("/usr/bin/gpspipe", ["-w", "-n", "12", "127.0.0.1:\(port)"], timeout: 30)
+        #expect(output.split(whereSeparator: \.isNewline).contains { $0.contains(#""class":"TPV""#) }, "\(output.prefix(400))")
+        activator.stop()
+        // The passed socket's file is systemd's: gpsfixd leaves it.
+        #expect(FileManager.default.fileExists(atPath: socket))
     }
 
     @Test("systemd-analyze verify accepts both units")

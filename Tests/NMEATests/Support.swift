@@ -14,6 +14,12 @@ enum Fixtures {
         Array(try Data(contentsOf: project.appendingPathComponent(name)))
     }
 
+    /// Whether the corpus tests run: with the corpus, or in CI, where its absence must fail
+    /// them rather than skip them.
+    static var corpusTestsEnabled: Bool {
+        !corpusLogs.isEmpty || ProcessInfo.processInfo.environment["CI"] != nil
+    }
+
     static var corpusLogs: [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: gpsdCorpus.path)) ?? []
         return names.filter { $0.hasSuffix(".log") }.sorted().map { gpsdCorpus.appendingPathComponent($0) }

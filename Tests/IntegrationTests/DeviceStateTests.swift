@@ -1,0 +1,97 @@
+import Foundation
+import GPSFixDevices
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the daemon and the tool say about devices and options, seen from outside: a device
+/// that falls silent and resumes, DEVICE through gpsd's own client requests, raw sentences
+/// to gpspipe, options refused with a reason, the tool's errors.
+@Suite("Device state, options and tool errors", .serialized)
+struct DeviceStateTests {
+    static let cycle = Array(
+        ("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n"
+            + "$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A*61\r\n").utf8)
+
+    @Test("a device silent past the timeout is reported offline, and online again as soon as it resumes")
+    func silentDeviceResumes() async throws {
+        let folder = try makeTemporaryFolder("resume")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let terminal = try PseudoTerminal()
+        let socket = folder.appendingPathComponent("s.sock").path
+        let daemon = try RunningProcess(
+            Binaries.gpsfixd, [terminal.path, "--speed", "9600", "--socket", socket, "--silence-timeout", "0.5", "--log-level", "warning"])
+        defer { daemon.stop() }
+        let client = try #require(LineClient.connect(unixPath: socket))
+        _ = client.readLine()
+        client.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        try await terminal.write(Self.cycle)
+        let online = #/"class":"DEVICE".*"online":true/#
+        let offline = #/"class":"DEVICE".*"online":false/#
+        #expect(client.readLines(until: { $0.contains(online) }, timeout: 10) != nil, "no activation")
+        #expect(client.readLines(until: { $0.contains(offline) }, timeout: 10) != nil, "no silence")
+        try await terminal.write(Self.cycle)
+        #expect(client.readLines(until: { $0.contains(online) }, timeout: 10) != nil, "not announced on resuming")
+        client.send("?DEVICES;\n")
+        let devices = client.readLines(until: { $0.contains(#""class":"DEVICES""#) }, timeout: 10)?.last
+        #expect(devices?.contains(#""online":true"#) == true, "\(devices ?? "no DEVICES")")
+    }
+
+    @Test("?DEVICE= names a device: its driver and the speed autobaud found; an unknown path is an ERROR")
+    func deviceRequest() throws {
+        let daemon = try DaemonUnderTest()
+        let client = try daemon.client()
+        _ = client.readLines(until: { _ in false }, timeout: 2)  // let it activate
+        let path = daemon.folder.appendingPathComponent("gps0").path
+        client.send(#"?DEVICE={"path":"\#(path)"};"# + "\n")
+        let device = try #require(client.readLine()?.json)
+        #expect(device["class"] as? String == "DEVICE" && device["path"] as? String == path)
+        #expect(device["driver"] as? String == "NMEA0183")
+        #expect(device["bps"] as? Int == 9600 && device["parity"] as? String == "N" && device["stopbits"] as? Int == 1)
+        client.send(#"?DEVICE={"path":"/dev/nonexistent"};"# + "\n")
+        #expect(client.readLine()?.contains(#""class":"ERROR","message":"Can't open /dev/nonexistent."#) == true)
+    }
+
+    @Test("gpspipe -r prints the receiver's sentences as sent")
+    func gpspipeRaw() throws {
+        let daemon = try DaemonUnderTest()
+        let output = try run("/usr/bin/gpspipe", ["-r", "-n", "30", "127.0.0.1:\(daemon.tcpPort)"], timeout: 30)
+        let sentences = output.split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$GP") }
+        #expect(sentences.count >= 10, "\(output.prefix(500))")
+        let fixture = try String(contentsOf: Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log"), encoding: .utf8)
+        #expect(sentences.allSatisfy { fixture.contains($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+    }
+
+    @Test("out-of-range timing options are refused with the range, before anything starts",
+          arguments: [["--silence-timeout", "0"], ["--silence-timeout", "1e300"], ["--status-interval", "0"]])
+    func timingOptionsValidated(option: [String]) throws {
+        let process = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", "/nonexistent/s.sock"] + option)
+        let status = process.wait(timeout: 10)
+        #expect(status != nil && status != 0)
+        #expect(process.errorText.contains("\(option[0]) ") && process.errorText.contains("out of range"), "\(process.errorText)")
+    }
+
+    @Test("gpsfix record of a device that is not there fails saying why")
+    func recordMissingDevice() throws {
+        let folder = try makeTemporaryFolder("record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = try RunningProcess(
+            Binaries.gpsfix, ["record", "/dev/ttyGPSFIX-none", "-o", folder.appendingPathComponent("log").path, "--duration", "2"])
+        let status = process.wait(timeout: 20)
+        #expect(status != nil && status != 0)
+        #expect(process.errorText.contains("/dev/ttyGPSFIX-none does not exist"), "\(process.errorText)")
+    }
+
+    @Test("gpsfix poll reaches the daemon by host name over TCP, and says so when nothing listens")
+    func pollByHostName() throws {
+        let daemon = try DaemonUnderTest()
+        let poll = try run(Binaries.gpsfix, ["poll", "--tcp", "localhost:\(daemon.tcpPort)"], timeout: 10)
+        #expect(poll.json?["class"] as? String == "POLL", "\(poll)")
+        let refused = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "localhost:\(freePort())"])
+        #expect(refused.wait(timeout: 10) != 0)
+        #expect(refused.errorText.contains("cannot connect to localhost:"), "\(refused.errorText)")
+    }
+}
