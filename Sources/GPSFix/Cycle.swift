@@ -18,6 +18,8 @@ struct Cycle {
     private var pubxMode: FixMode?
     private var pubxStatus: FixStatus?
     private var positionValid: Bool?
+    /// A valid GLL arrived: with an altitude from the cycle's GGA it means 3D (gpsd's rule).
+    private var gllValid = false
     private var modeIndicator: ModeIndicator?
 
     private var latitude: Double?
@@ -54,9 +56,10 @@ struct Cycle {
     mutating func merge(_ gga: GGA) {
         sawData = true
         ggaQuality = gga.quality
-        // A GNSS fix from no satellites is no fix (dead reckoning, quality 6, excepted).
+        // A GNSS fix from no satellites is no fix (dead reckoning, quality 6, excepted),
+        // but its position and altitude stand for the cycle's other sentences, as in gpsd.
         if gga.satellitesUsed == 0, let quality = gga.quality, quality != 6 { ggaQuality = 0 }
-        if let quality = ggaQuality, quality > 0 {
+        if let quality = gga.quality, quality > 0 {
             setPosition(gga.latitude, gga.longitude)
             altitudeMSL = gga.altitude?.doubleValue ?? altitudeMSL
             ggaHasAltitude = gga.altitude != nil
@@ -89,6 +92,7 @@ struct Cycle {
         sawData = true
         if gll.isValid == true, gll.mode != .notValid {
             positionValid = true
+            gllValid = true
             setPosition(gll.latitude, gll.longitude)
         } else if positionValid == nil {
             positionValid = false
@@ -268,6 +272,7 @@ struct Cycle {
             mode = max(mode, gnsMode == .notValid ? .noFix : altitudeMSL != nil ? .threeDimensional : .twoDimensional)
         }
         if let pubxMode { mode = max(mode, pubxMode) }
+        if gllValid, altitudeMSL != nil { mode = max(mode, .threeDimensional) }
         if mode == .unknown, let positionValid { mode = positionValid && latitude != nil ? .twoDimensional : .noFix }
         return mode
     }

@@ -39,6 +39,10 @@ public struct FixAssembler {
     private var cycleCount = 0
     private var date: (year: Int, month: Int, day: Int)?
     private var previousFix: Fix?
+    /// The last fix with a time, and the one before it with another time (gpsd's
+    /// `lastfix` and `oldfix`), from which motion the receiver did not report is derived.
+    private var lastTimedFix: Fix?
+    private var motionReference: Fix?
     private var satellites = SatelliteTracker()
     /// The last sentence, as a possible end of cycle; the one that ended the last cycle;
     /// and the one learned because it ended two cycles running.
@@ -174,12 +178,15 @@ public struct FixAssembler {
         }
         var fix = cycle.fix(previous: previousFix, time: time)
         fix.time = time
-        if let previous = previousFix, let time = fix.time, let previousTime = previous.time,
-            fix.mode == .threeDimensional, previous.mode == .threeDimensional,
-            let altitude = fix.altitudeMSL, let previousAltitude = previous.altitudeMSL
-        {
-            let interval = time.secondsSince1970 - previousTime.secondsSince1970
-            if interval > 0, interval <= 10, fix.climb == nil { fix.climb = (altitude - previousAltitude) / interval }
+        if let time {
+            // gpsd's reference for motion: the last fix whose time differs by 10 ms or more.
+            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
+                motionReference = lastTimedFix
+            }
+            if let reference = motionReference, let referenceTime = reference.time {
+                fix.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
+            }
+            lastTimedFix = fix
         }
         statistics.cycles += 1
         emit(.fix(fix))

@@ -1,0 +1,42 @@
+extension Fix {
+    /// The longest time between two fixes across which motion is derived: past it, an
+    /// average over the gap (a receiver that lost its fix for a while) is no speed.
+    static let longestMotionGap = 10.0
+
+    /// The slowest derived speed, metres per second, at which a derived track is given:
+    /// below it the bearing between two positions is mostly their noise.
+    static let slowestTrackedSpeed = 0.5
+
+    /// Fills in the motion the receiver did not report, from `reference`, the previous fix
+    /// with another time, `interval` seconds before this one, the way gpsd does:
+    ///
+    /// - `speed`: the distance on the WGS-84 ellipsoid between the two positions over the
+    ///   interval, when both fixes are 2D or better;
+    /// - `climb`: the altitude change over the interval, when both are 3D (above the
+    ///   ellipsoid where both have it, else above sea level);
+    /// - `track`: the initial bearing from the reference to this position, which gpsd
+    ///   leaves out, only when the derived speed reaches ``slowestTrackedSpeed``.
+    ///
+    /// Values over 9999.9, gpsd's sanity bound, and intervals over ``longestMotionGap``
+    /// give nothing. What the receiver reported is never replaced.
+    mutating func deriveMotion(from reference: Fix, interval: Double) {
+        guard interval > 0, interval <= Self.longestMotionGap, mode >= .twoDimensional,
+            reference.mode >= .twoDimensional
+        else { return }
+        if speed == nil, let latitude, let longitude, let referenceLatitude = reference.latitude,
+            let referenceLongitude = reference.longitude,
+            let motion = Geodesy.inverse(
+                from: (referenceLatitude, referenceLongitude), to: (latitude, longitude)),
+            motion.distance / interval <= 9999.9
+        {
+            speed = motion.distance / interval
+            if track == nil, motion.distance / interval >= Self.slowestTrackedSpeed { track = motion.bearing }
+        }
+        guard climb == nil, mode == .threeDimensional, reference.mode == .threeDimensional else { return }
+        let altitudes = (altitudeHAE != nil && reference.altitudeHAE != nil)
+            ? (altitudeHAE, reference.altitudeHAE) : (altitudeMSL, reference.altitudeMSL)
+        if let now = altitudes.0, let then = altitudes.1, abs(now - then) / interval <= 9999.9 {
+            climb = (now - then) / interval
+        }
+    }
+}
