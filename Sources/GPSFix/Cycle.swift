@@ -211,6 +211,45 @@ struct Cycle {
         self.heading = heading.doubleValue
     }
 
+    /// Takes what `later`, sentences of the same epoch that came after this cycle was
+    /// closed, said: each value it has replaces this one's, as if merged in order.
+    mutating func absorb(_ later: Cycle) {
+        func take<Value>(_ value: inout Value?, _ newer: Value?) { if let newer { value = newer } }
+        sawData = sawData || later.sawData
+        take(&gsaMode, later.gsaMode)
+        take(&ggaQuality, later.ggaQuality)
+        ggaHasAltitude = ggaHasAltitude || later.ggaHasAltitude
+        take(&gnsMode, later.gnsMode)
+        take(&pubxMode, later.pubxMode)
+        take(&pubxStatus, later.pubxStatus)
+        take(&positionValid, later.positionValid)
+        gllValid = gllValid || later.gllValid
+        take(&modeIndicator, later.modeIndicator)
+        take(&latitude, later.latitude)
+        take(&longitude, later.longitude)
+        take(&altitudeMSL, later.altitudeMSL)
+        take(&altitudeHAE, later.altitudeHAE)
+        take(&geoidSeparation, later.geoidSeparation)
+        take(&climb, later.climb)
+        take(&speed, later.speed)
+        take(&track, later.track)
+        take(&magneticVariation, later.magneticVariation)
+        take(&horizontalError, later.horizontalError)
+        take(&verticalError, later.verticalError)
+        take(&sphericalError, later.sphericalError)
+        take(&longitudeError, later.longitudeError)
+        take(&latitudeError, later.latitudeError)
+        take(&hdop, later.hdop)
+        ggaGaveHDOP = ggaGaveHDOP || later.ggaGaveHDOP
+        take(&vdop, later.vdop)
+        take(&pdop, later.pdop)
+        take(&tdop, later.tdop)
+        take(&satellitesUsed, later.satellitesUsed)
+        hasSkyData = hasSkyData || later.hasSkyData
+        take(&errorEstimate, later.errorEstimate)
+        take(&heading, later.heading)
+    }
+
     private mutating func setPosition(_ latitude: NMEACoordinate?, _ longitude: NMEACoordinate?) {
         guard let latitude, let longitude else { return }
         self.latitude = latitude.degrees

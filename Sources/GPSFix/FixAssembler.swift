@@ -49,8 +49,10 @@ public struct FixAssembler {
     private var lastEnding: CycleEnding?
     private var endingCandidate: CycleEnding?
     private var cycleEnder: CycleEnding?
-    /// The time of the cycle just closed by its ending sentence.
+    /// The time and values of the cycle just closed by its ending sentence, in case more
+    /// of it follows.
     private var closedTime: NMEATime?
+    private var closedCycle: Cycle?
     /// How often each address occurred in the open cycle: only a sentence that occurs
     /// once per cycle can be learned as the one that ends it.
     private var tally = Tally(placeholder: SentenceAddress(packed: 0, count: 0))
@@ -134,6 +136,7 @@ public struct FixAssembler {
         }
         if let ending, ending == cycleEnder, cycle.time != nil {
             closedTime = cycle.time
+            closedCycle = cycle
             endCycle(emit)
         }
         lastEnding = ending
@@ -163,11 +166,16 @@ public struct FixAssembler {
             cycleEnder = candidate != nil && candidate == endingCandidate ? candidate : nil
             endingCandidate = candidate
             endCycle(emit)
-        } else if time == closedTime {
-            // More of a cycle already closed: the learned ending sentence was wrong.
+        } else if time == closedTime, var reopened = closedCycle {
+            // More of a cycle already closed: the learned ending sentence was wrong (a
+            // multiplexer's other talkers between the epoch's sentences). The epoch is
+            // reopened with what it had, so its next fix carries all of its own values.
             cycleEnder = nil
             endingCandidate = nil
+            reopened.absorb(cycle)
+            cycle = reopened
         }
+        if time != closedTime { closedCycle = nil }
         cycle.time = time
     }
 

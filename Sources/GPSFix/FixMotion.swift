@@ -1,7 +1,9 @@
 extension Fix {
-    /// The longest time between two fixes across which motion is derived: past it, an
-    /// average over the gap (a receiver that lost its fix for a while) is no speed.
-    static let longestMotionGap = 10.0
+    /// The longest time between two fixes across which motion is derived: one hour, the
+    /// bound gpsd's own source suggests (it derives across any gap). Across a gap of
+    /// seconds or minutes the result is the average motion over it, which for one cycle
+    /// is still what a stationary or slow receiver did; past an hour it says nothing.
+    static let longestMotionGap = 3600.0
 
     /// The slowest derived speed, metres per second, at which a derived track is given:
     /// below it the bearing between two positions is mostly their noise.

@@ -43,14 +43,15 @@ struct MotionTests {
         #expect(fixes[1].climb == 0.5)
     }
 
-    @Test("what the receiver reports is kept, and nothing is derived across a gap over ten seconds")
+    @Test("what the receiver reports is kept, and nothing is derived across a gap over an hour")
     func reportedAndGaps() throws {
         let rmc = sentence("$GPRMC,081413.000,A,5541.7956,N,03737.2877,E,0.52,301.26,260514,,,A")
         let reported = updates(of: Self.cycle(second: 12, latitude: "5541.1956") + Self.cycle(second: 13, latitude: "5541.7956") + rmc)
             .compactMap(\.fix)
         #expect(reported[1].speed == 0.52 * 0.514_444_44 && reported[1].track == 301.26)
-        let gap = updates(of: Self.cycle(second: 12, latitude: "5541.1956") + Self.cycle(second: 23, latitude: "5541.7956"))
-            .compactMap(\.fix)
+        let later = sentence("$GPGGA,091413.000,5541.7956,N,03737.2877,E,1,8,0.9,66.2,M,14.5,M,,")
+            + sentence("$GPZDA,091413.000,26,05,2014,,")
+        let gap = updates(of: Self.cycle(second: 12, latitude: "5541.1956") + later).compactMap(\.fix)
         #expect(gap[1].speed == nil && gap[1].track == nil && gap[1].climb == nil)
     }
 }
