@@ -49,9 +49,12 @@ public enum GPSDReport {
         var json = JSONWriter(class: "SKY", appendingTo: take(&buffer), capacity: 128 + 96 * sky.satellites.count)
         if let device { json.field("device", string: device) }
         if let time = sky.time { json.time("time", time) }
+        json.field("xdop", sky.xdop, decimals: 2)
+        json.field("ydop", sky.ydop, decimals: 2)
         json.field("vdop", sky.vdop, decimals: 2)
         json.field("tdop", sky.tdop, decimals: 2)
         json.field("hdop", sky.hdop, decimals: 2)
+        json.field("gdop", sky.gdop, decimals: 2)
         json.field("pdop", sky.pdop, decimals: 2)
         if !sky.satellites.isEmpty { json.field("nSat", sky.visibleCount) }
         if let used = sky.usedCount { json.field("uSat", used) }

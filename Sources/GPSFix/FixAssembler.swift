@@ -39,6 +39,8 @@ public struct FixAssembler {
     private var cycleCount = 0
     private var date: (year: Int, month: Int, day: Int)?
     private var previousFix: Fix?
+    /// The sky values the receiver sent last, held for the cycles in which it sends none.
+    private var heldSky = HeldSky()
     /// The last fix with a time, and the one before it with another time (gpsd's
     /// `lastfix` and `oldfix`), from which motion the receiver did not report is derived.
     private var lastTimedFix: Fix?
@@ -198,15 +200,25 @@ public struct FixAssembler {
         }
         statistics.cycles += 1
         emit(.fix(fix))
-        if cycle.hasSkyData || satellites.hasNews {
+        // A GSA or GSV (or PUBX,03) this cycle renews the held sky; past its age limit
+        // the receiver's last satellites and DOPs are forgotten.
+        let satelliteNews = satellites.hasNews
+        if satelliteNews { heldSky.update(from: cycle, time: fix.time, cycle: cycleCount) }
+        let held = heldSky.isFresh(at: fix.time, cycle: cycleCount)
+        if !held { satellites.forget() }
+        if cycle.hasSkyData || held {
             var sky = SkyView()
             sky.time = fix.time
-            sky.hdop = cycle.hdop
-            sky.vdop = cycle.vdop
-            sky.pdop = cycle.pdop
-            sky.tdop = cycle.tdop
+            // What this cycle did not say, the receiver's last word says, while fresh;
+            // DOPs describe a solution, so they are held only while there is a fix.
+            let dilutionsHeld = held && fix.mode >= .twoDimensional
+            sky.hdop = cycle.hdop ?? (dilutionsHeld ? heldSky.hdop : nil)
+            sky.vdop = cycle.vdop ?? (dilutionsHeld ? heldSky.vdop : nil)
+            sky.pdop = cycle.pdop ?? (dilutionsHeld ? heldSky.pdop : nil)
+            sky.tdop = cycle.tdop ?? (dilutionsHeld ? heldSky.tdop : nil)
             sky.reportedUsedCount = cycle.satellitesUsed
             sky.satellites = satellites.takeView()
+            sky.fillMissingDilutions()
             emit(.sky(sky))
         }
         if var estimate = cycle.errorEstimate {
@@ -242,5 +254,43 @@ struct CycleEnding: Equatable {
         self.address = address
         signal = gsv.signalID
         isGroupEnd = true
+    }
+}
+
+/// The dilutions a receiver sent last with its satellites, and when.
+///
+/// Many receivers send GSA and GSV only every few cycles (SiRF: every fifth). As gpsd
+/// does, the last values stand until the receiver replaces them, so every cycle has a
+/// SKY with its DOPs; unlike gpsd, they stand for at most ``maximumAge`` seconds (or as
+/// many cycles when the receiver gives no time), so a receiver that stops sending them
+/// does not leave a stale view up for good.
+struct HeldSky {
+    static let maximumAge = 30.0
+
+    var hdop: Double?
+    var vdop: Double?
+    var pdop: Double?
+    var tdop: Double?
+    private var time: GPSTime?
+    private var cycle: Int?
+
+    /// Takes what `values`, a cycle with satellite news, said.
+    mutating func update(from values: Cycle, time: GPSTime?, cycle: Int) {
+        hdop = values.hdop ?? hdop
+        vdop = values.vdop ?? vdop
+        pdop = values.pdop ?? pdop
+        tdop = values.tdop ?? tdop
+        self.time = time
+        self.cycle = cycle
+    }
+
+    /// Whether the held values are recent enough to report with a cycle at `time`.
+    func isFresh(at time: GPSTime?, cycle: Int) -> Bool {
+        guard let heldCycle = self.cycle else { return false }
+        if let time, let heldTime = self.time {
+            let age = time.secondsSince1970 - heldTime.secondsSince1970
+            return age >= 0 && age <= Self.maximumAge
+        }
+        return Double(cycle - heldCycle) <= Self.maximumAge
     }
 }

@@ -157,6 +157,12 @@ struct SatelliteTracker {
         return view
     }
 
+    /// Forgets every group and used flag: the receiver has not renewed them for too long.
+    mutating func forget() {
+        groups.removeAll(keepingCapacity: true)
+        for index in used.indices { used[index] = 0 }
+    }
+
     /// Starts a new cycle: the next GSA replaces the used-list instead of adding to it.
     mutating func beginCycle() {
         gsaSeenThisCycle = false

@@ -36,6 +36,11 @@ public struct SkyView: Hashable, Sendable {
     public var vdop: Double?
     public var pdop: Double?
     public var tdop: Double?
+    /// East, north and geometric dilutions, which receivers do not send: computed from
+    /// the used satellites' positions, as gpsd computes them (see ``fillMissingDilutions()``).
+    public var xdop: Double?
+    public var ydop: Double?
+    public var gdop: Double?
     /// Satellites used in the solution as GGA counts them, when no GSA said which.
     public var reportedUsedCount: Int?
 
@@ -47,5 +52,24 @@ public struct SkyView: Hashable, Sendable {
     /// Satellites used in the solution (gpsd's `uSat`).
     public var usedCount: Int? {
         satellites.isEmpty ? reportedUsedCount : satellites.reduce(0) { $0 + ($1.used ? 1 : 0) }
+    }
+}
+
+extension SkyView {
+    /// Fills each dilution of precision the receiver did not send with the one computed
+    /// from the geometry of the satellites it used, when at least four of them have an
+    /// elevation and azimuth; the receiver's own values are never replaced (its solution
+    /// may weight satellites in ways the geometry alone does not show).
+    mutating func fillMissingDilutions() {
+        guard hdop == nil || vdop == nil || pdop == nil || tdop == nil || xdop == nil || ydop == nil || gdop == nil,
+            let computed = DilutionOfPrecision(usedSatellitesOf: satellites)
+        else { return }
+        xdop = xdop ?? computed.xdop
+        ydop = ydop ?? computed.ydop
+        hdop = hdop ?? computed.hdop
+        vdop = vdop ?? computed.vdop
+        pdop = pdop ?? computed.pdop
+        tdop = tdop ?? computed.tdop
+        gdop = gdop ?? computed.gdop
     }
 }

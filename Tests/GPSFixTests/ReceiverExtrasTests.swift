@@ -1,4 +1,4 @@
-import GPSFix
+@testable import GPSFix
 import NMEA
 import Testing
 
@@ -66,5 +66,69 @@ struct ReceiverExtrasTests {
         #expect(heading.first?.time == GPSTime(year: 2002, month: 12, day: 9, time: NMEATime(hour: 8, minute: 13, second: 50)))
         let empty = updates(of: Self.rmc + sentence("$GPHDT,,T")).filter { if case .attitude = $0 { true } else { false } }
         #expect(empty.isEmpty)
+    }
+}
+
+/// Sky state that outlives the cycle that brought it (issue: receivers that send GSA and
+/// GSV only every few cycles) and dilutions computed from geometry.
+@Suite("Held sky and computed dilutions")
+struct HeldSkyTests {
+    static func gga(_ second: Int) -> String {
+        sentence("$GPGGA,1852\(second).000,4854.2575,N,00219.9816,E,1,05,1.7,124.4,M,47.3,M,,0000")
+    }
+    static func rmc(_ second: Int) -> String {
+        sentence("$GPRMC,1852\(second).000,A,4854.2575,N,00219.9816,E,0.00,296.61,210706,,,A")
+    }
+    static let sky = sentence("$GPGSA,A,3,14,01,30,06,09,,,,,,,,2.8,1.7,2.2")
+        + sentence("$GPGSV,3,1,11,30,79,308,20,05,54,079,16,06,43,204,29,14,39,247,41")
+        + sentence("$GPGSV,3,2,11,01,31,303,31,02,28,077,20,25,17,309,,09,17,138,25")
+        + sentence("$GPGSV,3,3,11,04,14,040,,24,02,020,,20,00,342,")
+
+    @Test("between GSAs every cycle's SKY keeps the receiver's last DOPs and satellites")
+    func heldBetweenUpdates() throws {
+        let log = Self.gga(44) + Self.sky + Self.rmc(44) + Self.gga(45) + Self.rmc(45) + Self.gga(46) + Self.rmc(46)
+        let skies = updates(of: log).compactMap(\.sky)
+        #expect(skies.count == 3)
+        for sky in skies {
+            #expect(sky.pdop == 2.8 && sky.hdop == 1.7 && sky.vdop == 2.2, "\(sky)")
+            #expect(sky.visibleCount == 11 && sky.usedCount == 5)
+        }
+    }
+
+    @Test("held values expire: more than 30 s without GSA or GSV forgets the satellites and their DOPs")
+    func heldValuesExpire() throws {
+        let log = Self.gga(14) + Self.sky + Self.rmc(14) + Self.gga(44) + Self.rmc(44) + Self.gga(50) + Self.rmc(50)
+        let skies = updates(of: log).compactMap(\.sky)
+        #expect(skies.count == 3)
+        // 36 s later: only what the GGA itself says, its HDOP and used count.
+        let expired = try #require(skies.last)
+        #expect(expired.time?.time.second == 50)
+        #expect(expired.hdop == 1.7 && expired.vdop == nil && expired.pdop == nil)
+        #expect(expired.satellites.isEmpty && expired.usedCount == 5)
+        // 30 s later, at the limit, they still stood.
+        #expect(skies[1].pdop == 2.8 && skies[1].visibleCount == 11)
+    }
+
+    @Test("DOPs a receiver does not send are computed from the used satellites' geometry; its own are kept")
+    func computedDilutions() throws {
+        var sky = SkyView()
+        let positions: [(Int, Double, Double)] = [(1, 90, 0), (2, 30, 0), (3, 30, 120), (4, 30, 240)]
+        sky.satellites = positions.map { prn, elevation, azimuth in
+            Satellite(identity: SatelliteIdentity(prn: prn, gnss: .gps, svid: prn), elevation: elevation, azimuth: azimuth,
+                      snr: 40, used: true)
+        }
+        sky.hdop = 9.9
+        sky.fillMissingDilutions()
+        #expect(sky.hdop == 9.9)  // the receiver's
+        // One overhead and three 120° apart at 30°: east and north symmetric.
+        let xdop = try #require(sky.xdop), ydop = try #require(sky.ydop)
+        #expect(abs(xdop - ydop) < 1e-9)
+        let pdop = try #require(sky.pdop), vdop = try #require(sky.vdop)
+        #expect(abs(pdop * pdop - (xdop * xdop + ydop * ydop + vdop * vdop)) < 1e-9)
+        // Three satellites cannot fix position and time: nothing is computed.
+        var few = SkyView()
+        few.satellites = Array(sky.satellites.prefix(3))
+        few.fillMissingDilutions()
+        #expect(few.pdop == nil)
     }
 }

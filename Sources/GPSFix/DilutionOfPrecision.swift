@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Dilutions of precision computed from the geometry of the satellites used, for the ones
+/// a receiver does not send (gpsd does the same, and never replaces a receiver's own).
+///
+/// Each used satellite with an elevation and azimuth gives a line-of-sight row
+/// `(sin az cos el, cos az cos el, sin el, 1)`; with `H` the matrix of those rows, the
+/// diagonal of `(HᵀH)⁻¹` gives the east, north, vertical and time variances: xdop and
+/// ydop their square roots, hdop from both horizontal ones, pdop from the three spatial
+/// ones, gdop from all four. Fewer than four such satellites, or a degenerate geometry,
+/// give none.
+struct DilutionOfPrecision: Equatable {
+    var xdop: Double
+    var ydop: Double
+    var hdop: Double
+    var vdop: Double
+    var pdop: Double
+    var tdop: Double
+    var gdop: Double
+
+    init?(usedSatellitesOf satellites: [Satellite]) {
+        // Row-major 4×4 matrices in inline storage: computing this allocates nothing.
+        var product = InlineArray<16, Double>(repeating: 0)
+        var count = 0
+        let radians = Double.pi / 180
+        for satellite in satellites where satellite.used {
+            guard let azimuth = satellite.azimuth, let elevation = satellite.elevation,
+                (0...359).contains(azimuth), abs(elevation) <= 90
+            else { continue }
+            let row: InlineArray<4, Double> = [
+                sin(azimuth * radians) * cos(elevation * radians), cos(azimuth * radians) * cos(elevation * radians),
+                sin(elevation * radians), 1,
+            ]
+            for i in 0..<4 { for j in 0..<4 { product[i * 4 + j] += row[i] * row[j] } }
+            count += 1
+        }
+        guard count >= 4, let inverse = Self.inverted(product) else { return nil }
+        let (east, north, up, time) = (inverse[0], inverse[5], inverse[10], inverse[15])
+        guard east > 0, north > 0, up > 0, time > 0 else { return nil }
+        xdop = east.squareRoot()
+        ydop = north.squareRoot()
+        hdop = (east + north).squareRoot()
+        vdop = up.squareRoot()
+        pdop = (east + north + up).squareRoot()
+        tdop = time.squareRoot()
+        gdop = (east + north + up + time).squareRoot()
+    }
+
+    /// The inverse of a row-major 4×4 matrix by Gauss-Jordan elimination with partial
+    /// pivoting; `nil` when it is singular.
+    static func inverted(_ matrix: InlineArray<16, Double>) -> InlineArray<16, Double>? {
+        var left = matrix
+        var right = InlineArray<16, Double>(repeating: 0)
+        for index in 0..<4 { right[index * 5] = 1 }
+        for column in 0..<4 {
+            var pivot = column
+            for row in (column + 1)..<4 where abs(left[row * 4 + column]) > abs(left[pivot * 4 + column]) { pivot = row }
+            guard abs(left[pivot * 4 + column]) > 1e-12 else { return nil }
+            if pivot != column {
+                for j in 0..<4 {
+                    left.swapAt(column * 4 + j, pivot * 4 + j)
+                    right.swapAt(column * 4 + j, pivot * 4 + j)
+                }
+            }
+            let scale = left[column * 4 + column]
+            for j in 0..<4 {
+                left[column * 4 + j] /= scale
+                right[column * 4 + j] /= scale
+            }
+            for row in 0..<4 where row != column {
+                let factor = left[row * 4 + column]
+                guard factor != 0 else { continue }
+                for j in 0..<4 {
+                    left[row * 4 + j] -= factor * left[column * 4 + j]
+                    right[row * 4 + j] -= factor * right[column * 4 + j]
+                }
+            }
+        }
+        return right
+    }
+}
