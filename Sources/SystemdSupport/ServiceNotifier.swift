@@ -20,6 +20,10 @@ public struct SystemdNotifier: ServiceNotifier {
         address = environment["NOTIFY_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
+    /// Whether a service manager listens: when none does, the daemon need not keep it
+    /// informed, and spends no wake-ups on it.
+    public var isActive: Bool { address != nil }
+
     public func notify(_ state: String) {
         guard let address else { return }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -11,7 +11,8 @@ struct DaemonService: Service {
     let server: GPSFixServer
     let providers: [NMEALocationProvider]
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
-    let notifier: any ServiceNotifier
+    /// The service manager's notifier; `nil` when none listens (not run by systemd).
+    let notifier: (any ServiceNotifier)?
     let watchdogInterval: Duration?
     /// How often the counters go to the log (and once more at shutdown).
     let statusInterval: Duration
@@ -22,7 +23,7 @@ struct DaemonService: Service {
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
-                group.addTask { await reportToServiceManager() }
+                if let notifier { group.addTask { await reportToServiceManager(through: notifier) } }
                 for provider in providers {
                     group.addTask { await server.serve(provider) }
                 }
@@ -40,7 +41,7 @@ struct DaemonService: Service {
         }
         logger.info("stopping")
         await logCounters()
-        notifier.notify("STOPPING=1")
+        notifier?.notify("STOPPING=1")
         await server.shutdown()
     }
 
@@ -55,7 +56,7 @@ struct DaemonService: Service {
     }
 
     /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.
-    private func reportToServiceManager() async {
+    private func reportToServiceManager(through notifier: any ServiceNotifier) async {
         let server = self.server
         let reporter = ServiceManagerReporter(notifier: notifier, watchdogInterval: watchdogInterval)
         await reporter.run(

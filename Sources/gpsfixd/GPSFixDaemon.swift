@@ -94,6 +94,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let address = try tcp.map(Self.parseAddress)
         let environment = Self.environment()
         let service = ServiceEnvironment(environment: environment)
+        let notifier = SystemdNotifier(environment: environment)
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release,
@@ -114,7 +115,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let daemon = DaemonService(
             server: server, providers: providers, demo: demoReplay,
-            notifier: SystemdNotifier(environment: environment), watchdogInterval: service.watchdogInterval,
+            notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)
         let group = ServiceGroup(
             configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
