@@ -65,6 +65,28 @@ struct DeviceStateTests {
         #expect(sentences.allSatisfy { fixture.contains($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
     }
 
+    @Test("gpsmon, run in a terminal under tmux, shows the receiver's sentences in its packet window")
+    func gpsmon() throws {
+        let daemon = try DaemonUnderTest()
+        // gpsmon asks ?WATCH={"raw":2,"pps":true} without "enable": it must be enabled.
+        let tmuxSocket = daemon.folder.appendingPathComponent("tmux").path
+        _ = try run("/usr/bin/tmux", ["-S", tmuxSocket, "new-session", "-d", "-x", "120", "-y", "40", "gpsmon 127.0.0.1:\(daemon.tcpPort)"])
+        let server = Int32(try run("/usr/bin/tmux", ["-S", tmuxSocket, "display-message", "-p", "#{pid}"])
+            .trimmingCharacters(in: .whitespacesAndNewlines))
+        defer {
+            _ = try? run("/usr/bin/tmux", ["-S", tmuxSocket, "kill-server"])
+            if let server, kill(server, 0) == 0 { kill(server, SIGKILL) }
+        }
+        var screen = ""
+        let deadline = Date().addingTimeInterval(20)
+        while !(screen.contains("$GPGGA") && screen.contains("$GPRMC")), Date() < deadline {
+            usleep(250_000)
+            screen = try run("/usr/bin/tmux", ["-S", tmuxSocket, "capture-pane", "-p"])
+        }
+        #expect(screen.contains("$GPGGA") && screen.contains("$GPRMC"), "\(screen)")
+        #expect(screen.contains("NMEA0183"), "gpsmon names the driver from DEVICE: \(screen)")
+    }
+
     @Test("out-of-range timing options are refused with the range, before anything starts",
           arguments: [["--silence-timeout", "0"], ["--silence-timeout", "1e300"], ["--status-interval", "0"]])
     func timingOptionsValidated(option: [String]) throws {
