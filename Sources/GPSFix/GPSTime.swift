@@ -27,6 +27,16 @@ public struct GPSTime: Hashable, Sendable, Comparable {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// The UTC time `milliseconds` after 1970-01-01T00:00:00Z.
+    public init(millisecondsSince1970 milliseconds: Int) {
+        let seconds = milliseconds.floorDivided(by: 1000)
+        let secondOfDay = seconds - seconds.floorDivided(by: 86_400) * 86_400
+        let time = NMEATime(
+            hour: UInt8(secondOfDay / 3600), minute: UInt8(secondOfDay / 60 % 60), second: UInt8(secondOfDay % 60),
+            nanosecond: UInt32(milliseconds - seconds * 1000) * 1_000_000)
+        self.init(daysSince1970: seconds.floorDivided(by: 86_400), time: time)
+    }
+
     /// The date `days` after 1970-01-01 at `time` (the inverse of ``daysSince1970``).
     public init(daysSince1970 days: Int, time: NMEATime) {
         let shifted = days + 719_468
@@ -103,5 +113,13 @@ public struct CenturyRule: Hashable, Sendable {
         let century = referenceYear - referenceYear % 100
         let candidates = [century - 100 + year, century + year, century + 100 + year]
         return candidates.min { abs($0 - referenceYear) < abs($1 - referenceYear) }!
+    }
+}
+
+extension Int {
+    /// Division rounding towards negative infinity (times before 1970 stay on their day).
+    fileprivate func floorDivided(by divisor: Int) -> Int {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GPSFix
 import NMEA
 
@@ -11,64 +14,119 @@ import NMEA
 public struct Replayer: Sendable {
     /// The log's receiver bytes, cut into cycles, each with the pause that follows it.
     public let cycles: [(bytes: [UInt8], pause: Duration)]
+    /// Seconds of the log's own time from each cycle to the next (1 where it gives none,
+    /// 0.05 to 2, in steps of 0.05): the spacing of retimed cycles.
+    private let intervals: [Double]
 
     /// Plans the replay of `log` at `speed` times real time (`nil`: as fast as possible).
-    public init(log: CaptureLog, speed: Double? = 1) {
+    /// `startingAtFirstFix` leaves out the cycles before the first with a valid position,
+    /// so a demo has a fix at once.
+    public init(log: CaptureLog, speed: Double? = 1, startingAtFirstFix: Bool = false) {
         var cycles: [(bytes: [UInt8], pause: Duration)] = []
+        var intervals: [Double] = []
         var current: [UInt8] = []
         var currentTime: NMEATime?
         let framer = NMEAFramer(configuration: .lenient)
-        func pause(from earlier: NMEATime?, to later: NMEATime?) -> Duration {
-            guard let speed else { return .zero }
-            var seconds = 1.0
-            if let earlier, let later {
-                let difference = Double(later.nanosecondsSinceMidnight - earlier.nanosecondsSinceMidnight) / 1e9
-                if difference > 0 { seconds = min(difference, 2) }
-            }
-            return .milliseconds(Int64(seconds / speed * 1000))
+        // Rounded to 50 ms, a multiple of every receiver rate (1 to 20 Hz): recorded
+        // times jitter by a millisecond, which retimed cycles would otherwise accumulate.
+        func interval(from earlier: NMEATime?, to later: NMEATime?) -> Double {
+            guard let earlier, let later else { return 1 }
+            let difference = Double(later.nanosecondsSinceMidnight - earlier.nanosecondsSinceMidnight) / 1e9
+            return difference > 0 ? max(0.05, min((difference * 20).rounded() / 20, 2)) : 1
         }
+        func pause(_ seconds: Double) -> Duration {
+            speed.map { .milliseconds(Int64(seconds / $0 * 1000)) } ?? .zero
+        }
+        var fixed = !startingAtFirstFix
         let payload = log.payload
         var lineStart = 0
         while lineStart < payload.count {
             let lineEnd = payload[lineStart...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? payload.count
             let line = Array(payload[lineStart..<lineEnd])
             var time: NMEATime?
+            var hasFix = false
             line.withUnsafeBytes { bytes in
-                framer.feed(bytes) { sentence in time = Self.time(of: sentence) }
+                framer.feed(bytes) { sentence in (time, hasFix) = Self.timeAndFix(of: sentence) }
             }
-            framer.finish { sentence in time = Self.time(of: sentence) }
+            framer.finish { sentence in (time, hasFix) = Self.timeAndFix(of: sentence) }
             if let time, let previous = currentTime, time != previous, !current.isEmpty {
-                cycles.append((current, pause(from: previous, to: time)))
+                if fixed {
+                    let seconds = interval(from: previous, to: time)
+                    cycles.append((current, pause(seconds)))
+                    intervals.append(seconds)
+                }
                 current = []
             }
+            fixed = fixed || hasFix
             if let time { currentTime = time }
             current += line
             lineStart = lineEnd
         }
-        if !current.isEmpty { cycles.append((current, pause(from: nil, to: nil))) }
+        if !current.isEmpty, fixed {
+            cycles.append((current, pause(1)))
+            intervals.append(1)
+        }
         self.cycles = cycles
+        self.intervals = intervals
     }
 
-    private static func time(of sentence: NMEASentence) -> NMEATime? {
+    /// The sentence's time, and whether it states a valid position.
+    private static func timeAndFix(of sentence: NMEASentence) -> (NMEATime?, Bool) {
         switch try? NMEAMessage(decoding: sentence) {
-        case .gga(let gga)?: gga.time
-        case .rmc(let rmc)?: rmc.time
-        case .gll(let gll)?: gll.time
-        case .gns(let gns)?: gns.time
-        case .zda(let zda)?: zda.time
-        default: nil
+        case .gga(let gga)?: (gga.time, (gga.quality ?? 0) > 0 && gga.latitude != nil)
+        case .rmc(let rmc)?: (rmc.time, rmc.isValid == true && rmc.latitude != nil)
+        case .gll(let gll)?: (gll.time, gll.isValid == true && gll.latitude != nil)
+        case .gns(let gns)?: (gns.time, gns.mode != nil && gns.mode != .notValid && gns.latitude != nil)
+        case .zda(let zda)?: (zda.time, false)
+        default: (nil, false)
         }
     }
 
     /// Writes the cycles into `terminal`, pausing on `clock` between them, once or forever.
     /// The writes wait for the pty's reader off the cooperative pool (see ``PseudoTerminal/write(_:)``).
-    public func play(into terminal: PseudoTerminal, loop: Bool, clock: any Clock<Duration> = ContinuousClock()) async throws {
+    ///
+    /// - `retime`: each cycle's times and dates are rewritten (``Retimer``) to the wall
+    ///   clock's current second as it is written, or to the previous cycle's time plus the
+    ///   log's interval when that is later, so times keep increasing, across loops too.
+    /// - `burst`: this many cycles go out at once before pacing starts, enough for a
+    ///   reader to learn the cycle's end and report a fix straight away.
+    /// - `now`: the wall clock, milliseconds since 1970 (a test's own clock).
+    public func play(
+        into terminal: PseudoTerminal, loop: Bool, retime: Bool = false, burst: Int = 0,
+        clock: any Clock<Duration> = ContinuousClock(), now: @Sendable () -> Int = Replayer.wallClock
+    ) async throws {
+        // A burst is stamped back from now, so its last cycle is now's; each later cycle
+        // is the previous one plus the log's gap before it, or now when that is later.
+        let burstSpan = intervals.prefix(max(burst - 1, 0)).reduce(0) { $0 + Int($1 * 1000) }
+        var stamp: Int?
+        var gapBefore = 1000
+        var written = 0
         repeat {
-            for cycle in cycles {
+            for (cycle, gapAfter) in zip(cycles, intervals) {
                 try Task.checkCancellation()
-                try await terminal.write(cycle.bytes)
-                if cycle.pause > .zero { try await clock.sleep(for: cycle.pause) }
+                var bytes = cycle.bytes
+                if retime {
+                    let wholeSecond = now() / 1000 * 1000
+                    let next = switch stamp {
+                    case nil: wholeSecond - (burst > 0 ? burstSpan : 0)
+                    case let previous? where written < burst: previous + gapBefore
+                    case let previous?: max(wholeSecond, previous + gapBefore)
+                    }
+                    stamp = next
+                    gapBefore = Int(gapAfter * 1000)
+                    bytes = Retimer.retime(lines: bytes, to: GPSTime(millisecondsSince1970: next))
+                }
+                try await terminal.write(bytes)
+                written += 1
+                if written >= burst, cycle.pause > .zero { try await clock.sleep(for: cycle.pause) }
             }
         } while loop
+    }
+
+    /// The system's real-time clock, milliseconds since 1970.
+    public static let wallClock: @Sendable () -> Int = {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
     }
 }

@@ -259,10 +259,6 @@ final class Hub: @unchecked Sendable {
     static func now() -> String {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
-        let seconds = Int(spec.tv_sec) % 86_400
-        let time = NMEATime(
-            hour: UInt8(seconds / 3600), minute: UInt8(seconds / 60 % 60), second: UInt8(seconds % 60),
-            nanosecond: UInt32(spec.tv_nsec))
-        return GPSTime(daysSince1970: Int(spec.tv_sec) / 86_400, time: time).iso8601
+        return GPSTime(millisecondsSince1970: Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000).iso8601
     }
 }

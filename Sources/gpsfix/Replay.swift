@@ -32,6 +32,9 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "Start again from the beginning at the end of the log.")
     var loop = false
 
+    @Flag(help: "Rewrite each cycle's times and dates to the wall clock as it is written (checksums recomputed), so the replay looks like a live receiver; times keep increasing across --loop.")
+    var retime = false
+
     func validate() throws {
         guard speed > 0 else { throw ValidationError("--speed must be positive") }
         guard !(realtime && asFastAsPossible) else { throw ValidationError("--realtime and --as-fast-as-possible exclude each other") }
@@ -47,7 +50,7 @@ struct Replay: AsyncParsableCommand {
         }
         FileHandle.standardOutput.write(Data((terminal.path + "\n").utf8))
         defer { if let link { try? FileManager.default.removeItem(atPath: link) } }
-        try await replayer.play(into: terminal, loop: loop)
+        try await replayer.play(into: terminal, loop: loop, retime: retime)
         // Give a reader time to drain the pty before it closes.
         try await Task.sleep(for: .milliseconds(500))
     }

@@ -28,7 +28,7 @@ struct DaemonService: Service {
                     group.addTask { await server.serve(provider) }
                 }
                 if let demo {
-                    group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true) }
+                    group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
                 }
                 group.addTask {
                     while !Task.isCancelled {

@@ -105,7 +105,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
         var sources: [any ByteSource] = devices.compactMap { DeviceName($0)?.source(settings: SerialSettings(speed: speed)) }
         if sources.isEmpty, demo {
             let terminal = try PseudoTerminal()
-            demoReplay = (terminal, Replayer(log: CaptureLog(PackageResources.demo_nmea), speed: 1))
+            // From its first fix, retimed to now: the demo has a fix at once, and its times
+            // keep increasing across loops like a live receiver's.
+            demoReplay = (terminal, Replayer(log: CaptureLog(PackageResources.demo_nmea), speed: 1, startingAtFirstFix: true))
             sources.append(SerialPort(path: terminal.path))
             logger.info("demo: replaying a bundled capture", metadata: ["pty": "\(terminal.path)"])
         }

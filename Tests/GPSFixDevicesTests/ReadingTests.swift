@@ -127,3 +127,65 @@ struct ReadingTests {
         }
     }
 }
+
+/// Replays that look live: retimed cycles, a demo that starts at its first fix.
+@Suite("Retimed replays", .serialized)
+struct RetimedReplayTests {
+    static func cycle(_ time: String, valid: Bool = true) -> String {
+        let gga = "GPGGA,\(time),2712.6404,S,15303.1201,E,\(valid ? 1 : 0),05,1.2,4.0,M,42.2,M,,"
+        let rmc = "GPRMC,\(time),\(valid ? "A" : "V"),2712.6404,S,15303.1201,E,0.00,0.00,080407,,,A"
+        return [gga, rmc].map { "$\($0)*" + String(format: "%02X", $0.utf8.reduce(0, ^)) + "\r\n" }.joined()
+    }
+
+    /// The fixes a reader decodes from `replayer` looping into a pty, `count` of them.
+    static func replayedFixes(_ replayer: Replayer, count: Int, now: @escaping @Sendable () -> Int) async throws -> [Fix] {
+        let terminal = try PseudoTerminal()
+        let reader = NMEALocationProvider(source: SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600)))
+        let reading = Task {
+            var fixes: [Fix] = []
+            for await update in reader.updates() {
+                if case .fix(let fix) = update { fixes.append(fix) }
+                if fixes.count >= count { break }
+            }
+            return fixes
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        // Paced by a clock that never waits, so the loop runs as fast as the reader reads.
+        let playing = Task { try await replayer.play(into: terminal, loop: true, retime: true, now: now) }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(10))
+            reading.cancel()
+        }
+        defer { deadline.cancel() }
+        let fixes = await reading.value
+        playing.cancel()
+        _ = try? await playing.value
+        return fixes
+    }
+
+    @Test("a retimed sentence keeps its fields but the time and date, and a valid checksum")
+    func retimedSentence() {
+        let line = Array(Self.cycle("095256.810").utf8.split(separator: 10)[1]) + [10]
+        let retimed = String(decoding: Retimer.retime(line[...], to: GPSTime(millisecondsSince1970: 1_795_422_064_250)), as: UTF8.self)
+        #expect(retimed.hasPrefix("$GPRMC,082104.250,A,2712.6404,S,15303.1201,E,0.00,0.00,231126,,,A*"))
+        let body = retimed.dropFirst().prefix { $0 != "*" }
+        #expect(retimed.hasSuffix(String(format: "*%02X\r\n", body.utf8.reduce(0, ^))))
+        let notTimed = Array("$GPGSA,A,3,05,07,,,,,,,,,,,11.7,7.5,9.0*0A\r\n".utf8)
+        #expect(Retimer.retime(notTimed[...], to: GPSTime(millisecondsSince1970: 0)) == notTimed)
+    }
+
+    @Test("retimed cycles follow the wall clock, and their times keep increasing across a loop")
+    func retimedLoop() async throws {
+        let log = CaptureLog(Array((Self.cycle("095255.810", valid: false) + Self.cycle("095256.810") + Self.cycle("095257.810")
+            + Self.cycle("095258.810")).utf8))
+        let replayer = Replayer(log: log, speed: nil, startingAtFirstFix: true)
+        #expect(replayer.cycles.count == 3)  // the cycle without a fix is left out
+        // A wall clock standing still: each cycle is the previous one plus the log's second.
+        let start = 1_795_422_064_000
+        let fixes = try await Self.replayedFixes(replayer, count: 7, now: { start })
+        let seconds = fixes.compactMap { $0.time?.secondsSince1970 }
+        #expect(seconds.count == 7)  // more than two loops of three cycles
+        #expect(seconds == (0..<seconds.count).map { Double(start / 1000 + $0) }, "\(seconds)")
+        #expect(fixes.allSatisfy { $0.mode == .threeDimensional })
+    }
+}

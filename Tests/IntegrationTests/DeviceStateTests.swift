@@ -87,6 +87,29 @@ struct DeviceStateTests {
         #expect(screen.contains("NMEA0183"), "gpsmon names the driver from DEVICE: \(screen)")
     }
 
+    @Test("the demo: a watcher's first TPV is already a 3D fix, stamped with today's time, and times only increase")
+    func demoStartsFixed() throws {
+        let folder = try makeTemporaryFolder("demo")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socket = folder.appendingPathComponent("s.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socket, "--log-level", "warning"])
+        defer { daemon.stop() }
+        let client = try #require(LineClient.connect(unixPath: socket))
+        _ = client.readLine()
+        client.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        var tpvs: [[String: Any]] = []
+        while tpvs.count < 4, let line = client.readLine(timeout: 10) {
+            if let object = line.json, object["class"] as? String == "TPV" { tpvs.append(object) }
+        }
+        try #require(tpvs.count == 4)
+        #expect(tpvs.allSatisfy { $0["mode"] as? Int == 3 }, "\(tpvs.map { $0["mode"] ?? "-" })")
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let times = tpvs.compactMap { ($0["time"] as? String).flatMap(formatter.date(from:)) }
+        #expect(times.count == 4 && zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(times)")
+        #expect(abs((times.last ?? .distantPast).timeIntervalSinceNow) < 5, "demo time \(times.last.map(String.init(describing:)) ?? "none")")
+    }
+
     @Test("out-of-range timing options are refused with the range, before anything starts",
           arguments: [["--silence-timeout", "0"], ["--silence-timeout", "1e300"], ["--status-interval", "0"]])
     func timingOptionsValidated(option: [String]) throws {
