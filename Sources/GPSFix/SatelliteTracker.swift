@@ -73,6 +73,12 @@ struct SatelliteTracker {
         }
         nextPartialNumber = number + 1
         guard gsv.isLast else { return }
+        completeGroup(key, cycle: cycle)
+        partialKey = nil
+    }
+
+    /// The satellites gathered in `partial` replace the group of `key`.
+    private mutating func completeGroup(_ key: GroupKey, cycle: Int) {
         if let index = groups.firstIndex(where: { $0.key == key }) {
             swap(&groups[index].satellites, &partial)
             groups[index].cycle = cycle
@@ -80,7 +86,6 @@ struct SatelliteTracker {
             groups.append(Group(key: key, satellites: partial, cycle: cycle))
         }
         partial.removeAll(keepingCapacity: true)
-        partialKey = nil
         hasNews = true
     }
 
@@ -108,15 +113,7 @@ struct SatelliteTracker {
                 used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
             }
         }
-        let key = GroupKey(isPUBX: true)
-        if let index = groups.firstIndex(where: { $0.key == key }) {
-            swap(&groups[index].satellites, &partial)
-            groups[index].cycle = cycle
-        } else {
-            groups.append(Group(key: key, satellites: partial, cycle: cycle))
-        }
-        partial.removeAll(keepingCapacity: true)
-        hasNews = true
+        completeGroup(GroupKey(isPUBX: true), cycle: cycle)
     }
 
     /// Adds one GSA sentence's used-list.

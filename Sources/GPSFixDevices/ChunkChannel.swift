@@ -30,12 +30,25 @@ final class ChunkChannel: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let wakeup: WakeupPipe
 
-    /// A channel and the chunks its consumer iterates.
-    static func make() throws(DeviceError) -> (ChunkChannel, ByteChunks) {
+    /// Runs `read` on a new device thread, feeding a new channel, and returns the chunks
+    /// its consumer iterates. `read` must end the channel (``finish(throwing:)``) or return
+    /// once it is stopped; failing to start the thread ends the chunks with an error
+    /// naming `source`.
+    static func reading(_ source: String, on read: @escaping @Sendable (ChunkChannel) -> Void) -> ByteChunks {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
-        let channel = ChunkChannel(continuation: continuation, wakeup: try WakeupPipe())
+        let wakeup: WakeupPipe
+        do {
+            wakeup = try WakeupPipe()
+        } catch {
+            continuation.finish(throwing: error)
+            return ByteChunks(stream)
+        }
+        let channel = ChunkChannel(continuation: continuation, wakeup: wakeup)
         continuation.onTermination = { _ in channel.stop() }
-        return (channel, ByteChunks(stream, consumed: { channel.consumed() }))
+        if !DeviceThread.start({ read(channel) }) {
+            channel.finish(throwing: DeviceError.system(path: source, call: "pthread_create", errno: EAGAIN))
+        }
+        return ByteChunks(stream, consumed: { channel.consumed() })
     }
 
     private init(continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, wakeup: WakeupPipe) {

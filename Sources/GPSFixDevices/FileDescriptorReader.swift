@@ -33,14 +33,7 @@ enum FileDescriptorReader {
         transform: (@Sendable ([UInt8]) -> [UInt8])? = nil,
         open: @escaping @Sendable (ChunkChannel) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
     ) -> ByteChunks {
-        let channel: ChunkChannel
-        let chunks: ByteChunks
-        do {
-            (channel, chunks) = try ChunkChannel.make()
-        } catch {
-            return ByteChunks(AsyncThrowingStream { $0.finish(throwing: error) })
-        }
-        let started = DeviceThread.start {
+        ChunkChannel.reading(path) { channel in
             let descriptor: Int32
             let onClose: @Sendable () -> Void
             do {
@@ -77,8 +70,6 @@ enum FileDescriptorReader {
             }
             channel.finish()
         }
-        if !started { channel.finish(throwing: DeviceError.system(path: path, call: "pthread_create", errno: EAGAIN)) }
-        return chunks
     }
 
     /// Reads `descriptor` for at most `window`, until `enough` says stop or `stop` is set.

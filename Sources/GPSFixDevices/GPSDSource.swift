@@ -29,15 +29,8 @@ public struct GPSDSource: ByteSource {
     }
 
     public func chunks() -> ByteChunks {
-        let channel: ChunkChannel
-        let chunks: ByteChunks
-        do {
-            (channel, chunks) = try ChunkChannel.make()
-        } catch {
-            return ByteChunks(AsyncThrowingStream { $0.finish(throwing: error) })
-        }
         let host = host, port = String(port), device = device, name = name
-        let started = DeviceThread.start {
+        return ChunkChannel.reading(name) { channel in
             do throws(DeviceError) {
                 try Self.read(host: host, port: port, device: device, name: name, into: channel)
                 channel.finish()
@@ -45,8 +38,6 @@ public struct GPSDSource: ByteSource {
                 channel.finish(throwing: error)
             }
         }
-        if !started { channel.finish(throwing: DeviceError.system(path: name, call: "pthread_create", errno: EAGAIN)) }
-        return chunks
     }
 
     /// Connects, asks for the raw sentences, and hands each line to `channel` until the

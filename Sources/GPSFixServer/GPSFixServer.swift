@@ -113,6 +113,14 @@ public final class GPSFixServer: Sendable {
     /// they copy sentences out only then.
     public var sentenceDemand: SentenceDemand { hub.sentenceDemand }
 
+    /// Makes the devices known, in this order, before any sends: DEVICES, POLL and the
+    /// status list them in the order they were configured, not in the order their
+    /// providers happen to start.
+    public func announce(devices: [String]) async {
+        let hub = self.hub
+        try? await hub.eventLoop.submit { for device in devices { hub.add(device: DeviceInfo(path: device)) } }.get()
+    }
+
     /// Serves `provider` until its updates end or the task is cancelled.
     ///
     /// The provider hands each update over on its own task (``LocationProvider/run(delivering:)``),

@@ -20,6 +20,7 @@ struct DaemonService: Service {
 
     func run() async throws {
         try await server.start()
+        await server.announce(devices: providers.map(\.device))
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in

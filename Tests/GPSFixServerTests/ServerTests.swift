@@ -58,6 +58,7 @@ final class ServerUnderTest: Sendable {
         let providers = devices.map(MockLocationProvider.init(device:))
         self.providers = providers
         let server = self.server
+        await server.announce(devices: devices)
         serving = Task {
             await withDiscardingTaskGroup { group in
                 for provider in providers {

@@ -77,21 +77,7 @@ struct DaemonTests {
     @Test("cgps, run in a terminal under tmux, shows the position")
     func cgps() throws {
         let daemon = try DaemonUnderTest()
-        // A tmux server of the test's own, on its own socket, stopped at the end.
-        let tmuxSocket = daemon.folder.appendingPathComponent("tmux").path
-        _ = try run("/usr/bin/tmux", ["-S", tmuxSocket, "new-session", "-d", "-x", "100", "-y", "30", "cgps 127.0.0.1:\(daemon.tcpPort)"])
-        let server = Int32(try run("/usr/bin/tmux", ["-S", tmuxSocket, "display-message", "-p", "#{pid}"])
-            .trimmingCharacters(in: .whitespacesAndNewlines))
-        defer {
-            _ = try? run("/usr/bin/tmux", ["-S", tmuxSocket, "kill-server"])
-            if let server, kill(server, 0) == 0 { kill(server, SIGKILL) }
-        }
-        var screen = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !screen.contains("3D FIX"), Date() < deadline {
-            usleep(250_000)
-            screen = try run("/usr/bin/tmux", ["-S", tmuxSocket, "capture-pane", "-p"])
-        }
+        let screen = try terminalScreen(of: "cgps 127.0.0.1:\(daemon.tcpPort)", in: daemon.folder) { $0.contains("3D FIX") }
         #expect(screen.contains("3D FIX"), "\(screen)")
         let latitude = screen.split(separator: "\n").first { $0.contains("Latitude:") }
             .flatMap { $0.split(separator: " ").compactMap { Double($0) }.first }

@@ -69,19 +69,8 @@ struct DeviceStateTests {
     func gpsmon() throws {
         let daemon = try DaemonUnderTest()
         // gpsmon asks ?WATCH={"raw":2,"pps":true} without "enable": it must be enabled.
-        let tmuxSocket = daemon.folder.appendingPathComponent("tmux").path
-        _ = try run("/usr/bin/tmux", ["-S", tmuxSocket, "new-session", "-d", "-x", "120", "-y", "40", "gpsmon 127.0.0.1:\(daemon.tcpPort)"])
-        let server = Int32(try run("/usr/bin/tmux", ["-S", tmuxSocket, "display-message", "-p", "#{pid}"])
-            .trimmingCharacters(in: .whitespacesAndNewlines))
-        defer {
-            _ = try? run("/usr/bin/tmux", ["-S", tmuxSocket, "kill-server"])
-            if let server, kill(server, 0) == 0 { kill(server, SIGKILL) }
-        }
-        var screen = ""
-        let deadline = Date().addingTimeInterval(20)
-        while !(screen.contains("$GPGGA") && screen.contains("$GPRMC")), Date() < deadline {
-            usleep(250_000)
-            screen = try run("/usr/bin/tmux", ["-S", tmuxSocket, "capture-pane", "-p"])
+        let screen = try terminalScreen(of: "gpsmon 127.0.0.1:\(daemon.tcpPort)", in: daemon.folder) {
+            $0.contains("$GPGGA") && $0.contains("$GPRMC")
         }
         #expect(screen.contains("$GPGGA") && screen.contains("$GPRMC"), "\(screen)")
         #expect(screen.contains("NMEA0183"), "gpsmon names the driver from DEVICE: \(screen)")

@@ -202,3 +202,24 @@ extension String {
         try? JSONSerialization.jsonObject(with: Data(trimmingCharacters(in: .whitespacesAndNewlines).utf8)) as? [String: Any]
     }
 }
+
+/// Runs a terminal program (cgps, gpsmon) in a tmux server of the test's own, on its own
+/// socket in `folder`, and returns its screen once `done` says so or `timeout` passes. The
+/// server is killed before returning.
+func terminalScreen(of command: String, in folder: URL, timeout: Double = 20, until done: (String) -> Bool) throws -> String {
+    let tmuxSocket = folder.appendingPathComponent("tmux").path
+    _ = try run("/usr/bin/tmux", ["-S", tmuxSocket, "new-session", "-d", "-x", "120", "-y", "40", command])
+    let server = Int32(try run("/usr/bin/tmux", ["-S", tmuxSocket, "display-message", "-p", "#{pid}"])
+        .trimmingCharacters(in: .whitespacesAndNewlines))
+    defer {
+        _ = try? run("/usr/bin/tmux", ["-S", tmuxSocket, "kill-server"])
+        if let server, kill(server, 0) == 0 { kill(server, SIGKILL) }
+    }
+    var screen = ""
+    let deadline = Date().addingTimeInterval(timeout)
+    while !done(screen), Date() < deadline {
+        usleep(250_000)
+        screen = try run("/usr/bin/tmux", ["-S", tmuxSocket, "capture-pane", "-p"])
+    }
+    return screen
+}
