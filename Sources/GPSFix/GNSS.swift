@@ -30,8 +30,9 @@ public enum GNSS: Int, Sendable, Hashable, CaseIterable {
         switch talker {
         case .glonass: self = .glonass
         case .galileo: self = .galileo
-        case .beidou, .beidouLegacy, Talker("PQ"): self = .beidou
-        case .qzss, .qzssLegacy: self = .qzss
+        case .beidou, .beidouLegacy: self = .beidou
+        // Quectel's PQ talker without a system id is QZSS, as gpsd reads it.
+        case .qzss, .qzssLegacy, .quectel: self = .qzss
         case .navic: self = .navic
         default: return nil
         }

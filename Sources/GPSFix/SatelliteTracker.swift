@@ -14,6 +14,8 @@ struct SatelliteTracker {
     private struct GroupKey: Hashable {
         var talker: Talker?
         var signal: Int?
+        /// The system id of a Quectel `PQGSV`, whose BeiDou and QZSS groups share a talker.
+        var system: Int?
         /// The list of u-blox's PUBX,03 rather than a GSV group.
         var isPUBX = false
     }
@@ -50,7 +52,7 @@ struct SatelliteTracker {
         let number = gsv.messageNumber ?? 1
         if number == 1 {
             partial.removeAll(keepingCapacity: true)
-            partialKey = GroupKey(talker: gsv.talker, signal: gsv.signalID)
+            partialKey = GroupKey(talker: gsv.talker, signal: gsv.signalID, system: gsv.systemID)
         } else if partialKey?.talker != gsv.talker || number != nextPartialNumber {
             // A sentence of a group whose start was missed, or one out of order: drop the group.
             partial.removeAll(keepingCapacity: true)
@@ -58,7 +60,7 @@ struct SatelliteTracker {
             return
         }
         guard let key = partialKey else { return }
-        let system = gsv.talker.flatMap(GNSS.init(talker:))
+        let system = gsv.systemID.flatMap(GNSS.init(nmeaSystemID:)) ?? gsv.talker.flatMap(GNSS.init(talker:))
         for satellite in gsv.satellites {
             guard let identity = SatelliteIdentity(nmeaID: Int(satellite.id), talker: gsv.talker, system: system)
             else { continue }

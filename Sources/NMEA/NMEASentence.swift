@@ -102,9 +102,18 @@ public struct SentenceAddress: Hashable, Sendable, CustomStringConvertible {
     /// How many characters the address has.
     public var count: Int { characters.count }
 
-    /// Whether this is a proprietary address (`P` followed by a maker's code), which has no talker.
+    /// Whether this is a proprietary address (`P` followed by a maker's code), which has no
+    /// talker. Quectel's `PQGSA` and `PQGSV` are not: they are standard GSA and GSV whose
+    /// talker is `PQ` (the EC21/EC25 modems report QZSS and BeiDou satellites in them),
+    /// and gpsd reads them so.
     @inlinable
-    public var isProprietary: Bool { characters[0] == UInt8(ascii: "P") }
+    public var isProprietary: Bool {
+        guard characters[0] == UInt8(ascii: "P") else { return false }
+        guard count == 5, characters[1] == UInt8(ascii: "Q"), characters[2] == UInt8(ascii: "G"),
+            characters[3] == UInt8(ascii: "S")
+        else { return true }
+        return characters[4] != UInt8(ascii: "A") && characters[4] != UInt8(ascii: "V")
+    }
 
     /// The two-letter talker of a standard sentence (`GP` in `GPGGA`); `nil` for proprietary ones.
     public var talker: Talker? {

@@ -34,6 +34,8 @@ public struct Talker: Hashable, Sendable, CustomStringConvertible {
     public static let navic = Talker("GI")
     /// A combined solution from several systems.
     public static let multiGNSS = Talker("GN")
+    /// Quectel's talker for QZSS (and, with a system id, BeiDou) in `PQGSA` and `PQGSV`.
+    public static let quectel = Talker("PQ")
 
     public var description: String {
         String(decoding: [UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)], as: UTF8.self)

@@ -132,3 +132,20 @@ struct HeldSkyTests {
         #expect(few.pdop == nil)
     }
 }
+
+/// Talker and vendor variants of the standard satellite sentences.
+@Suite("Sentence variants")
+struct SentenceVariantTests {
+    @Test("Quectel's PQGSV and PQGSA: BeiDou and QZSS satellites by their trailing system id, used flags included")
+    func quectelSatellites() throws {
+        let sky = try #require(updates(ofLog: try Fixtures.bytes("quectel-pq.nmea")).compactMap(\.sky).last)
+        let bySystem = Dictionary(grouping: sky.satellites, by: \.identity.gnss)
+        #expect(bySystem[.gps]?.map(\.identity.prn) == [5, 12, 24, 25])
+        #expect(bySystem[.beidou]?.map(\.identity.prn) == [408, 414, 427])
+        #expect(bySystem[.qzss]?.map(\.identity.prn) == [194, 195])
+        #expect(sky.visibleCount == 9 && sky.usedCount == 8)
+        #expect(sky.satellites.first { $0.identity.prn == 408 }?.elevation == 50)
+        // Garmin's PGRMC (configuration) is still no RMC: only PQ's GSA and GSV are standard.
+        #expect(SentenceAddress("PGRMC").isProprietary && !SentenceAddress("PQGSV").isProprietary)
+    }
+}

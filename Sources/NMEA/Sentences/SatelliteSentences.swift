@@ -43,7 +43,8 @@ public struct GSA: SentenceDecodable, Hashable, Sendable {
 ///
 /// NMEA 4.10 adds a signal id after the last satellite. It is recognised only when the
 /// fields after the three-field header number 4n + 1, so a pre-4.10 GSV with four
-/// satellites is never misread as having one.
+/// satellites is never misread as having one. In Quectel's `PQGSV` that field is a
+/// system id instead.
 public struct GSV: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 3
 
@@ -74,6 +75,9 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
     public var satellites = InlineList<4, Satellite>(placeholder: Satellite(id: 0))
     /// NMEA 4.11 signal id (which band: L1 C/A, L5, E1, ...), hexadecimal on the wire.
     public var signalID: Int?
+    /// The system id Quectel's `PQGSV` puts where NMEA 4.11 has the signal id (4 BeiDou,
+    /// 5 QZSS); `nil` for every other talker.
+    public var systemID: Int?
 
     @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
@@ -94,7 +98,7 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
         }
         if hasSignalID {
             fields.skip(groupFields - 4 * groups)
-            signalID = try fields.hexadecimal()
+            if talker == .quectel { systemID = try fields.hexadecimal() } else { signalID = try fields.hexadecimal() }
         }
     }
 
