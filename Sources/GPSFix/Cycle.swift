@@ -312,7 +312,14 @@ struct Cycle {
         }
         if let pubxMode { mode = max(mode, pubxMode) }
         if gllValid, altitudeMSL != nil { mode = max(mode, .threeDimensional) }
-        if mode == .unknown, let positionValid { mode = positionValid && latitude != nil ? .twoDimensional : .noFix }
+        // A valid RMC or GLL position is at least a 2D fix, whatever a GGA of the same
+        // epoch said of its satellites (gpsd takes the later sentence's word; RMC and GLL
+        // come after GGA in every receiver's cycle seen).
+        if positionValid == true, latitude != nil {
+            mode = max(mode, .twoDimensional)
+        } else if mode == .unknown, positionValid != nil {
+            mode = .noFix
+        }
         return mode
     }
 
