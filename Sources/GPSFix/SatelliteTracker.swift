@@ -39,6 +39,8 @@ struct SatelliteTracker {
     /// gpsd PRNs the current cycle's GSAs listed as used, as a bitmap.
     private var used = [UInt64](repeating: 0, count: 16)
     private var gsaSeenThisCycle = false
+    /// The systems whose satellites this cycle's GSAs marked used, a bit per `GNSS` raw value.
+    private var claimedSystems: UInt16 = 0
 
     /// Whether a GSV group completed or a GSA arrived since the last sky view.
     private(set) var hasNews = false
@@ -119,19 +121,68 @@ struct SatelliteTracker {
     }
 
     /// Adds one GSA sentence's used-list.
+    ///
+    /// A `GN` GSA without a system id (NMEA 4.0 multi-GNSS receivers send one per system)
+    /// does not say whose satellites it lists, and BeiDou or Galileo numbered 1-37 look
+    /// like GPS. Its list goes to the system in which every satellite it names is in view,
+    /// passing over a system an earlier GSA of the cycle took; a list that matches no
+    /// system's view is read by NMEA's number ranges, unless that system is taken: another
+    /// system's satellites are never marked used on a guess.
     mutating func add(_ gsa: GSA) {
         if !gsaSeenThisCycle {
             for index in used.indices { used[index] = 0 }
+            claimedSystems = 0
             gsaSeenThisCycle = true
         }
-        let system = gsa.systemID.flatMap(GNSS.init(nmeaSystemID:))
+        var system = gsa.systemID.flatMap(GNSS.init(nmeaSystemID:))
+        if system == nil, gsa.talker == .multiGNSS, !gsa.satellites.isEmpty {
+            guard let resolved = systemListed(by: gsa) else { return }
+            system = resolved
+        }
         for id in gsa.satellites {
             guard let identity = SatelliteIdentity(nmeaID: Int(id), talker: gsa.talker, system: system),
                 identity.prn < used.count * 64
             else { continue }
             used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
+            claimedSystems |= 1 << identity.gnss.rawValue
         }
         hasNews = true
+    }
+
+    /// The systems a `GN` GSA without system id may speak of: first NMEA's number ranges
+    /// (GPS, SBAS, GLONASS 65-96), then the systems receivers number from 1.
+    private static let candidateSystems: [GNSS?] = [nil, .beidou, .galileo, .qzss, .glonass]
+
+    /// The system whose satellites a `GN` GSA without system id lists (see ``add(_:)``);
+    /// `nil` when it cannot be told without marking a taken system's satellites.
+    private func systemListed(by gsa: GSA) -> GNSS? {
+        var matchedTakenSystem = false
+        for candidate in Self.candidateSystems {
+            var listed: GNSS?
+            for id in gsa.satellites {
+                guard let identity = SatelliteIdentity(nmeaID: Int(id), talker: nil, system: candidate),
+                    isInView(identity.prn)
+                else {
+                    listed = nil
+                    break
+                }
+                listed = identity.gnss
+            }
+            guard let listed else { continue }
+            if claimedSystems & (1 << listed.rawValue) == 0 { return candidate ?? listed }
+            matchedTakenSystem = true
+        }
+        // In no free system's view (its GSV not heard yet): NMEA's number ranges, unless
+        // that system is taken or another system's view matched.
+        guard !matchedTakenSystem, let byRange = SatelliteIdentity(nmeaID: Int(gsa.satellites[0]), talker: nil)?.gnss,
+            claimedSystems & (1 << byRange.rawValue) == 0
+        else { return nil }
+        return byRange
+    }
+
+    /// Whether a satellite with gpsd PRN `prn` is in the held view.
+    private func isInView(_ prn: Int) -> Bool {
+        groups.contains { $0.satellites.contains { $0.identity.prn == prn } }
     }
 
     /// The satellites in view with their used flags, and marks the news as taken.

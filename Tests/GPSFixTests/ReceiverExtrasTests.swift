@@ -149,3 +149,13 @@ struct SentenceVariantTests {
         #expect(SentenceAddress("PGRMC").isProprietary && !SentenceAddress("PQGSV").isProprietary)
     }
 }
+
+extension SentenceVariantTests {
+    @Test("two GNGSA without a system id: each list is read as the system whose view holds it, never marking GPS 06 for BeiDou 06")
+    func multiGNSSWithoutSystemIDs() throws {
+        let sky = try #require(updates(ofLog: try Fixtures.bytes("gn-gsa-two-systems.nmea")).compactMap(\.sky).last)
+        #expect(sky.satellites.filter(\.used).map(\.identity.prn).sorted() == [2, 5, 10, 406, 409, 416])
+        #expect(sky.satellites.first { $0.identity.prn == 6 }?.used == false)
+        #expect(sky.usedCount == 6 && sky.visibleCount == 7)
+    }
+}
