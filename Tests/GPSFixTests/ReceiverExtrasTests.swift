@@ -159,3 +159,23 @@ extension SentenceVariantTests {
         #expect(sky.usedCount == 6 && sky.visibleCount == 7)
     }
 }
+
+extension SentenceVariantTests {
+    @Test("a multiplexer's stream: every epoch's TPV carries its own position, never its neighbour's, with the heading beside it")
+    func multiplexedEpochs() throws {
+        let all = updates(ofLog: try Fixtures.bytes("multiplexer.nmea"))
+        var positions: [Int: Double] = [:]
+        for case .fix(let fix) in all {
+            guard let time = fix.time, let latitude = fix.latitude else { continue }
+            positions[Int(time.time.second)] = latitude
+        }
+        // Epoch 10 + k is at 54° 4.1000' + 0.0037' k north, whichever sentence arrived last.
+        #expect(positions.count == 7)  // six GGA/RMC epochs and the last GLL's
+        for (second, latitude) in positions {
+            let expected = 54 + (4.1 + 0.0037 * Double(second - 10)) / 60
+            #expect(abs(latitude - expected) < 1e-9, "epoch \(second): \(latitude)")
+        }
+        let headings = all.compactMap { update -> Double? in if case .attitude(let attitude) = update { attitude.heading } else { nil } }
+        #expect(headings.count == 6)
+    }
+}
