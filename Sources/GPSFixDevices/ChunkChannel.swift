@@ -75,18 +75,23 @@ final class ChunkChannel: Sendable {
     }
 
     /// Sleeps until `descriptor` is readable (watched only while the consumer has room)
-    /// or the channel is woken. `descriptor` `nil` waits for a wake-up alone.
-    func wait(for descriptor: Int32?) throws(DeviceError) -> Readiness {
-        let watchDevice = descriptor != nil && hasRoom
-        var descriptors = [
+    /// or the channel is woken.
+    func wait(for descriptor: Int32) throws(DeviceError) -> Readiness {
+        let watchDevice = hasRoom
+        // Two entries on the stack: a wait allocates nothing.
+        var descriptors = (
             pollfd(fd: wakeup.readEnd, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: watchDevice ? descriptor! : -1, events: Int16(POLLIN), revents: 0),
-        ]
-        while poll(&descriptors, 2, -1) < 0 {
-            guard errno == EINTR else { throw .system(path: "poll", call: "poll", errno: errno) }
+            pollfd(fd: watchDevice ? descriptor : -1, events: Int16(POLLIN), revents: 0)
+        )
+        let ready = withUnsafeMutableBytes(of: &descriptors) { raw in
+            let entries = raw.baseAddress!.assumingMemoryBound(to: pollfd.self)
+            var result = poll(entries, 2, -1)
+            while result < 0, errno == EINTR { result = poll(entries, 2, -1) }
+            return result
         }
-        if descriptors[0].revents != 0 { wakeup.drain() }
-        if watchDevice, descriptors[1].revents != 0 { return .readable(revents: descriptors[1].revents) }
+        guard ready >= 0 else { throw .system(path: "poll", call: "poll", errno: errno) }
+        if descriptors.0.revents != 0 { wakeup.drain() }
+        if watchDevice, descriptors.1.revents != 0 { return .readable(revents: descriptors.1.revents) }
         return .woken
     }
 

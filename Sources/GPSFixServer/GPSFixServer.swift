@@ -89,8 +89,14 @@ public final class GPSFixServer: Sendable {
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
         if let host = configuration.tcpHost, let port = configuration.tcpPort {
+            // A passed socket on the same port covers it when it is on the same address
+            // or on every address (binding beside a wildcard socket would fail anyway).
             let wanted = try? SocketAddress.makeAddressResolvingHost(host, port: port)
-            if let wanted, passed.contains(where: { $0.ipAddress == wanted.ipAddress && $0.port == wanted.port }) {
+            let covers: (SocketAddress) -> Bool = { passed in
+                guard let wanted, passed.port == wanted.port else { return false }
+                return passed.ipAddress == wanted.ipAddress || passed.ipAddress == "0.0.0.0" || passed.ipAddress == "::"
+            }
+            if passed.contains(where: covers) {
                 hub.logger.info("TCP \(host):\(port) is served on the socket from the service manager")
             } else {
                 let channel = try await bootstrap.bind(host: host, port: port).get()

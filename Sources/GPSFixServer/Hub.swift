@@ -129,9 +129,10 @@ final class Hub: @unchecked Sendable {
         switch update {
         case .fix(let fix):
             devices[device]?.fix = fix
-            if let time = fix.time, var state = devices[device] {
-                state.info.cycle = state.cycle.record(time)
-                devices[device] = state
+            if let time = fix.time {
+                // In place, in two steps: a copy of the state would copy its arrays.
+                let cycle = devices[device]?.cycle.record(time)
+                devices[device]?.info.cycle = cycle
             }
             if fix.mode >= .twoDimensional { devices[device]?.info.seenData = true }
             broadcastReport(GPSDReport.tpv(fix, device: device), of: device)
