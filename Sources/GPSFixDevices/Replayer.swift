@@ -19,9 +19,19 @@ public struct Replayer: Sendable {
     private let intervals: [Double]
 
     /// Plans the replay of `log` at `speed` times real time (`nil`: as fast as possible).
-    /// `startingAtFirstFix` leaves out the cycles before the first with a valid position,
-    /// so a demo has a fix at once.
+    /// `startingAtFirstFix` leaves out the cycles before the first 3D fix (a GGA or GNS
+    /// with an altitude from four satellites or more), so a demo has a 3D fix at once; a
+    /// log with none is played whole.
     public init(log: CaptureLog, speed: Double? = 1, startingAtFirstFix: Bool = false) {
+        var plan = Self.plan(log, speed: speed, startingAtFirstFix: startingAtFirstFix)
+        if plan.cycles.isEmpty, startingAtFirstFix { plan = Self.plan(log, speed: speed, startingAtFirstFix: false) }
+        (cycles, intervals) = plan
+    }
+
+    /// The cycles of `log` with their pauses, and the log's intervals between them.
+    private static func plan(_ log: CaptureLog, speed: Double?, startingAtFirstFix: Bool)
+        -> (cycles: [(bytes: [UInt8], pause: Duration)], intervals: [Double])
+    {
         var cycles: [(bytes: [UInt8], pause: Duration)] = []
         var intervals: [Double] = []
         var current: [UInt8] = []
@@ -66,17 +76,18 @@ public struct Replayer: Sendable {
             cycles.append((current, pause(1)))
             intervals.append(1)
         }
-        self.cycles = cycles
-        self.intervals = intervals
+        return (cycles, intervals)
     }
 
-    /// The sentence's time, and whether it states a valid position.
+    /// The sentence's time, and whether it states a 3D fix.
     private static func timeAndFix(of sentence: NMEASentence) -> (NMEATime?, Bool) {
         switch try? NMEAMessage(decoding: sentence) {
-        case .gga(let gga)?: (gga.time, (gga.quality ?? 0) > 0 && gga.latitude != nil)
-        case .rmc(let rmc)?: (rmc.time, rmc.isValid == true && rmc.latitude != nil)
-        case .gll(let gll)?: (gll.time, gll.isValid == true && gll.latitude != nil)
-        case .gns(let gns)?: (gns.time, gns.mode != nil && gns.mode != .notValid && gns.latitude != nil)
+        case .gga(let gga)?:
+            (gga.time, (gga.quality ?? 0) > 0 && gga.latitude != nil && gga.altitude != nil && (gga.satellitesUsed ?? 0) >= 4)
+        case .gns(let gns)?:
+            (gns.time, gns.mode != nil && gns.mode != .notValid && gns.altitude != nil && (gns.satellitesUsed ?? 0) >= 4)
+        case .rmc(let rmc)?: (rmc.time, false)
+        case .gll(let gll)?: (gll.time, false)
         case .zda(let zda)?: (zda.time, false)
         default: (nil, false)
         }
