@@ -112,7 +112,7 @@ public enum GPSDReport {
         case .sky(let view): sky(view, device: device, appendingTo: &buffer)
         case .errorEstimate(let estimate): gst(estimate, device: device, appendingTo: &buffer)
         case .attitude(let attitude): att(attitude, device: device, appendingTo: &buffer)
-        case .device, .sentence, .bytes, .counters: return false
+        case .device, .sentence, .bytes, .counters, .receiverTime: return false
         }
         return true
     }
@@ -129,6 +129,21 @@ public enum GPSDReport {
         if let time = attitude.time { json.time("time", time) }
         json.field("heading", attitude.heading, decimals: 3)
         buffer = json.finish()
+    }
+
+    /// gpsd's `TOFF` (receiver time) or `PPS` (a pulse) report for what the time service
+    /// did with a sample: both times exactly, as seconds and nanoseconds, the precision,
+    /// and the NTP shared-memory segment it went to (`"shm":"NTP0"`) when one did.
+    public static func time(_ report: TimeReport, device: String) -> [UInt8] {
+        var json = JSONWriter(class: report.kind == .pulse ? "PPS" : "TOFF", appendingTo: [])
+        json.field("device", string: device)
+        json.field("real_sec", report.sample.real.seconds)
+        json.field("real_nsec", report.sample.real.nanoseconds)
+        json.field("clock_sec", report.sample.clock.seconds)
+        json.field("clock_nsec", report.sample.clock.nanoseconds)
+        json.field("precision", report.precision)
+        if let unit = report.sharedMemoryUnit { json.field("shm", string: "NTP\(unit)") }
+        return json.finish()
     }
 
     /// One report in a buffer of its own (the writer sizes its memory; the array is

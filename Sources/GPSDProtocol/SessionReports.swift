@@ -23,7 +23,7 @@ public struct WatchSettings: Equatable, Sendable {
     /// `scaled`, `split24` and `timing` are kept and echoed but change nothing: gpsd's
     /// `scaled` and `split24` concern AIS and subframe reports, which an NMEA position
     /// receiver does not produce, and `timing` is a latency-debugging aid of gpsd's own
-    /// builds. `pps` is kept for the time service.
+    /// builds. `pps` asks for the time service's TOFF and PPS reports.
     public mutating func apply(_ request: WatchRequest) {
         enable = request.enable ?? true
         if let value = request.json { json = value }
@@ -39,6 +39,11 @@ public struct WatchSettings: Equatable, Sendable {
 
     /// Whether the session wants reports (TPV, SKY, ...) of `device`.
     public func wantsReports(of device: String) -> Bool { enable && json && self.device.map { $0 == device } ?? true }
+
+    /// Whether the session wants the time service's TOFF and PPS reports of `device`
+    /// (`pps`; gpsd sends them whatever `json` and `raw` say, and gpsmon reads them with
+    /// `raw:2`).
+    public func wantsTimeReports(of device: String) -> Bool { enable && pps && self.device.map { $0 == device } ?? true }
 
     /// Whether the session wants the accepted sentences of `device` (`nmea`, or `raw:1`),
     /// each ended CR LF.

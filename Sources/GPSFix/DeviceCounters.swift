@@ -8,6 +8,9 @@ public struct DeviceCounters: Hashable, Sendable {
     public var assembly = FixAssembler.Statistics()
     /// Times the device was reopened after being lost.
     public var reconnects = 0
+    /// Fixes whose time was kept from the clock: dated before GPSFix existed (see
+    /// ``ReceiverTimeSampler``).
+    public var distrustedTimes = 0
 
     public init() {}
 
@@ -18,5 +21,6 @@ public struct DeviceCounters: Hashable, Sendable {
         return "sentences \(framing.sentences), rejected \(framing.rejected)\(rejected), "
             + "undecodable \(assembly.decodingErrors), unknown \(assembly.unknownSentences), "
             + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(framing.bytes)"
+            + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026) \(distrustedTimes)" : "")
     }
 }

@@ -30,6 +30,10 @@ public struct FixAssembler {
     }
 
     public private(set) var statistics = Statistics()
+    /// How many cycles have opened with a timed sentence: it changes with the sentence
+    /// that opens a cycle, so a reader can note when that sentence arrived (the time
+    /// service pairs the cycle's time with that moment).
+    public private(set) var cyclesOpened = 0
     /// The rule for two-digit years; a ZDA sentence or a log header sets its reference year.
     public var centuryRule: CenturyRule
     /// The rule for receivers that lost 1024 weeks.
@@ -178,6 +182,7 @@ public struct FixAssembler {
             cycle = reopened
         }
         if time != closedTime { closedCycle = nil }
+        if cycle.time != time { cyclesOpened &+= 1 }
         cycle.time = time
     }
 

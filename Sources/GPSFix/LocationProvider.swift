@@ -61,28 +61,42 @@ public struct SerialLine: Hashable, Sendable {
     }
 }
 
+/// Bytes as read from a device, and when.
+public struct ByteChunk: Hashable, Sendable {
+    public var bytes: [UInt8]
+    /// The system clock (`CLOCK_REALTIME`) when the bytes were read, taken on the reading
+    /// thread as the read returned: the time service pairs a cycle's time with it. `nil`
+    /// where the moment means nothing (bytes read ahead from a file).
+    public var readAt: WallTime?
+
+    public init(_ bytes: [UInt8], readAt: WallTime? = nil) {
+        self.bytes = bytes
+        self.readAt = readAt
+    }
+}
+
 /// The chunks a ``ByteSource`` reads, in order.
 ///
 /// A thin wrapper of an `AsyncThrowingStream` that also tells the source each time the
 /// consumer takes a chunk, so a reading thread can keep a bound on the chunks waiting
 /// without polling for room (see `ChunkChannel` in GPSFixDevices).
 public struct ByteChunks: AsyncSequence, Sendable {
-    public typealias Element = [UInt8]
+    public typealias Element = ByteChunk
 
-    private let stream: AsyncThrowingStream<[UInt8], any Error>
+    private let stream: AsyncThrowingStream<ByteChunk, any Error>
     private let consumed: (@Sendable () -> Void)?
 
     /// Chunks from `stream`; `consumed` is called after each chunk the consumer takes.
-    public init(_ stream: AsyncThrowingStream<[UInt8], any Error>, consumed: (@Sendable () -> Void)? = nil) {
+    public init(_ stream: AsyncThrowingStream<ByteChunk, any Error>, consumed: (@Sendable () -> Void)? = nil) {
         self.stream = stream
         self.consumed = consumed
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<[UInt8], any Error>.AsyncIterator
+        var base: AsyncThrowingStream<ByteChunk, any Error>.AsyncIterator
         let consumed: (@Sendable () -> Void)?
 
-        public mutating func next() async throws -> [UInt8]? {
+        public mutating func next() async throws -> ByteChunk? {
             let chunk = try await base.next()
             if chunk != nil { consumed?() }
             return chunk

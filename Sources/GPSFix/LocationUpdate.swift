@@ -6,6 +6,10 @@ public enum LocationUpdate: Hashable, Sendable {
     case errorEstimate(ErrorEstimate)
     case attitude(Attitude)
     case device(DeviceEvent)
+    /// The receiver's time for a cycle and the system clock when the cycle's first timed
+    /// sentence was read, once per receiver second (see ``ReceiverTimeSampler``), for
+    /// the time service.
+    case receiverTime(TimeSample)
     /// A sentence as received, start character through checksum, for `nmea` and `raw:1`
     /// watchers.
     case sentence([UInt8])

@@ -65,22 +65,30 @@ public struct NMEALocationProvider: LocationProvider {
         // What one chunk completes, delivered once the chunk is parsed (the parser calls
         // back synchronously; delivering may wait). The buffer is reused.
         var pending: [LocationUpdate] = []
+        var timeSampler = ReceiverTimeSampler()
         // The device event goes out before anything its first sentence completes.
         decoder.onSentence = { sentence in
             // Both are taken: a device reopened after a silence is announced once.
             let announcement = session.takeAnnouncement(), resumption = activity.takeResumption(of: session.device)
             if var event = announcement ?? resumption {
+                timeSampler.restart()
                 event.line = source.line
                 pending.append(.device(event))
             }
             if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
         }
-        let emit: (LocationUpdate) -> Void = { pending.append($0) }
+        let emit: (LocationUpdate) -> Void = { update in
+            pending.append(update)
+            if case .fix(let fix) = update, let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) {
+                pending.append(.receiverTime(sample))
+            }
+        }
         let counters = {
             var counters = DeviceCounters()
             counters.framing = decoder.framer.statistics
             counters.assembly = decoder.assembler.statistics
             counters.reconnects = session.reconnects
+            counters.distrustedTimes = timeSampler.distrusted
             return LocationUpdate.counters(counters)
         }
         func deliverPending() async {
@@ -91,10 +99,11 @@ public struct NMEALocationProvider: LocationProvider {
         while !Task.isCancelled {
             do {
                 for try await chunk in source.chunks() {
-                    if sentenceDemand.areBytesWanted { pending.append(.bytes(chunk)) }
+                    if sentenceDemand.areBytesWanted { pending.append(.bytes(chunk.bytes)) }
+                    decoder.readAt = chunk.readAt
                     let sentencesBefore = decoder.framer.statistics.sentences
                     let cyclesBefore = decoder.assembler.statistics.cycles
-                    chunk.withUnsafeBytes { decoder.feed($0, emit) }
+                    chunk.bytes.withUnsafeBytes { decoder.feed($0, emit) }
                     if decoder.framer.statistics.sentences > sentencesBefore {
                         activity.record()
                         backoff = .milliseconds(50)
@@ -109,6 +118,7 @@ public struct NMEALocationProvider: LocationProvider {
             } catch {
                 if Task.isCancelled { return }
                 decoder.resetFraming()
+                timeSampler.restart()
                 if let event = session.lose(reason: "\(error)") {
                     pending.append(.device(event))
                     pending.append(counters())
@@ -120,38 +130,37 @@ public struct NMEALocationProvider: LocationProvider {
         }
     }
 
-    /// Every half timeout, checks whether sentences arrived; two silent halves in a row
-    /// make the device silent.
+    /// While the device sends, checks every half timeout whether sentences arrived; two
+    /// quiet halves in a row make the device silent. Before the device first sends, and
+    /// once it is reported silent, it waits for the reader to see a sentence instead of
+    /// ticking: a silent or unplugged receiver costs no wake-ups.
     private func watchSilence(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
-        var quietHalves = 0
-        var reported = false
         while !Task.isCancelled {
-            do { try await clock.sleep(for: silenceTimeout / 2) } catch { return }
-            if activity.takeRecent() {
-                quietHalves = 0
-                reported = false
-                continue
+            await activity.waitForSentences()
+            var quietHalves = 0
+            while quietHalves < 2 {
+                do { try await clock.sleep(for: silenceTimeout / 2) } catch { return }
+                quietHalves = activity.takeRecent() ? 0 : quietHalves + 1
             }
-            quietHalves += 1
-            if quietHalves >= 2, !reported, activity.wasEverActive {
-                reported = true
-                var fix = Fix()
-                fix.mode = .noFix
-                await deliver(.fix(fix))
-                await deliver(.device(DeviceEvent(device: device, kind: .silent)))
-                // Only now: a sentence before it would be announced ahead of the silence.
-                activity.markSilent()
-            }
+            var fix = Fix()
+            fix.mode = .noFix
+            await deliver(.fix(fix))
+            await deliver(.device(DeviceEvent(device: device, kind: .silent)))
+            // Only now: a sentence before it would be announced ahead of the silence.
+            activity.markSilent()
         }
     }
 }
 
 /// Whether sentences arrived lately, shared by the reading and the watching tasks:
-/// flags, so that recording costs the reading no suspension.
+/// flags, so that recording costs the reading no suspension (a lock only when the
+/// watcher waits for a silent device to send again).
 private final class Activity: Sendable {
     private let recent = Atomic<Bool>(false)
-    private let everActive = Atomic<Bool>(false)
     private let silent = Atomic<Bool>(false)
+    /// The silence watcher, while it waits for sentences.
+    private let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let watcherWaits = Atomic<Bool>(false)
 
     /// The device was reported silent.
     func markSilent() {
@@ -164,16 +173,42 @@ private final class Activity: Sendable {
         return DeviceEvent(device: device, kind: .resumed)
     }
 
+    /// Sentences arrived (called by the reader for each chunk that had some).
     func record() {
-        recent.store(true, ordering: .relaxed)
-        everActive.store(true, ordering: .relaxed)
+        // Sequentially consistent, as the watcher's store then load: each side then sees
+        // the other's store, so a sentence is never missed by a watcher going to sleep.
+        recent.store(true, ordering: .sequentiallyConsistent)
+        if watcherWaits.load(ordering: .sequentiallyConsistent) { wakeWatcher() }
     }
 
+    /// Whether sentences arrived since the last call.
     func takeRecent() -> Bool {
-        recent.exchange(false, ordering: .relaxed)
+        recent.exchange(false, ordering: .acquiringAndReleasing)
     }
 
-    var wasEverActive: Bool { everActive.load(ordering: .relaxed) }
+    /// Returns once sentences have arrived since the last ``takeRecent()``, at once if
+    /// they have; suspends, with no timer, until the reader records some or the task is
+    /// cancelled. The flag is left for ``takeRecent()``.
+    func waitForSentences() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiter.withLock { $0 = continuation }
+                watcherWaits.store(true, ordering: .sequentiallyConsistent)
+                // Sentences recorded before the flag was up, or a cancellation: no waiting.
+                if recent.load(ordering: .sequentiallyConsistent) || Task.isCancelled { wakeWatcher() }
+            }
+        } onCancel: {
+            wakeWatcher()
+        }
+    }
+
+    private func wakeWatcher() {
+        watcherWaits.store(false, ordering: .releasing)
+        waiter.withLock { waiting in
+            defer { waiting = nil }
+            return waiting
+        }?.resume()
+    }
 }
 
 /// The device events of one provider's reading: activated or recovered once per opening

@@ -12,6 +12,11 @@ public final class NMEAStreamDecoder {
     /// Called with every accepted sentence, before it is decoded (for raw watchers and
     /// recording); the sentence is borrowed, valid during the call only.
     @exclusivity(unchecked) public var onSentence: ((NMEASentence) -> Void)?
+    /// When the bytes being fed were read (``ByteChunk/readAt``), set before each chunk.
+    public var readAt: WallTime?
+    /// When the open cycle's first timed sentence was read: while a cycle's fix is
+    /// emitted, the moment its receiver time was observed.
+    public private(set) var cycleReadAt: WallTime?
 
     public init(
         framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule(),
@@ -33,7 +38,10 @@ public final class NMEAStreamDecoder {
     public func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (LocationUpdate) -> Void) {
         framer.feed(bytes) { sentence in
             onSentence?(sentence)
+            let opened = assembler.cyclesOpened
             assembler.add(sentence, emit)
+            // After the add: the fix it emitted for the cycle before kept that cycle's moment.
+            if assembler.cyclesOpened != opened { cycleReadAt = readAt }
         }
     }
 

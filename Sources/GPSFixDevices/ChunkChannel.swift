@@ -25,7 +25,7 @@ final class ChunkChannel: Sendable {
         case woken
     }
 
-    private let continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation
+    private let continuation: AsyncThrowingStream<ByteChunk, any Error>.Continuation
     private let waiting = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let wakeup: WakeupPipe
@@ -35,7 +35,7 @@ final class ChunkChannel: Sendable {
     /// once it is stopped; failing to start the thread ends the chunks with an error
     /// naming `source`.
     static func reading(_ source: String, on read: @escaping @Sendable (ChunkChannel) -> Void) -> ByteChunks {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self, throwing: (any Error).self)
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteChunk.self, throwing: (any Error).self)
         let wakeup: WakeupPipe
         do {
             wakeup = try WakeupPipe()
@@ -51,7 +51,7 @@ final class ChunkChannel: Sendable {
         return ByteChunks(stream, consumed: { channel.consumed() })
     }
 
-    private init(continuation: AsyncThrowingStream<[UInt8], any Error>.Continuation, wakeup: WakeupPipe) {
+    private init(continuation: AsyncThrowingStream<ByteChunk, any Error>.Continuation, wakeup: WakeupPipe) {
         self.continuation = continuation
         self.wakeup = wakeup
     }
@@ -63,7 +63,7 @@ final class ChunkChannel: Sendable {
     var hasRoom: Bool { waiting.load(ordering: .acquiring) < Self.capacity }
 
     /// Hands `chunk` to the consumer. Returns `false` when it has stopped listening.
-    func yield(_ chunk: [UInt8]) -> Bool {
+    func yield(_ chunk: ByteChunk) -> Bool {
         waiting.add(1, ordering: .acquiringAndReleasing)
         if case .terminated = continuation.yield(chunk) { return false }
         return !isStopped

@@ -40,7 +40,7 @@ enum FileDescriptorReader {
                 let opened = try open(channel)
                 descriptor = opened.0
                 onClose = opened.2
-                if !opened.1.isEmpty, !channel.yield(opened.1) { return }
+                if !opened.1.isEmpty, !channel.yield(ByteChunk(opened.1, readAt: .systemNow())) { return }
             } catch {
                 channel.finish(throwing: error)
                 return
@@ -58,8 +58,11 @@ enum FileDescriptorReader {
                 }
                 let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
                 if count > 0 {
-                    let chunk = Array(buffer[0..<count])
-                    guard channel.yield(transform?(chunk) ?? chunk) else { return }
+                    // Stamped as the read returns, before anything else: the time service
+                    // pairs the receiver's time with this moment.
+                    let readAt = WallTime.systemNow()
+                    let bytes = Array(buffer[0..<count])
+                    guard channel.yield(ByteChunk(transform?(bytes) ?? bytes, readAt: readAt)) else { return }
                 } else if count == 0 || revents & Int16(POLLHUP | POLLERR) != 0 {
                     channel.finish(throwing: endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil)
                     return

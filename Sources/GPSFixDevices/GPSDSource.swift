@@ -76,7 +76,7 @@ public struct GPSDSource: ByteSource {
             }
             var bytes = Array(text.utf8)
             if bytes.last != UInt8(ascii: "\n") { bytes += [13, 10] }
-            guard channel.yield(bytes) else { return }
+            guard channel.yield(ByteChunk(bytes, readAt: .systemNow())) else { return }
         }
     }
 }

@@ -132,18 +132,28 @@ public final class GPSFixServer: Sendable {
     /// The provider hands each update over on its own task (``LocationProvider/run(delivering:)``),
     /// and it goes straight to the event loop, without a round trip each, but at most
     /// ``maximumUpdatesInFlight`` at a time: a provider faster than the fan-out waits
-    /// for it instead of queueing without bound.
-    public func serve(_ provider: some LocationProvider) async {
+    /// for it instead of queueing without bound. `alongside`, when given, sees every
+    /// update first, on the provider's task (the time service takes its samples there);
+    /// it must not wait.
+    public func serve(_ provider: some LocationProvider, alongside: (@Sendable (LocationUpdate) -> Void)? = nil) async {
         let hub = self.hub
         let device = provider.device
         try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device)) }.get()
         let handedOver = Atomic<Int>(0)
         await provider.run { update in
+            alongside?(update)
             hub.eventLoop.execute { hub.publish(update, from: device) }
             if handedOver.add(1, ordering: .relaxed).newValue % Self.maximumUpdatesInFlight == 0 {
                 try? await hub.eventLoop.submit {}.get()
             }
         }
+    }
+
+    /// Sends what the time service did with a sample to the watchers that asked for
+    /// `"pps":true` (gpsd's TOFF and PPS reports). Never waits for the loop.
+    public func publish(_ report: TimeReport, of device: String) {
+        let hub = self.hub
+        hub.eventLoop.execute { hub.publish(report, of: device) }
     }
 
     /// Updates handed to the event loop before waiting for it to catch up.

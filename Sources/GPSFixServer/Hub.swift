@@ -158,12 +158,23 @@ final class Hub: @unchecked Sendable {
             for session in recipients { send(buffer, to: session) }
         case .counters(let counters):
             devices[device]?.counters = counters
+        case .receiverTime:
+            break  // the time service's: it reports what it did with a sample (``publish(_:of:)``)
         case .device(let event):
             apply(event, to: device)
             guard let info = devices[device]?.info else { return }
             let buffer = ByteBuffer(bytes: SessionReport.device(info))
             for session in sessions.values where session.settings.enable { send(buffer, to: session) }
         }
+    }
+
+    /// Sends a TOFF or PPS report of `device` to the sessions that asked for them.
+    func publish(_ report: TimeReport, of device: String) {
+        eventLoop.assertInEventLoop()
+        let recipients = sessions.values.filter { $0.settings.wantsTimeReports(of: device) }
+        guard !recipients.isEmpty else { return }
+        let buffer = ByteBuffer(bytes: GPSDReport.time(report, device: device))
+        for session in recipients { send(buffer, to: session) }
     }
 
     private func apply(_ event: DeviceEvent, to device: String) {

@@ -34,7 +34,7 @@ struct Record: AsyncParsableCommand {
                     headerWritten = true
                     try file.write(contentsOf: Data(Self.header(device: device, speed: source.line?.bps ?? speed).utf8))
                 }
-                try file.write(contentsOf: chunk)
+                try file.write(contentsOf: chunk.bytes)
             }
         }
         if let duration {

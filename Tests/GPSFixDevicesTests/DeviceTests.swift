@@ -210,7 +210,7 @@ struct AutobaudTests {
         let reading = Task {
             var bytes: [UInt8] = []
             for try await chunk in port.chunks() {
-                bytes += chunk
+                bytes += chunk.bytes
                 if bytes.count >= Self.sentences.count * 3 { break }
             }
             return bytes
@@ -249,7 +249,7 @@ struct AutobaudTests {
         let rest = Array(payload[accepted...])
         let writer = Task { try await terminal.write(rest) }
         var received: [UInt8] = []
-        while received.count < payload.count, let chunk = try await iterator.next() { received += chunk }
+        while received.count < payload.count, let chunk = try await iterator.next() { received += chunk.bytes }
         #expect(received == payload)
         try await writer.value
     }

@@ -81,7 +81,7 @@ struct ReadingTests {
         }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         var chunks: [[UInt8]] = []
-        for try await chunk in FileSource(path: path).chunks() { chunks.append(chunk) }
+        for try await chunk in FileSource(path: path).chunks() { chunks.append(chunk.bytes) }
         #expect(chunks.count >= 5)
         #expect(chunks.allSatisfy { $0.count <= 1 << 16 })
         #expect(chunks.flatMap { $0 } == CaptureLog(bytes).payload)

@@ -20,7 +20,7 @@ final class ScriptedSource: ByteSource {
         let index = calls.withLock { calls in defer { calls += 1 }; return calls }
         let (bytes, ending) = index < sessions.count ? sessions[index] : ([], .hang)
         return ByteChunks(AsyncThrowingStream { continuation in
-            if !bytes.isEmpty { continuation.yield(bytes) }
+            if !bytes.isEmpty { continuation.yield(ByteChunk(bytes)) }
             switch ending {
             case .finish: continuation.finish()
             case .fail: continuation.finish(throwing: DeviceGone())
@@ -36,22 +36,26 @@ struct ProviderTests {
         (sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,")
             + sentence("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A")).utf8)
 
-    @Test("a source that falls silent decays to no fix after the timeout, told by a device event")
+    @Test("a source that falls silent decays to no fix after the timeout, told by a device event; then the watch sleeps without a timer")
     func silenceDecays() async throws {
         let clock = ManualClock()
         let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .hang)]), clock: clock, silenceTimeout: .seconds(2))
         var iterator = provider.updates().makeAsyncIterator()
         #expect(await iterator.next() == .device(DeviceEvent(device: "/dev/scripted", kind: .activated)))
         // The cycle is open until its end is known: no fix yet, nothing until the clock moves.
+        // The watch checks every half timeout: sentences in the first half, none in the next two.
         while clock.sleeping == 0 { await Task.yield() }
-        for _ in 0..<3 {
+        for half in 1...3 {
             clock.advance(by: .seconds(1))
-            while clock.sleeping == 0 { await Task.yield() }
+            if half < 3 { while clock.sleeping == 0 { await Task.yield() } }
         }
         var noFix = Fix()
         noFix.mode = .noFix
         #expect(await iterator.next() == .fix(noFix))
         #expect(await iterator.next() == .device(DeviceEvent(device: "/dev/scripted", kind: .silent)))
+        // Silent, the watch waits for the reader's next sentence, not on the clock.
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(clock.sleeping == 0)
     }
 
     @Test("a failing source is reported lost, reopened after a backoff, and reported recovered")

@@ -1,0 +1,45 @@
+/// Decides which fixes give the time service a sample of the receiver's time, as gpsd
+/// does: one per receiver second, from a fix of mode 2D or better with a time and a date,
+/// once the receiver has given more than ``minimumFixes`` such fixes in a row (a
+/// receiver's first fixes may carry a time it has not yet settled), and never with a
+/// date before ``earliestTrustedTime`` (a receiver that lost a 1024-week era, or runs on
+/// a stale clock, would set the system's clock back by years).
+public struct ReceiverTimeSampler: Sendable {
+    /// gpsd's `NTP_MIN_FIXES`.
+    public static let minimumFixes = 3
+    /// 2026-01-01T00:00:00Z: a receiver's date before GPSFix existed is a rollover, not a time.
+    public static let defaultEarliestTrustedTime = WallTime(seconds: 1_767_225_600)
+
+    public var earliestTrustedTime: WallTime
+    private var fixesInARow = 0
+    private var lastSecond: Int?
+    /// Fixes whose date was before ``earliestTrustedTime``.
+    public private(set) var distrusted = 0
+
+    public init(earliestTrustedTime: WallTime = Self.defaultEarliestTrustedTime) {
+        self.earliestTrustedTime = earliestTrustedTime
+    }
+
+    /// The sample for `fix`, observed at `readAt`, when it gives one.
+    public mutating func sample(for fix: Fix, readAt: WallTime?) -> TimeSample? {
+        guard fix.mode >= .twoDimensional, let time = fix.time else {
+            fixesInARow = 0
+            return nil
+        }
+        fixesInARow += 1
+        let real = WallTime(time)
+        guard let readAt, fixesInARow > Self.minimumFixes, real.seconds != lastSecond else { return nil }
+        guard real >= earliestTrustedTime else {
+            distrusted += 1
+            return nil
+        }
+        lastSecond = real.seconds
+        return TimeSample(real: real, clock: readAt)
+    }
+
+    /// The device was lost, fell silent or came back: its next fixes start a new run.
+    public mutating func restart() {
+        fixesInARow = 0
+        lastSecond = nil
+    }
+}

@@ -1,0 +1,78 @@
+/// A moment in UTC, or a reading of the system's real-time clock (`CLOCK_REALTIME`, which
+/// counts UTC): whole seconds since 1970 and nanoseconds, exactly, as the time service's
+/// consumers (chrony, ntpd's shared memory, gpsd's TOFF and PPS reports) take them.
+public struct WallTime: Hashable, Sendable, Comparable {
+    public var seconds: Int
+    /// 0 to 999,999,999.
+    public var nanoseconds: Int
+
+    public init(seconds: Int, nanoseconds: Int = 0) {
+        self.seconds = seconds + nanoseconds / 1_000_000_000
+        self.nanoseconds = nanoseconds % 1_000_000_000
+        if self.nanoseconds < 0 {
+            self.seconds -= 1
+            self.nanoseconds += 1_000_000_000
+        }
+    }
+
+    /// A receiver's time: the UTC time of a fix.
+    public init(_ time: GPSTime) {
+        self.init(seconds: time.daysSince1970 * 86_400, nanoseconds: Int(time.time.nanosecondsSinceMidnight))
+    }
+
+    public static func < (lhs: WallTime, rhs: WallTime) -> Bool {
+        (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
+    }
+
+    /// `self - other`, exactly.
+    public func duration(since other: WallTime) -> Duration {
+        .seconds(seconds - other.seconds) + .nanoseconds(nanoseconds - other.nanoseconds)
+    }
+
+    public static func + (time: WallTime, duration: Duration) -> WallTime {
+        let (seconds, attoseconds) = duration.components
+        return WallTime(seconds: time.seconds + Int(seconds), nanoseconds: time.nanoseconds + Int(attoseconds / 1_000_000_000))
+    }
+
+    public static func - (time: WallTime, duration: Duration) -> WallTime { time + (.zero - duration) }
+}
+
+/// A true time and the system clock's reading at that moment: what a clock discipline
+/// (chrony, ntpd) needs from a receiver. `real - clock` is the system clock's error.
+public struct TimeSample: Hashable, Sendable {
+    /// The true time: the receiver's UTC for a cycle, or the second a pulse marks.
+    public var real: WallTime
+    /// The system clock when that time was observed: when the cycle's first timed
+    /// sentence was read from the device, or when the pulse's edge was captured.
+    public var clock: WallTime
+
+    public init(real: WallTime, clock: WallTime) {
+        self.real = real
+        self.clock = clock
+    }
+}
+
+/// What the time service did with a sample, for gpsd-protocol watchers that asked for
+/// `"pps":true`: a `TOFF` report for receiver time, a `PPS` report for a pulse.
+public struct TimeReport: Hashable, Sendable {
+    public enum Kind: Hashable, Sendable {
+        /// Receiver time against the system clock (gpsd's `TOFF`).
+        case receiverTime
+        /// A pulse against the system clock (gpsd's `PPS`).
+        case pulse
+    }
+
+    public var kind: Kind
+    public var sample: TimeSample
+    /// The sample's precision as a power of two seconds (-1: half a second; -20: a microsecond).
+    public var precision: Int
+    /// The NTP shared-memory segment the sample went to (`NTP0`), when one did.
+    public var sharedMemoryUnit: Int?
+
+    public init(kind: Kind, sample: TimeSample, precision: Int, sharedMemoryUnit: Int? = nil) {
+        self.kind = kind
+        self.sample = sample
+        self.precision = precision
+        self.sharedMemoryUnit = sharedMemoryUnit
+    }
+}
