@@ -29,6 +29,13 @@ let package = Package(
             dependencies: ["GPSFix", "CLibGPS", .product(name: "NIOPosix", package: "swift-nio")]),
         // libgps, for reading from a running gpsd (Debian: libgps-dev).
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        // The time service: receiver time and pulses to chrony (SOCK) and ntpd (SHM).
+        .target(
+            name: "GPSFixTime",
+            dependencies: ["GPSFix", "GPSFixDevices", "CTimeService", .product(name: "Logging", package: "swift-log")]),
+        // The structures and ioctls of the time service that only C can spell: ntpd's
+        // shared memory, chrony's socket sample, RFC 2783 PPS, TIOCMIWAIT.
+        .target(name: "CTimeService"),
         // gpsd's JSON protocol: reports encoded once into bytes, and client commands.
         .target(name: "GPSDProtocol", dependencies: ["GPSFix"]),
         // The server: listeners, client sessions and the fan-out hub, on SwiftNIO.
@@ -72,6 +79,7 @@ let package = Package(
         .testTarget(
             name: "GPSFixServerTests",
             dependencies: ["GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "GPSFixTimeTests", dependencies: ["GPSFixTime", "GPSFix", "CTimeService", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(

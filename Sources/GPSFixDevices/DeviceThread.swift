@@ -2,19 +2,19 @@
 import Glibc
 #endif
 
-/// Runs a device's blocking reads on a POSIX thread of its own.
+/// Runs a device's blocking reads (or waits for its pulses) on a POSIX thread of its own.
 ///
 /// Foundation's `Thread` does the same, but using it would make the daemon load
 /// Foundation (several megabytes of resident memory) for this alone.
-enum DeviceThread {
-    /// The name device threads carry (in `top -H`, `/proc/PID/task/*/comm`).
-    static let name = "gpsfix-device"
+public enum DeviceThread {
+    /// The name reading threads carry (in `top -H`, `/proc/PID/task/*/comm`).
+    public static let name = "gpsfix-device"
 
-    /// Starts `body` on a new detached thread named ``name``; `false` when the system
-    /// refuses one.
-    static func start(_ body: @escaping @Sendable () -> Void) -> Bool {
+    /// Starts `body` on a new detached thread named `name` (at most 15 bytes); `false`
+    /// when the system refuses one.
+    public static func start(named name: String = Self.name, _ body: @escaping @Sendable () -> Void) -> Bool {
         let context = Unmanaged.passRetained(Body {
-            nameThisThread()
+            nameThisThread(name)
             body()
         }).toOpaque()
         var thread = pthread_t()
@@ -32,7 +32,7 @@ enum DeviceThread {
 
     /// Names the calling thread: Glibc's module exports no `pthread_setname_np`, and the
     /// kernel's file for it does the same.
-    private static func nameThisThread() {
+    private static func nameThisThread(_ name: String) {
         let descriptor = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }

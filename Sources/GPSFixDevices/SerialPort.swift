@@ -10,6 +10,19 @@ final class SharedSpeed: Sendable {
     func withLock<Result>(_ body: (inout Int?) -> Result) -> Result { speed.withLock { body(&$0) } }
 }
 
+/// The descriptor of the port while the reader has it open, shared by the copies of a
+/// port value, so that a pulse source can wait on the same line.
+final class OpenDescriptor: Sendable {
+    private let descriptor = Mutex<Int32?>(nil)
+
+    func set(_ value: Int32?) { descriptor.withLock { $0 = value } }
+
+    /// A duplicate of the open descriptor (the caller closes it), `nil` while closed.
+    func duplicate() -> Int32? {
+        descriptor.withLock { current in current.flatMap { fcntl($0, F_DUPFD_CLOEXEC, 0) }.flatMap { $0 >= 0 ? $0 : nil } }
+    }
+}
+
 /// A serial port opened the way a GPS daemon must open one: without becoming its
 /// controlling terminal, without blocking on carrier detect, exclusively (`TIOCEXCL`:
 /// another process cannot open it while we hold it), in raw mode with the given framing.
@@ -24,12 +37,18 @@ public struct SerialPort: ByteSource {
     public var settings: SerialSettings
     public var name: String { path }
     private let speedFound: SharedSpeed
+    private let openDescriptor: OpenDescriptor
 
     public init(path: String, settings: SerialSettings = SerialSettings()) {
         self.path = path
         self.settings = settings
         speedFound = SharedSpeed()
+        openDescriptor = OpenDescriptor()
     }
+
+    /// A duplicate of the port's descriptor while it is open for reading (the caller
+    /// closes it), for waiting on the line's modem signals; `nil` while it is closed.
+    public func duplicateOpenDescriptor() -> Int32? { openDescriptor.duplicate() }
 
     /// Opens and configures the port, returning its descriptor and its original settings.
     public func open() throws(DeviceError) -> (descriptor: Int32, original: termios) {
@@ -82,7 +101,9 @@ public struct SerialPort: ByteSource {
             var configured = port
             configured.settings = settings
             let opened = try configured.open()
+            port.openDescriptor.set(opened.descriptor)
             return (opened.descriptor, prelude, { [path = port.path] in
+                port.openDescriptor.set(nil)
                 try? Termios.set(opened.original, on: opened.descriptor, path: path)
                 Glibc.close(opened.descriptor)
             })

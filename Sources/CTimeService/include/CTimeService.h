@@ -1,0 +1,69 @@
+// The C side of GPSFix's time service: the shared structures whose layout is fixed by
+// other programs (ntpd's shared-memory refclock, chrony's SOCK refclock), and the ioctls
+// whose request numbers are function-like macros Swift cannot import (RFC 2783 PPS,
+// TIOCMIWAIT).
+#ifndef GPSFIX_CTIMESERVICE_H
+#define GPSFIX_CTIMESERVICE_H
+
+#include <sys/time.h>
+#include <time.h>
+
+/// ntpd's `struct shmTime` (refclock_shm.c), the layout ntpd, chrony and ntpshmmon read.
+struct gpsfix_shm_time {
+    int mode;
+    volatile int count;
+    time_t clockTimeStampSec;
+    int clockTimeStampUSec;
+    time_t receiveTimeStampSec;
+    int receiveTimeStampUSec;
+    int leap;
+    int precision;
+    int nsamples;
+    volatile int valid;
+    unsigned clockTimeStampNSec;
+    unsigned receiveTimeStampNSec;
+    int dummy[8];
+};
+
+/// chrony's `struct sock_sample` (refclock_sock.c): chronyd refuses a datagram of any
+/// other size.
+struct gpsfix_sock_sample {
+    struct timeval tv;
+    double offset;
+    int pulse;
+    int leap;
+    int _pad;
+    int magic;
+};
+
+/// Attaches NTP shared-memory unit `unit` (key 0x4E545030 + unit), creating it with
+/// `permissions` when it does not exist. NULL, with errno set, when refused.
+struct gpsfix_shm_time *gpsfix_shm_attach(int unit, int permissions);
+
+/// Detaches a segment attached by gpsfix_shm_attach.
+void gpsfix_shm_detach(struct gpsfix_shm_time *segment);
+
+/// Writes one sample with the mode 1 protocol: `valid` cleared and `count` bumped before
+/// the values, `count` bumped and `valid` set after, with barriers between, so a reader
+/// that sees the same count before and after its read has a consistent sample.
+void gpsfix_shm_write(struct gpsfix_shm_time *segment, long long real_sec, long real_nsec,
+                      long long clock_sec, long clock_nsec, int leap, int precision);
+
+/// The RFC 2783 capabilities of a /dev/ppsN descriptor (PPS_GETCAP); -1 and errno when
+/// it is no PPS device.
+int gpsfix_pps_capabilities(int descriptor, int *capabilities);
+
+/// Asks the kernel to capture assert edges as timespecs (PPS_SETPARAMS); -1 and errno
+/// when refused (a descriptor opened read-only keeps the device's defaults).
+int gpsfix_pps_capture_assert(int descriptor);
+
+/// Waits up to `timeout_seconds` for the next event (PPS_FETCH) and gives the last assert
+/// edge and its sequence number; -1 and errno (ETIMEDOUT when none came).
+int gpsfix_pps_fetch(int descriptor, int timeout_seconds, unsigned *sequence, long long *sec, long *nsec);
+
+/// Blocks until the serial line's carrier detect (DCD) changes (TIOCMIWAIT), then tells
+/// whether it is now up (TIOCMGET): 1 up, 0 down, -1 and errno on failure (EINVAL or
+/// ENOTTY: the line has no modem-status interrupts, as a pseudo-terminal).
+int gpsfix_wait_for_carrier_change(int descriptor);
+
+#endif

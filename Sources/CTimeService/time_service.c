@@ -1,0 +1,79 @@
+#include "CTimeService.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/shm.h>
+#include <linux/pps.h>
+
+#define GPSFIX_NTPD_BASE 0x4E545030
+#define GPSFIX_LEAP_NOTINSYNC 3
+
+struct gpsfix_shm_time *gpsfix_shm_attach(int unit, int permissions) {
+    int id = shmget((key_t)(GPSFIX_NTPD_BASE + unit), sizeof(struct gpsfix_shm_time), IPC_CREAT | permissions);
+    if (id == -1) return NULL;
+    void *address = shmat(id, NULL, 0);
+    if (address == (void *)-1) return NULL;
+    struct gpsfix_shm_time *segment = address;
+    // As gpsd prepares a segment: not in sync until the first sample is written.
+    memset(segment, 0, sizeof(*segment));
+    segment->mode = 1;
+    segment->leap = GPSFIX_LEAP_NOTINSYNC;
+    segment->precision = -20;
+    segment->nsamples = 3;
+    return segment;
+}
+
+void gpsfix_shm_detach(struct gpsfix_shm_time *segment) {
+    (void)shmdt(segment);
+}
+
+void gpsfix_shm_write(struct gpsfix_shm_time *segment, long long real_sec, long real_nsec,
+                      long long clock_sec, long clock_nsec, int leap, int precision) {
+    segment->valid = 0;
+    segment->count++;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    segment->clockTimeStampSec = (time_t)real_sec;
+    segment->clockTimeStampUSec = (int)(real_nsec / 1000);
+    segment->clockTimeStampNSec = (unsigned)real_nsec;
+    segment->receiveTimeStampSec = (time_t)clock_sec;
+    segment->receiveTimeStampUSec = (int)(clock_nsec / 1000);
+    segment->receiveTimeStampNSec = (unsigned)clock_nsec;
+    segment->leap = leap;
+    segment->precision = precision;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    segment->count++;
+    segment->valid = 1;
+}
+
+int gpsfix_pps_capabilities(int descriptor, int *capabilities) {
+    return ioctl(descriptor, PPS_GETCAP, capabilities);
+}
+
+int gpsfix_pps_capture_assert(int descriptor) {
+    struct pps_kparams parameters;
+    if (ioctl(descriptor, PPS_GETPARAMS, &parameters) == -1) return -1;
+    parameters.mode |= PPS_CAPTUREASSERT | PPS_TSFMT_TSPEC;
+    return ioctl(descriptor, PPS_SETPARAMS, &parameters);
+}
+
+int gpsfix_pps_fetch(int descriptor, int timeout_seconds, unsigned *sequence, long long *sec, long *nsec) {
+    struct pps_fdata data;
+    memset(&data, 0, sizeof(data));
+    data.timeout.sec = timeout_seconds;
+    data.timeout.nsec = 0;
+    data.timeout.flags = 0;
+    if (ioctl(descriptor, PPS_FETCH, &data) == -1) return -1;
+    *sequence = data.info.assert_sequence;
+    *sec = data.info.assert_tu.sec;
+    *nsec = data.info.assert_tu.nsec;
+    return 0;
+}
+
+int gpsfix_wait_for_carrier_change(int descriptor) {
+    if (ioctl(descriptor, TIOCMIWAIT, TIOCM_CD) == -1) return -1;
+    int lines = 0;
+    if (ioctl(descriptor, TIOCMGET, &lines) == -1) return -1;
+    return (lines & TIOCM_CD) != 0;
+}

@@ -1,0 +1,56 @@
+import GPSFix
+
+/// Where pulse-per-second edges come from: the kernel's PPS API, a serial line's
+/// carrier detect, or a fake in tests. Each element is the system clock (`CLOCK_REALTIME`)
+/// at an assert edge, the start of a receiver second.
+public protocol PulseSource: Sendable {
+    /// The source as logs name it: `/dev/pps0`, `DCD of /dev/ttyS0`.
+    var name: String { get }
+
+    /// The edges, from now until the source fails (throws) or the consumer stops.
+    func pulses() -> AsyncThrowingStream<WallTime, any Error>
+}
+
+/// Why a pulse was not sent to the clock.
+public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+    /// No receiver time to pair it with: the device has had no fix for more than
+    /// ``PulsePairing/fixTimeout`` (or never had one), or it is silent.
+    case noFix = "no fix"
+    /// The receiver's last time was read more than ``PulsePairing/maximumDelay`` before
+    /// the pulse: the second the pulse marks cannot be named.
+    case late
+    /// The pulse came before the receiver time it would be paired with was read.
+    case early
+
+    public var description: String { rawValue }
+}
+
+/// Pairs pulses with the receiver's time, as gpsd does: a receiver sends the time of a
+/// second after that second's pulse, so a pulse marks the second after the last receiver
+/// time read before it. The pair holds only when that time was read less than
+/// ``maximumDelay`` before the pulse.
+public struct PulsePairing: Sendable {
+    /// A pulse more than this after the last receiver time is not paired (late).
+    public static let maximumDelay = Duration.seconds(1)
+    /// Past this without a receiver time, the device counts as having no fix.
+    public static let fixTimeout = Duration.seconds(2)
+
+    private var lastReceiverTime: TimeSample?
+
+    public init() {}
+
+    /// The receiver's time for a cycle, as sent to the clock.
+    public mutating func note(_ sample: TimeSample) {
+        lastReceiverTime = sample
+    }
+
+    /// The sample a pulse at `clock` gives, or why it gives none.
+    public func pair(_ clock: WallTime) -> Result<TimeSample, PulseRejection> {
+        guard let last = lastReceiverTime else { return .failure(.noFix) }
+        let delay = clock.duration(since: last.clock)
+        if delay <= .zero { return .failure(.early) }
+        if delay > Self.fixTimeout { return .failure(.noFix) }
+        if delay > Self.maximumDelay { return .failure(.late) }
+        return .success(TimeSample(real: WallTime(seconds: last.real.seconds + 1), clock: clock))
+    }
+}

@@ -1,0 +1,216 @@
+import GPSFix
+import Logging
+import Synchronization
+
+/// The time service: receiver time and pulses to the clock disciplines (chrony, ntpd),
+/// as gpsd serves them, beside the hub and never in its way.
+///
+/// Receiver times are offered from the devices' tasks into a bounded queue (the newest
+/// kept) and sent from the service's own task, corrected by the device's time offset.
+/// Each pulse is paired with the receiver's time (``PulsePairing``) and sent when the
+/// pair holds. What is sent is reported through `report` (gpsd's TOFF and PPS objects).
+public final class TimeService: Sendable {
+    /// gpsd's precision for receiver time from NMEA: half a second.
+    public static let receiverTimePrecision = -1
+    /// Receiver times waiting to be sent, at most.
+    static let queueCapacity = 16
+
+    /// One device's time service.
+    public struct Device: Sendable {
+        /// The device's name, as clients see it.
+        public var name: String
+        public var receiverTimeSinks: [any TimeSink]
+        public var pulseSinks: [any TimeSink]
+        public var pulses: (any PulseSource)?
+        /// The receiver's known delay: its time is observed this much later than it is.
+        public var timeOffset: Duration
+        /// A power of two seconds: -20 (a microsecond) for a serial port's pulse, -10 over USB.
+        public var pulsePrecision: Int
+        /// The NTP shared-memory units the sinks write, for the reports.
+        public var receiverTimeUnit: Int?
+        public var pulseUnit: Int?
+
+        public init(
+            name: String, receiverTimeSinks: [any TimeSink] = [], pulseSinks: [any TimeSink] = [],
+            pulses: (any PulseSource)? = nil, timeOffset: Duration = .zero, pulsePrecision: Int = -20,
+            receiverTimeUnit: Int? = nil, pulseUnit: Int? = nil
+        ) {
+            self.name = name
+            self.receiverTimeSinks = receiverTimeSinks
+            self.pulseSinks = pulseSinks
+            self.pulses = pulses
+            self.timeOffset = timeOffset
+            self.pulsePrecision = pulsePrecision
+            self.receiverTimeUnit = receiverTimeUnit
+            self.pulseUnit = pulseUnit
+        }
+    }
+
+    private let devices: [Device]
+    private let states: [String: DeviceState]
+    private let queue: AsyncStream<(device: String, sample: TimeSample)>
+    private let enqueue: AsyncStream<(device: String, sample: TimeSample)>.Continuation
+    private let report: @Sendable (TimeReport, String) -> Void
+    private let logger: Logger
+
+    public init(devices: [Device], logger: Logger, report: @escaping @Sendable (TimeReport, String) -> Void) {
+        self.devices = devices
+        var states: [String: DeviceState] = [:]
+        for device in devices { states[device.name] = DeviceState() }
+        self.states = states
+        (queue, enqueue) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(Self.queueCapacity))
+        self.report = report
+        self.logger = logger
+    }
+
+    /// Whether `device` is served (a pseudo-terminal or a file is not, by default).
+    public func serves(_ device: String) -> Bool { states[device] != nil }
+
+    /// Offers a receiver time of `device`, from any task; never waits. A sample the
+    /// queue has no room for pushes out the oldest, counted.
+    public func offer(_ sample: TimeSample, of device: String) {
+        guard let state = states[device] else { return }
+        if case .dropped = enqueue.yield((device, sample)) { state.withLock { $0.counters.receiverTimesDropped += 1 } }
+    }
+
+    /// Sends what is offered and waits for pulses, until cancelled.
+    public func run() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.sendReceiverTimes() }
+            for device in devices {
+                guard let source = device.pulses else { continue }
+                group.addTask { await self.sendPulses(of: device, from: source) }
+            }
+            await group.waitForAll()
+        }
+    }
+
+    /// Each served device's counters, in the order given.
+    public func counters() -> [(device: String, counters: TimeServiceCounters)] {
+        devices.compactMap { device in states[device.name].map { (device.name, $0.withLock { $0.counters }) } }
+    }
+
+    /// A short part for the status line: `time: 120 samples, 118 pulses (2 dropped)`.
+    public var status: String {
+        let all = counters().map(\.counters)
+        let pulses = all.reduce(0) { $0 + $1.pulsesSeen }
+        let dropped = all.reduce(0) { $0 + $1.pulsesDropped.values.reduce(0, +) }
+        var text = "time: \(all.reduce(0) { $0 + $1.receiverTimes }) samples"
+        if pulses > 0 { text += ", \(pulses) pulses" + (dropped > 0 ? " (\(dropped) dropped)" : "") }
+        return text
+    }
+
+    private func sendReceiverTimes() async {
+        let byName = Dictionary(devices.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        for await (name, observed) in queue {
+            guard let device = byName[name], let state = states[name] else { continue }
+            // A receiver whose sentences arrive late is corrected by moving the observation back.
+            let sample = TimeSample(real: observed.real, clock: observed.clock - device.timeOffset)
+            state.withLock { state in
+                state.counters.receiverTimes += 1
+                state.pairing.note(sample)
+            }
+            deliver(sample, of: device, to: device.receiverTimeSinks, precision: Self.receiverTimePrecision, state: state)
+            report(TimeReport(kind: .receiverTime, sample: sample, precision: Self.receiverTimePrecision,
+                              sharedMemoryUnit: device.receiverTimeUnit), name)
+        }
+    }
+
+    private func sendPulses(of device: Device, from source: any PulseSource) async {
+        guard let state = states[device.name] else { return }
+        logger.info("waiting for pulses", metadata: ["device": "\(device.name)", "pps": "\(source.name)"])
+        do {
+            for try await edge in source.pulses() {
+                let verdict = state.withLock { state in
+                    state.counters.pulsesSeen += 1
+                    let verdict = state.pairing.pair(edge)
+                    if case .failure(let why) = verdict { state.counters.pulsesDropped[why, default: 0] += 1 }
+                    return verdict
+                }
+                guard case .success(let sample) = verdict else { continue }
+                deliver(sample, of: device, to: device.pulseSinks, precision: device.pulsePrecision, state: state)
+                report(TimeReport(kind: .pulse, sample: sample, precision: device.pulsePrecision,
+                                  sharedMemoryUnit: device.pulseUnit), device.name)
+            }
+        } catch {
+            if Task.isCancelled { return }
+            logger.warning("no pulses: \(error)", metadata: ["device": "\(device.name)", "pps": "\(source.name)"])
+        }
+    }
+
+    /// Sends to every sink, counting; a sink's first failure in a row is logged, and its
+    /// recovery.
+    private func deliver(_ sample: TimeSample, of device: Device, to sinks: [any TimeSink], precision: Int, state: DeviceState) {
+        for sink in sinks {
+            let failure: TimeSinkError?
+            do throws(TimeSinkError) {
+                try sink.send(sample, precision: precision)
+                failure = nil
+            } catch {
+                failure = error
+            }
+            let wasFailing = state.withLock { state in
+                let wasFailing = state.failing.contains(sink.name)
+                if failure != nil {
+                    state.counters.failed[sink.name, default: 0] += 1
+                    state.failing.insert(sink.name)
+                } else {
+                    state.counters.sent[sink.name, default: 0] += 1
+                    state.failing.remove(sink.name)
+                }
+                return wasFailing
+            }
+            if let failure, !wasFailing {
+                // chronyd not configured for this device is common and harmless: said once, quietly.
+                let level: Logger.Level = if case .noListener = failure { .info } else { .warning }
+                logger.log(level: level, "time samples not delivered: \(failure)",
+                           metadata: ["device": "\(device.name)", "sink": "\(sink.name)"])
+            } else if wasFailing, failure == nil {
+                logger.info("time samples delivered again", metadata: ["device": "\(device.name)", "sink": "\(sink.name)"])
+            }
+        }
+    }
+}
+
+/// What one device's time service has done.
+public struct TimeServiceCounters: Hashable, Sendable {
+    /// Receiver times taken from the queue and sent.
+    public var receiverTimes = 0
+    /// Receiver times pushed out of a full queue.
+    public var receiverTimesDropped = 0
+    /// Samples each sink took, and those it did not, by sink name.
+    public var sent: [String: Int] = [:]
+    public var failed: [String: Int] = [:]
+    public var pulsesSeen = 0
+    public var pulsesDropped: [PulseRejection: Int] = [:]
+
+    public init() {}
+
+    /// One line for the log: `receiver times 120; pulses 118 (dropped: no fix 2); chrony:/run/... 120, shm:NTP0 120`.
+    public var summary: String {
+        var parts = ["receiver times \(receiverTimes)" + (receiverTimesDropped > 0 ? " (\(receiverTimesDropped) dropped, queue full)" : "")]
+        if pulsesSeen > 0 {
+            let dropped = PulseRejection.allCases.compactMap { why in pulsesDropped[why].map { "\(why) \($0)" } }
+            parts.append("pulses \(pulsesSeen)" + (dropped.isEmpty ? "" : " (dropped: \(dropped.joined(separator: ", ")))"))
+        }
+        for name in Set(sent.keys).union(failed.keys).sorted() {
+            let notTaken = failed[name].map { ", \($0) not delivered" } ?? ""
+            parts.append("\(name) \(sent[name] ?? 0)\(notTaken)")
+        }
+        return parts.joined(separator: "; ")
+    }
+}
+
+/// One device's pairing state and counters, shared by its receiver-time and pulse tasks.
+private final class DeviceState: Sendable {
+    struct Values {
+        var pairing = PulsePairing()
+        var counters = TimeServiceCounters()
+        /// Sinks whose last send failed.
+        var failing: Set<String> = []
+    }
+
+    private let values = Mutex(Values())
+
+    func withLock<Result>(_ body: (inout Values) -> Result) -> Result { values.withLock { body(&$0) } }
+}

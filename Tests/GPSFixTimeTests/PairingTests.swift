@@ -1,0 +1,131 @@
+import GPSFix
+import GPSFixTime
+import Logging
+import TestSupport
+import Testing
+
+/// Pulses at set moments of a manual clock, each stamped `epoch` plus that moment, as a
+/// kernel would stamp them.
+struct ManualPulses: PulseSource {
+    let clock: ManualClock
+    let epoch: WallTime
+    let moments: [Duration]
+    var name: String { "manual pulses" }
+
+    func pulses() -> AsyncThrowingStream<WallTime, any Error> {
+        let (clock, epoch, moments) = (self.clock, self.epoch, self.moments)
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                var now = Duration.zero
+                for moment in moments {
+                    try await clock.sleep(for: moment - now)
+                    now = moment
+                    continuation.yield(epoch + moment)
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// A sink that keeps what it is sent.
+final class RecordingSink: TimeSink {
+    let name: String
+    let received = Locked<[(sample: TimeSample, precision: Int)]>([])
+
+    init(name: String) { self.name = name }
+
+    func send(_ sample: TimeSample, precision: Int) throws(TimeSinkError) {
+        received.withLock { $0.append((sample, precision)) }
+    }
+
+    var samples: [TimeSample] { received.withLock { $0.map(\.sample) } }
+}
+
+/// Waits, on the real clock, until `condition` holds (at most five seconds).
+func eventually(_ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + .seconds(5)
+    while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+}
+
+@Suite("Pulses paired with the receiver's time")
+struct PairingTests {
+    let epoch = WallTime(seconds: 1_800_000_000)
+
+    @Test("a pulse marks the second after the receiver time read before it; without a fix or late, it is dropped and counted")
+    func pairing() async throws {
+        let clock = ManualClock()
+        // Before any receiver time; a second after one; 1.7 s after it (late); 2.8 s after it (no fix any more).
+        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.milliseconds(500), .seconds(2), .milliseconds(2900), .seconds(4)])
+        let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
+        let reports = Locked<[TimeReport]>([])
+        let service = TimeService(
+            devices: [
+                .init(name: "/dev/ttyS0", receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses,
+                      timeOffset: .milliseconds(100), receiverTimeUnit: 0, pulseUnit: 1)
+            ],
+            logger: Logger(label: "test")
+        ) { report, _ in reports.withLock { $0.append(report) } }
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        var counters: TimeServiceCounters { service.counters()[0].counters }
+
+        await clock.advanceWhenSleeping(by: .milliseconds(500))
+        try await eventually { counters.pulsesSeen == 1 }
+        #expect(counters.pulsesDropped == [.noFix: 1])
+
+        // The receiver's time for second 1, its first sentence read 1.2 s after the epoch,
+        // corrected by the 0.1 s offset.
+        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .milliseconds(1200)), of: "/dev/ttyS0")
+        try await eventually { !reports.withLock(\.isEmpty) }
+        let corrected = TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .milliseconds(1100))
+        #expect(receiverSink.samples == [corrected])
+        #expect(receiverSink.received.withLock { $0.map(\.precision) } == [-1])
+        #expect(reports.withLock { $0 } == [TimeReport(kind: .receiverTime, sample: corrected, precision: -1, sharedMemoryUnit: 0)])
+
+        await clock.advanceWhenSleeping(by: .milliseconds(1500))  // 2.0 s
+        try await eventually { counters.pulsesSeen == 2 }
+        let paired = TimeSample(real: WallTime(seconds: epoch.seconds + 2), clock: epoch + .seconds(2))
+        #expect(pulseSink.samples == [paired])
+        try await eventually { reports.withLock(\.count) == 2 }
+        #expect(reports.withLock { $0.last } == TimeReport(kind: .pulse, sample: paired, precision: -20, sharedMemoryUnit: 1))
+
+        await clock.advanceWhenSleeping(by: .milliseconds(900))  // 2.9 s: 1.8 s after the receiver time
+        await clock.advanceWhenSleeping(by: .milliseconds(1100))  // 4.0 s: 2.9 s after it
+        try await eventually { counters.pulsesSeen == 4 }
+        #expect(counters.pulsesDropped == [.noFix: 2, .late: 1])
+        #expect(pulseSink.samples == [paired], "only the paired pulse reached the clock")
+        #expect(counters.sent == ["receiver": 1, "pulse": 1])
+        #expect(counters.summary.contains("pulses 4 (dropped: no fix 2, late 1)"), "\(counters.summary)")
+    }
+
+    @Test("the pairing rule: the next second within a second, late up to two, no fix after; a pulse before the time is early")
+    func pairingRule() {
+        var pairing = PulsePairing()
+        #expect(pairing.pair(epoch) == .failure(.noFix))
+        pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + 10, nanoseconds: 200_000_000), clock: epoch + .milliseconds(300)))
+        #expect(pairing.pair(epoch + .milliseconds(200)) == .failure(.early))
+        #expect(pairing.pair(epoch + .milliseconds(1000)) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(1))))
+        #expect(pairing.pair(epoch + .milliseconds(1300)) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .milliseconds(1300))))
+        #expect(pairing.pair(epoch + .milliseconds(1301)) == .failure(.late))
+        #expect(pairing.pair(epoch + .milliseconds(2301)) == .failure(.noFix))
+    }
+
+    @Test("receiver times offered faster than they are sent keep the newest, and the dropped ones are counted")
+    func boundedQueue() async throws {
+        let sink = RecordingSink(name: "receiver")
+        let service = TimeService(devices: [.init(name: "/dev/ttyS0", receiverTimeSinks: [sink])], logger: Logger(label: "test")) { _, _ in }
+        // Not running yet: everything waits in the queue.
+        for second in 0..<40 {
+            service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + second), clock: epoch + .seconds(second)), of: "/dev/ttyS0")
+        }
+        service.offer(TimeSample(real: epoch, clock: epoch), of: "/dev/ttyUSB9")  // not served: ignored
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        try await eventually { sink.samples.count == 16 }
+        #expect(sink.samples.map(\.real.seconds) == (24..<40).map { epoch.seconds + $0 })
+        #expect(service.counters()[0].counters.receiverTimesDropped == 24)
+        #expect(!service.serves("/dev/ttyUSB9"))
+    }
+}

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import GPSFix
+import GPSFixDevices
+import GPSFixTime
+import TestSupport
+import Testing
+
+/// The kernel PPS devices this machine has (none on most build machines and in CI).
+let kernelPPSDevices = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? [])
+    .filter { $0.hasPrefix("pps") }.sorted().map { "/dev/" + $0 }
+
+@Suite("Pulse sources")
+struct PulseSourceTests {
+    @Test("the kernel PPS device of a serial port is found through /sys/class/pps/*/path, links resolved")
+    func findsAttachedDevice() throws {
+        let folder = try makeTemporaryFolder("sysfs")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sysfs = folder.appendingPathComponent("pps").path
+        for (name, attached) in [("pps0", "/dev/ttyAMA0\n"), ("pps1", "\n"), ("pps2", folder.path + "/ttyS4\n")] {
+            try FileManager.default.createDirectory(atPath: "\(sysfs)/\(name)", withIntermediateDirectories: true)
+            try attached.write(toFile: "\(sysfs)/\(name)/path", atomically: true, encoding: .utf8)
+        }
+        FileManager.default.createFile(atPath: folder.path + "/ttyS4", contents: nil)
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/gps0", withDestinationPath: folder.path + "/ttyS4")
+        #expect(KernelPPS.device(forSerialPort: "/dev/ttyAMA0", sysfs: sysfs) == "/dev/pps0")
+        #expect(KernelPPS.device(forSerialPort: folder.path + "/gps0", sysfs: sysfs) == "/dev/pps2")
+        #expect(KernelPPS.device(forSerialPort: "/dev/ttyUSB0", sysfs: sysfs) == nil)
+        #expect(KernelPPS.device(forSerialPort: "/dev/ttyUSB0", sysfs: folder.path + "/none") == nil)
+    }
+
+    @Test("a path that is no PPS device ends the pulses with the failed ioctl named")
+    func notAPPSDevice() async throws {
+        var iterator = KernelPPS(path: "/dev/null").pulses().makeAsyncIterator()
+        await #expect {
+            _ = try await iterator.next()
+        } throws: { error in
+            "\(error)".contains("/dev/null: ioctl(PPS_GETCAP) failed")
+        }
+    }
+
+    @Test("a kernel PPS device gives one edge a second, stamped by the kernel", .enabled(if: !kernelPPSDevices.isEmpty, "no /dev/pps* on this machine"))
+    func kernelPulses() async throws {
+        var iterator = KernelPPS(path: kernelPPSDevices[0]).pulses().makeAsyncIterator()
+        let first = try #require(try await iterator.next())
+        let second = try #require(try await iterator.next())
+        let gap = second.duration(since: first)
+        #expect(gap > .milliseconds(900) && gap < .milliseconds(1100), "\(gap)")
+    }
+
+    @Test("carrier detect on a line without modem-status interrupts (a pseudo-terminal) ends with that reason")
+    func carrierDetectOnPty() async throws {
+        let terminal = try PseudoTerminal()
+        let port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600))
+        #expect(port.duplicateOpenDescriptor() == nil, "closed until read")
+        var reading = port.chunks().makeAsyncIterator()
+        try await terminal.write(Array("$GPTXT,01,01,02,hello*2F\r\n".utf8))
+        _ = try await reading.next()
+        var pulses = CarrierDetectPulses(port: port).pulses().makeAsyncIterator()
+        await #expect(throws: PulseSourceError.noModemStatus(path: terminal.path)) { _ = try await pulses.next() }
+    }
+}

@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CTimeService
+import Foundation
+import GPSFix
+import GPSFixTime
+import TestSupport
+import Testing
+
+/// A datagram socket bound where chronyd would bind its SOCK refclock.
+final class FakeChronyd {
+    let path: String
+    let descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(descriptor >= 0 && bound == 0, "bind \(path): errno \(errno)")
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    /// The next datagram, as chronyd reads it: exactly one `struct sock_sample`, or `nil`.
+    func receive() -> (size: Int, sample: gpsfix_sock_sample)? {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let size = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        guard size >= MemoryLayout<gpsfix_sock_sample>.size else { return size > 0 ? (size, gpsfix_sock_sample()) : nil }
+        return (size, buffer.withUnsafeBytes { $0.loadUnaligned(as: gpsfix_sock_sample.self) })
+    }
+}
+
+@Suite("Time sinks")
+struct SinkTests {
+    let sample = TimeSample(
+        real: WallTime(seconds: 1_800_000_001), clock: WallTime(seconds: 1_800_000_000, nanoseconds: 999_876_543))
+
+    @Test("chrony's socket gets chrony's 40-byte sample: the clock as a timeval, the exact offset, the magic")
+    func chronySample() throws {
+        let folder = try makeTemporaryFolder("chrony")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let paths = ChronySocket.paths(forDevice: "/dev/serial/by-id/usb-u-blox-if00", in: folder.path)
+        #expect(paths.receiverTime == folder.path + "/chrony.clk.usb-u-blox-if00.sock")
+        #expect(paths.pulse == folder.path + "/chrony.usb-u-blox-if00.sock")
+        let chronyd = try FakeChronyd(path: paths.receiverTime)
+        try ChronySocket(path: paths.receiverTime).send(sample, precision: -1)
+        let received = try #require(chronyd.receive())
+        #expect(received.size == 40)
+        #expect(received.sample.magic == 0x534f_434b)
+        #expect(received.sample.tv.tv_sec == 1_800_000_000 && received.sample.tv.tv_usec == 999_876)
+        // tv + offset is the receiver's second, to the nanosecond.
+        #expect(abs(received.sample.offset - 0.000_124) < 1e-12, "\(received.sample.offset)")
+        #expect(received.sample.pulse == 0 && received.sample.leap == 0)
+    }
+
+    @Test("with no chronyd the sample is refused as unheard; a socket that appears later gets the next one")
+    func socketAppearsLater() throws {
+        let folder = try makeTemporaryFolder("chrony-late")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.path + "/chrony.clk.gps0.sock"
+        let sink = try ChronySocket(path: path)
+        #expect(throws: TimeSinkError.noListener(path)) { try sink.send(sample, precision: -1) }
+        do {
+            let chronyd = try FakeChronyd(path: path)
+            try sink.send(sample, precision: -1)
+            #expect(chronyd.receive()?.sample.magic == 0x534f_434b)
+        }
+        // chronyd restarted: a new socket at the same path.
+        let restarted = try FakeChronyd(path: path)
+        try sink.send(sample, precision: -1)
+        #expect(restarted.receive()?.size == 40)
+    }
+
+    @Test("a shared-memory unit is written with the mode 1 protocol: count bumped twice, valid set, both times exact")
+    func sharedMemory() throws {
+        // A unit far above any ntpd's, removed afterwards.
+        let unit = 3000 + Int(getpid() % 1000)
+        let sink = try SharedMemoryRefclock(unit: unit)
+        let identifier = shmget(key_t(0x4E54_5030 + unit), 0, 0)
+        try #require(identifier >= 0)
+        defer { shmctl(identifier, IPC_RMID, nil) }
+        let segment = try #require(shmat(identifier, nil, SHM_RDONLY)).assumingMemoryBound(to: gpsfix_shm_time.self)
+        defer { shmdt(segment) }
+        #expect(segment.pointee.mode == 1 && segment.pointee.valid == 0 && segment.pointee.leap == 3, "unsynchronised until written")
+        try sink.send(sample, precision: -1)
+        try sink.send(sample, precision: -1)
+        let written = segment.pointee
+        #expect(written.count == 4 && written.valid == 1)
+        #expect(written.clockTimeStampSec == 1_800_000_001 && written.clockTimeStampNSec == 0)
+        #expect(written.receiveTimeStampSec == 1_800_000_000 && written.receiveTimeStampNSec == 999_876_543)
+        #expect(written.receiveTimeStampUSec == 999_876)
+        #expect(written.precision == -1 && written.leap == 0)
+        #expect(sink.name == "shm:NTP\(unit)")
+    }
+
+    @Test("shared-memory units: 2n and 2n+1 as root, as gpsd takes them, from unit 2 on otherwise")
+    func units() {
+        #expect(SharedMemoryRefclock.units(forDeviceAt: 0, asRoot: true) == (0, 1))
+        #expect(SharedMemoryRefclock.units(forDeviceAt: 1, asRoot: true) == (2, 3))
+        #expect(SharedMemoryRefclock.units(forDeviceAt: 0, asRoot: false) == (2, 3))
+    }
+}
