@@ -54,7 +54,7 @@ let package = Package(
         .executableTarget(
             name: "gpsfixd",
             dependencies: [
-                "GPSFixServer", "GPSFixDevices", "GPSFix", "SystemdSupport",
+                "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

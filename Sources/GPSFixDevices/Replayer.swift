@@ -98,7 +98,9 @@ public struct Replayer: Sendable {
     ///
     /// - `retime`: each cycle's times and dates are rewritten (``Retimer``) to the wall
     ///   clock's current second as it is written, or to the previous cycle's time plus the
-    ///   log's interval when that is later, so times keep increasing, across loops too.
+    ///   log's interval when that is later, so times keep increasing, across loops too;
+    ///   each cycle is written when the wall clock reaches its time, as a live receiver
+    ///   sends it, so its time and the moment it is read agree as a clock expects.
     /// - `burst`: this many cycles go out at once before pacing starts, enough for a
     ///   reader to learn the cycle's end and report a fix straight away.
     /// - `now`: the wall clock, milliseconds since 1970 (a test's own clock).
@@ -129,15 +131,21 @@ public struct Replayer: Sendable {
                 }
                 try await terminal.write(bytes)
                 written += 1
-                if written >= burst, cycle.pause > .zero { try await clock.sleep(for: cycle.pause) }
+                guard written >= burst, cycle.pause > .zero else { continue }
+                if retime, let stamp {
+                    // Until the wall clock reaches the next cycle's time, as a live receiver
+                    // sends each cycle just after the second it is stamped with.
+                    try await clock.sleep(for: min(cycle.pause, .milliseconds(max(0, stamp + gapBefore - now()))))
+                } else {
+                    try await clock.sleep(for: cycle.pause)
+                }
             }
         } while loop
     }
 
     /// The system's real-time clock, milliseconds since 1970.
     public static let wallClock: @Sendable () -> Int = {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000
+        let now = WallTime.systemNow()
+        return now.seconds * 1000 + now.nanoseconds / 1_000_000
     }
 }

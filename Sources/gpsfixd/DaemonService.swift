@@ -1,6 +1,7 @@
 import GPSFix
 import GPSFixDevices
 import GPSFixServer
+import GPSFixTime
 import Logging
 import ServiceLifecycle
 import SystemdSupport
@@ -10,6 +11,8 @@ import SystemdSupport
 struct DaemonService: Service {
     let server: GPSFixServer
     let providers: [NMEALocationProvider]
+    /// Receiver time and pulses to chrony and ntpd; `nil` when no device is served.
+    let timeService: TimeService?
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
     /// The service manager's notifier; `nil` when none listens (not run by systemd).
     let notifier: (any ServiceNotifier)?
@@ -26,8 +29,18 @@ struct DaemonService: Service {
             await withDiscardingTaskGroup { group in
                 if let notifier { group.addTask { await reportToServiceManager(through: notifier) } }
                 for provider in providers {
-                    group.addTask { await server.serve(provider) }
+                    let device = provider.device
+                    if let timeService, timeService.serves(device) {
+                        group.addTask {
+                            await server.serve(provider) { update in
+                                if case .receiverTime(let sample) = update { timeService.offer(sample, of: device) }
+                            }
+                        }
+                    } else {
+                        group.addTask { await server.serve(provider) }
+                    }
                 }
+                if let timeService { group.addTask { await timeService.run() } }
                 if let demo {
                     group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
                 }
@@ -48,12 +61,23 @@ struct DaemonService: Service {
 
     /// The status line, the clients' counters, and one line of counters per device.
     private func logCounters() async {
-        let status = await server.status()
+        let status = await statusLine()
         let counters = await server.counters()
         logger.info("status: \(status); \(counters)")
         for (device, counters) in await server.deviceCounters() {
             logger.info("device counters: \(counters.summary)", metadata: ["device": "\(device)"])
         }
+        for (device, counters) in timeService?.counters() ?? [] {
+            logger.info("time service: \(counters.summary)", metadata: ["device": "\(device)"])
+        }
+    }
+
+    /// The server's status, and the time service's when there is one (not in systemd's
+    /// STATUS, which would then change, and be sent, every second).
+    private func statusLine() async -> String {
+        let status = await server.status()
+        guard let timeService else { return status }
+        return "\(status), \(timeService.status)"
     }
 
     /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.

@@ -5,6 +5,7 @@ import ArgumentParser
 import GPSFix
 import GPSFixDevices
 import GPSFixServer
+import GPSFixTime
 import Glibc
 import Logging
 import ServiceLifecycle
@@ -58,6 +59,24 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Flag(help: "With no device: replay a bundled capture through a pseudo-terminal and serve it.")
     var demo = false
 
+    @Option(help: """
+        Where chronyd's SOCK refclock sockets are: receiver time to DIR/chrony.clk.BASENAME.sock, \
+        pulses to DIR/chrony.BASENAME.sock (BASENAME: the device path's last component).
+        """)
+    var chronySocketDir = "/run"
+
+    @Flag(help: "Write no NTP shared-memory segments (SHM refclock units 0 and 1 for the first device as root, from 2 otherwise).")
+    var noShm = false
+
+    @Option(help: "A kernel PPS device (/dev/ppsN) for the serial devices in order; repeat for several.")
+    var pps: [String] = []
+
+    @Option(help: "Seconds (-2 to 2) by which the receiver's sentences lag its time, subtracted before the clock sees them.")
+    var timeOffset: Double = 0
+
+    @Flag(help: "Serve time from pseudo-terminals too (a replay with gpsfix replay --retime), for tests and demos.")
+    var timeFromPty = false
+
     func validate() throws {
         guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
         for device in devices where DeviceName(device) == nil {
@@ -71,6 +90,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         guard (1...86_400).contains(statusInterval) else {
             throw ValidationError("--status-interval \(statusInterval) is out of range: give 1 to 86400 seconds")
+        }
+        guard (-2...2).contains(timeOffset) else {
+            throw ValidationError("--time-offset \(timeOffset) is out of range: give -2 to 2 seconds")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
         if let tcp {
@@ -111,12 +133,18 @@ struct GPSFixDaemon: AsyncParsableCommand {
             sources.append(SerialPort(path: terminal.path))
             logger.info("demo: replaying a bundled capture", metadata: ["pty": "\(terminal.path)"])
         }
+        let timePlan = TimeServicePlan(
+            chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,
+            timeOffset: .nanoseconds(Int64((timeOffset * 1e9).rounded())), ppsDevices: pps)
+        let timeDevices = timePlan.devices(for: sources, logger: logger)
+        let timeService = timeDevices.isEmpty
+            ? nil : TimeService(devices: timeDevices, logger: logger) { report, device in server.publish(report, of: device) }
         let providers = sources.map {
             NMEALocationProvider(
                 source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
         }
         let daemon = DaemonService(
-            server: server, providers: providers, demo: demoReplay,
+            server: server, providers: providers, timeService: timeService, demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)
         let group = ServiceGroup(
