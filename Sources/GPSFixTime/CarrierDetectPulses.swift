@@ -4,7 +4,6 @@ import Glibc
 import CTimeService
 import GPSFix
 import GPSFixDevices
-import Synchronization
 
 /// Pulses from a serial port's carrier-detect line (DCD), where receivers without a
 /// kernel PPS device wire their pulse: a thread waits in `TIOCMIWAIT` for the line to
@@ -24,18 +23,15 @@ public struct CarrierDetectPulses: PulseSource {
 
     public func pulses() -> AsyncThrowingStream<WallTime, any Error> {
         let port = self.port
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WallTime.self, throwing: (any Error).self)
-        let stopped = Atomic<Bool>(false)
-        continuation.onTermination = { _ in stopped.store(true, ordering: .releasing) }
-        let started = DeviceThread.start(named: "gpsfix-pps") {
-            while !stopped.load(ordering: .acquiring) {
+        return PulseThread.pulses(of: port.path) { continuation, isStopped in
+            while !isStopped() {
                 // The port is reopened after an unplug: wait for the reader to open it.
                 guard let descriptor = port.duplicateOpenDescriptor() else {
                     usleep(500_000)
                     continue
                 }
                 defer { close(descriptor) }
-                while !stopped.load(ordering: .acquiring) {
+                while !isStopped() {
                     let level = gpsfix_wait_for_carrier_change(descriptor)
                     let stamp = WallTime.systemNow()
                     if level == 1 {
@@ -51,7 +47,5 @@ public struct CarrierDetectPulses: PulseSource {
             }
             continuation.finish()
         }
-        if !started { continuation.finish(throwing: PulseSourceError.system(path: port.path, call: "pthread_create", errno: EAGAIN)) }
-        return stream
     }
 }

@@ -3,8 +3,6 @@ import Glibc
 #endif
 import CTimeService
 import GPSFix
-import GPSFixDevices
-import Synchronization
 
 /// Pulses from the kernel's PPS API (RFC 2783, Linux's `/dev/ppsN`): the kernel stamps
 /// each assert edge in its interrupt handler, so the stamp is as good as the machine's.
@@ -37,10 +35,7 @@ public struct KernelPPS: PulseSource {
 
     public func pulses() -> AsyncThrowingStream<WallTime, any Error> {
         let path = self.path
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WallTime.self, throwing: (any Error).self)
-        let stopped = Atomic<Bool>(false)
-        continuation.onTermination = { _ in stopped.store(true, ordering: .releasing) }
-        let started = DeviceThread.start(named: "gpsfix-pps") {
+        return PulseThread.pulses(of: path) { continuation, isStopped in
             let descriptor = open(path, O_RDWR | O_CLOEXEC)
             guard descriptor >= 0 || errno == EACCES else {
                 return continuation.finish(throwing: PulseSourceError.system(path: path, call: "open", errno: errno))
@@ -55,7 +50,7 @@ public struct KernelPPS: PulseSource {
             }
             _ = gpsfix_pps_capture_assert(fd)
             var lastSequence: UInt32?
-            while !stopped.load(ordering: .acquiring) {
+            while !isStopped() {
                 var sequence: UInt32 = 0
                 var seconds: Int64 = 0
                 var nanoseconds = 0
@@ -70,8 +65,6 @@ public struct KernelPPS: PulseSource {
             }
             continuation.finish()
         }
-        if !started { continuation.finish(throwing: PulseSourceError.system(path: path, call: "pthread_create", errno: EAGAIN)) }
-        return stream
     }
 
     private static func resolved(_ path: String) -> String {

@@ -1,4 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GPSFix
+import GPSFixDevices
+import Synchronization
 
 /// Where pulse-per-second edges come from: the kernel's PPS API, a serial line's
 /// carrier detect, or a fake in tests. Each element is the system clock (`CLOCK_REALTIME`)
@@ -52,5 +57,30 @@ public struct PulsePairing: Sendable {
         if delay > Self.fixTimeout { return .failure(.noFix) }
         if delay > Self.maximumDelay { return .failure(.late) }
         return .success(TimeSample(real: WallTime(seconds: last.real.seconds + 1), clock: clock))
+    }
+}
+
+/// The thread a pulse source waits on: its blocking calls (`PPS_FETCH`, `TIOCMIWAIT`)
+/// run on a thread of their own, named `gpsfix-pps`, never on the cooperative pool.
+enum PulseThread {
+    /// Runs `wait` on a new thread; it yields edges into the continuation, checks
+    /// `isStopped` (the consumer has left) between its waits, and finishes the stream.
+    static func pulses(
+        of source: String,
+        _ wait: @escaping @Sendable (AsyncThrowingStream<WallTime, any Error>.Continuation, _ isStopped: @escaping @Sendable () -> Bool) -> Void
+    ) -> AsyncThrowingStream<WallTime, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WallTime.self, throwing: (any Error).self)
+        let stopped = StopFlag()
+        continuation.onTermination = { _ in stopped.stop() }
+        if !DeviceThread.start(named: "gpsfix-pps", { wait(continuation, { stopped.isStopped }) }) {
+            continuation.finish(throwing: PulseSourceError.system(path: source, call: "pthread_create", errno: EAGAIN))
+        }
+        return stream
+    }
+
+    private final class StopFlag: Sendable {
+        private let flag = Atomic<Bool>(false)
+        var isStopped: Bool { flag.load(ordering: .acquiring) }
+        func stop() { flag.store(true, ordering: .releasing) }
     }
 }

@@ -23,7 +23,7 @@ struct PulseSourceTests {
             try FileManager.default.createDirectory(atPath: "\(sysfs)/\(name)", withIntermediateDirectories: true)
             try attached.write(toFile: "\(sysfs)/\(name)/path", atomically: true, encoding: .utf8)
         }
-        FileManager.default.createFile(atPath: folder.path + "/ttyS4", contents: nil)
+        try #require(FileManager.default.createFile(atPath: folder.path + "/ttyS4", contents: nil))
         try FileManager.default.createSymbolicLink(atPath: folder.path + "/gps0", withDestinationPath: folder.path + "/ttyS4")
         #expect(KernelPPS.device(forSerialPort: "/dev/ttyAMA0", sysfs: sysfs) == "/dev/pps0")
         #expect(KernelPPS.device(forSerialPort: folder.path + "/gps0", sysfs: sysfs) == "/dev/pps2")
