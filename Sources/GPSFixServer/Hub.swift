@@ -269,8 +269,7 @@ final class Hub: @unchecked Sendable {
 
     /// The current UTC time as gpsd writes it, for `activated`.
     static func now() -> String {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return GPSTime(millisecondsSince1970: Int(spec.tv_sec) * 1000 + Int(spec.tv_nsec) / 1_000_000).iso8601
+        let now = WallTime.systemNow()
+        return GPSTime(millisecondsSince1970: now.seconds * 1000 + now.nanoseconds / 1_000_000).iso8601
     }
 }

@@ -71,16 +71,19 @@ struct TimeServicePlan {
 
     /// Whether `path` is (a link to) a pseudo-terminal's follower end.
     static func isPseudoTerminal(_ path: String) -> Bool {
-        guard let real = realpath(path, nil) else { return path.hasPrefix("/dev/pts/") }
-        defer { free(real) }
-        return String(cString: real).hasPrefix("/dev/pts/")
+        (resolved(path) ?? path).hasPrefix("/dev/pts/")
     }
 
     /// USB serial adapters deliver a pulse a millisecond late at best: gpsd's precision for them.
     static func isUSB(_ path: String) -> Bool {
-        guard let real = realpath(path, nil) else { return false }
-        defer { free(real) }
-        let name = String(cString: real)
+        guard let name = resolved(path) else { return false }
         return name.hasPrefix("/dev/ttyUSB") || name.hasPrefix("/dev/ttyACM")
+    }
+
+    /// `path` with every link resolved; `nil` when it does not exist.
+    private static func resolved(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 }

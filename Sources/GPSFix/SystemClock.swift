@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import GPSFix
 
 extension WallTime {
     /// The system's real-time clock (`CLOCK_REALTIME`) now: what a read is stamped with,
