@@ -37,6 +37,14 @@ public struct JSONWriter: ~Copyable {
         field("class", string: reportClass)
     }
 
+    /// Starts an object of another protocol, whose first field names its type: for
+    /// OwnTracks, `JSONWriter(typeField: "_type", type: "location")`.
+    public init(typeField: StaticString, type: StaticString, capacity: Int = 256) {
+        self.init(capacity: capacity)
+        appendByte(UInt8(ascii: "{"))
+        field(typeField, string: type)
+    }
+
     deinit {
         storage.deallocate()
     }

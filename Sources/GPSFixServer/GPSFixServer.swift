@@ -45,11 +45,13 @@ public final class GPSFixServer: Sendable {
     /// The socket file this server bound itself, and so removes at shutdown.
     private let boundSocketPath = Mutex<String?>(nil)
 
-    public init(configuration: Configuration, logger: Logger) {
+    /// `subscribers` take every TPV, SKY and DEVICE report besides the sockets (the MQTT
+    /// publisher), on the event loop: see ``ReportSubscriber``.
+    public init(configuration: Configuration, subscribers: [any ReportSubscriber] = [], logger: Logger) {
         self.configuration = configuration
         // One event loop: the hub and every session on it, so the fan-out takes no locks.
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        hub = Hub(eventLoop: group.next(), release: configuration.release, logger: logger)
+        hub = Hub(eventLoop: group.next(), release: configuration.release, subscribers: subscribers, logger: logger)
     }
 
     /// Binds the listeners. Throws when the socket is held by a live server.
@@ -193,12 +195,16 @@ public final class GPSFixServer: Sendable {
 
     /// The server's counters for the clients, in one line for the periodic log.
     public func counters() async -> String {
+        guard let counts = await snapshot()?.clients else { return "" }
+        return "clients accepted \(counts.accepted), cut off \(counts.cutOff); "
+            + "reports sent \(counts.reportsSent); requests refused \(counts.requestsRefused)"
+    }
+
+    /// Everything the server counts and knows of its devices, read at once (for the
+    /// metrics); `nil` once the server has stopped.
+    public func snapshot() async -> ServerSnapshot? {
         let hub = self.hub
-        return (try? await hub.eventLoop.submit { () -> String in
-            let counts = hub.statistics
-            return "clients accepted \(counts.clientsAccepted), cut off \(counts.clientsCutOff); "
-                + "reports sent \(counts.reportsSent); requests refused \(counts.requestsRefused)"
-        }.get()) ?? ""
+        return try? await hub.eventLoop.submit { hub.snapshot }.get()
     }
 
     /// Each device's counters (sentences, refused lines by reason, cycles, reconnects).

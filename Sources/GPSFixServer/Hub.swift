@@ -22,6 +22,8 @@ final class Hub: @unchecked Sendable {
         var estimate: ErrorEstimate?
         var counters = DeviceCounters()
         var cycle = CycleMeter()
+        /// When the last fix of mode 2D or better arrived, for its age in the metrics.
+        var lastFixAt: NIODeadline?
     }
 
     /// Counters, for logs and the service status line.
@@ -41,13 +43,16 @@ final class Hub: @unchecked Sendable {
     private var sessions: [ObjectIdentifier: ClientSession] = [:]
     private var deviceOrder: [String] = []
     private var devices: [String: DeviceState] = [:]
+    /// Takers of every report beyond the sockets (``ReportSubscriber``), fixed at start.
+    private let subscribers: [any ReportSubscriber]
     /// Sessions with reports queued but not yet flushed, and whether a flush is scheduled.
     private var unflushed: [ClientSession] = []
     private var flushScheduled = false
 
-    init(eventLoop: any EventLoop, release: String, logger: Logger) {
+    init(eventLoop: any EventLoop, release: String, subscribers: [any ReportSubscriber] = [], logger: Logger) {
         self.eventLoop = eventLoop
         self.release = release
+        self.subscribers = subscribers
         self.logger = logger
     }
 
@@ -134,16 +139,19 @@ final class Hub: @unchecked Sendable {
                 let cycle = devices[device]?.cycle.record(time)
                 devices[device]?.info.cycle = cycle
             }
-            if fix.mode >= .twoDimensional { devices[device]?.info.seenData = true }
-            broadcastReport(GPSDReport.tpv(fix, device: device), of: device)
+            if fix.mode >= .twoDimensional {
+                devices[device]?.info.seenData = true
+                devices[device]?.lastFixAt = .now()
+            }
+            broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix))
         case .sky(let sky):
             devices[device]?.sky = sky
-            broadcastReport(GPSDReport.sky(sky, device: device), of: device)
+            broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky))
         case .errorEstimate(let estimate):
             devices[device]?.estimate = estimate
-            broadcastReport(GPSDReport.gst(estimate, device: device), of: device)
+            broadcastToSessions(GPSDReport.gst(estimate, device: device), of: device)
         case .attitude(let attitude):
-            broadcastReport(GPSDReport.att(attitude, device: device), of: device)
+            broadcastToSessions(GPSDReport.att(attitude, device: device), of: device)
         case .sentence(let line):
             let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) }
             guard !recipients.isEmpty else { return }
@@ -163,8 +171,12 @@ final class Hub: @unchecked Sendable {
         case .device(let event):
             apply(event, to: device)
             guard let info = devices[device]?.info else { return }
-            let buffer = ByteBuffer(bytes: SessionReport.device(info))
+            let report = SessionReport.device(info)
+            let buffer = ByteBuffer(bytes: report)
             for session in sessions.values where session.settings.enable { send(buffer, to: session) }
+            for subscriber in subscribers {
+                subscriber.receive(PublishedReport(device: device, content: .device(info), json: report))
+            }
         }
     }
 
@@ -201,8 +213,25 @@ final class Hub: @unchecked Sendable {
         }
     }
 
-    /// Encodes the report only when a session wants it (POLL encodes from the stored values).
-    private func broadcastReport(_ report: @autoclosure () -> [UInt8], of device: String) {
+    /// Encodes the report only when a session or a subscriber wants it (POLL encodes
+    /// from the stored values), and once for all of them.
+    private func broadcastReport(
+        _ encode: @autoclosure () -> [UInt8], of device: String, content: @autoclosure () -> PublishedReport.Content
+    ) {
+        let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
+        guard !recipients.isEmpty || !subscribers.isEmpty else { return }
+        let report = encode()
+        if !recipients.isEmpty {
+            let buffer = ByteBuffer(bytes: report)
+            for session in recipients { send(buffer, to: session) }
+        }
+        guard !subscribers.isEmpty else { return }
+        let published = PublishedReport(device: device, content: content(), json: report)
+        for subscriber in subscribers { subscriber.receive(published) }
+    }
+
+    /// Reports no subscriber takes (GST, ATT), encoded only when a session wants them.
+    private func broadcastToSessions(_ report: @autoclosure () -> [UInt8], of device: String) {
         let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
         guard !recipients.isEmpty else { return }
         let buffer = ByteBuffer(bytes: report())
@@ -234,6 +263,21 @@ final class Hub: @unchecked Sendable {
     var deviceCounters: [(device: String, counters: DeviceCounters)] {
         eventLoop.assertInEventLoop()
         return deviceOrder.compactMap { path in devices[path].map { (path, $0.counters) } }
+    }
+
+    var snapshot: ServerSnapshot {
+        eventLoop.assertInEventLoop()
+        let now = NIODeadline.now()
+        let clients = ServerSnapshot.Clients(
+            connected: sessions.count, accepted: statistics.clientsAccepted, cutOff: statistics.clientsCutOff,
+            reportsSent: statistics.reportsSent, requestsRefused: statistics.requestsRefused)
+        let states = deviceOrder.compactMap { path in devices[path] }
+        return ServerSnapshot(clients: clients, devices: states.map { state in
+            ServerSnapshot.Device(
+                path: state.info.path, online: state.info.online, counters: state.counters, mode: state.fix?.mode,
+                satellitesUsed: state.sky?.usedCount, satellitesVisible: state.sky?.visibleCount,
+                sinceLastFix: state.lastFixAt.map { Duration.nanoseconds((now - $0).nanoseconds) })
+        })
     }
 
     // MARK: Requests

@@ -1,0 +1,33 @@
+import GPSFix
+
+/// What the server counts and knows of its devices at one moment: the metrics' source.
+public struct ServerSnapshot: Sendable {
+    /// The clients, since the server started.
+    public struct Clients: Sendable {
+        public var connected: Int
+        public var accepted: Int
+        /// Clients dropped because they did not read their reports.
+        public var cutOff: Int
+        public var reportsSent: Int
+        /// Malformed or unsupported requests answered with an ERROR.
+        public var requestsRefused: Int
+    }
+
+    /// One device, as the hub sees it.
+    public struct Device: Sendable {
+        public var path: String
+        /// Reading now (`false` while lost or silent).
+        public var online: Bool
+        public var counters: DeviceCounters
+        /// The latest fix's mode; `nil` before the first fix.
+        public var mode: FixMode?
+        public var satellitesUsed: Int?
+        public var satellitesVisible: Int?
+        /// Time since the last fix of mode 2D or better; `nil` if there was none yet.
+        public var sinceLastFix: Duration?
+    }
+
+    public var clients: Clients
+    /// In the order the devices were configured.
+    public var devices: [Device]
+}
