@@ -1,0 +1,183 @@
+import GPSDProtocol
+import GPSFixServer
+import Logging
+import Synchronization
+
+/// One device's way to the broker: its reports turned into messages (thinned to the
+/// publishing interval), its queue, and the task that hands the queue to its connection.
+final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
+    private enum Kind: Hashable {
+        case tpv, sky, ownTracks
+    }
+
+    private struct State {
+        var queue: OutboundQueue
+        /// When each kind of report was last queued, for the interval.
+        var lastQueued: [Kind: C.Instant] = [:]
+        /// The publishing task, waiting for something to send.
+        var waiter: CheckedContinuation<Void, Never>?
+        var stopping = false
+        /// Whether the connection's loss has been logged (once per outage).
+        var outageLogged = false
+        /// Whether a refusal of the library has been logged (once).
+        var refusalLogged = false
+
+        mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+            defer { waiter = nil }
+            return waiter
+        }
+    }
+
+    let device: String
+    let topics: FleetTopics
+    private let publisher: any MessagePublisher
+    private let configuration: FleetConfiguration
+    private let trackerID: String
+    private let clock: C
+    private let logger: Logger
+    private let state: Mutex<State>
+
+    init(device: String, topics: FleetTopics, publisher: any MessagePublisher, configuration: FleetConfiguration, clock: C,
+         logger: Logger) {
+        self.device = device
+        self.topics = topics
+        self.publisher = publisher
+        self.configuration = configuration
+        self.trackerID = OwnTracksLocation.trackerID(for: topics.name)
+        self.clock = clock
+        self.logger = logger
+        state = Mutex(State(queue: OutboundQueue(capacity: configuration.queueCapacity, window: configuration.window)))
+    }
+
+    var counters: MQTTCounters {
+        state.withLock { $0.queue.counters }
+    }
+
+    /// The DEVICE report that says the device is gone: the last will, and the last word at shutdown.
+    static func offlineReport(of device: String) -> ArraySlice<UInt8> {
+        SessionReport.device(DeviceInfo(path: device)).dropLast(2)
+    }
+
+    /// Turns `report` into its messages and queues them; called on the event loop, so it
+    /// only takes a lock, never waits.
+    func receive(_ report: PublishedReport) {
+        let qos = configuration.qos
+        let json = report.json.dropLast(2)  // the sockets' CR LF: a message is one JSON object
+        let formats = configuration.format
+        var messages: [(Kind?, MQTTMessage)] = []
+        switch report.content {
+        case .tpv(let fix):
+            if formats != .owntracks { messages.append((.tpv, MQTTMessage(topic: topics.tpv, payload: json, qos: qos, retain: true))) }
+            if formats != .gpsd, let location = OwnTracksLocation.payload(for: fix, trackerID: trackerID) {
+                messages.append((.ownTracks, MQTTMessage(topic: topics.ownTracks, payload: location.dropLast(2), qos: qos, retain: true)))
+            }
+        case .sky:
+            if formats != .owntracks { messages.append((.sky, MQTTMessage(topic: topics.sky, payload: json, qos: qos))) }
+        case .device:
+            messages.append((nil, MQTTMessage(topic: topics.device, payload: json, qos: qos, retain: true)))
+        }
+        guard !messages.isEmpty else { return }
+        let now = configuration.interval > .zero ? clock.now : nil
+        // Cycles come a little early or late: 10% of slack keeps a 1 s interval at every
+        // cycle of a 1 Hz receiver instead of every other one.
+        let spacing = configuration.interval * 0.9
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            for (kind, message) in messages {
+                if let kind, let now {
+                    if let last = state.lastQueued[kind], last.duration(to: now) < spacing {
+                        state.queue.skip()
+                        continue
+                    }
+                    state.lastQueued[kind] = now
+                }
+                state.queue.enqueue(message)
+            }
+            return state.queue.canSend ? state.takeWaiter() : nil
+        }
+        waiter?.resume()
+    }
+
+    /// Starts the connection and hands it the queue's messages until cancelled; then
+    /// says the device is offline and disconnects.
+    func run() async {
+        do {
+            try publisher.start { [self] event in handle(event) }
+        } catch {
+            logger.error("MQTT publishing is off: \(error)", metadata: ["device": "\(device)"])
+            return
+        }
+        while let message = await nextMessage() {
+            do {
+                _ = try publisher.publish(message)
+                state.withLock { $0.queue.handedOver() }
+            } catch {
+                let firstRefusal = state.withLock { state in
+                    state.queue.refused(message, connectionLost: error.connectionLost)
+                    defer { if !error.connectionLost { state.refusalLogged = true } }
+                    return !error.connectionLost && !state.refusalLogged
+                }
+                if firstRefusal {
+                    logger.warning("MQTT message refused (counted, logged once): \(error)", metadata: ["device": "\(device)"])
+                }
+            }
+        }
+        if state.withLock({ $0.queue.connected }) {
+            _ = try? publisher.publish(MQTTMessage(topic: topics.device, payload: Self.offlineReport(of: device), qos: configuration.qos, retain: true))
+        }
+        publisher.stop()
+    }
+
+    private func handle(_ event: MessagePublisherEvent) {
+        let (waiter, log) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (() -> Void)?) in
+            var log: (() -> Void)?
+            switch event {
+            case .connected:
+                state.queue.connectionChanged(connected: true)
+                state.outageLogged = false
+                let queued = state.queue.queued
+                log = { [logger, device] in logger.info("MQTT connected", metadata: ["device": "\(device)", "queued": "\(queued)"]) }
+            case .disconnected(let reason):
+                state.queue.connectionChanged(connected: false)
+                if !state.outageLogged, !state.stopping {
+                    state.outageLogged = true
+                    let capacity = configuration.queueCapacity
+                    log = { [logger, device] in
+                        logger.warning(
+                            "MQTT broker not connected: \(reason); reconnecting, keeping the newest \(capacity) messages meanwhile",
+                            metadata: ["device": "\(device)"])
+                    }
+                }
+            case .delivered:
+                state.queue.delivered()
+            }
+            return (state.queue.canSend ? state.takeWaiter() : nil, log)
+        }
+        log?()
+        waiter?.resume()
+    }
+
+    /// The next message to publish, once there is one and the connection takes it; `nil`
+    /// once the task is cancelled.
+    private func nextMessage() async -> MQTTMessage? {
+        while true {
+            let (message, stopping) = state.withLock { ($0.queue.next(), $0.stopping) }
+            if let message { return message }
+            if stopping || Task.isCancelled { return nil }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let resumeNow = state.withLock { state in
+                        guard !state.queue.canSend, !state.stopping else { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onCancel: {
+                state.withLock { state in
+                    state.stopping = true
+                    return state.takeWaiter()
+                }?.resume()
+            }
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import CMosquitto
+import Synchronization
+
+/// A ``MessagePublisher`` on libmosquitto, the Eclipse Mosquitto client library.
+///
+/// libmosquitto's own thread (`mosquitto_loop_start`) does the network: it connects,
+/// keeps the session alive and reconnects after a loss, waiting 1 s, then twice as long
+/// each time up to 30 s. ``publish(_:)`` only queues the packet, so no caller waits for
+/// the broker.
+public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
+    /// How to connect.
+    public struct Options: Sendable {
+        public var broker: MQTTBroker
+        /// Unique per connection: a broker drops the older of two with one id.
+        public var clientID: String
+        /// Published by the broker if the connection dies without a clean disconnect.
+        public var will: MQTTMessage?
+        /// The certificate authorities for `mqtts://`; the system's (`/etc/ssl/certs`) when `nil`.
+        public var certificateAuthorities: String?
+        /// Seconds between the pings that tell the broker the connection is alive.
+        public var keepAlive: Int
+
+        public init(broker: MQTTBroker, clientID: String, will: MQTTMessage? = nil, certificateAuthorities: String? = nil,
+                    keepAlive: Int = 30) {
+            self.broker = broker
+            self.clientID = clientID
+            self.will = will
+            self.certificateAuthorities = certificateAuthorities
+            self.keepAlive = keepAlive
+        }
+    }
+
+    public let options: Options
+    private let handle: OpaquePointer
+    /// Where libmosquitto's callbacks report; set by ``start(events:)``.
+    private let listener = Mutex<(@Sendable (MessagePublisherEvent) -> Void)?>(nil)
+    private let started = Atomic<Bool>(false)
+
+    /// `mosquitto_lib_init`, once per process, before the first client.
+    private static let library: Void = { mosquitto_lib_init() }()
+
+    public init(options: Options) throws(MQTTError) {
+        _ = Self.library
+        self.options = options
+        guard let handle = mosquitto_new(options.clientID, true, nil) else {
+            throw MQTTError("cannot create an MQTT client: out of memory or a bad client id")
+        }
+        self.handle = handle
+        mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
+        let broker = options.broker
+        if broker.username != nil || broker.password != nil {
+            try Self.check(mosquitto_username_pw_set(handle, broker.username, broker.password), "setting the user")
+        }
+        if let will = options.will {
+            try Self.check(will.payload.withUnsafeBytes { payload in
+                mosquitto_will_set(handle, will.topic, Int32(payload.count), payload.baseAddress, Int32(will.qos), will.retain)
+            }, "setting the last will")
+        }
+        if broker.usesTLS {
+            let authorities = options.certificateAuthorities
+            try Self.check(
+                mosquitto_tls_set(handle, authorities, authorities == nil ? "/etc/ssl/certs" : nil, nil, nil, nil),
+                "setting up TLS")
+        }
+        try Self.check(mosquitto_reconnect_delay_set(handle, 1, 30, true), "setting the reconnection delay")
+        mosquitto_connect_callback_set(handle) { _, context, code in
+            let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
+            publisher.report(code == 0 ? .connected : .disconnected(reason: String(cString: mosquitto_connack_string(code))))
+        }
+        mosquitto_disconnect_callback_set(handle) { _, context, code in
+            let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
+            publisher.report(.disconnected(reason: code == 0 ? "disconnected" : MosquittoPublisher.message(code)))
+        }
+        mosquitto_publish_callback_set(handle) { _, context, id in
+            let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
+            publisher.report(.delivered(id: id))
+        }
+    }
+
+    deinit {
+        if started.load(ordering: .relaxed) { mosquitto_loop_stop(handle, true) }
+        mosquitto_destroy(handle)
+    }
+
+    public func start(events: @escaping @Sendable (MessagePublisherEvent) -> Void) throws(MQTTError) {
+        listener.withLock { $0 = events }
+        let broker = options.broker
+        // A broker that is not there yet fails this first attempt (MOSQ_ERR_ERRNO); the
+        // loop thread keeps trying, so only a malformed request is an error here.
+        let code = mosquitto_connect_async(handle, broker.host, Int32(broker.port), Int32(options.keepAlive))
+        if code != MOSQ_ERR_SUCCESS.rawValue, code != MOSQ_ERR_ERRNO.rawValue {
+            throw MQTTError("cannot connect to \(broker.description): \(Self.message(code))")
+        }
+        if code == MOSQ_ERR_ERRNO.rawValue { report(.disconnected(reason: "cannot reach the broker")) }
+        try Self.check(mosquitto_loop_start(handle), "starting the network thread")
+        started.store(true, ordering: .relaxed)
+    }
+
+    public func publish(_ message: MQTTMessage) throws(MQTTError) -> Int32 {
+        var id: Int32 = 0
+        let code = message.payload.withUnsafeBytes { payload in
+            mosquitto_publish(handle, &id, message.topic, Int32(payload.count), payload.baseAddress, Int32(message.qos), message.retain)
+        }
+        if code == MOSQ_ERR_NO_CONN.rawValue || code == MOSQ_ERR_CONN_LOST.rawValue {
+            throw MQTTError("not connected", connectionLost: true)
+        }
+        try Self.check(code, "publishing to \(message.topic)")
+        return id
+    }
+
+    public func stop() {
+        guard started.exchange(false, ordering: .relaxed) else { return }
+        // Queued packets are written before the DISCONNECT, and the loop thread then ends.
+        if mosquitto_disconnect(handle) == MOSQ_ERR_SUCCESS.rawValue {
+            mosquitto_loop_stop(handle, false)
+        } else {
+            mosquitto_loop_stop(handle, true)
+        }
+    }
+
+    private func report(_ event: MessagePublisherEvent) {
+        listener.withLock { $0 }?(event)
+    }
+
+    /// libmosquitto's words for an error code, without the full stop, to fit in a log line.
+    static func message(_ code: Int32) -> String {
+        var text = String(cString: mosquitto_strerror(code))
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    private static func check(_ code: Int32, _ what: String) throws(MQTTError) {
+        guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
+        throw MQTTError("\(what): \(Self.message(code))")
+    }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import GPSDProtocol
+import GPSFix
+@testable import GPSFixMQTT
+import GPSFixServer
+import TestSupport
+import Testing
+
+@Suite("Publishing to a broker (on a fake connection)")
+struct FleetPublisherTests {
+    @Test("TPV, SKY and DEVICE go to their topics as the sockets' JSON, TPV and DEVICE retained; the will marks the device offline")
+    func topicsAndPayloads() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat", qos: 1))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        harness.sendDevice(online: true)
+        let fix = movingFix(second: 1)
+        harness.send(fix)
+        harness.send(SkyView())
+        let sent = await fake.waitForSent(3)
+        #expect(sent.map(\.topic) == ["gpsfix/boat/ttyUSB0/device", "gpsfix/boat/ttyUSB0/tpv", "gpsfix/boat/ttyUSB0/sky"])
+        #expect(sent.map(\.retain) == [true, true, false])
+        #expect(sent.allSatisfy { $0.qos == 1 })
+        let tpv = GPSDReport.tpv(fix, device: FleetHarness.device)
+        #expect(text(sent[1].payload) + "\r\n" == String(decoding: tpv, as: UTF8.self))
+        #expect(text(sent[0].payload).contains("\"online\":true"))
+
+        #expect(fake.will.topic == "gpsfix/boat/ttyUSB0/device")
+        #expect(fake.will.retain)
+        #expect(text(fake.will.payload) == #"{"class":"DEVICE","path":"/dev/ttyUSB0","flags":0,"online":false}"#)
+        #expect(fake.clientID.hasPrefix("gpsfix-boat-ttyUSB0-"))
+    }
+
+    @Test("While the broker is away the newest messages wait, the oldest are dropped and counted; retained state is published again first")
+    func brokerAway() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat", queueCapacity: 4))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        harness.sendDevice(online: true)
+        for second in 0..<10 { harness.send(movingFix(second: second)) }
+        #expect(harness.publisher.counters()[0].counters.dropped == 7)
+        fake.connect()
+        let sent = await fake.waitForSent(5)
+        // The device state fell out of the queue, so it goes first; then the 4 newest TPVs.
+        #expect(sent.map(\.topic).first == "gpsfix/boat/ttyUSB0/device")
+        #expect(sent.dropFirst().map { String(text($0.payload).split(separator: "\"time\":\"")[1].prefix(19)) }
+            == (6..<10).map { "2026-11-23T12:00:0\($0)" })
+        #expect(sent.count == 5)
+    }
+
+    @Test("After a reconnection the retained TPV and device state are published again")
+    func republishOnReconnect() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        harness.sendDevice(online: true)
+        harness.send(movingFix(second: 1))
+        harness.send(SkyView())
+        _ = await fake.waitForSent(3)
+        fake.deliverAll()
+        fake.drop()
+        #expect(harness.publisher.counters()[0].counters.connected == false)
+        fake.connect()
+        let sent = await fake.waitForSent(5)
+        #expect(sent.count == 5)
+        #expect(sent[3...].map(\.topic) == ["gpsfix/boat/ttyUSB0/device", "gpsfix/boat/ttyUSB0/tpv"])
+        #expect(sent[3].payload == sent[0].payload && sent[4].payload == sent[1].payload)
+        #expect(harness.publisher.counters()[0].counters.connects == 2)
+    }
+
+    @Test("No more messages than the window wait undelivered in the client library")
+    func window() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat", window: 2))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        for second in 0..<5 { harness.send(movingFix(second: second)) }
+        _ = await fake.waitForSent(2)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(fake.sent.count == 2)
+        fake.deliverAll()
+        #expect(await fake.waitForSent(4).count == 4)
+    }
+
+    @Test("--mqtt-interval publishes one TPV per interval, with 10% of slack for a cycle's jitter; device states always")
+    func interval() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat", interval: .seconds(1)))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        // 10 Hz for 2.1 s, cycles 95 to 105 ms apart.
+        for cycle in 0...20 {
+            harness.send(movingFix(second: cycle / 10, fraction: UInt32(cycle % 10) * 100_000_000))
+            harness.clock.advance(by: .milliseconds(cycle.isMultiple(of: 2) ? 95 : 105))
+        }
+        harness.sendDevice(online: false)
+        let sent = await fake.waitForSent(4)
+        #expect(sent.filter { $0.topic.hasSuffix("/tpv") }.count == 3)
+        #expect(sent.last?.topic == "gpsfix/boat/ttyUSB0/device")
+        #expect(harness.publisher.counters()[0].counters.skipped == 18)
+    }
+
+    @Test("--mqtt-format owntracks: OwnTracks locations on owntracks/HOST/DEVICE in OwnTracks' units; no SKY; fixes without a position send nothing")
+    func ownTracks() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat", format: .owntracks))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        var noFix = Fix()
+        noFix.mode = .noFix
+        harness.send(noFix)
+        harness.send(SkyView())
+        harness.send(movingFix(second: 5))
+        harness.sendDevice(online: true)
+        let sent = await fake.waitForSent(2)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fake.sent.map(\.topic) == ["owntracks/boat/ttyUSB0", "gpsfix/boat/ttyUSB0/device"])
+        #expect(sent[0].retain)
+        let location = try #require(JSONSerialization.jsonObject(with: Data(sent[0].payload)) as? [String: Any])
+        #expect(location["_type"] as? String == "location")
+        #expect(location["tid"] as? String == "B0")
+        #expect((location["lat"] as? Double).map { abs($0 - 48.1377) < 1e-9 } == true)
+        #expect(location["lon"] as? Double == 11.5756)
+        #expect(location["tst"] as? Int == 1_795_435_205)  // 2026-11-23T12:00:05Z
+        #expect(location["acc"] as? Int == 5)
+        #expect(location["alt"] as? Int == 520)
+        #expect(location["vel"] as? Int == 36)  // 10 m/s in km/h
+        #expect(location["cog"] as? Int == 45)
+    }
+
+    @Test("Stopping says the device is offline (retained) and disconnects cleanly")
+    func stop() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))
+        let fake = harness.fake
+        fake.connect()
+        harness.send(movingFix(second: 1))
+        _ = await fake.waitForSent(1)
+        harness.task.cancel()
+        await harness.task.value
+        #expect(fake.stopped)
+        #expect(fake.sent.last == fake.will)
+    }
+
+    @Test("A message the connection refuses as disconnected goes back to the queue and out once connected")
+    func refusedWhileDisconnecting() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        fake.state.withLock { $0.connected = false }  // gone, but not yet reported
+        harness.send(movingFix(second: 1))
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(fake.sent.isEmpty)
+        #expect(harness.publisher.counters()[0].counters.connected == false)
+        fake.connect()
+        #expect(await fake.waitForSent(1).map(\.topic) == ["gpsfix/boat/ttyUSB0/tpv"])
+        #expect(harness.publisher.counters()[0].counters.failed == 0)
+    }
+}
+
+@Suite("MQTT addresses and topic names")
+struct BrokerAddressTests {
+    @Test func fullAddress() throws {
+        let broker = try MQTTBroker(url: "mqtts://fleet:s%40cr%3At@broker.example.org:8884/vehicles/van7")
+        #expect(broker == {
+            var expected = try! MQTTBroker(url: "mqtts://broker.example.org")
+            expected.port = 8884
+            expected.username = "fleet"
+            expected.password = "s@cr:t"
+            expected.prefix = "vehicles/van7"
+            return expected
+        }())
+        #expect(broker.usesTLS)
+        #expect(broker.description == "mqtts://fleet@broker.example.org:8884")
+        #expect(broker.with(password: "from-file").password == "from-file")
+        #expect(broker.with(password: nil).password == "s@cr:t")
+    }
+
+    @Test func defaults() throws {
+        let plain = try MQTTBroker(url: "mqtt://127.0.0.1")
+        #expect(plain.port == 1883 && !plain.usesTLS && plain.username == nil && plain.prefix == nil)
+        #expect(try MQTTBroker(url: "mqtts://[::1]").port == 8883)
+        #expect(try MQTTBroker(url: "mqtts://[::1]").host == "::1")
+        #expect(try MQTTBroker(url: "mqtt://user@host:1884/").username == "user")
+        #expect(FleetConfiguration(hostName: "vm").prefix == "gpsfix/vm")
+        #expect(FleetConfiguration(prefix: "a/b", hostName: "vm").prefix == "a/b")
+    }
+
+    @Test(arguments: ["http://host", "mqtt://", "mqtt://host:0", "mqtt://host:99999", "mqtt://host:x", "mqtt://host/a/#", "mqtt://u:%zz@host"])
+    func refused(_ url: String) {
+        #expect(throws: MQTTAddressError.self) { try MQTTBroker(url: url) }
+    }
+
+    @Test func topicNames() {
+        #expect(FleetConfiguration.topicName(forDevice: "/dev/ttyUSB0") == "ttyUSB0")
+        #expect(FleetConfiguration.topicName(forDevice: "/dev/pts/3") == "pts3")
+        #expect(FleetConfiguration.topicName(forDevice: "/dev/serial/by-id/usb-u-blox_GNSS-if00") == "usb-u-blox_GNSS-if00")
+        #expect(FleetConfiguration.topicName(forDevice: "gpsd://10.0.0.2:2947") == "10.0.0.2:2947")
+    }
+}
