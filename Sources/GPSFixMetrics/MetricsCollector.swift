@@ -1,0 +1,128 @@
+import CoreMetrics
+import GPSFix
+import GPSFixMQTT
+import GPSFixServer
+import GPSFixTime
+import NMEA
+import Prometheus
+import Synchronization
+
+/// The daemon's counters as Prometheus metrics, through swift-metrics.
+///
+/// Nothing on the readers' path counts twice: the daemon already counts everything
+/// (``DeviceCounters``, the server's snapshot, the time service's and MQTT's counters),
+/// so a scrape reads those once and brings the swift-metrics counters up to them (by the
+/// difference since the last scrape) and sets the gauges. Between scrapes this costs
+/// nothing, and no timer wakes the daemon.
+public final class MetricsCollector: Sendable {
+    /// The registry the metrics are written to: the text ``exposition()`` returns.
+    public let registry: PrometheusCollectorRegistry
+    private let factory: PrometheusMetricsFactory
+    private let state = Mutex(State())
+
+    private struct State {
+        /// The last value each counter was brought to, by name and labels.
+        var counted: [String: Int] = [:]
+        var counters: [String: CoreMetrics.Counter] = [:]
+        var gauges: [String: CoreMetrics.Gauge] = [:]
+    }
+
+    public init() {
+        registry = PrometheusCollectorRegistry()
+        factory = PrometheusMetricsFactory(registry: registry)
+    }
+
+    /// Prometheus' text exposition format (version 0.0.4) of everything recorded.
+    public func exposition() -> [UInt8] {
+        registry.emitToBuffer()
+    }
+
+    /// The clients and every device: sentences, rejections by reason, cycles, reconnects,
+    /// fix mode, satellites, the last fix's age.
+    public func record(_ snapshot: ServerSnapshot) {
+        let clients = snapshot.clients
+        set("gpsfix_clients_connected", to: Double(clients.connected))
+        count("gpsfix_clients_accepted_total", to: clients.accepted)
+        count("gpsfix_clients_cut_off_total", to: clients.cutOff)
+        count("gpsfix_reports_sent_total", to: clients.reportsSent)
+        count("gpsfix_requests_refused_total", to: clients.requestsRefused)
+        for device in snapshot.devices {
+            let labels = [("device", device.path)]
+            let counters = device.counters
+            count("gpsfix_sentences_total", labels, to: counters.framing.sentences)
+            for reason in FramerRejection.allCases {
+                count("gpsfix_lines_rejected_total", labels + [("reason", reason.description)], to: counters.framing[reason])
+            }
+            count("gpsfix_sentences_undecodable_total", labels, to: counters.assembly.decodingErrors)
+            count("gpsfix_sentences_unknown_total", labels, to: counters.assembly.unknownSentences)
+            count("gpsfix_cycles_total", labels, to: counters.assembly.cycles)
+            count("gpsfix_reconnects_total", labels, to: counters.reconnects)
+            count("gpsfix_bytes_total", labels, to: counters.framing.bytes)
+            set("gpsfix_device_online", labels, to: device.online ? 1 : 0)
+            set("gpsfix_fix_mode", labels, to: Double(device.mode?.rawValue ?? 0))
+            set("gpsfix_satellites_used", labels, to: Double(device.satellitesUsed ?? 0))
+            set("gpsfix_satellites_visible", labels, to: Double(device.satellitesVisible ?? 0))
+            if let age = device.sinceLastFix {
+                let (seconds, attoseconds) = age.components
+                set("gpsfix_last_fix_age_seconds", labels, to: Double(seconds) + Double(attoseconds) * 1e-18)
+            }
+        }
+    }
+
+    /// What the time service did per device: samples, pulses, deliveries per sink.
+    public func record(time: [(device: String, counters: TimeServiceCounters)]) {
+        for (device, counters) in time {
+            let labels = [("device", device)]
+            count("gpsfix_time_receiver_samples_total", labels, to: counters.receiverTimes)
+            count("gpsfix_time_receiver_samples_dropped_total", labels, to: counters.receiverTimesDropped)
+            count("gpsfix_time_pulses_total", labels, to: counters.pulsesSeen)
+            for (reason, dropped) in counters.pulsesDropped {
+                count("gpsfix_time_pulses_dropped_total", labels + [("reason", reason.description)], to: dropped)
+            }
+            for (sink, sent) in counters.sent { count("gpsfix_time_sent_total", labels + [("sink", sink)], to: sent) }
+            for (sink, failed) in counters.failed { count("gpsfix_time_failed_total", labels + [("sink", sink)], to: failed) }
+        }
+    }
+
+    /// What each device's broker connection did.
+    public func record(mqtt: [(device: String, counters: MQTTCounters)]) {
+        for (device, counters) in mqtt {
+            let labels = [("device", device)]
+            set("gpsfix_mqtt_connected", labels, to: counters.connected ? 1 : 0)
+            count("gpsfix_mqtt_connects_total", labels, to: counters.connects)
+            count("gpsfix_mqtt_published_total", labels, to: counters.published)
+            count("gpsfix_mqtt_delivered_total", labels, to: counters.delivered)
+            count("gpsfix_mqtt_dropped_total", labels, to: counters.dropped)
+            count("gpsfix_mqtt_skipped_total", labels, to: counters.skipped)
+            count("gpsfix_mqtt_failed_total", labels, to: counters.failed)
+        }
+    }
+
+    /// Brings the counter up to `value`; a value below the last (a restarted source)
+    /// counts from zero again.
+    private func count(_ name: String, _ labels: [(String, String)] = [], to value: Int) {
+        let key = Self.key(name, labels)
+        let (counter, increment) = state.withLock { state -> (CoreMetrics.Counter, Int) in
+            let counter = state.counters[key] ?? CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
+            state.counters[key] = counter
+            let last = state.counted[key] ?? 0
+            state.counted[key] = value
+            return (counter, value >= last ? value - last : value)
+        }
+        counter.increment(by: increment)
+    }
+
+    private func set(_ name: String, _ labels: [(String, String)] = [], to value: Double) {
+        let key = Self.key(name, labels)
+        let gauge = state.withLock { state in
+            let gauge = state.gauges[key] ?? CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
+            state.gauges[key] = gauge
+            return gauge
+        }
+        gauge.record(value)
+    }
+
+    private static func key(_ name: String, _ labels: [(String, String)]) -> String {
+        labels.reduce(name) { "\($0)|\($1.0)=\($1.1)" }
+    }
+}

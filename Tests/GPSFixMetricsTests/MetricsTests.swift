@@ -1,0 +1,118 @@
+import GPSFix
+import GPSFixMQTT
+import GPSFixMetrics
+@testable import GPSFixServer
+import GPSFixTime
+import Logging
+import NMEA
+import TestSupport
+import Testing
+
+@Suite("Metrics")
+struct MetricsTests {
+    /// The exposition's samples by name and labels: `name{labels}` → value.
+    static func samples(_ exposition: [UInt8]) -> [String: Double] {
+        var samples: [String: Double] = [:]
+        for line in String(decoding: exposition, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+
+    static func snapshot(sentences: Int, badChecksums: Int, cycles: Int, mode: FixMode?, sinceFix: Duration?) -> ServerSnapshot {
+        var counters = DeviceCounters()
+        counters.framing.sentences = sentences
+        counters.framing[.badChecksum] = badChecksums
+        counters.assembly.cycles = cycles
+        counters.reconnects = 1
+        return ServerSnapshot(
+            clients: .init(connected: 2, accepted: 5, cutOff: 1, reportsSent: 300, requestsRefused: 0),
+            devices: [.init(path: "/dev/ttyUSB0", online: true, counters: counters, mode: mode, satellitesUsed: 9,
+                            satellitesVisible: 14, sinceLastFix: sinceFix)])
+    }
+
+    @Test("A scrape brings the counters to the daemon's counts and sets the gauges; a restarted count carries on from there")
+    func counters() {
+        let collector = MetricsCollector()
+        collector.record(Self.snapshot(sentences: 120, badChecksums: 2, cycles: 20, mode: nil, sinceFix: nil))
+        var samples = Self.samples(collector.exposition())
+        #expect(samples[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 120)
+        #expect(samples[#"gpsfix_lines_rejected_total{device="/dev/ttyUSB0",reason="bad-checksum"}"#] == 2)
+        #expect(samples[#"gpsfix_lines_rejected_total{device="/dev/ttyUSB0",reason="too-long"}"#] == 0)
+        #expect(samples[#"gpsfix_cycles_total{device="/dev/ttyUSB0"}"#] == 20)
+        #expect(samples[#"gpsfix_reconnects_total{device="/dev/ttyUSB0"}"#] == 1)
+        #expect(samples[#"gpsfix_fix_mode{device="/dev/ttyUSB0"}"#] == 0)
+        #expect(samples[#"gpsfix_satellites_used{device="/dev/ttyUSB0"}"#] == 9)
+        #expect(samples[#"gpsfix_satellites_visible{device="/dev/ttyUSB0"}"#] == 14)
+        #expect(samples[#"gpsfix_last_fix_age_seconds{device="/dev/ttyUSB0"}"#] == nil)
+        #expect(samples["gpsfix_clients_connected"] == 2)
+        #expect(samples["gpsfix_clients_cut_off_total"] == 1)
+        #expect(samples["gpsfix_reports_sent_total"] == 300)
+
+        collector.record(Self.snapshot(sentences: 180, badChecksums: 2, cycles: 30, mode: .threeDimensional, sinceFix: .milliseconds(250)))
+        samples = Self.samples(collector.exposition())
+        #expect(samples[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 180)
+        #expect(samples[#"gpsfix_cycles_total{device="/dev/ttyUSB0"}"#] == 30)
+        #expect(samples[#"gpsfix_fix_mode{device="/dev/ttyUSB0"}"#] == 3)
+        #expect(samples[#"gpsfix_last_fix_age_seconds{device="/dev/ttyUSB0"}"#] == 0.25)
+
+        collector.record(Self.snapshot(sentences: 40, badChecksums: 2, cycles: 30, mode: .threeDimensional, sinceFix: .zero))
+        #expect(Self.samples(collector.exposition())[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 220)
+    }
+
+    @Test("The time service's and MQTT's counters, labelled by device, sink and reason")
+    func timeAndMQTT() {
+        let collector = MetricsCollector()
+        var time = TimeServiceCounters()
+        time.receiverTimes = 60
+        time.sent = ["chrony:/run/chrony.clk.ttyUSB0.sock": 58]
+        time.failed = ["chrony:/run/chrony.clk.ttyUSB0.sock": 2]
+        time.pulsesDropped = [.late: 3]
+        var mqtt = MQTTCounters()
+        mqtt.connected = true
+        mqtt.published = 120
+        mqtt.dropped = 4
+        collector.record(time: [("/dev/ttyUSB0", time)])
+        collector.record(mqtt: [("/dev/ttyUSB0", mqtt)])
+        let samples = Self.samples(collector.exposition())
+        #expect(samples[#"gpsfix_time_receiver_samples_total{device="/dev/ttyUSB0"}"#] == 60)
+        #expect(samples[#"gpsfix_time_sent_total{device="/dev/ttyUSB0",sink="chrony:/run/chrony.clk.ttyUSB0.sock"}"#] == 58)
+        #expect(samples[#"gpsfix_time_failed_total{device="/dev/ttyUSB0",sink="chrony:/run/chrony.clk.ttyUSB0.sock"}"#] == 2)
+        #expect(samples[#"gpsfix_time_pulses_dropped_total{device="/dev/ttyUSB0",reason="late"}"#] == 3)
+        #expect(samples[#"gpsfix_mqtt_connected{device="/dev/ttyUSB0"}"#] == 1)
+        #expect(samples[#"gpsfix_mqtt_published_total{device="/dev/ttyUSB0"}"#] == 120)
+        #expect(samples[#"gpsfix_mqtt_dropped_total{device="/dev/ttyUSB0"}"#] == 4)
+    }
+
+    @Test("GET /metrics answers 200 in Prometheus' text format, scraping each time; other paths 404, other methods 405")
+    func http() async throws {
+        let scrapes = Locked(0)
+        let server = MetricsHTTPServer(logger: Logger(label: "test")) {
+            let count = scrapes.withLock { value -> Int in
+                value += 1
+                return value
+            }
+            return Array("# TYPE scrapes counter\nscrapes \(count)\n".utf8)
+        }
+        try await server.start(host: "127.0.0.1", port: 0)
+        let port = try #require(server.port)
+        defer { Task { await server.shutdown() } }
+
+        for expected in 1...2 {
+            let client = try LineClient(tcpPort: port)
+            client.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            let lines = try #require(client.readLines(until: { $0.hasPrefix("scrapes ") }))
+            #expect(lines.first == "HTTP/1.1 200 OK")
+            #expect(lines.contains { $0.lowercased() == "content-type: text/plain; version=0.0.4; charset=utf-8" })
+            #expect(lines.last == "scrapes \(expected)")
+        }
+        let missing = try LineClient(tcpPort: port)
+        missing.send("GET /other HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        #expect(missing.readLine() == "HTTP/1.1 404 Not Found")
+        let posted = try LineClient(tcpPort: port)
+        posted.send("POST /metrics HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n")
+        #expect(posted.readLine() == "HTTP/1.1 405 Method Not Allowed")
+        #expect(scrapes.withLock { $0 } == 2)
+    }
+}
