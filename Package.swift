@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
     ],
     targets: [
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
@@ -48,13 +50,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Fixes to an MQTT broker for fleets: gpsd JSON (or OwnTracks) per device, off the
+        // event loop, through libmosquitto.
+        .target(
+            name: "GPSFixMQTT",
+            dependencies: ["GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", .product(name: "Logging", package: "swift-log")]),
+        // libmosquitto, the Eclipse Mosquitto client library (Debian: libmosquitto-dev).
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // The daemon's counters in Prometheus' text format, through swift-metrics, served
+        // over SwiftNIO's HTTP/1.
+        .target(
+            name: "GPSFixMetrics",
+            dependencies: [
+                "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // systemd integration: sd_notify, the watchdog interval, socket activation.
         .target(name: "SystemdSupport"),
         // The daemon.
         .executableTarget(
             name: "gpsfixd",
             dependencies: [
-                "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "SystemdSupport",
+                "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -80,6 +102,10 @@ let package = Package(
             name: "GPSFixServerTests",
             dependencies: ["GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GPSFixTimeTests", dependencies: ["GPSFixTime", "GPSFix", "CTimeService", "TestSupport"]),
+        .testTarget(name: "GPSFixMQTTTests", dependencies: ["GPSFixMQTT", "GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport"]),
+        .testTarget(
+            name: "GPSFixMetricsTests",
+            dependencies: ["GPSFixMetrics", "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(

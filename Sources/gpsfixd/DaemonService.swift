@@ -1,5 +1,7 @@
 import GPSFix
 import GPSFixDevices
+import GPSFixMQTT
+import GPSFixMetrics
 import GPSFixServer
 import GPSFixTime
 import Logging
@@ -13,6 +15,10 @@ struct DaemonService: Service {
     let providers: [NMEALocationProvider]
     /// Receiver time and pulses to chrony and ntpd; `nil` when no device is served.
     let timeService: TimeService?
+    /// Every device's reports to an MQTT broker; `nil` without `--mqtt`.
+    let fleet: FleetPublisher<ContinuousClock>?
+    /// Where Prometheus scrapes `/metrics`; `nil` without `--metrics`.
+    let metricsAddress: (host: String, port: Int)?
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
     /// The service manager's notifier; `nil` when none listens (not run by systemd).
     let notifier: (any ServiceNotifier)?
@@ -23,6 +29,7 @@ struct DaemonService: Service {
 
     func run() async throws {
         try await server.start()
+        let metricsServer = try await startMetrics()
         await server.announce(devices: providers.map(\.device))
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
         await cancelWhenGracefulShutdown {
@@ -41,6 +48,7 @@ struct DaemonService: Service {
                     }
                 }
                 if let timeService { group.addTask { await timeService.run() } }
+                if let fleet { group.addTask { await fleet.run() } }
                 if let demo {
                     group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
                 }
@@ -56,7 +64,24 @@ struct DaemonService: Service {
         logger.info("stopping")
         await logCounters()
         notifier?.notify("STOPPING=1")
+        await metricsServer?.shutdown()
         await server.shutdown()
+    }
+
+    /// The metrics server, bound, when `--metrics` asks for one: each scrape reads the
+    /// server's, the time service's and the MQTT publisher's counters at that moment.
+    private func startMetrics() async throws -> MetricsHTTPServer? {
+        guard let metricsAddress else { return nil }
+        let collector = MetricsCollector()
+        let (server, timeService, fleet) = (self.server, self.timeService, self.fleet)
+        let metricsServer = MetricsHTTPServer(logger: logger) {
+            if let snapshot = await server.snapshot() { collector.record(snapshot) }
+            if let timeService { collector.record(time: timeService.counters()) }
+            if let fleet { collector.record(mqtt: fleet.counters()) }
+            return collector.exposition()
+        }
+        try await metricsServer.start(host: metricsAddress.host, port: metricsAddress.port)
+        return metricsServer
     }
 
     /// The status line, the clients' counters, and one line of counters per device.
@@ -70,14 +95,16 @@ struct DaemonService: Service {
         for (device, counters) in timeService?.counters() ?? [] {
             logger.info("time service: \(counters.summary)", metadata: ["device": "\(device)"])
         }
+        for (device, counters) in fleet?.counters() ?? [] {
+            logger.info("mqtt: \(counters.summary)", metadata: ["device": "\(device)"])
+        }
     }
 
-    /// The server's status, and the time service's when there is one (not in systemd's
-    /// STATUS, which would then change, and be sent, every second).
+    /// The server's status, and the time service's and the MQTT publisher's when there
+    /// are (not in systemd's STATUS, which would then change, and be sent, every second).
     private func statusLine() async -> String {
-        let status = await server.status()
-        guard let timeService else { return status }
-        return "\(status), \(timeService.status)"
+        let parts = [await server.status(), timeService?.status, fleet?.status]
+        return parts.compactMap { $0 }.joined(separator: ", ")
     }
 
     /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.

@@ -4,6 +4,8 @@ import Glibc
 import ArgumentParser
 import GPSFix
 import GPSFixDevices
+import GPSFixMQTT
+import GPSFixMetrics
 import GPSFixServer
 import GPSFixTime
 import Glibc
@@ -77,6 +79,31 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Flag(help: "Serve time from pseudo-terminals too (a replay with gpsfix replay --retime), for tests and demos.")
     var timeFromPty = false
 
+    @Option(help: """
+        Publish to an MQTT broker: mqtt://[USER[:PASSWORD]@]HOST[:PORT][/PREFIX], or mqtts:// for TLS. \
+        Topics PREFIX/DEVICE/tpv, sky and device (PREFIX: gpsfix/HOSTNAME unless given; DEVICE: \
+        the device path's last component); the latest TPV and the device state are retained.
+        """)
+    var mqtt: String?
+
+    @Option(help: "A file whose first line is the broker password (or set GPSFIX_MQTT_PASSWORD), kept out of ps.")
+    var mqttPasswordFile: String?
+
+    @Option(help: "The certificate authorities for mqtts:// (a PEM file); the system's by default.")
+    var mqttCa: String?
+
+    @Option(help: "gpsd (gpsd JSON), owntracks (OwnTracks locations on owntracks/HOSTNAME/DEVICE) or both.")
+    var mqttFormat: FleetConfiguration.Format = .gpsd
+
+    @Option(help: "Seconds (0 to 3600) between a device's published TPVs (and SKYs); 0 publishes every cycle.")
+    var mqttInterval: Double = 0
+
+    @Option(help: "MQTT quality of service: 0 (at most once) or 1 (at least once).")
+    var mqttQos: Int = 0
+
+    @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics (loopback only, unless --allow-remote).")
+    var metrics: String?
+
     func validate() throws {
         guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
         for device in devices where DeviceName(device) == nil {
@@ -95,10 +122,22 @@ struct GPSFixDaemon: AsyncParsableCommand {
             throw ValidationError("--time-offset \(timeOffset) is out of range: give -2 to 2 seconds")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        if let tcp {
-            let (host, _) = try Self.parseAddress(tcp)
+        for (option, address) in [("--tcp", tcp), ("--metrics", metrics)] {
+            guard let address else { continue }
+            let (host, _) = try Self.parseAddress(address, option: option)
             if !allowRemote, !Self.isLoopback(host) {
-                throw ValidationError("--tcp \(tcp) is not a loopback address: add --allow-remote to serve other hosts")
+                throw ValidationError("\(option) \(address) is not a loopback address: add --allow-remote to serve other hosts")
+            }
+        }
+        if let mqtt {
+            do { _ = try MQTTBroker(url: mqtt) } catch { throw ValidationError("--mqtt: \(error)") }
+            guard (0...1).contains(mqttQos) else { throw ValidationError("--mqtt-qos \(mqttQos): give 0 or 1") }
+            guard (0...3600).contains(mqttInterval) else {
+                throw ValidationError("--mqtt-interval \(mqttInterval) is out of range: give 0 to 3600 seconds")
+            }
+            let names = devices.map(FleetConfiguration.topicName(forDevice:))
+            if Set(names).count < names.count {
+                throw ValidationError("--mqtt: two devices end in the same name (\(names)), so their topics would collide")
             }
         }
     }
@@ -113,15 +152,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "gpsfixd")
-        let address = try tcp.map(Self.parseAddress)
+        let address = try tcp.map { try Self.parseAddress($0, option: "--tcp") }
         let environment = Self.environment()
         let service = ServiceEnvironment(environment: environment)
         let notifier = SystemdNotifier(environment: environment)
-        let server = GPSFixServer(
-            configuration: .init(
-                socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release,
-                adoptedSockets: service.listenDescriptors),
-            logger: logger)
 
         var demoReplay: (terminal: PseudoTerminal, replayer: Replayer)?
         var sources: [any ByteSource] = devices.compactMap { DeviceName($0)?.source(settings: SerialSettings(speed: speed)) }
@@ -133,6 +167,12 @@ struct GPSFixDaemon: AsyncParsableCommand {
             sources.append(SerialPort(path: terminal.path))
             logger.info("demo: replaying a bundled capture", metadata: ["pty": "\(terminal.path)"])
         }
+        let fleet = try mqtt.map { try fleetPublisher(url: $0, devices: sources.map(\.name), environment: environment, logger: logger) }
+        let server = GPSFixServer(
+            configuration: .init(
+                socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release,
+                adoptedSockets: service.listenDescriptors),
+            subscribers: fleet.map { [$0] } ?? [], logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,
             timeOffset: .nanoseconds(Int64((timeOffset * 1e9).rounded())), ppsDevices: pps)
@@ -143,8 +183,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
             NMEALocationProvider(
                 source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
         }
+        let metricsAddress = try metrics.map { try Self.parseAddress($0, option: "--metrics") }
         let daemon = DaemonService(
-            server: server, providers: providers, timeService: timeService, demo: demoReplay,
+            server: server, providers: providers, timeService: timeService, fleet: fleet, metricsAddress: metricsAddress,
+            demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)
         let group = ServiceGroup(
@@ -160,9 +202,42 @@ struct GPSFixDaemon: AsyncParsableCommand {
         setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
-    static func parseAddress(_ text: String) throws -> (host: String, port: Int) {
+    /// The broker's publisher: the password from the address, a file or the environment
+    /// (in that order of precedence: file, environment, address), one connection per device.
+    private func fleetPublisher(url: String, devices: [String], environment: [String: String], logger: Logger) throws
+        -> FleetPublisher<ContinuousClock>
+    {
+        var password = environment["GPSFIX_MQTT_PASSWORD"]
+        if let mqttPasswordFile {
+            guard let line = Self.firstLine(ofFile: mqttPasswordFile) else {
+                throw ValidationError("--mqtt-password-file \(mqttPasswordFile) cannot be read: \(String(cString: strerror(errno)))")
+            }
+            password = line
+        }
+        let broker = try MQTTBroker(url: url).with(password: password)
+        let configuration = FleetConfiguration(
+            prefix: broker.prefix, format: mqttFormat, interval: .milliseconds(Int64(mqttInterval * 1000)), qos: mqttQos)
+        logger.info("publishing to MQTT", metadata: ["broker": "\(broker.description)", "topics": "\(configuration.prefix)/DEVICE/..."])
+        return try FleetPublisher(devices: devices, configuration: configuration, clock: ContinuousClock(), logger: logger) {
+            clientID, will throws(MQTTError) in
+            try MosquittoPublisher(options: .init(broker: broker, clientID: clientID, will: will, certificateAuthorities: mqttCa))
+        }
+    }
+
+    /// The first line of a file, without its line end; `nil` if it cannot be read.
+    static func firstLine(ofFile path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var line: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        defer { free(line) }
+        guard getline(&line, &capacity, file) >= 0, let line else { return "" }
+        return String(cString: line).filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
+    }
+
+    static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
-        else { throw ValidationError("--tcp wants HOST:PORT, as 127.0.0.1:2947") }
+        else { throw ValidationError("\(option) wants HOST:PORT, as 127.0.0.1:2947") }
         var host = text[..<colon]
         if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }  // [::1]
         return (String(host), port)
@@ -186,3 +261,5 @@ struct GPSFixDaemon: AsyncParsableCommand {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
+
+extension FleetConfiguration.Format: ExpressibleByArgument {}
