@@ -121,8 +121,10 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                 }
             }
         }
-        if state.withLock({ $0.queue.connected }) {
-            _ = try? publisher.publish(MQTTMessage(topic: topics.device, payload: Self.offlineReport(of: device), qos: configuration.qos, retain: true))
+        if state.withLock({ $0.queue.connected }),
+            (try? publisher.publish(MQTTMessage(topic: topics.device, payload: Self.offlineReport(of: device), qos: configuration.qos, retain: true))) != nil
+        {
+            state.withLock { $0.queue.handedOver() }
         }
         publisher.stop()
     }
