@@ -294,6 +294,11 @@ struct Cycle {
             fix.altitudeHAE = altitudeHAE
             fix.geoidSeparation = geoidSeparation
             fix.altitudeMSL = geoidSeparation.map { altitudeHAE - $0 }
+        } else if ggaHasAltitude, let altitudeMSL {
+            // A 2D fix whose GGA gave an altitude while counting no satellites (a valid
+            // RMC made it 2D): gpsd reports that altitude, without the geoid separation.
+            fix.altitudeMSL = altitudeMSL
+            fix.altitudeHAE = geoidSeparation.map { altitudeMSL + $0 }
         }
         if fix.mode == .threeDimensional { fix.climb = climb }
         return fix

@@ -134,6 +134,18 @@ struct AssemblerTests {
         }
     }
 
+    @Test("a GGA from no satellites beside a valid RMC: a 2D fix that keeps the GGA's altitude, as gpsd reports it")
+    func noSatellitesBesideValidRMC() throws {
+        let text = sentence("$GPRMC,120326,A,4221.3871,N,01322.0800,E,000.0,000.0,150305,001.4,E")
+            + sentence("$GPGGA,120326,4221.3871,N,01322.0800,E,1,00,3.1,746.1,M,44.2,M,,")
+            + sentence("$GPGSA,A,2,01,03,,14,,,,,,,,,3.1,3.1,")
+        let fix = try #require(updates(of: text).compactMap(\.fix).last)
+        #expect(fix.mode == .twoDimensional)
+        #expect(fix.altitudeMSL == 746.1)
+        #expect(fix.altitudeHAE.map { abs($0 - 790.3) < 1e-9 } == true)
+        #expect(fix.geoidSeparation == nil)
+    }
+
     @Test("a log header's date sets the century, and the rollover rule moves a lost era forward")
     func datesAndRollover() throws {
         let rmc = sentence("$GPRMC,000345.03,A,4808.9993,N,01135.0798,E,000.1,000.0,220899,003.0,E,A")

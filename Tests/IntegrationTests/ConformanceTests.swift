@@ -14,9 +14,9 @@ struct ConformanceTests {
     static let tool = shared.appendingPathComponent("tools/gpsd_compare.py")
 
     /// The figures reached: a change that agrees with gpsd on fewer epochs fails. The
-    /// targets are 99% and 95%; the README's "Conformance" section says what stands
-    /// between these figures and them.
-    static let fixFloor = 98.9
+    /// fix target, 99%, is met; the sky target is 95%, and the README's "Conformance"
+    /// section says what stands between this figure and it.
+    static let fixFloor = 99.0
     static let skyFloor = 92.9
 
     static var enabled: Bool {
