@@ -11,6 +11,8 @@ struct Cycle {
     var sawData = false
 
     private var gsaMode: Int?
+    /// A GSA of this cycle said which satellites are used.
+    private(set) var listedUsedSatellites = false
     private var ggaQuality: Int?
     private var ggaHasAltitude = false
     private var gnsMode: ModeIndicator?
@@ -115,6 +117,7 @@ struct Cycle {
         sawData = true
         hasSkyData = true
         if let fixType = gsa.fixType, (1...3).contains(fixType) { gsaMode = max(gsaMode ?? 0, fixType) }
+        listedUsedSatellites = true
         // Several GSAs in a cycle (one per system) repeat the same DOPs; the last one stands.
         if let pdop = gsa.pdop { self.pdop = pdop.doubleValue }
         if let hdop = gsa.hdop, !ggaGaveHDOP { self.hdop = hdop.doubleValue }
@@ -217,6 +220,7 @@ struct Cycle {
         func take<Value>(_ value: inout Value?, _ newer: Value?) { if let newer { value = newer } }
         sawData = sawData || later.sawData
         take(&gsaMode, later.gsaMode)
+        listedUsedSatellites = listedUsedSatellites || later.listedUsedSatellites
         take(&ggaQuality, later.ggaQuality)
         ggaHasAltitude = ggaHasAltitude || later.ggaHasAltitude
         take(&gnsMode, later.gnsMode)

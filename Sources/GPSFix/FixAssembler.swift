@@ -221,8 +221,10 @@ public struct FixAssembler {
             sky.vdop = cycle.vdop ?? (dilutionsHeld ? heldSky.vdop : nil)
             sky.pdop = cycle.pdop ?? (dilutionsHeld ? heldSky.pdop : nil)
             sky.tdop = cycle.tdop ?? (dilutionsHeld ? heldSky.tdop : nil)
-            sky.reportedUsedCount = cycle.satellitesUsed
             sky.satellites = satellites.takeView()
+            // The held view's used flags are older than this cycle's GGA count: the
+            // count stands unless a GSA of this cycle said which satellites are used.
+            if !cycle.listedUsedSatellites || sky.satellites.isEmpty { sky.reportedUsedCount = cycle.satellitesUsed }
             sky.fillMissingDilutions()
             emit(.sky(sky))
         }

@@ -41,7 +41,8 @@ public struct SkyView: Hashable, Sendable {
     public var xdop: Double?
     public var ydop: Double?
     public var gdop: Double?
-    /// Satellites used in the solution as GGA counts them, when no GSA said which.
+    /// Satellites used in the solution as this cycle's GGA counts them, when no GSA of
+    /// the cycle said which (the satellites' used flags are then a held view's).
     public var reportedUsedCount: Int?
 
     public init() {}
@@ -51,7 +52,7 @@ public struct SkyView: Hashable, Sendable {
 
     /// Satellites used in the solution (gpsd's `uSat`).
     public var usedCount: Int? {
-        satellites.isEmpty ? reportedUsedCount : satellites.reduce(0) { $0 + ($1.used ? 1 : 0) }
+        reportedUsedCount ?? (satellites.isEmpty ? nil : satellites.reduce(0) { $0 + ($1.used ? 1 : 0) })
     }
 }
 

@@ -146,6 +146,21 @@ struct AssemblerTests {
         #expect(fix.geoidSeparation == nil)
     }
 
+    @Test("uSat: a cycle's GSA says which satellites are used; without one, the cycle's GGA count stands over the held view's flags")
+    func usedCountWithoutGSA() throws {
+        func withGSA(second: Int) -> String {
+            sentence("$GPGGA,09530\(second).802,2712.6520,S,15303.1397,E,1,00,17.0,3.0,M,42.2,M,,")
+                + sentence("$GPGSA,A,2,05,12,30,,,,,,,,,,17.0,17.0,0.0")
+                + sentence("$GPGSV,1,1,04,05,45,347,44,12,39,002,43,30,60,311,45,07,45,212,")
+                + sentence("$GPRMC,09530\(second).802,A,2712.6520,S,15303.1397,E,0.00,133.96,080407,,,A")
+        }
+        let withoutGSA = sentence("$GPGGA,095305.802,2712.6547,S,15303.1350,E,1,04,21.1,3.0,M,42.2,M,,")
+            + sentence("$GPRMC,095305.802,A,2712.6547,S,15303.1350,E,1.93,133.96,080407,,,A")
+        let skies = updates(of: withGSA(second: 4) + withoutGSA + withGSA(second: 6)).compactMap(\.sky)
+        #expect(skies.map(\.usedCount) == [3, 4, 3])
+        #expect(skies[1].satellites.filter(\.used).count == 3)  // the held view's flags, unchanged
+    }
+
     @Test("a log header's date sets the century, and the rollover rule moves a lost era forward")
     func datesAndRollover() throws {
         let rmc = sentence("$GPRMC,000345.03,A,4808.9993,N,01135.0798,E,000.1,000.0,220899,003.0,E,A")
