@@ -218,14 +218,9 @@ final class Hub: @unchecked Sendable {
     private func broadcastReport(
         _ encode: @autoclosure () -> [UInt8], of device: String, content: @autoclosure () -> PublishedReport.Content
     ) {
-        let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
-        guard !recipients.isEmpty || !subscribers.isEmpty else { return }
+        guard !subscribers.isEmpty else { return broadcastToSessions(encode(), of: device) }
         let report = encode()
-        if !recipients.isEmpty {
-            let buffer = ByteBuffer(bytes: report)
-            for session in recipients { send(buffer, to: session) }
-        }
-        guard !subscribers.isEmpty else { return }
+        broadcastToSessions(report, of: device)
         let published = PublishedReport(device: device, content: content(), json: report)
         for subscriber in subscribers { subscriber.receive(published) }
     }
@@ -265,6 +260,7 @@ final class Hub: @unchecked Sendable {
         return deviceOrder.compactMap { path in devices[path].map { (path, $0.counters) } }
     }
 
+    /// The clients' counters and every device's state, for the metrics.
     var snapshot: ServerSnapshot {
         eventLoop.assertInEventLoop()
         let now = NIODeadline.now()

@@ -202,39 +202,6 @@ struct GPSFixDaemon: AsyncParsableCommand {
         setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
-    /// The broker's publisher: the password from the address, a file or the environment
-    /// (in that order of precedence: file, environment, address), one connection per device.
-    private func fleetPublisher(url: String, devices: [String], environment: [String: String], logger: Logger) throws
-        -> FleetPublisher<ContinuousClock>
-    {
-        var password = environment["GPSFIX_MQTT_PASSWORD"]
-        if let mqttPasswordFile {
-            guard let line = Self.firstLine(ofFile: mqttPasswordFile) else {
-                throw ValidationError("--mqtt-password-file \(mqttPasswordFile) cannot be read: \(String(cString: strerror(errno)))")
-            }
-            password = line
-        }
-        let broker = try MQTTBroker(url: url).with(password: password)
-        let configuration = FleetConfiguration(
-            prefix: broker.prefix, format: mqttFormat, interval: .milliseconds(Int64(mqttInterval * 1000)), qos: mqttQos)
-        logger.info("publishing to MQTT", metadata: ["broker": "\(broker.description)", "topics": "\(configuration.prefix)/DEVICE/..."])
-        return try FleetPublisher(devices: devices, configuration: configuration, clock: ContinuousClock(), logger: logger) {
-            clientID, will throws(MQTTError) in
-            try MosquittoPublisher(options: .init(broker: broker, clientID: clientID, will: will, certificateAuthorities: mqttCa))
-        }
-    }
-
-    /// The first line of a file, without its line end; `nil` if it cannot be read.
-    static func firstLine(ofFile path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
-        guard getline(&line, &capacity, file) >= 0, let line else { return "" }
-        return String(cString: line).filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
-    }
-
     static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
         else { throw ValidationError("\(option) wants HOST:PORT, as 127.0.0.1:2947") }
@@ -261,5 +228,3 @@ struct GPSFixDaemon: AsyncParsableCommand {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
-
-extension FleetConfiguration.Format: ExpressibleByArgument {}
