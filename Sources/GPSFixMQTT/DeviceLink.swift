@@ -138,9 +138,9 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                 state.outageLogged = false
                 let queued = state.queue.queued
                 log = { [logger, device] in logger.info("MQTT connected", metadata: ["device": "\(device)", "queued": "\(queued)"]) }
-            case .disconnected(let reason):
-                state.queue.connectionChanged(connected: false)
-                if !state.outageLogged, !state.stopping {
+            case .disconnected(let reason), .trouble(let reason):
+                if case .disconnected = event { state.queue.connectionChanged(connected: false) }
+                if !state.outageLogged, !state.queue.connected, !state.stopping {
                     state.outageLogged = true
                     let capacity = configuration.queueCapacity
                     log = { [logger, device] in

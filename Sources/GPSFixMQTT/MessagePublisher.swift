@@ -24,6 +24,9 @@ public enum MessagePublisherEvent: Equatable, Sendable {
     case disconnected(reason: String)
     /// The message with this id left for the broker (QoS 0) or was acknowledged (QoS 1).
     case delivered(id: Int32)
+    /// The client library reports a problem (an attempt to connect failed: refused, a
+    /// certificate not trusted). The connection's state is unchanged by it.
+    case trouble(String)
 }
 
 /// A connection to one MQTT broker, as ``FleetPublisher`` needs it: the seam between the

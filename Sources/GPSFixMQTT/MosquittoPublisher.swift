@@ -71,6 +71,13 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
             let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
             publisher.report(.disconnected(reason: code == 0 ? "disconnected" : MosquittoPublisher.message(code)))
         }
+        // A connection that fails before it is made (a refused TLS certificate, a broker
+        // that is down) calls no connect or disconnect callback: libmosquitto only logs it.
+        mosquitto_log_callback_set(handle) { _, context, level, text in
+            guard level & (MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text else { return }
+            let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
+            publisher.report(.trouble(String(cString: text)))
+        }
         mosquitto_publish_callback_set(handle) { _, context, id in
             let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
             publisher.report(.delivered(id: id))
@@ -91,7 +98,7 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
         if code != MOSQ_ERR_SUCCESS.rawValue, code != MOSQ_ERR_ERRNO.rawValue {
             throw MQTTError("cannot connect to \(broker.description): \(Self.message(code))")
         }
-        if code == MOSQ_ERR_ERRNO.rawValue { report(.disconnected(reason: "cannot reach the broker")) }
+        if code == MOSQ_ERR_ERRNO.rawValue { report(.trouble("cannot reach the broker")) }
         try Self.check(mosquitto_loop_start(handle), "starting the network thread")
         started.store(true, ordering: .relaxed)
     }

@@ -143,6 +143,20 @@ struct FleetPublisherTests {
         #expect(fake.sent.last == fake.will)
     }
 
+    @Test("A problem the client library reports (a failed attempt, a warning) changes no connection state")
+    func trouble() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.trouble("OpenSSL Error[0]: certificate verify failed")
+        #expect(harness.publisher.counters()[0].counters.connected == false)
+        fake.connect()
+        fake.trouble("a warning while connected")
+        harness.send(movingFix(second: 1))
+        #expect(await fake.waitForSent(1).count == 1)
+        #expect(harness.publisher.counters()[0].counters.connected)
+    }
+
     @Test("A message the connection refuses as disconnected goes back to the queue and out once connected")
     func refusedWhileDisconnecting() async throws {
         let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))

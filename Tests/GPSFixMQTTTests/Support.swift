@@ -66,6 +66,11 @@ final class FakePublisher: MessagePublisher, @unchecked Sendable {
         events?(.disconnected(reason: "The connection was lost"))
     }
 
+    /// The client library reports a problem.
+    func trouble(_ text: String) {
+        state.withLock { $0.events }?(.trouble(text))
+    }
+
     /// The broker takes everything sent so far.
     func deliverAll() {
         let (events, ids) = state.withLock { ($0.events, 1...max(1, $0.nextID)) }

@@ -17,11 +17,13 @@ final class TestBroker {
     let port: Int
     private(set) var process: RunningProcess
 
-    /// With `user`, only that user (and `password`) may connect.
-    init(folder: URL, user: (name: String, password: String)? = nil) throws {
+    /// With `user`, only that user (and `password`) may connect; with `certificate`, only
+    /// over TLS, with that certificate and key (PEM files).
+    init(folder: URL, user: (name: String, password: String)? = nil, certificate: (path: String, key: String)? = nil) throws {
         self.folder = folder
         port = freePort()
         var configuration = "listener \(port) 127.0.0.1\npersistence false\n"
+        if let certificate { configuration += "certfile \(certificate.path)\nkeyfile \(certificate.key)\n" }
         if getuid() == 0 { configuration += "user root\n" }
         if let user {
             let passwords = folder.appendingPathComponent("passwords").path
@@ -156,6 +158,36 @@ struct FleetTests {
         for _ in 0..<100 where !wrong.errorText.contains("MQTT broker not connected") { usleep(50_000) }
         #expect(wrong.errorText.contains("not authorised") || wrong.errorText.contains("not authorized"), "\(wrong.errorText)")
         #expect(try broker.subscribe("intruder/#", count: 1, seconds: 2, arguments: ["-u", "van7", "-P", "s3cret pass"]).isEmpty)
+    }
+
+    @Test("mqtts:// with --mqtt-ca: publishes over TLS to a broker whose certificate that authority signed; without it, the certificate is refused")
+    func tls() throws {
+        let folder = try makeTemporaryFolder("mqtts")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificate = folder.appendingPathComponent("broker.pem").path
+        let key = folder.appendingPathComponent("broker.key").path
+        _ = try run("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        try #require(FileManager.default.fileExists(atPath: certificate), "openssl made no certificate")
+        let broker = try TestBroker(folder: folder, certificate: (certificate, key))
+        let (daemon, _) = try Self.daemon(folder: folder, arguments: [
+            "--mqtt", "mqtts://127.0.0.1:\(broker.port)/secure", "--mqtt-ca", certificate,
+        ])
+        defer { daemon.stop() }
+        let messages = try broker.subscribe("secure/#", count: 2, arguments: ["--cafile", certificate])
+        #expect(messages.count == 2, "\(daemon.errorText)")
+        #expect(messages.contains { $0.topic.hasSuffix("/device") && $0.retained })
+
+        let untrusting = try RunningProcess(Binaries.gpsfixd, [
+            "--demo", "--socket", folder.appendingPathComponent("other.sock").path,
+            "--mqtt", "mqtts://127.0.0.1:\(broker.port)/untrusted",
+        ])
+        defer { untrusting.stop() }
+        for _ in 0..<100 where !untrusting.errorText.contains("MQTT broker not connected") { usleep(50_000) }
+        #expect(untrusting.errorText.contains("MQTT broker not connected"), "\(untrusting.errorText)")
+        #expect(try broker.subscribe("untrusted/#", count: 1, seconds: 2, arguments: ["--cafile", certificate]).isEmpty)
     }
 
     @Test("/metrics parses with Python's prometheus_client, twice, and its sentence and cycle counters grow")
