@@ -76,6 +76,15 @@ struct SentenceTests {
         #expect(gsa.talker == .multiGNSS)
     }
 
+    @Test("GSA with a decimal where the system id goes (SiRF BeiDou receivers): no system id, the DOPs kept")
+    func gsaDecimalAfterDOPs() throws {
+        guard case .gsa(let gsa) = try decode("$BDGSA,A,3,02,03,04,,,,,,,,,,2.1,1.1,1.8,1.2*2D")
+        else { Issue.record("not a GSA"); return }
+        #expect(Array(gsa.satellites) == [2, 3, 4])
+        #expect(gsa.systemID == nil)
+        #expect(gsa.pdop == NMEADecimal("2.1") && gsa.hdop == NMEADecimal("1.1") && gsa.vdop == NMEADecimal("1.8"))
+    }
+
     @Test("GSV with an NMEA 4.11 signal id")
     func gsvSignalID() throws {
         guard case .gsv(let gsv) = try decode("$GPGSV,3,3,12,26,04,276,,27,15,218,31,29,24,004,13,30,00,159,,1*69")

@@ -35,7 +35,9 @@ public struct GSA: SentenceDecodable, Hashable, Sendable {
         pdop = try fields.decimal()
         hdop = try fields.decimal()
         vdop = try fields.decimal()
-        if hasSystemID { systemID = try fields.hexadecimal() }
+        // SiRF's BeiDou receivers put a decimal there (`...,2.1,1.1,1.8,1.2`): no system id
+        // is said then, and the DOPs before it still stand.
+        if hasSystemID { systemID = (try? fields.hexadecimal()) ?? nil }
     }
 }
 
