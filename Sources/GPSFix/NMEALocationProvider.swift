@@ -48,7 +48,7 @@ public struct NMEALocationProvider: LocationProvider {
     }
 
     public func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async {
-        let activity = Activity()
+        let activity = Activity(clock: clock)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await read(deliver, activity) }
             group.addTask { await watchSilence(deliver, activity) }
@@ -130,17 +130,25 @@ public struct NMEALocationProvider: LocationProvider {
         }
     }
 
-    /// While the device sends, checks every half timeout whether sentences arrived; two
-    /// quiet halves in a row make the device silent. Before the device first sends, and
-    /// once it is reported silent, it waits for the reader to see a sentence instead of
-    /// ticking: a silent or unplugged receiver costs no wake-ups.
+    /// While the device sends, sleeps until a timeout after the last sentence and, woken,
+    /// sleeps again until a timeout after the sentence read since, if any: one wake-up per
+    /// timeout while the device sends, none per sentence, and the device is silent exactly
+    /// a timeout after its last sentence. Before the device first sends, and once it is
+    /// reported silent, it waits for the reader to see a sentence instead of sleeping on
+    /// the clock: a silent or unplugged receiver costs no wake-ups.
     private func watchSilence(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
         while !Task.isCancelled {
             await activity.waitForSentences()
-            var quietHalves = 0
-            while quietHalves < 2 {
-                do { try await clock.sleep(for: silenceTimeout / 2) } catch { return }
-                quietHalves = activity.takeRecent() ? 0 : quietHalves + 1
+            activity.takeRecent()
+            var last = activity.lastSentence
+            while true {
+                let wait = last + silenceTimeout - activity.elapsed()
+                if wait > .zero {
+                    do { try await clock.sleep(for: wait) } catch { return }
+                }
+                let latest = activity.lastSentence
+                if latest == last { break }
+                last = latest
             }
             var fix = Fix()
             fix.mode = .noFix
@@ -152,15 +160,28 @@ public struct NMEALocationProvider: LocationProvider {
     }
 }
 
-/// Whether sentences arrived lately, shared by the reading and the watching tasks:
-/// flags, so that recording costs the reading no suspension (a lock only when the
-/// watcher waits for a silent device to send again).
+/// Whether sentences arrived lately, and when the last did, shared by the reading and
+/// the watching tasks: atomics, so that recording costs the reading no suspension (a lock
+/// only when the watcher waits for a silent device to send again).
 private final class Activity: Sendable {
+    /// Time on the provider's clock since the activity began.
+    let elapsed: @Sendable () -> Duration
+    private let lastSentenceNanoseconds = Atomic<Int64>(0)
     private let recent = Atomic<Bool>(false)
     private let silent = Atomic<Bool>(false)
     /// The silence watcher, while it waits for sentences.
     private let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
     private let watcherWaits = Atomic<Bool>(false)
+
+    init<C: Clock<Duration>>(clock: C) {
+        let origin = clock.now
+        elapsed = { origin.duration(to: clock.now) }
+    }
+
+    /// When the last sentence arrived, as time since the activity began.
+    var lastSentence: Duration {
+        .nanoseconds(lastSentenceNanoseconds.load(ordering: .acquiring))
+    }
 
     /// The device was reported silent.
     func markSilent() {
@@ -175,6 +196,8 @@ private final class Activity: Sendable {
 
     /// Sentences arrived (called by the reader for each chunk that had some).
     func record() {
+        let (seconds, attoseconds) = elapsed().components
+        lastSentenceNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .releasing)
         // Sequentially consistent, as the watcher's store then load: each side then sees
         // the other's store, so a sentence is never missed by a watcher going to sleep.
         recent.store(true, ordering: .sequentiallyConsistent)
@@ -182,6 +205,7 @@ private final class Activity: Sendable {
     }
 
     /// Whether sentences arrived since the last call.
+    @discardableResult
     func takeRecent() -> Bool {
         recent.exchange(false, ordering: .acquiringAndReleasing)
     }

@@ -43,12 +43,12 @@ struct ProviderTests {
         var iterator = provider.updates().makeAsyncIterator()
         #expect(await iterator.next() == .device(DeviceEvent(device: "/dev/scripted", kind: .activated)))
         // The cycle is open until its end is known: no fix yet, nothing until the clock moves.
-        // The watch checks every half timeout: sentences in the first half, none in the next two.
+        // The watch sleeps until a timeout after the last sentence: still asleep after 1.9 s.
         while clock.sleeping == 0 { await Task.yield() }
-        for half in 1...3 {
-            clock.advance(by: .seconds(1))
-            if half < 3 { while clock.sleeping == 0 { await Task.yield() } }
-        }
+        clock.advance(by: .milliseconds(1900))
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(clock.sleeping == 1)
+        clock.advance(by: .milliseconds(100))
         var noFix = Fix()
         noFix.mode = .noFix
         #expect(await iterator.next() == .fix(noFix))
