@@ -139,6 +139,7 @@ public struct NMEALocationProvider: LocationProvider {
     private func watchSilence(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
         while !Task.isCancelled {
             await activity.waitForSentences()
+            if Task.isCancelled { return }
             activity.takeRecent()
             var last = activity.lastSentence
             while true {

@@ -58,6 +58,20 @@ struct ProviderTests {
         #expect(clock.sleeping == 0)
     }
 
+    @Test("stopping a provider whose device never sent reports nothing: no silence, no decayed fix")
+    func cancelledBeforeAnySentence() async throws {
+        let clock = ManualClock()
+        let provider = NMEALocationProvider(source: ScriptedSource([([], .hang)]), clock: clock, silenceTimeout: .seconds(2))
+        let updates = Locked<[LocationUpdate]>([])
+        let running = Task { await provider.run { update in updates.withLock { $0.append(update) } } }
+        try await Task.sleep(for: .milliseconds(50))
+        clock.advance(by: .seconds(10))
+        running.cancel()
+        await running.value
+        let reported = updates.withLock { $0 }
+        #expect(!reported.contains { if case .fix = $0 { true } else if case .device = $0 { true } else { false } }, "\(reported)")
+    }
+
     @Test("a failing source is reported lost, reopened after a backoff, and reported recovered")
     func reopensLostSource() async throws {
         let clock = ManualClock()
