@@ -140,7 +140,7 @@ public struct NMEALocationProvider: LocationProvider {
         while !Task.isCancelled {
             await activity.waitForSentences()
             if Task.isCancelled { return }
-            activity.takeRecent()
+            activity.clearRecent()
             var last = activity.lastSentence
             while true {
                 let wait = last + silenceTimeout - activity.elapsed()
@@ -205,15 +205,14 @@ private final class Activity: Sendable {
         if watcherWaits.load(ordering: .sequentiallyConsistent) { wakeWatcher() }
     }
 
-    /// Whether sentences arrived since the last call.
-    @discardableResult
-    func takeRecent() -> Bool {
-        recent.exchange(false, ordering: .acquiringAndReleasing)
+    /// Forgets that sentences arrived, so that the next ``waitForSentences()`` waits for new ones.
+    func clearRecent() {
+        recent.store(false, ordering: .sequentiallyConsistent)
     }
 
-    /// Returns once sentences have arrived since the last ``takeRecent()``, at once if
+    /// Returns once sentences have arrived since the last ``clearRecent()``, at once if
     /// they have; suspends, with no timer, until the reader records some or the task is
-    /// cancelled. The flag is left for ``takeRecent()``.
+    /// cancelled. The flag is left for ``clearRecent()``.
     func waitForSentences() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
