@@ -100,10 +100,7 @@ let package = Package(
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix", "TestSupport"]),
         .testTarget(
             name: "GPSFixServerTests",
-            dependencies: [
-                "GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-            ]),
+            dependencies: ["GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "GPSFixTimeTests", dependencies: ["GPSFixTime", "GPSFix", "CTimeService", "TestSupport"]),
         .testTarget(name: "GPSFixMQTTTests", dependencies: ["GPSFixMQTT", "GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport"]),
         .testTarget(

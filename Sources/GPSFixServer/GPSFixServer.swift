@@ -117,10 +117,6 @@ public final class GPSFixServer: Sendable {
     /// The event loop the hub and every session run on.
     var eventLoop: any EventLoop { hub.eventLoop }
 
-    /// A clock on the server's event loop, for the daemon's long waits: a sleep wakes the
-    /// process once, at its end (see ``EventLoopClock``).
-    public var clock: EventLoopClock { EventLoopClock(eventLoop: hub.eventLoop) }
-
     /// On while any client watches raw sentences: give it to the providers, so that
     /// they copy sentences out only then.
     public var sentenceDemand: SentenceDemand { hub.sentenceDemand }

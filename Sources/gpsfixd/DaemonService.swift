@@ -54,7 +54,7 @@ struct DaemonService: Service {
                 }
                 group.addTask {
                     while !Task.isCancelled {
-                        try? await server.clock.sleep(for: statusInterval)
+                        try? await Task.sleep(for: statusInterval)
                         guard !Task.isCancelled else { break }
                         await logCounters()
                     }
@@ -110,7 +110,7 @@ struct DaemonService: Service {
     /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.
     private func reportToServiceManager(through notifier: any ServiceNotifier) async {
         let server = self.server
-        let reporter = ServiceManagerReporter(notifier: notifier, watchdogInterval: watchdogInterval, clock: server.clock)
+        let reporter = ServiceManagerReporter(notifier: notifier, watchdogInterval: watchdogInterval)
         await reporter.run(
             isReady: { await server.anyDeviceOnline() }, status: { await server.status() },
             isResponsive: { await server.isResponsive(within: $0) })

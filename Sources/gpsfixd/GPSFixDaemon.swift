@@ -181,8 +181,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             ? nil : TimeService(devices: timeDevices, logger: logger) { report, device in server.publish(report, of: device) }
         let providers = sources.map {
             NMEALocationProvider(
-                source: $0, clock: server.clock, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)),
-                sentenceDemand: server.sentenceDemand)
+                source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
         }
         let metricsAddress = try metrics.map { try Self.parseAddress($0, option: "--metrics") }
         let daemon = DaemonService(
