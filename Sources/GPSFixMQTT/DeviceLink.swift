@@ -22,6 +22,21 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         /// Whether a refusal of the library has been logged (once).
         var refusalLogged = false
 
+        /// Queues a report's message unless one of its kind was queued less than the
+        /// publishing interval ago (`now` is `nil` without an interval). Cycles come a
+        /// little early or late: 10% of slack keeps a 1 s interval at every cycle of a
+        /// 1 Hz receiver instead of every other one.
+        mutating func offer(_ message: MQTTMessage, as kind: Kind, at now: C.Instant?, _ configuration: FleetConfiguration) {
+            if let now {
+                if let last = lastQueued[kind], last.duration(to: now) < configuration.interval * 0.9 {
+                    queue.skip()
+                    return
+                }
+                lastQueued[kind] = now
+            }
+            queue.enqueue(message)
+        }
+
         mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
             defer { waiter = nil }
             return waiter
@@ -63,34 +78,24 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     func receive(_ report: PublishedReport) {
         let qos = configuration.qos
         let json = report.json.dropLast(2)  // the sockets' CR LF: a message is one JSON object
-        let formats = configuration.format
-        var messages: [(Kind?, MQTTMessage)] = []
-        switch report.content {
-        case .tpv(let fix):
-            if formats != .owntracks { messages.append((.tpv, MQTTMessage(topic: topics.tpv, payload: json, qos: qos, retain: true))) }
-            if formats != .gpsd, let location = OwnTracksLocation.payload(for: fix, trackerID: trackerID) {
-                messages.append((.ownTracks, MQTTMessage(topic: topics.ownTracks, payload: location.dropLast(2), qos: qos, retain: true)))
-            }
-        case .sky:
-            if formats != .owntracks { messages.append((.sky, MQTTMessage(topic: topics.sky, payload: json, qos: qos))) }
-        case .device:
-            messages.append((nil, MQTTMessage(topic: topics.device, payload: json, qos: qos, retain: true)))
+        let gpsd = configuration.format != .owntracks
+        var ownTracks: [UInt8]?
+        if case .tpv(let fix) = report.content, configuration.format != .gpsd {
+            ownTracks = OwnTracksLocation.payload(for: fix, trackerID: trackerID)
         }
-        guard !messages.isEmpty else { return }
         let now = configuration.interval > .zero ? clock.now : nil
-        // Cycles come a little early or late: 10% of slack keeps a 1 s interval at every
-        // cycle of a 1 Hz receiver instead of every other one.
-        let spacing = configuration.interval * 0.9
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            for (kind, message) in messages {
-                if let kind, let now {
-                    if let last = state.lastQueued[kind], last.duration(to: now) < spacing {
-                        state.queue.skip()
-                        continue
-                    }
-                    state.lastQueued[kind] = now
+            switch report.content {
+            case .tpv:
+                if gpsd { state.offer(MQTTMessage(topic: topics.tpv, payload: json, qos: qos, retain: true), as: .tpv, at: now, configuration) }
+                if let ownTracks {
+                    let location = MQTTMessage(topic: topics.ownTracks, payload: ownTracks.dropLast(2), qos: qos, retain: true)
+                    state.offer(location, as: .ownTracks, at: now, configuration)
                 }
-                state.queue.enqueue(message)
+            case .sky:
+                if gpsd { state.offer(MQTTMessage(topic: topics.sky, payload: json, qos: qos), as: .sky, at: now, configuration) }
+            case .device:
+                state.queue.enqueue(MQTTMessage(topic: topics.device, payload: json, qos: qos, retain: true))
             }
             return state.queue.canSend ? state.takeWaiter() : nil
         }

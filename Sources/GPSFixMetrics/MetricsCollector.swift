@@ -62,10 +62,7 @@ public final class MetricsCollector: Sendable {
             set("gpsfix_fix_mode", labels, to: Double(device.mode?.rawValue ?? 0))
             set("gpsfix_satellites_used", labels, to: Double(device.satellitesUsed ?? 0))
             set("gpsfix_satellites_visible", labels, to: Double(device.satellitesVisible ?? 0))
-            if let age = device.sinceLastFix {
-                let (seconds, attoseconds) = age.components
-                set("gpsfix_last_fix_age_seconds", labels, to: Double(seconds) + Double(attoseconds) * 1e-18)
-            }
+            if let age = device.sinceLastFix { set("gpsfix_last_fix_age_seconds", labels, to: age / .seconds(1)) }
         }
     }
 

@@ -209,8 +209,7 @@ public final class GPSFixServer: Sendable {
 
     /// Each device's counters (sentences, refused lines by reason, cycles, reconnects).
     public func deviceCounters() async -> [(device: String, counters: DeviceCounters)] {
-        let hub = self.hub
-        return (try? await hub.eventLoop.submit { hub.deviceCounters }.get()) ?? []
+        await snapshot()?.devices.map { ($0.path, $0.counters) } ?? []
     }
 
     /// Closes the listeners and every client, removes the socket file, stops the loop.

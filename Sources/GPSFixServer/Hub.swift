@@ -254,12 +254,6 @@ final class Hub: @unchecked Sendable {
         unflushed.removeAll(keepingCapacity: true)
     }
 
-    /// Each device's counters, in the order the devices were configured.
-    var deviceCounters: [(device: String, counters: DeviceCounters)] {
-        eventLoop.assertInEventLoop()
-        return deviceOrder.compactMap { path in devices[path].map { (path, $0.counters) } }
-    }
-
     /// The clients' counters and every device's state, for the metrics.
     var snapshot: ServerSnapshot {
         eventLoop.assertInEventLoop()
