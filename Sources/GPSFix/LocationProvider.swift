@@ -6,22 +6,30 @@ public protocol LocationProvider: Sendable {
     /// The device's name as clients see it (`/dev/ttyUSB0`, `gpsd://localhost:2947`).
     var device: String { get }
 
+    /// Whether the provider's source can wait when its consumer is behind (see
+    /// ``ByteSource/canWait``).
+    var canWait: Bool { get }
+
     /// The updates, from now until the provider ends or the consumer stops listening.
     func updates() -> AsyncStream<LocationUpdate>
 
-    /// Runs the provider until it ends or the task is cancelled, handing each update to
-    /// `deliver` as soon as it exists, on the provider's own task.
+    /// Runs the provider until it ends or the task is cancelled, handing the updates to
+    /// `deliver` as soon as they exist, in order, on whatever thread produced them:
+    /// ``NMEALocationProvider`` calls it on the device's reading thread with what each
+    /// read completed, so a consumer that can take updates on any thread (the server
+    /// hands them to its event loop) costs no thread wake-up of its own.
     ///
-    /// A consumer that can take an update on any thread (the server hands it to its
-    /// event loop) saves the stream's hop between tasks, a thread wake-up per update.
-    /// Awaiting in `deliver` holds the provider back.
-    func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async
+    /// Two threads may call `deliver` at once (``NMEALocationProvider``'s reading and its
+    /// silence watch). It may block, which holds the provider's reading back.
+    func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async
 }
 
 extension LocationProvider {
-    /// Delivers the updates of ``updates()``, for providers that have only a stream.
-    public func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async {
-        for await update in updates() { await deliver(update) }
+    public var canWait: Bool { false }
+
+    /// Delivers the updates of ``updates()`` one at a time, for providers that have only a stream.
+    public func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
+        for await update in updates() { deliver([update]) }
     }
 }
 
@@ -38,12 +46,19 @@ public protocol ByteSource: Sendable {
     /// speed); `nil` for sources that are not serial lines (files, gpsd).
     var line: SerialLine? { get }
 
+    /// Whether the source can be read later than it sends without losing anything: the
+    /// writer of a pseudo-terminal, a file and a gpsd upstream wait for the reader; a
+    /// serial receiver does not (its UART overruns). The server holds back only sources
+    /// that can wait for a lagging client.
+    var canWait: Bool { get }
+
     /// Opens the source and reads it, chunk by chunk.
     func chunks() -> ByteChunks
 }
 
 extension ByteSource {
     public var line: SerialLine? { nil }
+    public var canWait: Bool { false }
 }
 
 /// A serial line's settings as gpsd's DEVICE report states them.
@@ -72,38 +87,5 @@ public struct ByteChunk: Hashable, Sendable {
     public init(_ bytes: [UInt8], readAt: WallTime? = nil) {
         self.bytes = bytes
         self.readAt = readAt
-    }
-}
-
-/// The chunks a ``ByteSource`` reads, in order.
-///
-/// A thin wrapper of an `AsyncThrowingStream` that also tells the source each time the
-/// consumer takes a chunk, so a reading thread can keep a bound on the chunks waiting
-/// without polling for room (see `ChunkChannel` in GPSFixDevices).
-public struct ByteChunks: AsyncSequence, Sendable {
-    public typealias Element = ByteChunk
-
-    private let stream: AsyncThrowingStream<ByteChunk, any Error>
-    private let consumed: (@Sendable () -> Void)?
-
-    /// Chunks from `stream`; `consumed` is called after each chunk the consumer takes.
-    public init(_ stream: AsyncThrowingStream<ByteChunk, any Error>, consumed: (@Sendable () -> Void)? = nil) {
-        self.stream = stream
-        self.consumed = consumed
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<ByteChunk, any Error>.AsyncIterator
-        let consumed: (@Sendable () -> Void)?
-
-        public mutating func next() async throws -> ByteChunk? {
-            let chunk = try await base.next()
-            if chunk != nil { consumed?() }
-            return chunk
-        }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), consumed: consumed)
     }
 }

@@ -13,6 +13,7 @@ import Synchronization
 public struct NMEALocationProvider: LocationProvider {
     public let source: any ByteSource
     public var device: String { source.name }
+    public var canWait: Bool { source.canWait }
     /// How long without a valid sentence before the fix decays to no fix.
     public var silenceTimeout: Duration
     /// The longest wait between attempts to reopen a lost source.
@@ -40,14 +41,14 @@ public struct NMEALocationProvider: LocationProvider {
     public func updates() -> AsyncStream<LocationUpdate> {
         let (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self, bufferingPolicy: .bufferingNewest(4096))
         let task = Task {
-            await run { continuation.yield($0) }
+            await run { updates in for update in updates { continuation.yield(update) } }
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }
         return stream
     }
 
-    public func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async {
+    public func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
         let activity = Activity(clock: clock)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await read(deliver, activity) }
@@ -57,73 +58,29 @@ public struct NMEALocationProvider: LocationProvider {
         }
     }
 
-    private func read(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
-        let decoder = NMEAStreamDecoder(framing: framing, centuryRule: centuryRule)
-        let session = ReadingSession(device: device)
-        let source = self.source
-        let sentenceDemand = self.sentenceDemand
-        // What one chunk completes, delivered once the chunk is parsed (the parser calls
-        // back synchronously; delivering may wait). The buffer is reused.
-        var pending: [LocationUpdate] = []
-        var timeSampler = ReceiverTimeSampler()
-        // The device event goes out before anything its first sentence completes.
-        decoder.onSentence = { sentence in
-            // Both are taken: a device reopened after a silence is announced once.
-            let announcement = session.takeAnnouncement(), resumption = activity.takeResumption(of: session.device)
-            if var event = announcement ?? resumption {
-                timeSampler.restart()
-                event.line = source.line
-                pending.append(.device(event))
-            }
-            if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
-        }
-        let emit: (LocationUpdate) -> Void = { update in
-            pending.append(update)
-            if case .fix(let fix) = update, let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) {
-                pending.append(.receiverTime(sample))
-            }
-        }
-        let counters = {
-            var counters = DeviceCounters()
-            counters.framing = decoder.framer.statistics
-            counters.assembly = decoder.assembler.statistics
-            counters.reconnects = session.reconnects
-            counters.distrustedTimes = timeSampler.distrusted
-            return LocationUpdate.counters(counters)
-        }
-        func deliverPending() async {
-            for update in pending { await deliver(update) }
-            pending.removeAll(keepingCapacity: true)
-        }
+    /// Reads the source until its data ends or the task is cancelled, reopening it with
+    /// a backoff when it fails. Each chunk is parsed where it is read, on the source's
+    /// reading thread, and what it completes is delivered from there at once.
+    private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async {
+        let reading = ReadingState(
+            device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
+            decoder: NMEAStreamDecoder(framing: framing, centuryRule: centuryRule), activity: activity)
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
-                for try await chunk in source.chunks() {
-                    if sentenceDemand.areBytesWanted { pending.append(.bytes(chunk.bytes)) }
-                    decoder.readAt = chunk.readAt
-                    let sentencesBefore = decoder.framer.statistics.sentences
-                    let cyclesBefore = decoder.assembler.statistics.cycles
-                    chunk.bytes.withUnsafeBytes { decoder.feed($0, emit) }
-                    if decoder.framer.statistics.sentences > sentencesBefore {
-                        activity.record()
-                        backoff = .milliseconds(50)
-                    }
-                    if decoder.assembler.statistics.cycles > cyclesBefore { pending.append(counters()) }
-                    await deliverPending()
-                }
-                decoder.finish(emit)
-                pending.append(counters())
-                await deliverPending()
+                try await source.chunks().forEach(onReadingThread: { chunk in
+                    reading.take(chunk)
+                    reading.deliverPending(to: deliver)
+                })
+                reading.finish()
+                reading.deliverPending(to: deliver)
                 return
             } catch {
                 if Task.isCancelled { return }
-                decoder.resetFraming()
-                timeSampler.restart()
-                if let event = session.lose(reason: "\(error)") {
-                    pending.append(.device(event))
-                    pending.append(counters())
-                }
-                await deliverPending()
+                // A source that sent sentences before failing is retried soon again.
+                if reading.takeSentencesSinceOpening() { backoff = .milliseconds(50) }
+                reading.lose(reason: "\(error)")
+                reading.deliverPending(to: deliver)
                 try? await clock.sleep(for: backoff)
                 backoff = min(backoff * 2, maximumBackoff)
             }
@@ -136,7 +93,7 @@ public struct NMEALocationProvider: LocationProvider {
     /// a timeout after its last sentence. Before the device first sends, and once it is
     /// reported silent, it waits for the reader to see a sentence instead of sleeping on
     /// the clock: a silent or unplugged receiver costs no wake-ups.
-    private func watchSilence(_ deliver: @Sendable (LocationUpdate) async -> Void, _ activity: Activity) async {
+    private func watchSilence(_ deliver: @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async {
         while !Task.isCancelled {
             await activity.waitForSentences()
             if Task.isCancelled { return }
@@ -147,14 +104,18 @@ public struct NMEALocationProvider: LocationProvider {
                 if wait > .zero {
                     do { try await clock.sleep(for: wait) } catch { return }
                 }
+                // A reading held back by its consumer (a lagging client) is not silence.
+                if activity.isDelivering {
+                    last = activity.elapsed()
+                    continue
+                }
                 let latest = activity.lastSentence
                 if latest == last { break }
                 last = latest
             }
             var fix = Fix()
             fix.mode = .noFix
-            await deliver(.fix(fix))
-            await deliver(.device(DeviceEvent(device: device, kind: .silent)))
+            deliver([.fix(fix), .device(DeviceEvent(device: device, kind: .silent))])
             // Only now: a sentence before it would be announced ahead of the silence.
             activity.markSilent()
         }
@@ -170,6 +131,7 @@ private final class Activity: Sendable {
     private let lastSentenceNanoseconds = Atomic<Int64>(0)
     private let recent = Atomic<Bool>(false)
     private let silent = Atomic<Bool>(false)
+    private let delivering = Atomic<Bool>(false)
     /// The silence watcher, while it waits for sentences.
     private let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
     private let watcherWaits = Atomic<Bool>(false)
@@ -182,6 +144,13 @@ private final class Activity: Sendable {
     /// When the last sentence arrived, as time since the activity began.
     var lastSentence: Duration {
         .nanoseconds(lastSentenceNanoseconds.load(ordering: .acquiring))
+    }
+
+    /// Whether the reader is handing updates over: set around each delivery, which may
+    /// block while the consumer holds the reading back.
+    var isDelivering: Bool {
+        get { delivering.load(ordering: .acquiring) }
+        set { delivering.store(newValue, ordering: .releasing) }
     }
 
     /// The device was reported silent.
@@ -235,33 +204,117 @@ private final class Activity: Sendable {
     }
 }
 
-/// The device events of one provider's reading: activated or recovered once per opening
-/// that yields a sentence, lost once per failure. Used by the reading task alone.
-private final class ReadingSession {
+/// One provider's reading: the decoder and what the reading has announced, used by one
+/// thread at a time (the source's reading thread while a chunk is parsed, the provider's
+/// task between openings; the source's ending orders the two).
+private final class ReadingState: @unchecked Sendable {
     let device: String
+    /// The serial line as set, once the source is open.
+    let line: @Sendable () -> SerialLine?
+    let sentenceDemand: SentenceDemand
+    let decoder: NMEAStreamDecoder
+    let activity: Activity
+    /// What the chunk being parsed completed, delivered once it is parsed.
+    private var pending: [LocationUpdate] = []
+    private var timeSampler = ReceiverTimeSampler()
     private var announced = false
     private var lost = false
     /// Openings after a loss that yielded sentences again.
-    private(set) var reconnects = 0
+    private var reconnects = 0
 
-    init(device: String) {
+    init(
+        device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
+        decoder: NMEAStreamDecoder, activity: Activity
+    ) {
         self.device = device
+        self.line = line
+        self.sentenceDemand = sentenceDemand
+        self.decoder = decoder
+        self.activity = activity
+        // The device event goes out before anything its first sentence completes.
+        decoder.onSentence = { [unowned self] sentence in
+            // Both are taken: a device reopened after a silence is announced once.
+            let announcement = takeAnnouncement(), resumption = activity.takeResumption(of: device)
+            if var event = announcement ?? resumption {
+                timeSampler.restart()
+                event.line = self.line()
+                pending.append(.device(event))
+            }
+            if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
+        }
+    }
+
+    /// Whether valid sentences were read since the last ``takeSentencesSinceOpening()``.
+    private var sentencesSinceOpening = false
+
+    /// Parses one chunk.
+    func take(_ chunk: ByteChunk) {
+        if sentenceDemand.areBytesWanted { pending.append(.bytes(chunk.bytes)) }
+        decoder.readAt = chunk.readAt
+        let sentencesBefore = decoder.framer.statistics.sentences
+        let cyclesBefore = decoder.assembler.statistics.cycles
+        chunk.bytes.withUnsafeBytes { decoder.feed($0, emit) }
+        if decoder.framer.statistics.sentences > sentencesBefore {
+            activity.record()
+            sentencesSinceOpening = true
+        }
+        if decoder.assembler.statistics.cycles > cyclesBefore { pending.append(counters()) }
+    }
+
+    /// Whether the source sent valid sentences since this was last asked.
+    func takeSentencesSinceOpening() -> Bool {
+        defer { sentencesSinceOpening = false }
+        return sentencesSinceOpening
+    }
+
+    /// The data ended: the open cycle is emitted.
+    func finish() {
+        decoder.finish(emit)
+        pending.append(counters())
+    }
+
+    /// The source failed: the device is reported lost, once until it sends again.
+    func lose(reason: String) {
+        decoder.resetFraming()
+        timeSampler.restart()
+        announced = false
+        guard !lost else { return }
+        lost = true
+        pending.append(.device(DeviceEvent(device: device, kind: .lost(reason: reason))))
+        pending.append(counters())
+    }
+
+    /// Hands what was completed since the last call to `deliver`, if anything.
+    func deliverPending(to deliver: ([LocationUpdate]) -> Void) {
+        guard !pending.isEmpty else { return }
+        activity.isDelivering = true
+        deliver(pending)
+        activity.isDelivering = false
+        pending = []
+    }
+
+    private func emit(_ update: LocationUpdate) {
+        pending.append(update)
+        if case .fix(let fix) = update, let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) {
+            pending.append(.receiverTime(sample))
+        }
+    }
+
+    private func counters() -> LocationUpdate {
+        var counters = DeviceCounters()
+        counters.framing = decoder.framer.statistics
+        counters.assembly = decoder.assembler.statistics
+        counters.reconnects = reconnects
+        counters.distrustedTimes = timeSampler.distrusted
+        return .counters(counters)
     }
 
     /// The event to send with the first sentence after opening, once.
-    func takeAnnouncement() -> DeviceEvent? {
+    private func takeAnnouncement() -> DeviceEvent? {
         guard !announced else { return nil }
         announced = true
         defer { lost = false }
         if lost { reconnects += 1 }
         return DeviceEvent(device: device, kind: lost ? .recovered : .activated)
-    }
-
-    /// The event for a failure, unless the device was already lost.
-    func lose(reason: String) -> DeviceEvent? {
-        announced = false
-        guard !lost else { return nil }
-        lost = true
-        return DeviceEvent(device: device, kind: .lost(reason: reason))
     }
 }

@@ -4,16 +4,20 @@ import Glibc
 import GPSFix
 import Synchronization
 
-/// The hand-over from a device's reading thread to the async consumer of its chunks.
+/// The hand-over from a device's reading thread to the consumer of its chunks.
 ///
-/// At most ``capacity`` chunks wait for the consumer: past that the thread stops reading
-/// and the bytes wait in the kernel (a replay or a gpsd upstream is slowed down; a serial
-/// receiver's UART buffer fills), so a source faster than the parser never makes the
-/// daemon's memory grow.
+/// The consumer takes them in one of two ways (see ``ByteChunks``):
+/// - **Directly**: the thread calls the consumer's handler with each chunk as the read
+///   returns. The thread reads no further until the handler returns, so the handler
+///   decides how far ahead the device is read.
+/// - **Through a stream** to an async consumer: at most ``capacity`` chunks wait; past
+///   that the thread stops reading and the bytes wait in the kernel (a replay or a gpsd
+///   upstream is slowed down; a serial receiver's UART buffer fills), so a source faster
+///   than the parser never makes the daemon's memory grow.
 ///
 /// The thread never polls on a timer. It sleeps in `poll()` on the device and on a
 /// wake-up pipe: the consumer writes to the pipe when it takes a chunk from a full
-/// channel, and when it stops listening. An idle device costs no wake-ups at all.
+/// stream, and when it stops listening. An idle device costs no wake-ups at all.
 final class ChunkChannel: Sendable {
     static let capacity = 16
 
@@ -25,53 +29,101 @@ final class ChunkChannel: Sendable {
         case woken
     }
 
-    private let continuation: AsyncThrowingStream<ByteChunk, any Error>.Continuation
+    private enum Consumer: Sendable {
+        case stream(AsyncThrowingStream<ByteChunk, any Error>.Continuation)
+        case direct(@Sendable (ByteChunk) -> Void)
+    }
+
+    private let consumer: Consumer
+    /// A direct consumer's task, waiting for the reading to end.
+    private let ending = Mutex<CheckedContinuation<Void, any Error>?>(nil)
     private let waiting = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let wakeup: WakeupPipe
 
-    /// Runs `read` on a new device thread, feeding a new channel, and returns the chunks
-    /// its consumer iterates. `read` must end the channel (``finish(throwing:)``) or return
-    /// once it is stopped; failing to start the thread ends the chunks with an error
+    /// The chunks `read` hands over, run on a new device thread once the consumer starts
+    /// taking them, in either way. `read` must end the channel (``finish(throwing:)``) or
+    /// return once it is stopped; failing to start the thread ends the chunks with an error
     /// naming `source`.
     static func reading(_ source: String, on read: @escaping @Sendable (ChunkChannel) -> Void) -> ByteChunks {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteChunk.self, throwing: (any Error).self)
-        let wakeup: WakeupPipe
-        do {
-            wakeup = try WakeupPipe()
-        } catch {
-            continuation.finish(throwing: error)
-            return ByteChunks(stream)
-        }
-        let channel = ChunkChannel(continuation: continuation, wakeup: wakeup)
-        continuation.onTermination = { _ in channel.stop() }
-        if !DeviceThread.start({ read(channel) }) {
-            channel.finish(throwing: DeviceError.system(path: source, call: "pthread_create", errno: EAGAIN))
-        }
-        return ByteChunks(stream, consumed: { channel.consumed() })
+        ByteChunks(
+            stream: {
+                let (stream, continuation) = AsyncThrowingStream.makeStream(of: ByteChunk.self, throwing: (any Error).self)
+                let wakeup: WakeupPipe
+                do {
+                    wakeup = try WakeupPipe()
+                } catch {
+                    continuation.finish(throwing: error)
+                    return (stream, nil)
+                }
+                let channel = ChunkChannel(consumer: .stream(continuation), wakeup: wakeup)
+                continuation.onTermination = { _ in channel.stop() }
+                channel.start(source, read)
+                return (stream, { channel.consumed() })
+            },
+            direct: { handler in
+                let channel = ChunkChannel(consumer: .direct(handler), wakeup: try WakeupPipe())
+                try await withTaskCancellationHandler {
+                    try await withCheckedThrowingContinuation { continuation in
+                        channel.ending.withLock { $0 = continuation }
+                        channel.start(source, read)
+                    }
+                } onCancel: {
+                    channel.stop()
+                }
+            })
     }
 
-    private init(continuation: AsyncThrowingStream<ByteChunk, any Error>.Continuation, wakeup: WakeupPipe) {
-        self.continuation = continuation
+    private init(consumer: Consumer, wakeup: WakeupPipe) {
+        self.consumer = consumer
         self.wakeup = wakeup
+    }
+
+    private func start(_ source: String, _ read: @escaping @Sendable (ChunkChannel) -> Void) {
+        // The channel ends when the thread does, whatever `read` did: a direct consumer
+        // returns only once the device is closed, so it may reopen it at once.
+        let started = DeviceThread.start {
+            read(self)
+            self.finish()
+        }
+        if !started { finish(throwing: DeviceError.system(path: source, call: "pthread_create", errno: EAGAIN)) }
     }
 
     /// Whether the consumer has stopped listening.
     var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
-    /// Whether the consumer has room for another chunk.
-    var hasRoom: Bool { waiting.load(ordering: .acquiring) < Self.capacity }
+    /// Whether the consumer has room for another chunk (a direct consumer always has:
+    /// it takes each chunk before the next read).
+    var hasRoom: Bool {
+        guard case .stream = consumer else { return true }
+        return waiting.load(ordering: .acquiring) < Self.capacity
+    }
 
     /// Hands `chunk` to the consumer. Returns `false` when it has stopped listening.
     func yield(_ chunk: ByteChunk) -> Bool {
-        waiting.add(1, ordering: .acquiringAndReleasing)
-        if case .terminated = continuation.yield(chunk) { return false }
+        switch consumer {
+        case .stream(let continuation):
+            waiting.add(1, ordering: .acquiringAndReleasing)
+            if case .terminated = continuation.yield(chunk) { return false }
+        case .direct(let handler):
+            handler(chunk)
+        }
         return !isStopped
     }
 
-    /// Ends the chunks: the data is over (`nil`) or the device failed.
+    /// Ends the chunks: the data is over (`nil`) or the device failed. Only the first
+    /// call counts.
     func finish(throwing error: (any Error)? = nil) {
-        continuation.finish(throwing: error)
+        switch consumer {
+        case .stream(let continuation):
+            continuation.finish(throwing: error)
+        case .direct:
+            let continuation = ending.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }
+            if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
+        }
     }
 
     /// Sleeps until `descriptor` is readable (watched only while the consumer has room)

@@ -9,6 +9,8 @@ import Synchronization
 public struct FileSource: ByteSource {
     public let path: String
     public var name: String { path }
+    /// A file waits to be read.
+    public var canWait: Bool { true }
 
     public init(path: String) {
         self.path = path

@@ -21,6 +21,9 @@ public struct GPSDSource: ByteSource {
     /// gpsd's device to watch; all of them when `nil`.
     public let device: String?
     public var name: String { "gpsd://\(host):\(port)\(device ?? "")" }
+    /// gpsd buffers for a slow client (and, past its limit, drops it; the source then
+    /// reconnects).
+    public var canWait: Bool { true }
 
     public init(host: String, port: Int = 2947, device: String? = nil) {
         self.host = host

@@ -46,6 +46,22 @@ public struct SerialPort: ByteSource {
         openDescriptor = OpenDescriptor()
     }
 
+    /// Whether the path is (a link to) a pseudo-terminal's follower end: a replay or a
+    /// bridge rather than a receiver.
+    public var isPseudoTerminal: Bool {
+        (Self.resolved(path) ?? path).hasPrefix("/dev/pts/")
+    }
+
+    /// A pseudo-terminal's writer waits for its reader; a receiver's UART does not.
+    public var canWait: Bool { isPseudoTerminal }
+
+    /// `path` with every link resolved; `nil` when it does not exist.
+    public static func resolved(_ path: String) -> String? {
+        guard let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
+    }
+
     /// A duplicate of the port's descriptor while it is open for reading (the caller
     /// closes it), for waiting on the line's modem signals; `nil` while it is closed.
     public func duplicateOpenDescriptor() -> Int32? { openDescriptor.duplicate() }

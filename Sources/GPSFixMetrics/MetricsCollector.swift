@@ -45,6 +45,7 @@ public final class MetricsCollector: Sendable {
         count("gpsfix_clients_accepted_total", to: clients.accepted)
         count("gpsfix_clients_cut_off_total", to: clients.cutOff)
         count("gpsfix_reports_sent_total", to: clients.reportsSent)
+        count("gpsfix_reports_dropped_total", to: clients.reportsDropped)
         count("gpsfix_requests_refused_total", to: clients.requestsRefused)
         for device in snapshot.devices {
             let labels = [("device", device.path)]

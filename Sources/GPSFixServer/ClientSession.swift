@@ -6,7 +6,12 @@ import NIOCore
 /// pipeline, after ``RequestLineDecoder``.
 ///
 /// It greets with VERSION, answers requests line by line, keeps the client's WATCH
-/// settings, and sends what the hub publishes while the client keeps up.
+/// settings, and sends what the hub publishes.
+///
+/// A client whose outbound buffer passes its high-water mark *lags*: the hub holds back
+/// the sources that can wait until it catches up (below the low-water mark), and drops
+/// for it, counted, the reports of sources that cannot. A client that lags for the
+/// hub's stall timeout without its buffer shrinking meanwhile is cut off.
 ///
 /// Every method runs on the hub's event loop: NIO calls the handler methods there, and the
 /// hub, which lives on the same loop, calls ``write(_:)`` and ``flush()``, which assert it.
@@ -18,7 +23,16 @@ final class ClientSession: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     private(set) var settings = WatchSettings()
     private(set) var sent = 0
+    /// Reports left out while the client lagged (of sources that cannot wait).
+    private(set) var dropped = 0
+    /// Whether the client's outbound buffer is past its high-water mark.
+    var isLagging: Bool { takenWhileLagging != nil }
     private var peer = "client"
+    /// Bytes of reports queued for the client since it connected.
+    private var queuedBytes = 0
+    /// While the client lags, the bytes its socket had taken at the last check of its
+    /// progress; `nil` while it keeps up.
+    private var takenWhileLagging: Int?
 
     init(hub: Hub) {
         self.hub = hub
@@ -33,6 +47,7 @@ final class ClientSession: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        takenWhileLagging = nil
         hub.unregister(self)
         self.context = nil
         hub.logger.debug("client left", metadata: ["peer": "\(peer)", "sent": "\(sent)"])
@@ -47,6 +62,14 @@ final class ClientSession: ChannelInboundHandler {
             hub.noteRefused()
             _ = send(ByteBuffer(bytes: SessionReport.error("Request longer than \(limit) bytes: discarded.")))
         }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, isLagging {
+            takenWhileLagging = nil
+            hub.caughtUp(self)
+        }
+        context.fireChannelWritabilityChanged()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -77,32 +100,71 @@ final class ClientSession: ChannelInboundHandler {
         }
     }
 
-    /// Sends one complete report now (an answer to the client's request), or cuts the
-    /// client off when its outbound buffer is full. Returns whether the report went out.
+    /// Sends one complete report now (an answer to the client's request). Returns
+    /// whether the report went out.
     func send(_ buffer: ByteBuffer) -> Bool {
         guard write(buffer) else { return false }
         flush()
         return true
     }
 
-    /// Queues one complete report, or cuts the client off when its outbound buffer is
-    /// full: a report is never sent in part and never waits for a slow reader. The hub
-    /// flushes it with the others of the same turn of the loop. Returns whether the
-    /// report was queued.
-    func write(_ buffer: ByteBuffer) -> Bool {
+    /// Queues one complete report, to be flushed by the hub with the others of the same
+    /// turn of the loop: a report is never sent in part. While the client lags, the
+    /// report is queued all the same when `dropWhileLagging` is off (its source is being
+    /// held back, or it answers the client) and left out, counted, when it is on.
+    /// Returns whether the report was queued.
+    func write(_ buffer: ByteBuffer, dropWhileLagging: Bool = false) -> Bool {
         hub.eventLoop.assertInEventLoop()
         guard let context else { return false }
-        guard context.channel.isWritable else {
-            hub.noteCutOff()
-            hub.logger.warning("client cut off: it does not read its reports", metadata: ["peer": "\(peer)", "sent": "\(sent)"])
-            self.context = nil
-            context.close(promise: nil)
-            return false
+        if !context.channel.isWritable {
+            startLagging(context)
+            if dropWhileLagging {
+                dropped += 1
+                return false
+            }
         }
+        queuedBytes += buffer.readableBytes
         context.write(wrapOutboundOut(buffer), promise: nil)
         sent += 1
         awaitsFlush = true
         return true
+    }
+
+    /// Notes that the client lags, once per lag, and checks its progress a stall timeout later.
+    private func startLagging(_ context: ChannelHandlerContext) {
+        guard !isLagging else { return }
+        takenWhileLagging = taken(context)
+        hub.lags(self)
+        scheduleProgressCheck()
+    }
+
+    private func scheduleProgressCheck() {
+        hub.eventLoop.assumeIsolated().scheduleTask(in: hub.stallTimeout) { [weak self] in self?.checkProgress() }
+    }
+
+    /// Cuts the client off when it still lags and its socket took nothing since the last check.
+    private func checkProgress() {
+        guard let context, let previously = takenWhileLagging else { return }
+        let taken = taken(context)
+        if taken > previously {
+            takenWhileLagging = taken
+            return scheduleProgressCheck()
+        }
+        let unread = queuedBytes - taken
+        hub.noteCutOff()
+        hub.logger.warning(
+            "client cut off: it read none of its reports for \(hub.stallTimeout)",
+            metadata: ["peer": "\(peer)", "sent": "\(sent)", "dropped": "\(dropped)", "unread": "\(unread) bytes"])
+        self.context = nil
+        takenWhileLagging = nil
+        context.close(promise: nil)
+        hub.unregister(self)
+    }
+
+    /// The bytes of reports the client's socket has taken: those queued less those
+    /// still waiting in the channel.
+    private func taken(_ context: ChannelHandlerContext) -> Int {
+        queuedBytes - ((try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0)
     }
 
     /// Whether reports were queued since the last flush.

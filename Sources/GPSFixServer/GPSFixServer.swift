@@ -20,20 +20,26 @@ public final class GPSFixServer: Sendable {
         public var tcpPort: Int?
         /// The release string clients see in VERSION.
         public var release: String
-        /// Each client's outbound buffer: past `high` bytes unread, the client is cut off.
+        /// Each client's outbound buffer: past `high` bytes unread the client lags (its
+        /// sources that can wait are held back, the others' reports are left out for it)
+        /// until it reads down to `low`.
         public var clientBuffer: (low: Int, high: Int)
+        /// How long a client may lag without reading anything before it is cut off.
+        public var stallTimeout: Duration
         /// Listening sockets handed over by socket activation. They are served beside
         /// `socketPath` and the TCP address; a passed socket for the same path or
         /// address stands in for binding it.
         public var adoptedSockets: [Int32]
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
-                    clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), adoptedSockets: [Int32] = []) {
+                    clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5),
+                adoptedSockets: [Int32] = []) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
             self.release = release
             self.clientBuffer = clientBuffer
+            self.stallTimeout = stallTimeout
             self.adoptedSockets = adoptedSockets
         }
     }
@@ -51,7 +57,11 @@ public final class GPSFixServer: Sendable {
         self.configuration = configuration
         // One event loop: the hub and every session on it, so the fan-out takes no locks.
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        hub = Hub(eventLoop: group.next(), release: configuration.release, subscribers: subscribers, logger: logger)
+        let (seconds, attoseconds) = configuration.stallTimeout.components
+        hub = Hub(
+            eventLoop: group.next(), release: configuration.release,
+            stallTimeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000), subscribers: subscribers,
+            logger: logger)
     }
 
     /// Binds the listeners. Throws when the socket is held by a live server.
@@ -131,23 +141,38 @@ public final class GPSFixServer: Sendable {
 
     /// Serves `provider` until its updates end or the task is cancelled.
     ///
-    /// The provider hands each update over on its own task (``LocationProvider/run(delivering:)``),
-    /// and it goes straight to the event loop, without a round trip each, but at most
-    /// ``maximumUpdatesInFlight`` at a time: a provider faster than the fan-out waits
-    /// for it instead of queueing without bound. `alongside`, when given, sees every
-    /// update first, on the provider's task (the time service takes its samples there);
-    /// it must not wait.
+    /// The provider hands its updates over on the thread that produced them (a device's
+    /// reading thread: ``LocationProvider/run(delivering:)``), and each batch goes
+    /// straight to the event loop, in one task, but at most ``maximumBatchesInFlight`` at
+    /// a time: a provider faster than the fan-out waits for it instead of queueing
+    /// without bound. A provider whose source can wait (``LocationProvider/canWait``) is
+    /// also held back while a client lags (``FlowGate``). `alongside`, when given, sees
+    /// every update first, on that thread (the time service takes its samples there); it
+    /// must not wait.
     public func serve(_ provider: some LocationProvider, alongside: (@Sendable (LocationUpdate) -> Void)? = nil) async {
         let hub = self.hub
-        let device = provider.device
-        try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device)) }.get()
-        let handedOver = Atomic<Int>(0)
-        await provider.run { update in
-            alongside?(update)
-            hub.eventLoop.execute { hub.publish(update, from: device) }
-            if handedOver.add(1, ordering: .relaxed).newValue % Self.maximumUpdatesInFlight == 0 {
-                try? await hub.eventLoop.submit {}.get()
+        let device = provider.device, canWait = provider.canWait
+        try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device), canWait: canWait) }.get()
+        let inFlight = Atomic<Int>(0)
+        let cancelled = Atomic<Bool>(false)
+        await withTaskCancellationHandler {
+            await provider.run { updates in
+                if let alongside { for update in updates { alongside(update) } }
+                inFlight.add(1, ordering: .relaxed)
+                hub.eventLoop.execute {
+                    for update in updates { hub.publish(update, from: device) }
+                    inFlight.subtract(1, ordering: .relaxed)
+                }
+                // Off the loop (a reading thread): waiting holds the device back.
+                if inFlight.load(ordering: .relaxed) >= Self.maximumBatchesInFlight {
+                    try? hub.eventLoop.submit {}.wait()
+                }
+                if canWait, hub.flowGate.isClosed {
+                    hub.flowGate.waitUntilOpen { cancelled.load(ordering: .relaxed) }
+                }
             }
+        } onCancel: {
+            cancelled.store(true, ordering: .relaxed)
         }
     }
 
@@ -158,8 +183,8 @@ public final class GPSFixServer: Sendable {
         hub.eventLoop.execute { hub.publish(report, of: device) }
     }
 
-    /// Updates handed to the event loop before waiting for it to catch up.
-    static let maximumUpdatesInFlight = 64
+    /// Batches of updates handed to the event loop before waiting for it to catch up.
+    static let maximumBatchesInFlight = 64
 
     /// Whether any device has sent valid sentences.
     public func anyDeviceOnline() async -> Bool {

@@ -11,8 +11,10 @@ import NMEA
 /// session that wants it.
 ///
 /// The hub and all sessions live on one event loop, so nothing here locks. A session
-/// that cannot keep up fills only its own outbound buffer; once that is past its high
-/// water mark the session is cut off (logged and counted) and nobody else waits.
+/// whose outbound buffer is past its high-water mark lags: while any does, the
+/// ``flowGate`` holds back the sources that can wait, and the reports of those that
+/// cannot are left out for the lagging session alone (counted). A session that lags
+/// for ``stallTimeout`` without reading is cut off (see ``ClientSession``).
 final class Hub: @unchecked Sendable {
     /// What the hub knows of one device.
     struct DeviceState {
@@ -24,6 +26,8 @@ final class Hub: @unchecked Sendable {
         var cycle = CycleMeter()
         /// When the last fix of mode 2D or better arrived, for its age in the metrics.
         var lastFixAt: NIODeadline?
+        /// Whether the source can wait for lagging watchers (see ``FlowGate``).
+        var canWait = false
     }
 
     /// Counters, for logs and the service status line.
@@ -31,12 +35,18 @@ final class Hub: @unchecked Sendable {
         var clientsAccepted = 0
         var clientsCutOff = 0
         var reportsSent = 0
+        var reportsDropped = 0
         var requestsRefused = 0
     }
 
     let eventLoop: any EventLoop
     let release: String
     let logger: Logger
+    /// How long a session may lag without reading before it is cut off.
+    let stallTimeout: TimeAmount
+    /// Closed while any session lags: readers of sources that can wait hold back.
+    let flowGate = FlowGate()
+    private var laggingSessions: Set<ObjectIdentifier> = []
     /// On while any session watches raw sentences, so providers copy them out only then.
     let sentenceDemand = SentenceDemand()
     private(set) var statistics = Statistics()
@@ -49,9 +59,13 @@ final class Hub: @unchecked Sendable {
     private var unflushed: [ClientSession] = []
     private var flushScheduled = false
 
-    init(eventLoop: any EventLoop, release: String, subscribers: [any ReportSubscriber] = [], logger: Logger) {
+    init(
+        eventLoop: any EventLoop, release: String, stallTimeout: TimeAmount = .seconds(5),
+        subscribers: [any ReportSubscriber] = [], logger: Logger
+    ) {
         self.eventLoop = eventLoop
         self.release = release
+        self.stallTimeout = stallTimeout
         self.subscribers = subscribers
         self.logger = logger
     }
@@ -86,12 +100,15 @@ final class Hub: @unchecked Sendable {
         return "\(devicesPart)\(states.count > 1 ? ";" : ",") \(sessions.count) clients"
     }
 
-    /// Makes a device known before it sends anything, so DEVICES lists it.
-    func add(device: DeviceInfo) {
+    /// Makes a device known before it sends anything, so DEVICES lists it; `canWait`
+    /// says whether its source can be held back for lagging watchers.
+    func add(device: DeviceInfo, canWait: Bool = false) {
         eventLoop.assertInEventLoop()
-        guard devices[device.path] == nil else { return }
-        deviceOrder.append(device.path)
-        devices[device.path] = DeviceState(info: device)
+        if devices[device.path] == nil {
+            deviceOrder.append(device.path)
+            devices[device.path] = DeviceState(info: device)
+        }
+        devices[device.path]?.canWait = canWait
     }
 
     func register(_ session: ClientSession) {
@@ -103,7 +120,20 @@ final class Hub: @unchecked Sendable {
     func unregister(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
         sessions[ObjectIdentifier(session)] = nil
+        caughtUp(session)
         updateSentenceDemand()
+    }
+
+    /// A session's outbound buffer passed its high-water mark.
+    func lags(_ session: ClientSession) {
+        eventLoop.assertInEventLoop()
+        if laggingSessions.insert(ObjectIdentifier(session)).inserted, laggingSessions.count == 1 { flowGate.close() }
+    }
+
+    /// A session lags no more (it read down to its low-water mark, or it left).
+    func caughtUp(_ session: ClientSession) {
+        eventLoop.assertInEventLoop()
+        if laggingSessions.remove(ObjectIdentifier(session)) != nil, laggingSessions.isEmpty { flowGate.open() }
     }
 
     /// A session's WATCH settings changed.
@@ -131,6 +161,8 @@ final class Hub: @unchecked Sendable {
     /// Publishes one update of `device` to the sessions that want it.
     func publish(_ update: LocationUpdate, from device: String) {
         eventLoop.assertInEventLoop()
+        // Reports of a source that cannot wait are left out for a lagging session.
+        let drop = devices[device]?.canWait == false
         switch update {
         case .fix(let fix):
             devices[device]?.fix = fix
@@ -143,27 +175,27 @@ final class Hub: @unchecked Sendable {
                 devices[device]?.info.seenData = true
                 devices[device]?.lastFixAt = .now()
             }
-            broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix))
+            broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix), drop: drop)
         case .sky(let sky):
             devices[device]?.sky = sky
-            broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky))
+            broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky), drop: drop)
         case .errorEstimate(let estimate):
             devices[device]?.estimate = estimate
-            broadcastToSessions(GPSDReport.gst(estimate, device: device), of: device)
+            broadcastToSessions(GPSDReport.gst(estimate, device: device), of: device, drop: drop)
         case .attitude(let attitude):
-            broadcastToSessions(GPSDReport.att(attitude, device: device), of: device)
+            broadcastToSessions(GPSDReport.att(attitude, device: device), of: device, drop: drop)
         case .sentence(let line):
             let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) }
             guard !recipients.isEmpty else { return }
             var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
             buffer.writeBytes(line)
             buffer.writeBytes([13, 10])
-            for session in recipients { send(buffer, to: session) }
+            for session in recipients { send(buffer, to: session, drop: drop) }
         case .bytes(let chunk):
             let recipients = sessions.values.filter { $0.settings.wantsBytes(of: device) }
             guard !recipients.isEmpty else { return }
             let buffer = ByteBuffer(bytes: chunk)
-            for session in recipients { send(buffer, to: session) }
+            for session in recipients { send(buffer, to: session, drop: drop) }
         case .counters(let counters):
             devices[device]?.counters = counters
         case .receiverTime:
@@ -216,30 +248,35 @@ final class Hub: @unchecked Sendable {
     /// Encodes the report only when a session or a subscriber wants it (POLL encodes
     /// from the stored values), and once for all of them.
     private func broadcastReport(
-        _ encode: @autoclosure () -> [UInt8], of device: String, content: @autoclosure () -> PublishedReport.Content
+        _ encode: @autoclosure () -> [UInt8], of device: String, content: @autoclosure () -> PublishedReport.Content,
+        drop: Bool
     ) {
-        guard !subscribers.isEmpty else { return broadcastToSessions(encode(), of: device) }
+        guard !subscribers.isEmpty else { return broadcastToSessions(encode(), of: device, drop: drop) }
         let report = encode()
-        broadcastToSessions(report, of: device)
+        broadcastToSessions(report, of: device, drop: drop)
         let published = PublishedReport(device: device, content: content(), json: report)
         for subscriber in subscribers { subscriber.receive(published) }
     }
 
     /// Reports no subscriber takes (GST, ATT), encoded only when a session wants them.
-    private func broadcastToSessions(_ report: @autoclosure () -> [UInt8], of device: String) {
+    private func broadcastToSessions(_ report: @autoclosure () -> [UInt8], of device: String, drop: Bool) {
         let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
         guard !recipients.isEmpty else { return }
         let buffer = ByteBuffer(bytes: report())
-        for session in recipients { send(buffer, to: session) }
+        for session in recipients { send(buffer, to: session, drop: drop) }
     }
 
     /// Queues `buffer` for `session`, to be flushed once the loop has run the tasks
     /// queued now: the reports one chunk of a device completes (TPV, SKY, GST) then
     /// leave in one write per client instead of one each, and no later than that.
-    func send(_ buffer: ByteBuffer, to session: ClientSession) {
+    /// With `drop`, a lagging session does not get it (counted).
+    func send(_ buffer: ByteBuffer, to session: ClientSession, drop: Bool = false) {
         eventLoop.assertInEventLoop()
         let alreadyQueued = session.awaitsFlush
-        guard session.write(buffer) else { return }
+        guard session.write(buffer, dropWhileLagging: drop) else {
+            if drop, session.isLagging { statistics.reportsDropped += 1 }
+            return
+        }
         statistics.reportsSent += 1
         if !alreadyQueued { unflushed.append(session) }
         guard !flushScheduled else { return }
@@ -260,7 +297,8 @@ final class Hub: @unchecked Sendable {
         let now = NIODeadline.now()
         let clients = ServerSnapshot.Clients(
             connected: sessions.count, accepted: statistics.clientsAccepted, cutOff: statistics.clientsCutOff,
-            reportsSent: statistics.reportsSent, requestsRefused: statistics.requestsRefused)
+            reportsSent: statistics.reportsSent, reportsDropped: statistics.reportsDropped,
+            requestsRefused: statistics.requestsRefused)
         let states = deviceOrder.compactMap { path in devices[path] }
         return ServerSnapshot(clients: clients, devices: states.map { state in
             ServerSnapshot.Device(

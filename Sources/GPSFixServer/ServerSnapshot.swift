@@ -9,6 +9,8 @@ public struct ServerSnapshot: Sendable {
         /// Clients dropped because they did not read their reports.
         public var cutOff: Int
         public var reportsSent: Int
+        /// Reports left out for clients that lagged behind a source that cannot wait.
+        public var reportsDropped: Int
         /// Malformed or unsupported requests answered with an ERROR.
         public var requestsRefused: Int
     }

@@ -52,6 +52,11 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Option(help: "Seconds (0.2 to 3600) without a valid sentence before a device's fix decays to no fix.")
     var silenceTimeout: Double = 3
 
+    @Option(help: """
+        Seconds (1 to 3600) a client may leave its reports unread, with its buffer full, before it is cut off.
+        """)
+    var stallTimeout: Double = 5
+
     @Option(help: "Seconds (1 to 86400) between the status and counters lines in the log (they are logged at shutdown too).")
     var statusInterval: Double = 60
 
@@ -115,6 +120,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
         guard (0.2...3600).contains(silenceTimeout) else {
             throw ValidationError("--silence-timeout \(silenceTimeout) is out of range: give 0.2 to 3600 seconds")
         }
+        guard (1...3600).contains(stallTimeout) else {
+            throw ValidationError("--stall-timeout \(stallTimeout) is out of range: give 1 to 3600 seconds")
+        }
         guard (1...86_400).contains(statusInterval) else {
             throw ValidationError("--status-interval \(statusInterval) is out of range: give 1 to 86400 seconds")
         }
@@ -171,7 +179,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release,
-                adoptedSockets: service.listenDescriptors),
+                stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), adoptedSockets: service.listenDescriptors),
             subscribers: fleet.map { [$0] } ?? [], logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,

@@ -25,7 +25,7 @@ struct TimeServicePlan {
         var ppsGiven = ppsDevices[...]
         for source in sources {
             guard let port = source as? SerialPort else { continue }
-            let isPseudoTerminal = Self.isPseudoTerminal(port.path)
+            let isPseudoTerminal = port.isPseudoTerminal
             if isPseudoTerminal, !timeFromPseudoTerminals {
                 logger.info("no time service from a pseudo-terminal (give --time-from-pty)", metadata: ["device": "\(port.path)"])
                 continue
@@ -69,21 +69,9 @@ struct TimeServicePlan {
         return served
     }
 
-    /// Whether `path` is (a link to) a pseudo-terminal's follower end.
-    static func isPseudoTerminal(_ path: String) -> Bool {
-        (resolved(path) ?? path).hasPrefix("/dev/pts/")
-    }
-
     /// USB serial adapters deliver a pulse a millisecond late at best: gpsd's precision for them.
     static func isUSB(_ path: String) -> Bool {
-        guard let name = resolved(path) else { return false }
+        guard let name = SerialPort.resolved(path) else { return false }
         return name.hasPrefix("/dev/ttyUSB") || name.hasPrefix("/dev/ttyACM")
-    }
-
-    /// `path` with every link resolved; `nil` when it does not exist.
-    private static func resolved(_ path: String) -> String? {
-        guard let real = realpath(path, nil) else { return nil }
-        defer { free(real) }
-        return String(cString: real)
     }
 }

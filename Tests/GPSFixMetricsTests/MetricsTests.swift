@@ -27,7 +27,7 @@ struct MetricsTests {
         counters.assembly.cycles = cycles
         counters.reconnects = 1
         return ServerSnapshot(
-            clients: .init(connected: 2, accepted: 5, cutOff: 1, reportsSent: 300, requestsRefused: 0),
+            clients: .init(connected: 2, accepted: 5, cutOff: 1, reportsSent: 300, reportsDropped: 12, requestsRefused: 0),
             devices: [.init(path: "/dev/ttyUSB0", online: true, counters: counters, mode: mode, satellitesUsed: 9,
                             satellitesVisible: 14, sinceLastFix: sinceFix)])
     }
@@ -49,6 +49,7 @@ struct MetricsTests {
         #expect(samples["gpsfix_clients_connected"] == 2)
         #expect(samples["gpsfix_clients_cut_off_total"] == 1)
         #expect(samples["gpsfix_reports_sent_total"] == 300)
+        #expect(samples["gpsfix_reports_dropped_total"] == 12)
 
         collector.record(Self.snapshot(sentences: 180, badChecksums: 2, cycles: 30, mode: .threeDimensional, sinceFix: .milliseconds(250)))
         samples = Self.samples(collector.exposition())

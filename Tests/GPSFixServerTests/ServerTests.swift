@@ -4,17 +4,20 @@ import GPSFix
 import GPSFixServer
 import Logging
 import NMEA
+import Synchronization
 import Testing
 import TestSupport
 
 /// A location provider the test drives by hand: what it yields, the server publishes.
 struct MockLocationProvider: LocationProvider {
     let device: String
+    let canWait: Bool
     private let stream: AsyncStream<LocationUpdate>
     private let continuation: AsyncStream<LocationUpdate>.Continuation
 
-    init(device: String) {
+    init(device: String, canWait: Bool = false) {
         self.device = device
+        self.canWait = canWait
         (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self)
     }
 
@@ -27,16 +30,29 @@ struct MockLocationProvider: LocationProvider {
 
 /// The same mock, served the way the daemon serves ``NMEALocationProvider``: through a
 /// `run(delivering:)` of its own, not the protocol's default built on `updates()`.
+/// It counts the updates the server has taken (`deliver` returned), which stops while
+/// the server holds a source that can wait back.
 struct DeliveringMockProvider: LocationProvider {
     let base: MockLocationProvider
+    let handedOver: Counter
     var device: String { base.device }
+    var canWait: Bool { base.canWait }
 
     func updates() -> AsyncStream<LocationUpdate> { base.updates() }
 
-    func run(delivering deliver: @escaping @Sendable (LocationUpdate) async -> Void) async {
+    func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
         var iterator = base.updates().makeAsyncIterator()
-        while let update = await iterator.next() { await deliver(update) }
+        while let update = await iterator.next() {
+            deliver([update])
+            handedOver.increment()
+        }
     }
+}
+
+final class Counter: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .acquiring) }
+    func increment() { count.add(1, ordering: .releasing) }
 }
 
 /// A server on a temporary socket, serving mock providers, shut down by `stop()`.
@@ -44,26 +60,33 @@ final class ServerUnderTest: Sendable {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-srv-\(UUID().uuidString.prefix(8))")
     let server: GPSFixServer
     let providers: [MockLocationProvider]
+    /// Updates the server took from the providers, when served `delivering`.
+    let handedOver = Counter()
     private let serving: Task<Void, Never>
 
     var socketPath: String { folder.appendingPathComponent("s.sock").path }
 
     /// Serves mocks through `updates()` or, `delivering`, through their own `run(delivering:)`.
-    init(devices: [String], delivering: Bool = false) async throws {
+    init(
+        devices: [String], delivering: Bool = false, canWait: Bool = false,
+        clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5)
+    ) async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         server = GPSFixServer(
-            configuration: .init(socketPath: folder.appendingPathComponent("s.sock").path, release: "test"),
+            configuration: .init(
+                socketPath: folder.appendingPathComponent("s.sock").path, release: "test", clientBuffer: clientBuffer,
+                stallTimeout: stallTimeout),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
-        let providers = devices.map(MockLocationProvider.init(device:))
+        let providers = devices.map { MockLocationProvider(device: $0, canWait: canWait) }
         self.providers = providers
-        let server = self.server
+        let server = self.server, handedOver = self.handedOver
         await server.announce(devices: devices)
         serving = Task {
             await withDiscardingTaskGroup { group in
                 for provider in providers {
                     if delivering {
-                        group.addTask { await server.serve(DeliveringMockProvider(base: provider)) }
+                        group.addTask { await server.serve(DeliveringMockProvider(base: provider, handedOver: handedOver)) }
                     } else {
                         group.addTask { await server.serve(provider) }
                     }

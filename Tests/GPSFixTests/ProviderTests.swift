@@ -63,7 +63,7 @@ struct ProviderTests {
         let clock = ManualClock()
         let provider = NMEALocationProvider(source: ScriptedSource([([], .hang)]), clock: clock, silenceTimeout: .seconds(2))
         let updates = Locked<[LocationUpdate]>([])
-        let running = Task { await provider.run { update in updates.withLock { $0.append(update) } } }
+        let running = Task { await provider.run { update in updates.withLock { $0.append(contentsOf: update) } } }
         try await Task.sleep(for: .milliseconds(50))
         clock.advance(by: .seconds(10))
         running.cancel()
