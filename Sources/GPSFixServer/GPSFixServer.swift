@@ -222,7 +222,7 @@ public final class GPSFixServer: Sendable {
     public func counters() async -> String {
         guard let counts = await snapshot()?.clients else { return "" }
         return "clients accepted \(counts.accepted), cut off \(counts.cutOff); "
-            + "reports sent \(counts.reportsSent); requests refused \(counts.requestsRefused)"
+            + "reports sent \(counts.reportsSent), dropped \(counts.reportsDropped); requests refused \(counts.requestsRefused)"
     }
 
     /// Everything the server counts and knows of its devices, read at once (for the

@@ -216,4 +216,55 @@ struct LoadTests {
         }
         #expect(receiving == 1000)
     }
+
+    @Test("a flood through a pseudo-terminal reaches every watcher whole, one reading slowly included: none is cut off")
+    func floodWithoutCutOffs() throws {
+        // The order of the capture's fixes, which every watcher must see, looping, without a gap.
+        let decoded = try run(Binaries.gpsfix, ["decode", Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path])
+        let order = decoded.split(whereSeparator: \.isNewline).compactMap { Self.tpvTime(String($0)) }
+        let next = Dictionary(zip(order, order.dropFirst() + order.prefix(1)), uniquingKeysWith: { first, _ in first })
+        let daemon = try DaemonUnderTest(flood: true, extra: ["--stall-timeout", "5"])
+        let watchers = try (0..<6).map { _ in try daemon.client() }
+        for watcher in watchers { watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n") }
+        // Five read as fast as they can, one pausing 2 ms after each line (some 400 fixes
+        // a second, slower than the flood), each on a thread of its own, for 5 s.
+        let times = Locked<[[String]]>(Array(repeating: [], count: watchers.count))
+        let group = DispatchGroup()
+        for (index, watcher) in watchers.enumerated() {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let deadline = Date().addingTimeInterval(5)
+                var seen: [String] = []
+                // While the slow one holds the flood back, the others may wait seconds.
+                while Date() < deadline {
+                    guard let line = watcher.readLine(timeout: 0.2) else { continue }
+                    if let time = Self.tpvTime(line) { seen.append(time) }
+                    if index == 0 { usleep(2000) }
+                }
+                times.withLock { $0[index] = seen }
+            }.start()
+        }
+        group.wait()
+        let streams = times.withLock { $0 }
+        // The slow one held the flood back: the others are at most its buffers' worth ahead.
+        #expect(streams.dropFirst().allSatisfy { $0.count <= streams[0].count + 1000 }, "\(streams.map(\.count))")
+        for (index, stream) in streams.enumerated() {
+            #expect(stream.count > order.count, "watcher \(index) saw \(stream.count) fixes")
+            let gaps = zip(stream, stream.dropFirst()).filter { next[$0] != $1 }
+            #expect(gaps.isEmpty, "watcher \(index): \(gaps.count) gaps, the first \(gaps.first.map { "\($0)" } ?? "")")
+        }
+        // Each is still served: its VERSION comes after whatever it had not read yet.
+        for (index, watcher) in watchers.enumerated() {
+            watcher.send("?VERSION;\n")
+            #expect(watcher.readLines(until: { $0.contains(#""class":"VERSION""#) }, timeout: 20) != nil, "watcher \(index) was cut off")
+        }
+    }
+
+    static func tpvTime(_ line: String) -> String? {
+        guard line.contains(#""class":"TPV""#), let start = line.range(of: #""time":""#)?.upperBound,
+            let end = line[start...].firstIndex(of: "\"")
+        else { return nil }
+        return String(line[start..<end])
+    }
 }

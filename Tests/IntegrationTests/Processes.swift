@@ -158,14 +158,15 @@ final class DaemonUnderTest {
     let replay: RunningProcess
     let daemon: RunningProcess
 
-    init(fixture: String = "gpsd/haicom-305N.log", speed: Double = 4, extra: [String] = []) throws {
+    /// Replays `fixture` in a loop at `speed`, or as fast as the daemon takes it (`flood`).
+    init(fixture: String = "gpsd/haicom-305N.log", speed: Double = 4, flood: Bool = false, extra: [String] = []) throws {
         folder = try makeTemporaryFolder("it")
         socket = folder.appendingPathComponent("gpsfixd.sock").path
         let link = folder.appendingPathComponent("gps0").path
         tcpPort = freePort()
         replay = try RunningProcess(Binaries.gpsfix, [
-            "replay", Binaries.fixtures.appendingPathComponent(fixture).path, "--link", link, "--speed", "\(speed)", "--loop",
-        ])
+            "replay", Binaries.fixtures.appendingPathComponent(fixture).path, "--link", link, "--loop",
+        ] + (flood ? ["--as-fast-as-possible"] : ["--speed", "\(speed)"]))
         while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
         daemon = try RunningProcess(
             Binaries.gpsfixd, [link, "--socket", socket, "--tcp", "127.0.0.1:\(tcpPort)", "--log-level", "warning"] + extra)
