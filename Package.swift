@@ -101,7 +101,10 @@ let package = Package(
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix", "TestSupport"]),
         .testTarget(
             name: "GPSFixServerTests",
-            dependencies: ["GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "GPSFixServer", "GPSDProtocol", "GPSFix", "GPSFixDevices", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "GPSFixTimeTests", dependencies: ["GPSFixTime", "GPSFix", "CTimeService", "TestSupport"]),
         .testTarget(name: "GPSFixMQTTTests", dependencies: ["GPSFixMQTT", "GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport"]),
         .testTarget(

@@ -15,9 +15,9 @@ public protocol LocationProvider: Sendable {
 
     /// Runs the provider until it ends or the task is cancelled, handing the updates to
     /// `deliver` as soon as they exist, in order, on whatever thread produced them:
-    /// ``NMEALocationProvider`` calls it on the device's reading thread with what each
-    /// read completed, so a consumer that can take updates on any thread (the server
-    /// hands them to its event loop) costs no thread wake-up of its own.
+    /// ``NMEALocationProvider`` calls it where the bytes were read (a device's thread, or
+    /// the server's event loop when that reads the device: ``DescriptorReactor``) with
+    /// what each read completed, so the consumer costs no thread wake-up of its own.
     ///
     /// Two threads may call `deliver` at once (``NMEALocationProvider``'s reading and its
     /// silence watch). It may block, which holds the provider's reading back.
@@ -79,8 +79,8 @@ public struct SerialLine: Hashable, Sendable {
 /// Bytes as read from a device, and when.
 public struct ByteChunk: Hashable, Sendable {
     public var bytes: [UInt8]
-    /// The system clock (`CLOCK_REALTIME`) when the bytes were read, taken on the reading
-    /// thread as the read returned: the time service pairs a cycle's time with it. `nil`
+    /// The system clock (`CLOCK_REALTIME`) when the bytes were read, taken where the read
+    /// returned, before anything else: the time service pairs a cycle's time with it. `nil`
     /// where the moment means nothing (bytes read ahead from a file).
     public var readAt: WallTime?
 

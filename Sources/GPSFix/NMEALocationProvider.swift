@@ -7,7 +7,8 @@ import Synchronization
 /// It reports the device's life as ``DeviceEvent``s: activated with its first valid
 /// sentence, silent (and its fix decayed to no fix) when no sentence arrives for
 /// ``silenceTimeout``, resumed with the first sentence after that, lost when the source
-/// fails, recovered when it is reopened. A lost
+/// fails, recovered when it is reopened. The silence is watched with one timer from
+/// `timers` at a time, while the device sends, and none while it is silent. A lost
 /// source is reopened with exponential backoff, from 50 ms up to ``maximumBackoff``, so
 /// a device that comes back is read again within about that long, without a busy loop.
 public struct NMEALocationProvider: LocationProvider {
@@ -23,14 +24,19 @@ public struct NMEALocationProvider: LocationProvider {
     public var framing: NMEAFramer.Configuration
     public var centuryRule: CenturyRule
     private let clock: any Clock<Duration>
+    private let timers: any TimerScheduler
 
+    /// `clock` measures the silence and paces the reopening; `timers` wakes the silence
+    /// watch (a task sleeping on `clock` when not given).
     public init(
-        source: any ByteSource, clock: any Clock<Duration> = ContinuousClock(), silenceTimeout: Duration = .seconds(3),
-        maximumBackoff: Duration = .seconds(1), sentenceDemand: SentenceDemand = SentenceDemand(),
-        framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule()
+        source: any ByteSource, clock: any Clock<Duration> = ContinuousClock(), timers: (any TimerScheduler)? = nil,
+        silenceTimeout: Duration = .seconds(3), maximumBackoff: Duration = .seconds(1),
+        sentenceDemand: SentenceDemand = SentenceDemand(), framing: NMEAFramer.Configuration = .lenient,
+        centuryRule: CenturyRule = CenturyRule()
     ) {
         self.source = source
         self.clock = clock
+        self.timers = timers ?? ClockTimers(clock: clock)
         self.silenceTimeout = silenceTimeout
         self.maximumBackoff = maximumBackoff
         self.sentenceDemand = sentenceDemand
@@ -49,13 +55,14 @@ public struct NMEALocationProvider: LocationProvider {
     }
 
     public func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
-        let activity = Activity(clock: clock)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await read(deliver, activity) }
-            group.addTask { await watchSilence(deliver, activity) }
-            await group.next()  // reading ended: the data is over, or we were cancelled
-            group.cancelAll()
+        let device = self.device
+        let activity = Activity(clock: clock, timers: timers, timeout: silenceTimeout) {
+            var fix = Fix()
+            fix.mode = .noFix
+            deliver([.fix(fix), .device(DeviceEvent(device: device, kind: .silent))])
         }
+        await read(deliver, activity)
+        activity.stop()
     }
 
     /// Reads the source until its data ends or the task is cancelled, reopening it with
@@ -86,76 +93,51 @@ public struct NMEALocationProvider: LocationProvider {
             }
         }
     }
-
-    /// While the device sends, sleeps until a timeout after the last sentence and, woken,
-    /// sleeps again until a timeout after the sentence read since, if any: one wake-up per
-    /// timeout while the device sends, none per sentence, and the device is silent exactly
-    /// a timeout after its last sentence. Before the device first sends, and once it is
-    /// reported silent, it waits for the reader to see a sentence instead of sleeping on
-    /// the clock: a silent or unplugged receiver costs no wake-ups.
-    private func watchSilence(_ deliver: @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async {
-        while !Task.isCancelled {
-            await activity.waitForSentences()
-            if Task.isCancelled { return }
-            activity.clearRecent()
-            var last = activity.lastSentence
-            while true {
-                let wait = last + silenceTimeout - activity.elapsed()
-                if wait > .zero {
-                    do { try await clock.sleep(for: wait) } catch { return }
-                }
-                // A reading held back by its consumer (a lagging client) is not silence.
-                if activity.isDelivering {
-                    last = activity.elapsed()
-                    continue
-                }
-                let latest = activity.lastSentence
-                if latest == last { break }
-                last = latest
-            }
-            var fix = Fix()
-            fix.mode = .noFix
-            deliver([.fix(fix), .device(DeviceEvent(device: device, kind: .silent))])
-            // Only now: a sentence before it would be announced ahead of the silence.
-            activity.markSilent()
-        }
-    }
 }
 
-/// Whether sentences arrived lately, and when the last did, shared by the reading and
-/// the watching tasks: atomics, so that recording costs the reading no suspension (a lock
-/// only when the watcher waits for a silent device to send again).
+/// The device's activity and the silence watch over it, shared by the reading and the
+/// watch's timer (which may run on another thread).
+///
+/// While the device sends, one timer is pending, set for a timeout after the last
+/// sentence it knew of; firing, it sets itself again for a timeout after the sentence
+/// read since, if any: one wake-up per timeout, none per sentence, and the device is
+/// silent exactly a timeout after its last sentence. Once it is silent, and before the
+/// first sentence, no timer is pending: the next sentence sets one.
 private final class Activity: Sendable {
-    /// Time on the provider's clock since the activity began.
-    let elapsed: @Sendable () -> Duration
-    private let lastSentenceNanoseconds = Atomic<Int64>(0)
-    private let recent = Atomic<Bool>(false)
-    private let silent = Atomic<Bool>(false)
-    private let delivering = Atomic<Bool>(false)
-    /// The silence watcher, while it waits for sentences.
-    private let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
-    private let watcherWaits = Atomic<Bool>(false)
+    private struct State {
+        var lastSentence = Duration.zero
+        /// The pending timer, while the device sends.
+        var timer: (any ScheduledTimer)?
+        /// The reading is handing updates over (which may block while the consumer
+        /// holds it back): not silence.
+        var delivering = false
+        var stopped = false
+    }
 
-    init<C: Clock<Duration>>(clock: C) {
+    /// Time on the provider's clock since the activity began.
+    private let elapsed: @Sendable () -> Duration
+    private let timers: any TimerScheduler
+    private let timeout: Duration
+    private let reportSilence: @Sendable () -> Void
+    private let state = Mutex(State())
+    /// Reported silent, and no sentence since: an atomic, read for every sentence.
+    private let silent = Atomic<Bool>(false)
+
+    init<C: Clock<Duration>>(clock: C, timers: any TimerScheduler, timeout: Duration, reportSilence: @escaping @Sendable () -> Void) {
         let origin = clock.now
         elapsed = { origin.duration(to: clock.now) }
+        self.timers = timers
+        self.timeout = timeout
+        self.reportSilence = reportSilence
     }
 
-    /// When the last sentence arrived, as time since the activity began.
-    var lastSentence: Duration {
-        .nanoseconds(lastSentenceNanoseconds.load(ordering: .acquiring))
-    }
-
-    /// Whether the reader is handing updates over: set around each delivery, which may
-    /// block while the consumer holds the reading back.
-    var isDelivering: Bool {
-        get { delivering.load(ordering: .acquiring) }
-        set { delivering.store(newValue, ordering: .releasing) }
-    }
-
-    /// The device was reported silent.
-    func markSilent() {
-        silent.store(true, ordering: .releasing)
+    /// Sentences arrived (called by the reader for each chunk that had some).
+    func record() {
+        let now = elapsed()
+        state.withLock { state in
+            state.lastSentence = now
+            if state.timer == nil, !state.stopped { state.timer = arm(in: timeout) }
+        }
     }
 
     /// The event announcing that a silent device sends again, once per silence.
@@ -164,43 +146,41 @@ private final class Activity: Sendable {
         return DeviceEvent(device: device, kind: .resumed)
     }
 
-    /// Sentences arrived (called by the reader for each chunk that had some).
-    func record() {
-        let (seconds, attoseconds) = elapsed().components
-        lastSentenceNanoseconds.store(seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .releasing)
-        // Sequentially consistent, as the watcher's store then load: each side then sees
-        // the other's store, so a sentence is never missed by a watcher going to sleep.
-        recent.store(true, ordering: .sequentiallyConsistent)
-        if watcherWaits.load(ordering: .sequentiallyConsistent) { wakeWatcher() }
+    /// Whether the reader is handing updates over: set around each delivery.
+    func setDelivering(_ delivering: Bool) {
+        state.withLock { $0.delivering = delivering }
     }
 
-    /// Forgets that sentences arrived, so that the next ``waitForSentences()`` waits for new ones.
-    func clearRecent() {
-        recent.store(false, ordering: .sequentiallyConsistent)
-    }
-
-    /// Returns once sentences have arrived since the last ``clearRecent()``, at once if
-    /// they have; suspends, with no timer, until the reader records some or the task is
-    /// cancelled. The flag is left for ``clearRecent()``.
-    func waitForSentences() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { continuation in
-                waiter.withLock { $0 = continuation }
-                watcherWaits.store(true, ordering: .sequentiallyConsistent)
-                // Sentences recorded before the flag was up, or a cancellation: no waiting.
-                if recent.load(ordering: .sequentiallyConsistent) || Task.isCancelled { wakeWatcher() }
-            }
-        } onCancel: {
-            wakeWatcher()
+    /// Stops the watch: no silence is reported after this.
+    func stop() {
+        state.withLock { state in
+            state.stopped = true
+            state.timer?.cancel()
+            state.timer = nil
         }
     }
 
-    private func wakeWatcher() {
-        watcherWaits.store(false, ordering: .releasing)
-        waiter.withLock { waiting in
-            defer { waiting = nil }
-            return waiting
-        }?.resume()
+    private func arm(in delay: Duration) -> any ScheduledTimer {
+        timers.schedule(in: delay) { [self] in fire() }
+    }
+
+    private func fire() {
+        let now = elapsed()
+        let isSilent = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            // A reading held back by its consumer (a lagging client) is not silence.
+            let deadline = state.delivering ? now + timeout : state.lastSentence + timeout
+            if deadline > now {
+                state.timer = arm(in: deadline - now)
+                return false
+            }
+            state.timer = nil
+            return true
+        }
+        guard isSilent else { return }
+        reportSilence()
+        // Only now: a sentence before it would be announced ahead of the silence.
+        silent.store(true, ordering: .releasing)
     }
 }
 
@@ -287,9 +267,9 @@ private final class ReadingState: @unchecked Sendable {
     /// Hands what was completed since the last call to `deliver`, if anything.
     func deliverPending(to deliver: ([LocationUpdate]) -> Void) {
         guard !pending.isEmpty else { return }
-        activity.isDelivering = true
+        activity.setDelivering(true)
         deliver(pending)
-        activity.isDelivering = false
+        activity.setDelivering(false)
         pending = []
     }
 

@@ -92,6 +92,11 @@ final class ChunkChannel: Sendable {
     /// Whether the consumer has stopped listening.
     var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
+    /// Whether the consumer takes each chunk directly (see ``ByteChunks/forEach(onReadingThread:)``).
+    var isDirect: Bool {
+        if case .direct = consumer { true } else { false }
+    }
+
     /// Whether the consumer has room for another chunk (a direct consumer always has:
     /// it takes each chunk before the next read).
     var hasRoom: Bool {

@@ -24,12 +24,22 @@ enum FileDescriptorReader {
         }
     }
 
+    /// Where a descriptor is read once open: on the reading thread itself, or, for a
+    /// consumer that takes chunks directly, by a reactor on its own thread.
+    struct Reading: Sendable {
+        var reactor: (any DescriptorReactor)?
+        /// Whether the source can wait for its consumer (see ``ByteSource/canWait``).
+        var canWait = false
+    }
+
     /// Like ``chunks(of:path:endOfFileIsVanishing:chunkSize:onClose:)``, but the descriptor
     /// comes from `open`, called on the reading thread, which may block (autobaud listens
     /// there) and may hand over bytes it has already read. `transform`, when given, turns
     /// each chunk read into the chunk handed over, on the reading thread.
+    /// With a reactor in `reading` and a direct consumer, the thread opens the device and
+    /// hands it to the reactor, then sleeps until the reading ends or the consumer stops.
     static func chunks(
-        path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096,
+        path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096, reading: Reading = Reading(),
         transform: (@Sendable ([UInt8]) -> [UInt8])? = nil,
         open: @escaping @Sendable (ChunkChannel) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
     ) -> ByteChunks {
@@ -46,6 +56,9 @@ enum FileDescriptorReader {
                 return
             }
             defer { onClose() }
+            if let reactor = reading.reactor, channel.isDirect {
+                return handOver(descriptor, path: path, to: reactor, canWait: reading.canWait, into: channel)
+            }
             var buffer = [UInt8](repeating: 0, count: chunkSize)
             while !channel.isStopped {
                 let revents: Int16
@@ -72,6 +85,42 @@ enum FileDescriptorReader {
                 }
             }
             channel.finish()
+        }
+    }
+
+    /// Has `reactor` read `descriptor` into `channel`, and sleeps until the reading ends
+    /// (the channel then ends: a device that hangs up or fails has vanished) or the
+    /// consumer stops (the reading is then stopped, and waited for).
+    private static func handOver(
+        _ descriptor: Int32, path: String, to reactor: any DescriptorReactor, canWait: Bool, into channel: ChunkChannel
+    ) {
+        let ended: WakeupPipe
+        do {
+            ended = try WakeupPipe()
+        } catch {
+            return channel.finish(throwing: error)
+        }
+        let registration = reactor.read(descriptor, canWait: canWait, handler: { chunk in _ = channel.yield(chunk) }) { _ in
+            ended.signal()
+        }
+        while true {
+            let readiness: ChunkChannel.Readiness
+            do {
+                readiness = try channel.wait(for: ended.readEnd)
+            } catch {
+                registration.stop()
+                return channel.finish(throwing: error)
+            }
+            if case .readable = readiness {
+                // Read to its hang-up, end or failure, a serial device has vanished.
+                return channel.finish(throwing: DeviceError.vanished(path: path))
+            }
+            if channel.isStopped {
+                registration.stop()
+                var poller = pollfd(fd: ended.readEnd, events: Int16(POLLIN), revents: 0)
+                while poll(&poller, 1, -1) < 0, errno == EINTR {}
+                return
+            }
         }
     }
 

@@ -36,6 +36,9 @@ public struct SerialPort: ByteSource {
     /// The framing; with no speed, the speed is found by ``Autobaud`` when the port opens.
     public var settings: SerialSettings
     public var name: String { path }
+    /// Reads the port once it is open, when given (the server's event loop); a thread of
+    /// the port's own does otherwise.
+    public var reactor: (any DescriptorReactor)?
     private let speedFound: SharedSpeed
     private let openDescriptor: OpenDescriptor
 
@@ -94,7 +97,8 @@ public struct SerialPort: ByteSource {
 
     public func chunks() -> ByteChunks {
         let port = self
-        return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true) { stop throws(DeviceError) in
+        let reading = FileDescriptorReader.Reading(reactor: reactor, canWait: canWait)
+        return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
             var settings = port.settings
             var prelude: [UInt8] = []
             if settings.speed == nil {

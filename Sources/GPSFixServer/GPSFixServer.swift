@@ -57,11 +57,9 @@ public final class GPSFixServer: Sendable {
         self.configuration = configuration
         // One event loop: the hub and every session on it, so the fan-out takes no locks.
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let (seconds, attoseconds) = configuration.stallTimeout.components
         hub = Hub(
-            eventLoop: group.next(), release: configuration.release,
-            stallTimeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000), subscribers: subscribers,
-            logger: logger)
+            eventLoop: group.next(), release: configuration.release, stallTimeout: TimeAmount(configuration.stallTimeout),
+            subscribers: subscribers, logger: logger)
     }
 
     /// Binds the listeners. Throws when the socket is held by a live server.
@@ -127,6 +125,13 @@ public final class GPSFixServer: Sendable {
     /// The event loop the hub and every session run on.
     var eventLoop: any EventLoop { hub.eventLoop }
 
+    /// Reads devices on the server's event loop (see ``DescriptorReactor``): give it to
+    /// serial ports and pseudo-terminals, so that each read wakes one thread only.
+    public var descriptorReactor: any DescriptorReactor { EventLoopReactor(hub: hub) }
+
+    /// Timers on the server's event loop, for the providers' silence watches.
+    public var timers: any TimerScheduler { EventLoopTimers(eventLoop: hub.eventLoop) }
+
     /// On while any client watches raw sentences: give it to the providers, so that
     /// they copy sentences out only then.
     public var sentenceDemand: SentenceDemand { hub.sentenceDemand }
@@ -158,6 +163,12 @@ public final class GPSFixServer: Sendable {
         await withTaskCancellationHandler {
             await provider.run { updates in
                 if let alongside { for update in updates { alongside(update) } }
+                // A device read by the loop itself (``descriptorReactor``): published in
+                // the same turn; the loop pauses such a reader itself while a client lags.
+                if hub.eventLoop.inEventLoop {
+                    for update in updates { hub.publish(update, from: device) }
+                    return
+                }
                 inFlight.add(1, ordering: .relaxed)
                 hub.eventLoop.execute {
                     for update in updates { hub.publish(update, from: device) }

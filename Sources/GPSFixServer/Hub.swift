@@ -47,6 +47,8 @@ final class Hub: @unchecked Sendable {
     /// Closed while any session lags: readers of sources that can wait hold back.
     let flowGate = FlowGate()
     private var laggingSessions: Set<ObjectIdentifier> = []
+    /// Devices read on this loop whose sources can wait: paused while the gate is closed.
+    private var pausableReaders: [ObjectIdentifier: any Channel] = [:]
     /// On while any session watches raw sentences, so providers copy them out only then.
     let sentenceDemand = SentenceDemand()
     private(set) var statistics = Statistics()
@@ -127,13 +129,26 @@ final class Hub: @unchecked Sendable {
     /// A session's outbound buffer passed its high-water mark.
     func lags(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
-        if laggingSessions.insert(ObjectIdentifier(session)).inserted, laggingSessions.count == 1 { flowGate.close() }
+        guard laggingSessions.insert(ObjectIdentifier(session)).inserted, laggingSessions.count == 1 else { return }
+        flowGate.close()
+        for reader in pausableReaders.values { reader.setOption(.autoRead, value: false).whenFailure { _ in } }
     }
 
     /// A session lags no more (it read down to its low-water mark, or it left).
     func caughtUp(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
-        if laggingSessions.remove(ObjectIdentifier(session)) != nil, laggingSessions.isEmpty { flowGate.open() }
+        guard laggingSessions.remove(ObjectIdentifier(session)) != nil, laggingSessions.isEmpty else { return }
+        flowGate.open()
+        for reader in pausableReaders.values { reader.setOption(.autoRead, value: true).whenFailure { _ in } }
+    }
+
+    /// A device read on this loop whose source can wait: it reads only while no session lags.
+    func addPausableReader(_ channel: any Channel) {
+        eventLoop.assertInEventLoop()
+        let key = ObjectIdentifier(channel)
+        pausableReaders[key] = channel
+        if flowGate.isClosed { channel.setOption(.autoRead, value: false).whenFailure { _ in } }
+        channel.closeFuture.whenComplete { _ in self.pausableReaders[key] = nil }
     }
 
     /// A session's WATCH settings changed.

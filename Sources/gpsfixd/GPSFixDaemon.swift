@@ -187,9 +187,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let timeDevices = timePlan.devices(for: sources, logger: logger)
         let timeService = timeDevices.isEmpty
             ? nil : TimeService(devices: timeDevices, logger: logger) { report, device in server.publish(report, of: device) }
-        let providers = sources.map {
+        let providers = sources.map { source in
             NMEALocationProvider(
-                source: $0, silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
+                source: Self.readOnEventLoop(source, of: server), timers: server.timers,
+                silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
         }
         let metricsAddress = try metrics.map { try Self.parseAddress($0, option: "--metrics") }
         let daemon = DaemonService(
@@ -208,6 +209,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
         guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
         setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    /// Serial ports and pseudo-terminals are read on the server's event loop, so each
+    /// read wakes one thread; files and gpsd upstreams keep a reading thread of their own.
+    static func readOnEventLoop(_ source: any ByteSource, of server: GPSFixServer) -> any ByteSource {
+        guard var port = source as? SerialPort else { return source }
+        port.reactor = server.descriptorReactor
+        return port
     }
 
     static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
