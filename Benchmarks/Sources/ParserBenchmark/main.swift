@@ -164,6 +164,7 @@ if let path = options.corpusOutput {
     print("wrote \(sentenceCount) sentences, \(corpus.count) bytes to \(path)")
     exit(0)
 }
+print("NMEAMessage: \(MemoryLayout<NMEAMessage>.size) bytes (GSV \(MemoryLayout<GSV>.size), GSA \(MemoryLayout<GSA>.size), RMC \(MemoryLayout<RMC>.size), GGA \(MemoryLayout<GGA>.size))")
 print("corpus: \(sentenceCount) sentences, \(corpus.count) bytes, fed in \(options.chunkSize)-byte chunks")
 
 var sink = 0
