@@ -36,6 +36,7 @@ enum FileDescriptorReader {
     /// comes from `open`, called on the reading thread, which may block (autobaud listens
     /// there) and may hand over bytes it has already read. `transform`, when given, turns
     /// each chunk read into the chunk handed over, on the reading thread.
+    ///
     /// With a reactor in `reading` and a direct consumer, the thread opens the device and
     /// hands it to the reactor, then sleeps until the reading ends or the consumer stops.
     static func chunks(
@@ -116,9 +117,11 @@ enum FileDescriptorReader {
                 return channel.finish(throwing: DeviceError.vanished(path: path))
             }
             if channel.isStopped {
+                // The reactor reads a duplicate, so the device may be closed even if its
+                // loop has stopped and never says the reading ended: wait a second at most.
                 registration.stop()
                 var poller = pollfd(fd: ended.readEnd, events: Int16(POLLIN), revents: 0)
-                while poll(&poller, 1, -1) < 0, errno == EINTR {}
+                while poll(&poller, 1, 1000) < 0, errno == EINTR {}
                 return
             }
         }

@@ -11,7 +11,7 @@ import NIOCore
 /// A client whose outbound buffer passes its high-water mark *lags*: the hub holds back
 /// the sources that can wait until it catches up (below the low-water mark), and drops
 /// for it, counted, the reports of sources that cannot. A client that lags for the
-/// hub's stall timeout without its buffer shrinking meanwhile is cut off.
+/// hub's stall timeout while its socket takes nothing is cut off.
 ///
 /// Every method runs on the hub's event loop: NIO calls the handler methods there, and the
 /// hub, which lives on the same loop, calls ``write(_:)`` and ``flush()``, which assert it.

@@ -33,7 +33,7 @@ public final class GPSFixServer: Sendable {
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
                     clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5),
-                adoptedSockets: [Int32] = []) {
+                    adoptedSockets: [Int32] = []) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
@@ -174,7 +174,9 @@ public final class GPSFixServer: Sendable {
                     for update in updates { hub.publish(update, from: device) }
                     inFlight.subtract(1, ordering: .relaxed)
                 }
-                // Off the loop (a reading thread): waiting holds the device back.
+                // On a reading thread, waiting holds the device back; never on another
+                // event loop (a silence watch timed there), which must not block.
+                guard MultiThreadedEventLoopGroup.currentEventLoop == nil else { return }
                 if inFlight.load(ordering: .relaxed) >= Self.maximumBatchesInFlight {
                     try? hub.eventLoop.submit {}.wait()
                 }
