@@ -18,6 +18,8 @@ struct Cycle {
     private var gnsMode: ModeIndicator?
     /// The mode and status u-blox's PUBX,00 navigation status states.
     private var pubxMode: FixMode?
+    /// The mode another maker's status sentence states (Garmin PGRMF, Magellan PMGNST).
+    private var statedMode: FixMode?
     private var pubxStatus: FixStatus?
     private var positionValid: Bool?
     /// A valid GLL arrived: with an altitude from the cycle's GGA it means 3D (gpsd's rule).
@@ -162,6 +164,39 @@ struct Cycle {
         if pgrmz.fixDimension == 3, let altitude = pgrmz.altitudeMetres { altitudeMSL = altitude }
     }
 
+    /// Garmin's fix data sentence, after the cycle's others: an automatic fix of type 1 or
+    /// 2 gives a 2D or 3D fix with its position, speed (km/h) and course; its PDOP and
+    /// TDOP, later than the GSA's, stand (as in gpsd).
+    mutating func merge(_ pgrmf: PGRMF) {
+        sawData = true
+        if let pdop = pgrmf.pdop { self.pdop = pdop.doubleValue }
+        if let tdop = pgrmf.tdop { self.tdop = tdop.doubleValue }
+        hasSkyData = hasSkyData || pgrmf.pdop != nil || pgrmf.tdop != nil
+        guard pgrmf.isAutomatic == true, let fixType = pgrmf.fixType else { return }
+        switch fixType {
+        case 1, 2:
+            statedMode = max(statedMode ?? .unknown, fixType == 2 ? .threeDimensional : .twoDimensional)
+            positionValid = true
+            setPosition(pgrmf.latitude, pgrmf.longitude)
+            if let kilometresPerHour = pgrmf.speedKilometresPerHour { speed = kilometresPerHour.doubleValue / 3.6 }
+            track = pgrmf.course?.doubleValue ?? track
+        default:
+            statedMode = statedMode ?? .noFix
+        }
+    }
+
+    /// Magellan's status sentence states the mode: 2 or 3 with `T`; anything else is no
+    /// fix, which does not outweigh another sentence's fix.
+    mutating func merge(_ pmgnst: PMGNST) {
+        sawData = true
+        let stated: FixMode = switch (pmgnst.hasFix, pmgnst.mode) {
+        case (true?, 3?): .threeDimensional
+        case (true?, 2?): .twoDimensional
+        default: .noFix
+        }
+        statedMode = max(statedMode ?? .unknown, stated)
+    }
+
     /// u-blox's position sentence. Its navigation status states the mode: G2/D2 2D and
     /// G3/D3 3D (D: differential), DR dead reckoning (2D), RK GNSS with dead reckoning
     /// (3D); NF (no fix) and TT (time only) carry no position. Its altitude is above the
@@ -226,6 +261,7 @@ struct Cycle {
         take(&gnsMode, later.gnsMode)
         take(&pubxMode, later.pubxMode)
         take(&pubxStatus, later.pubxStatus)
+        take(&statedMode, later.statedMode)
         take(&positionValid, later.positionValid)
         gllValid = gllValid || later.gllValid
         take(&modeIndicator, later.modeIndicator)
@@ -320,6 +356,7 @@ struct Cycle {
             mode = max(mode, gnsMode == .notValid ? .noFix : altitudeMSL != nil ? .threeDimensional : .twoDimensional)
         }
         if let pubxMode { mode = max(mode, pubxMode) }
+        if let statedMode { mode = max(mode, statedMode) }
         if gllValid, altitudeMSL != nil { mode = max(mode, .threeDimensional) }
         // A valid RMC or GLL position is at least a 2D fix, whatever a GGA of the same
         // epoch said of its satellites (gpsd takes the later sentence's word; RMC and GLL

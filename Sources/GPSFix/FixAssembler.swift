@@ -128,6 +128,14 @@ public struct FixAssembler {
             cycle.merge(pgrme)
         case .pgrmz(let pgrmz):
             cycle.merge(pgrmz)
+        case .pgrmf(let pgrmf):
+            beginTimed(pgrmf.time, emit)
+            if let date = pgrmf.date {
+                self.date = (centuryRule.fullYear(date.year), Int(date.month), Int(date.day))
+            }
+            cycle.merge(pgrmf)
+        case .pmgnst(let pmgnst):
+            cycle.merge(pmgnst)
         case .gbs(let gbs):
             cycle.merge(gbs)
         case .hdt(let hdt):

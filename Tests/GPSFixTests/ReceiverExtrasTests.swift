@@ -57,6 +57,37 @@ struct ReceiverExtrasTests {
         #expect(other.longitudeError == nil && other.latitudeError == nil && other.verticalError == nil)
     }
 
+    @Test("Garmin PGRMF after a cycle's GSA: its PDOP and TDOP stand; alone it gives time, date, position, mode, speed and course")
+    func garminFixData() throws {
+        let garmin = sentence("$GPRMC,093802,A,5213.1439,N,02100.6511,E,000.0,226.0,160305,004.2,E,D")
+            + sentence("$GPGGA,093802,5213.1439,N,02100.6511,E,2,10,0.9,137.2,M,36.2,M,,")
+            + sentence("$GPGSA,A,3,03,06,15,16,18,19,21,22,,27,29,,1.6,0.9,1.3")
+            + sentence("$PGRMF,290,293895,160305,093802,13,5213.1439,N,02100.6511,E,A,2,0,226,2,1")
+        let sky = try #require(updates(of: garmin).compactMap(\.sky).last)
+        #expect(sky.pdop == 2 && sky.tdop == 1 && sky.hdop == 0.9 && sky.vdop == 1.3)
+        let alone = updates(of: sentence("$PGRMF,290,293895,160305,093802,13,5213.1439,N,02100.6511,E,A,1,36,226,2,1"))
+        let fix = try #require(alone.compactMap(\.fix).first)
+        #expect(fix.mode == .twoDimensional)
+        #expect(fix.time?.iso8601 == "2005-03-16T09:38:02.000Z")
+        #expect(abs((fix.latitude ?? 0) - 52.219_065) < 1e-6 && abs((fix.longitude ?? 0) - 21.010_851_7) < 1e-6)
+        #expect(abs((fix.speed ?? 0) - 10) < 1e-9 && fix.track == 226)
+        // A position the user entered (mode M) is not the receiver's fix.
+        let manual = updates(of: sentence("$PGRMF,290,293895,160305,093802,13,5213.1439,N,02100.6511,E,M,2,0,226,2,1"))
+        #expect(manual.compactMap(\.fix).allSatisfy { $0.mode < .twoDimensional && $0.latitude == nil })
+    }
+
+    @Test("Magellan PMGNST states the mode: 3 with T makes an RMC's fix 3D; F adds nothing to it")
+    func magellanStatus() throws {
+        let rmc = sentence("$GPRMC,093802,A,5213.1439,N,02100.6511,E,000.0,226.0,160305,004.2,E,A")
+        let threeD = try #require(updates(of: rmc + sentence("$PMGNST,01.75,3,T,816,11.1,+00000,20")).compactMap(\.fix).first)
+        #expect(threeD.mode == .threeDimensional)
+        let noFix = try #require(updates(of: rmc + sentence("$PMGNST,01.75,3,F,816,11.1,+00000,20")).compactMap(\.fix).first)
+        #expect(noFix.mode == .twoDimensional)
+        let alone = try #require(updates(of: sentence("$GPGGA,093802,,,,,0,00,,,M,,M,,") + sentence("$PMGNST,01.75,2,F,816,11.1,+00000,20"))
+            .compactMap(\.fix).first)
+        #expect(alone.mode == .noFix)
+    }
+
     @Test("HDT's heading is reported once per cycle as an attitude; an empty HDT reports none")
     func hdtHeading() throws {
         let heading = updates(of: Self.rmc + sentence("$GPHDT,274.07,T")).compactMap { update -> Attitude? in

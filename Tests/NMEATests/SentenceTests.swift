@@ -185,13 +185,31 @@ struct SentenceTests {
         #expect(list[1].status == UInt8(ascii: "U") && list[1].elevation == NMEADecimal("67"))
     }
 
+    @Test("Garmin PGRMF and Magellan PMGNST")
+    func fixStatusSentences() throws {
+        // Garmin's documented example fields (GPS 17 technical specification), checksummed here.
+        let fixData = withChecksum("$PGRMF,290,293895,160305,093802,13,5213.1439,N,02100.6511,E,A,2,36,226,2,1")
+        guard case .pgrmf(let pgrmf) = try decode(fixData) else { Issue.record("not PGRMF"); return }
+        #expect(pgrmf.gpsWeek == 290 && pgrmf.gpsSeconds == 293_895 && pgrmf.leapSeconds == 13)
+        #expect(pgrmf.date == NMEADate(year: 5, month: 3, day: 16, hasCentury: false))
+        #expect(pgrmf.time == NMEATime(hour: 9, minute: 38, second: 2, nanosecond: 0))
+        #expect(pgrmf.isAutomatic == true && pgrmf.fixType == 2)
+        #expect(pgrmf.speedKilometresPerHour == NMEADecimal("36") && pgrmf.course == NMEADecimal("226"))
+        #expect(pgrmf.pdop == NMEADecimal("2") && pgrmf.tdop == NMEADecimal("1"))
+        guard case .pmgnst(let status) = try decode("$PMGNST,01.75,3,F,816,11.1,+00000,20*5E") else {
+            Issue.record("not PMGNST")
+            return
+        }
+        #expect(status.mode == 3 && status.hasFix == false)
+    }
+
     @Test("unknown sentences and unknown PUBX messages are returned with their fields, not errors")
     func unknown() throws {
-        guard case .unknown(let address, let fields) = try decode("$PMGNST,01.75,3,F,816,11.1,+00000,20*5E") else {
+        guard case .unknown(let address, let fields) = try decode("$PGRMM,WGS 84*06") else {
             Issue.record("not unknown")
             return
         }
-        #expect(address == "PMGNST" && fields.first == "01.75" && fields.count == 7)
+        #expect(address == "PGRMM" && fields == ["WGS 84"])
         guard case .unknown(let ais, _) = try decode("!AIVDM,1,1,,A,13aEOK?P00PD2wVMdLDRhgvL289?,0*26") else {
             Issue.record("not unknown")
             return

@@ -93,6 +93,8 @@ func checksum(_ message: NMEAMessage) -> Int {
     case .hdt(let hdt): Int(truncatingIfNeeded: hdt.heading?.magnitude ?? 0)
     case .pgrme(let pgrme): Int(truncatingIfNeeded: pgrme.horizontalError?.magnitude ?? 0)
     case .pgrmz(let pgrmz): pgrmz.fixDimension ?? 0
+    case .pgrmf(let pgrmf): pgrmf.fixType ?? 0
+    case .pmgnst(let pmgnst): pmgnst.mode ?? 0
     case .pubxPosition(let pubx): pubx.satellitesUsed ?? 0
     case .pubxSatellites(let pubx): pubx.count
     case .unknown(let sentence): sentence.fieldCount

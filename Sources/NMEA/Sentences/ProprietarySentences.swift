@@ -30,6 +30,64 @@ public struct PGRMZ: SentenceDecodable, Hashable, Sendable {
     }
 }
 
+/// Garmin PGRMF: the fix data sentence, sent after the cycle's standard ones: GPS week
+/// and seconds, UTC date and time, leap seconds, position, mode, fix type, speed, course,
+/// PDOP and TDOP (Garmin's proprietary NMEA 0183 sentences, technical specification).
+public struct PGRMF: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 11
+    public var gpsWeek: Int?
+    public var gpsSeconds: Int?
+    public var date: NMEADate?
+    public var time: NMEATime?
+    public var leapSeconds: Int?
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    /// `A` (automatic) or `M` (manual, a position the user entered): only an automatic
+    /// one is the receiver's own.
+    public var isAutomatic: Bool?
+    /// 0 no fix, 1 a 2D fix, 2 a 3D fix.
+    public var fixType: Int?
+    public var speedKilometresPerHour: NMEADecimal?
+    /// Course over ground, degrees true.
+    public var course: NMEADecimal?
+    /// Rounded to whole numbers by the receiver, 0 to 9.
+    public var pdop: NMEADecimal?
+    public var tdop: NMEADecimal?
+
+    @inline(__always)
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        gpsWeek = try fields.integer()
+        gpsSeconds = try fields.integer()
+        date = try fields.date()
+        time = try fields.time()
+        leapSeconds = try fields.integer()
+        latitude = try fields.latitude()
+        longitude = try fields.longitude()
+        isAutomatic = try fields.flag(valid: UInt8(ascii: "A"))
+        fixType = try fields.integer()
+        speedKilometresPerHour = try fields.decimal()
+        course = try fields.decimal()
+        pdop = try fields.decimal()
+        tdop = try fields.decimal()
+    }
+}
+
+/// Magellan PMGNST: the receiver's status, of which GPSFix reads the fix: its mode (2
+/// or 3) and whether it holds a fix at all (`T` or `F`).
+public struct PMGNST: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 3
+    /// 1 no fix, 2 a 2D fix, 3 a 3D fix.
+    public var mode: Int?
+    public var hasFix: Bool?
+
+    @inline(__always)
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        fields.skip()  // firmware version
+        mode = try fields.integer()
+        hasFix = try fields.flag(valid: UInt8(ascii: "T"))
+    }
+}
+
 /// u-blox PUBX,00: position, accuracy and velocity in one sentence.
 public struct PUBXPosition: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 19
