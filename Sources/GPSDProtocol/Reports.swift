@@ -32,6 +32,8 @@ public enum GPSDReport {
         json.field("magvar", fix.magneticVariation, decimals: 1)
         json.field("speed", fix.speed, decimals: 3)
         json.field("climb", fix.climb, decimals: 3)
+        json.field("eps", fix.speedError, decimals: 2)
+        json.field("epd", fix.trackError, decimals: 4)
         json.field("geoidSep", fix.geoidSeparation, decimals: 3)
         json.field("eph", fix.horizontalError, decimals: 3)
         json.field("sep", fix.sphericalError, decimals: 3)

@@ -42,6 +42,8 @@ struct Cycle {
     private var sphericalError: Double?
     private var longitudeError: Double?
     private var latitudeError: Double?
+    private var speedError: Double?
+    private var trackError: Double?
 
     var hdop: Double?
     private var ggaGaveHDOP = false
@@ -197,6 +199,21 @@ struct Cycle {
         statedMode = max(statedMode ?? .unknown, stated)
     }
 
+    /// SiRF's estimated errors, when valid: `eph`, `epv`, `eps` and `epd`, and an HDOP that
+    /// gives way to the GGA's, as a GSA's does.
+    mutating func merge(_ epe: PSRFEPE) {
+        guard epe.isValid == true else { return }
+        sawData = true
+        if let hdop = epe.hdop, !ggaGaveHDOP {
+            self.hdop = hdop.doubleValue
+            hasSkyData = true
+        }
+        horizontalError = epe.horizontalError?.doubleValue ?? horizontalError
+        verticalError = epe.verticalError?.doubleValue ?? verticalError
+        speedError = epe.speedError?.doubleValue
+        trackError = epe.headingError?.doubleValue
+    }
+
     /// u-blox's position sentence. Its navigation status states the mode: G2/D2 2D and
     /// G3/D3 3D (D: differential), DR dead reckoning (2D), RK GNSS with dead reckoning
     /// (3D); NF (no fix) and TT (time only) carry no position. Its altitude is above the
@@ -279,6 +296,8 @@ struct Cycle {
         take(&sphericalError, later.sphericalError)
         take(&longitudeError, later.longitudeError)
         take(&latitudeError, later.latitudeError)
+        take(&speedError, later.speedError)
+        take(&trackError, later.trackError)
         take(&hdop, later.hdop)
         ggaGaveHDOP = ggaGaveHDOP || later.ggaGaveHDOP
         take(&vdop, later.vdop)
@@ -326,6 +345,8 @@ struct Cycle {
         fix.sphericalError = sphericalError
         fix.longitudeError = longitudeError
         fix.latitudeError = latitudeError
+        fix.speedError = speedError
+        fix.trackError = trackError
         if fix.mode == .threeDimensional, let altitudeMSL {
             fix.altitudeMSL = altitudeMSL
             fix.geoidSeparation = geoidSeparation

@@ -51,11 +51,15 @@ public struct Fix: Hashable, Sendable {
     public var climb: Double?
     /// Magnetic variation in degrees, east positive, from RMC.
     public var magneticVariation: Double?
-    /// Estimated errors the receiver reported itself (Garmin PGRME, u-blox PUBX; the
-    /// vertical one also from GBS), metres: gpsd's `eph`, `epv` and `sep`.
+    /// Estimated errors the receiver reported itself (Garmin PGRME, u-blox PUBX, SiRF
+    /// PSRFEPE; the vertical one also from GBS), metres: gpsd's `eph`, `epv` and `sep`.
     public var horizontalError: Double?
     public var verticalError: Double?
     public var sphericalError: Double?
+    /// The receiver's estimated speed error, metres per second (SiRF PSRFEPE): gpsd's `eps`.
+    public var speedError: Double?
+    /// The receiver's estimated heading error, degrees (SiRF PSRFEPE): gpsd's `epd`.
+    public var trackError: Double?
     /// Expected errors in longitude and latitude, metres, from the receiver's GBS of this
     /// cycle: gpsd's `epx` and `epy`.
     public var longitudeError: Double?

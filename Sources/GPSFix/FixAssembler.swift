@@ -136,6 +136,9 @@ public struct FixAssembler {
             cycle.merge(pgrmf)
         case .pmgnst(let pmgnst):
             cycle.merge(pmgnst)
+        case .psrfepe(let epe):
+            beginTimed(epe.time, emit)
+            cycle.merge(epe)
         case .gbs(let gbs):
             cycle.merge(gbs)
         case .hdt(let hdt):

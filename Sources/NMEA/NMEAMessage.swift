@@ -22,6 +22,7 @@ public enum NMEAMessage {
     case pgrmz(PGRMZ)
     case pgrmf(PGRMF)
     case pmgnst(PMGNST)
+    case psrfepe(PSRFEPE)
     case pubxPosition(PUBXPosition)
     case pubxSatellites(PUBXSatellites)
     /// A sentence of a type not listed above (AIS, other makers' proprietary sentences,
@@ -58,6 +59,8 @@ public enum NMEAMessage {
             self = .pgrmf(try .decode(sentence))
         } else if address == Addresses.pmgnst {
             self = .pmgnst(try .decode(sentence))
+        } else if address == Addresses.psrfepe {
+            self = .psrfepe(try .decode(sentence))
         } else if address == Addresses.pubx {
             let id = sentence.field(1)
             if id.count == 2, id[0] == UInt8(ascii: "0"), id[1] == UInt8(ascii: "0") {
@@ -80,5 +83,6 @@ private enum Addresses {
     static var pgrmz: SentenceAddress { SentenceAddress(packed: 0x5047_524D_5A00_0000, count: 5) }
     static var pgrmf: SentenceAddress { SentenceAddress(packed: 0x5047_524D_4600_0000, count: 5) }
     static var pmgnst: SentenceAddress { SentenceAddress(packed: 0x504D_474E_5354_0000, count: 6) }
+    static var psrfepe: SentenceAddress { SentenceAddress(packed: 0x5053_5246_4550_4500, count: 7) }
     static var pubx: SentenceAddress { SentenceAddress(packed: 0x5055_4258_0000_0000, count: 4) }
 }

@@ -88,6 +88,19 @@ struct ReceiverExtrasTests {
         #expect(alone.mode == .noFix)
     }
 
+    @Test("SiRF PSRFEPE gives eph, epv, eps and epd and an HDOP that gives way to the GGA's; a V status gives nothing")
+    func sirfErrors() throws {
+        let rmc = sentence("$GPRMC,100542.000,A,5213.1439,N,02100.6511,E,0.0,226.0,160305,,,A")
+        let fix = try #require(updates(of: rmc + sentence("$PSRFEPE,100542.000,A,0.7,6.82,10.69,0.0,180.0")).compactMap(\.fix).first)
+        #expect(fix.horizontalError == 6.82 && fix.verticalError == 10.69 && fix.speedError == 0 && fix.trackError == 180)
+        #expect(updates(of: rmc + sentence("$PSRFEPE,100542.000,A,0.7,6.82,10.69,0.0,180.0")).compactMap(\.sky).first?.hdop == 0.7)
+        let withGGA = rmc + sentence("$GPGGA,100542.000,5213.1439,N,02100.6511,E,1,08,1.1,137.2,M,36.2,M,,")
+            + sentence("$PSRFEPE,100542.000,A,0.7,6.82,10.69,0.0,180.0")
+        #expect(updates(of: withGGA).compactMap(\.sky).first?.hdop == 1.1)
+        let invalid = try #require(updates(of: rmc + sentence("$PSRFEPE,100542.000,V,0.7,6.82,10.69,0.0,180.0")).compactMap(\.fix).first)
+        #expect(invalid.horizontalError == nil && invalid.speedError == nil)
+    }
+
     @Test("HDT's heading is reported once per cycle as an attitude; an empty HDT reports none")
     func hdtHeading() throws {
         let heading = updates(of: Self.rmc + sentence("$GPHDT,274.07,T")).compactMap { update -> Attitude? in

@@ -185,7 +185,7 @@ struct SentenceTests {
         #expect(list[1].status == UInt8(ascii: "U") && list[1].elevation == NMEADecimal("67"))
     }
 
-    @Test("Garmin PGRMF and Magellan PMGNST")
+    @Test("Garmin PGRMF, Magellan PMGNST and SiRF PSRFEPE")
     func fixStatusSentences() throws {
         // Garmin's documented example fields (GPS 17 technical specification), checksummed here.
         let fixData = withChecksum("$PGRMF,290,293895,160305,093802,13,5213.1439,N,02100.6511,E,A,2,36,226,2,1")
@@ -201,6 +201,15 @@ struct SentenceTests {
             return
         }
         #expect(status.mode == 3 && status.hasFix == false)
+        // SiRF's documented example.
+        guard case .psrfepe(let epe) = try decode(withChecksum("$PSRFEPE,100542.000,A,0.7,6.82,10.69,0.0,180.0")) else {
+            Issue.record("not PSRFEPE")
+            return
+        }
+        #expect(epe.time == NMEATime(hour: 10, minute: 5, second: 42, nanosecond: 0) && epe.isValid == true)
+        #expect(epe.hdop == NMEADecimal("0.7") && epe.horizontalError == NMEADecimal("6.82"))
+        #expect(epe.verticalError == NMEADecimal("10.69") && epe.speedError == NMEADecimal("0.0"))
+        #expect(epe.headingError == NMEADecimal("180.0"))
     }
 
     @Test("unknown sentences and unknown PUBX messages are returned with their fields, not errors")

@@ -64,7 +64,7 @@ func frameEach(_ bytes: [UInt8], _ framer: NMEAFramer, _ body: (NMEASentence) ->
 /// A decoded message copied out of the callback, with borrowed text made a `String`.
 enum NMEAMessageSnapshot {
     case gga(GGA), rmc(RMC), gsa(GSA), gsv(GSV), vtg(VTG), gll(GLL), zda(ZDA), gst(GST), gns(GNS), gbs(GBS)
-    case dtm(DTM), hdt(HDT), pgrme(PGRME), pgrmz(PGRMZ), pgrmf(PGRMF), pmgnst(PMGNST), pubxPosition(PUBXPosition)
+    case dtm(DTM), hdt(HDT), pgrme(PGRME), pgrmz(PGRMZ), pgrmf(PGRMF), pmgnst(PMGNST), psrfepe(PSRFEPE), pubxPosition(PUBXPosition)
     case txt(id: Int?, text: String)
     case pubxSatellites([PUBXSatellites.Satellite])
     case unknown(address: String, fields: [String])
@@ -87,6 +87,7 @@ enum NMEAMessageSnapshot {
         case .pgrmz(let value): self = .pgrmz(value)
         case .pgrmf(let value): self = .pgrmf(value)
         case .pmgnst(let value): self = .pmgnst(value)
+        case .psrfepe(let value): self = .psrfepe(value)
         case .pubxPosition(let value): self = .pubxPosition(value)
         case .txt(let value): self = .txt(id: value.textID, text: String(decoding: value.text, as: UTF8.self))
         case .pubxSatellites(let value):

@@ -95,6 +95,7 @@ func checksum(_ message: NMEAMessage) -> Int {
     case .pgrmz(let pgrmz): pgrmz.fixDimension ?? 0
     case .pgrmf(let pgrmf): pgrmf.fixType ?? 0
     case .pmgnst(let pmgnst): pmgnst.mode ?? 0
+    case .psrfepe(let epe): Int(truncatingIfNeeded: epe.horizontalError?.magnitude ?? 0)
     case .pubxPosition(let pubx): pubx.satellitesUsed ?? 0
     case .pubxSatellites(let pubx): pubx.count
     case .unknown(let sentence): sentence.fieldCount

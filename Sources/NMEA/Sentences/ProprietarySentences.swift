@@ -88,6 +88,33 @@ public struct PMGNST: SentenceDecodable, Hashable, Sendable {
     }
 }
 
+/// SiRF PSRFEPE: the receiver's estimated position errors, with the time they are of.
+public struct PSRFEPE: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 5
+    public var time: NMEATime?
+    /// `A` valid, `V` not.
+    public var isValid: Bool?
+    public var hdop: NMEADecimal?
+    /// Estimated horizontal and vertical position errors, metres.
+    public var horizontalError: NMEADecimal?
+    public var verticalError: NMEADecimal?
+    /// Estimated speed over ground error, metres per second.
+    public var speedError: NMEADecimal?
+    /// Estimated heading error, degrees.
+    public var headingError: NMEADecimal?
+
+    @inline(__always)
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        time = try fields.time()
+        isValid = try fields.flag(valid: UInt8(ascii: "A"))
+        hdop = try fields.decimal()
+        horizontalError = try fields.decimal()
+        verticalError = try fields.decimal()
+        speedError = try fields.decimal()
+        headingError = try fields.decimal()
+    }
+}
+
 /// u-blox PUBX,00: position, accuracy and velocity in one sentence.
 public struct PUBXPosition: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 19
