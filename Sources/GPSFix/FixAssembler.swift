@@ -93,9 +93,7 @@ public struct FixAssembler {
             cycle.merge(gga)
         case .rmc(let rmc):
             beginTimed(rmc.time, emit)
-            if let date = rmc.date {
-                self.date = (centuryRule.fullYear(date.year), Int(date.month), Int(date.day))
-            }
+            note(twoDigitYearDate: rmc.date)
             cycle.merge(rmc)
         case .gll(let gll):
             beginTimed(gll.time, emit)
@@ -130,9 +128,7 @@ public struct FixAssembler {
             cycle.merge(pgrmz)
         case .pgrmf(let pgrmf):
             beginTimed(pgrmf.time, emit)
-            if let date = pgrmf.date {
-                self.date = (centuryRule.fullYear(date.year), Int(date.month), Int(date.day))
-            }
+            note(twoDigitYearDate: pgrmf.date)
             cycle.merge(pgrmf)
         case .pmgnst(let pmgnst):
             cycle.merge(pmgnst)
@@ -168,6 +164,12 @@ public struct FixAssembler {
     /// Standard sentences seen, by type (`GGA`); built on demand, not per sentence.
     public var sentenceCountsByType: [String: Int] {
         Dictionary(uniqueKeysWithValues: sentenceCounts.counts.map { ($0.key.description, $0.count) })
+    }
+
+    /// Takes a date with a two-digit year (RMC's, Garmin PGRMF's), placed in its century.
+    private mutating func note(twoDigitYearDate date: NMEADate?) {
+        guard let date else { return }
+        self.date = (centuryRule.fullYear(date.year), Int(date.month), Int(date.day))
     }
 
     /// A timed sentence: a new time ends the open cycle and teaches which sentence ends cycles.
