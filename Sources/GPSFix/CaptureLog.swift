@@ -74,7 +74,10 @@ public struct CaptureLog: Sendable {
     }
 
     /// The date of the `# Date: yyyy-mm-dd` header, when it has one, at midnight.
-    public var referenceDate: GPSTime? {
+    public var referenceDate: GPSTime? { Self.referenceDate(in: header) }
+
+    /// The date of a `# Date: yyyy-mm-dd` line among `header`'s, at midnight.
+    public static func referenceDate(in header: [(key: String, value: String)]) -> GPSTime? {
         guard let date = header.first(where: { $0.key == "Date" })?.value else { return nil }
         let parts = date.prefix(10).split(separator: "-").compactMap { Int($0) }
         guard parts.count == 3, (1...12).contains(parts[1]), (1...31).contains(parts[2]) else { return nil }

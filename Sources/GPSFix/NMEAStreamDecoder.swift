@@ -29,9 +29,14 @@ public final class NMEAStreamDecoder {
     /// A decoder set up by a capture's header: its `# Date:` gives the century and the
     /// reference date for the rollover rule.
     public convenience init(for log: CaptureLog, framing: NMEAFramer.Configuration = .lenient) {
+        self.init(referenceDate: log.referenceDate, framing: framing)
+    }
+
+    /// A decoder set up by a reference date (a capture's `# Date:`), as ``init(for:framing:)``.
+    public convenience init(referenceDate: GPSTime?, framing: NMEAFramer.Configuration = .lenient) {
         self.init(
-            framing: framing, centuryRule: CenturyRule(referenceYear: log.referenceDate?.year),
-            rolloverRule: RolloverRule(referenceDay: log.referenceDate?.daysSince1970))
+            framing: framing, centuryRule: CenturyRule(referenceYear: referenceDate?.year),
+            rolloverRule: RolloverRule(referenceDay: referenceDate?.daysSince1970))
     }
 
     /// Feeds one chunk of a byte stream, calling `emit` for each update it completes.

@@ -18,28 +18,33 @@ public struct FileSource: ByteSource {
 
     /// The log's header and payload.
     public func load() throws(DeviceError) -> CaptureLog {
+        var bytes: [UInt8] = []
+        try read(sizingBy: { bytes.reserveCapacity($0) }) { bytes.append(contentsOf: $0) }
+        return CaptureLog(bytes)
+    }
+
+    /// Reads the file to its end on the calling thread, handing each block as it is read
+    /// to `body`: a log of any size in memory of one block (`gpsfix decode` of a day's
+    /// capture). `sizingBy`, when given, learns the file's size first.
+    public func read(
+        blockSize: Int = 1 << 20, sizingBy size: ((Int) -> Void)? = nil, _ body: (UnsafeRawBufferPointer) -> Void
+    ) throws(DeviceError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         // A log is a file, not a device: the plain system error says what is wrong with it.
         guard descriptor >= 0 else { throw .system(path: path, call: "open", errno: errno) }
         defer { close(descriptor) }
-        // Sized by fstat and read in place: a log can be large (`gpsfix decode` of a
-        // day's capture), so no intermediate buffers.
         var status = stat()
-        let expected = fstat(descriptor, &status) == 0 ? max(0, Int(status.st_size)) : 0
-        var bytes = [UInt8](repeating: 0, count: max(expected, 1 << 16))
-        var filled = 0
+        if let size, fstat(descriptor, &status) == 0 { size(max(0, Int(status.st_size))) }
+        var block = [UInt8](repeating: 0, count: blockSize)
         while true {
-            if filled == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
-            let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            let count = block.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw .system(path: path, call: "read", errno: errno)
             }
-            if count == 0 { break }
-            filled += count
+            if count == 0 { return }
+            block.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
         }
-        bytes.removeLast(bytes.count - filled)
-        return CaptureLog(bytes)
     }
 
     /// Streams the log's payload in 64 KiB chunks on a thread of its own, with the same

@@ -39,25 +39,29 @@ struct Decode: ParsableCommand {
         var sentenceTypes: [String: Int] = [:]
         let inputs: [String?] = files.isEmpty ? [nil] : files
         for input in inputs {
-            let log = try input.map { try FileSource(path: $0).load() }
-                ?? CaptureLog(Array(FileHandle.standardInput.readDataToEndOfFile()))
-            let decoder = NMEAStreamDecoder(
-                for: log, framing: .init(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional))
+            // Streamed in 1 MiB blocks: a log of any size decodes in bounded memory. The
+            // header comes first; the decoder is set up by it before the first payload byte.
+            var splitter = CaptureLog.Splitter()
+            var decoder: NMEAStreamDecoder?
+            var payload: [UInt8] = []
+            let framing = NMEAFramer.Configuration(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional)
             let emit: (LocationUpdate) -> Void = { update in output.write(update, device: device) }
-            log.payload.withUnsafeBytes { payload in
-                var offset = 0
-                while offset < payload.count {
-                    let end = min(offset + 65_536, payload.count)
-                    decoder.feed(UnsafeRawBufferPointer(rebasing: payload[offset..<end]), emit)
-                    offset = end
-                }
+            try FileSource(path: input ?? "/dev/stdin").read { block in
+                payload.removeAll(keepingCapacity: true)
+                splitter.split(block, into: &payload)
+                guard !payload.isEmpty else { return }
+                let active = decoder ?? NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: splitter.header), framing: framing)
+                decoder = active
+                payload.withUnsafeBytes { active.feed($0, emit) }
             }
-            decoder.finish(emit)
-            framerTotals.add(decoder.framer.statistics)
-            assemblerTotals.cycles += decoder.assembler.statistics.cycles
-            assemblerTotals.decodingErrors += decoder.assembler.statistics.decodingErrors
-            assemblerTotals.unknownSentences += decoder.assembler.statistics.unknownSentences
-            sentenceTypes.merge(decoder.assembler.sentenceCountsByType, uniquingKeysWith: +)
+            splitter.finish()
+            let finished = decoder ?? NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: splitter.header), framing: framing)
+            finished.finish(emit)
+            framerTotals.add(finished.framer.statistics)
+            assemblerTotals.cycles += finished.assembler.statistics.cycles
+            assemblerTotals.decodingErrors += finished.assembler.statistics.decodingErrors
+            assemblerTotals.unknownSentences += finished.assembler.statistics.unknownSentences
+            sentenceTypes.merge(finished.assembler.sentenceCountsByType, uniquingKeysWith: +)
         }
         output.flush()
         if stats { printStatistics(framerTotals, assemblerTotals, sentenceTypes) }

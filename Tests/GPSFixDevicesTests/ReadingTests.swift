@@ -88,6 +88,24 @@ struct ReadingTests {
         #expect(!chunks.flatMap { $0 }.contains(UInt8(ascii: "|")))
     }
 
+    @Test("a log read on the calling thread comes in blocks of at most the size asked, whole, its size learned first")
+    func blockReading() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-blocks-\(UUID().uuidString).nmea").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let bytes = Array(repeating: Array("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n".utf8), count: 3000)
+            .flatMap { $0 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        var blocks: [[UInt8]] = []
+        var size: Int?
+        try FileSource(path: path).read(blockSize: 4096, sizingBy: { size = $0 }) { blocks.append(Array($0)) }
+        #expect(size == bytes.count)
+        #expect(blocks.count == (bytes.count + 4095) / 4096 && blocks.allSatisfy { $0.count <= 4096 })
+        #expect(blocks.flatMap { $0 } == bytes)
+        #expect(throws: DeviceError.system(path: path + ".missing", call: "open", errno: ENOENT)) {
+            try FileSource(path: path + ".missing").read { _ in }
+        }
+    }
+
     @Test("a gpsd that answers the WATCH with an ERROR is a lost device, with gpsd's message as the reason")
     func refusedWatch() async throws {
         let gpsd = try FakeGPSD(answeringWatch: #"{"class":"ERROR","message":"Can't assign /dev/none"}"#)
