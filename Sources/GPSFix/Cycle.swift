@@ -16,10 +16,10 @@ struct Cycle {
     private var ggaQuality: Int?
     private var ggaHasAltitude = false
     private var gnsMode: ModeIndicator?
-    /// The mode and status u-blox's PUBX,00 navigation status states.
-    private var pubxMode: FixMode?
-    /// The mode another maker's status sentence states (Garmin PGRMF, Magellan PMGNST).
+    /// The mode a maker's own sentence states (u-blox PUBX,00, Garmin PGRMF, Magellan
+    /// PMGNST), the strongest of the cycle's.
     private var statedMode: FixMode?
+    /// The status u-blox's PUBX,00 navigation status states.
     private var pubxStatus: FixStatus?
     private var positionValid: Bool?
     /// A valid GLL arrived: with an altitude from the cycle's GGA it means 3D (gpsd's rule).
@@ -177,13 +177,13 @@ struct Cycle {
         guard pgrmf.isAutomatic == true, let fixType = pgrmf.fixType else { return }
         switch fixType {
         case 1, 2:
-            statedMode = max(statedMode ?? .unknown, fixType == 2 ? .threeDimensional : .twoDimensional)
+            state(fixType == 2 ? .threeDimensional : .twoDimensional)
             positionValid = true
             setPosition(pgrmf.latitude, pgrmf.longitude)
             if let kilometresPerHour = pgrmf.speedKilometresPerHour { speed = kilometresPerHour.doubleValue / 3.6 }
             track = pgrmf.course?.doubleValue ?? track
         default:
-            statedMode = statedMode ?? .noFix
+            state(.noFix)
         }
     }
 
@@ -196,7 +196,7 @@ struct Cycle {
         case (true?, 2?): .twoDimensional
         default: .noFix
         }
-        statedMode = max(statedMode ?? .unknown, stated)
+        state(stated)
     }
 
     /// SiRF's estimated errors, when valid: `eph`, `epv`, `eps` and `epd`, and an HDOP that
@@ -225,6 +225,7 @@ struct Cycle {
         if let tdop = pubx.tdop { self.tdop = tdop.doubleValue }
         hasSkyData = hasSkyData || pubx.hdop != nil || pubx.vdop != nil || pubx.tdop != nil
         let status = pubx.navigationStatus.map { (Character(Unicode.Scalar($0[0])), Character(Unicode.Scalar($0[1]))) }
+        let pubxMode: FixMode
         switch status {
         case ("G", "2")?, ("D", "2")?, ("D", "R")?: pubxMode = .twoDimensional
         case ("G", "3")?, ("D", "3")?, ("R", "K")?: pubxMode = .threeDimensional
@@ -233,6 +234,7 @@ struct Cycle {
             if positionValid == nil { positionValid = false }
             return
         }
+        state(pubxMode)
         switch status {
         case ("D", "2")?, ("D", "3")?: pubxStatus = .differential
         case ("D", "R")?: pubxStatus = .deadReckoning
@@ -276,7 +278,6 @@ struct Cycle {
         take(&ggaQuality, later.ggaQuality)
         ggaHasAltitude = ggaHasAltitude || later.ggaHasAltitude
         take(&gnsMode, later.gnsMode)
-        take(&pubxMode, later.pubxMode)
         take(&pubxStatus, later.pubxStatus)
         take(&statedMode, later.statedMode)
         take(&positionValid, later.positionValid)
@@ -307,6 +308,11 @@ struct Cycle {
         hasSkyData = hasSkyData || later.hasSkyData
         take(&errorEstimate, later.errorEstimate)
         take(&heading, later.heading)
+    }
+
+    /// A maker's sentence states `mode`: the strongest stated in the cycle stands.
+    private mutating func state(_ mode: FixMode) {
+        statedMode = max(statedMode ?? .unknown, mode)
     }
 
     private mutating func setPosition(_ latitude: NMEACoordinate?, _ longitude: NMEACoordinate?) {
@@ -376,7 +382,6 @@ struct Cycle {
         if let gnsMode {
             mode = max(mode, gnsMode == .notValid ? .noFix : altitudeMSL != nil ? .threeDimensional : .twoDimensional)
         }
-        if let pubxMode { mode = max(mode, pubxMode) }
         if let statedMode { mode = max(mode, statedMode) }
         if gllValid, altitudeMSL != nil { mode = max(mode, .threeDimensional) }
         // A valid RMC or GLL position is at least a 2D fix, whatever a GGA of the same

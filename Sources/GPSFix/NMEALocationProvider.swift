@@ -108,9 +108,6 @@ private final class Activity: Sendable {
         var lastSentence = Duration.zero
         /// The pending timer, while the device sends.
         var timer: (any ScheduledTimer)?
-        /// The reading is handing updates over (which may block while the consumer
-        /// holds it back): not silence.
-        var delivering = false
         var stopped = false
     }
 
@@ -122,6 +119,9 @@ private final class Activity: Sendable {
     private let state = Mutex(State())
     /// Reported silent, and no sentence since: an atomic, read for every sentence.
     private let silent = Atomic<Bool>(false)
+    /// The reading is handing updates over, which may block while the consumer holds it
+    /// back: not silence. An atomic, set around every delivery.
+    private let delivering = Atomic<Bool>(false)
 
     init<C: Clock<Duration>>(clock: C, timers: any TimerScheduler, timeout: Duration, reportSilence: @escaping @Sendable () -> Void) {
         let origin = clock.now
@@ -147,8 +147,8 @@ private final class Activity: Sendable {
     }
 
     /// Whether the reader is handing updates over: set around each delivery.
-    func setDelivering(_ delivering: Bool) {
-        state.withLock { $0.delivering = delivering }
+    func setDelivering(_ isDelivering: Bool) {
+        delivering.store(isDelivering, ordering: .releasing)
     }
 
     /// Stops the watch: no silence is reported after this.
@@ -165,11 +165,11 @@ private final class Activity: Sendable {
     }
 
     private func fire() {
-        let now = elapsed()
+        let now = elapsed(), heldBack = delivering.load(ordering: .acquiring)
         let isSilent = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             // A reading held back by its consumer (a lagging client) is not silence.
-            let deadline = state.delivering ? now + timeout : state.lastSentence + timeout
+            let deadline = heldBack ? now + timeout : state.lastSentence + timeout
             if deadline > now {
                 state.timer = arm(in: deadline - now)
                 return false

@@ -26,7 +26,7 @@ final class ClientSession: ChannelInboundHandler {
     /// Reports left out while the client lagged (of sources that cannot wait).
     private(set) var dropped = 0
     /// Whether the client's outbound buffer is past its high-water mark.
-    var isLagging: Bool { takenWhileLagging != nil }
+    private var isLagging: Bool { takenWhileLagging != nil }
     private var peer = "client"
     /// Bytes of reports queued for the client since it connected.
     private var queuedBytes = 0
@@ -120,6 +120,7 @@ final class ClientSession: ChannelInboundHandler {
             startLagging(context)
             if dropWhileLagging {
                 dropped += 1
+                hub.noteDropped()
                 return false
             }
         }

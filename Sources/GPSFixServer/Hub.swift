@@ -168,6 +168,11 @@ final class Hub: @unchecked Sendable {
         statistics.clientsCutOff += 1
     }
 
+    func noteDropped() {
+        eventLoop.assertInEventLoop()
+        statistics.reportsDropped += 1
+    }
+
     func noteRefused() {
         eventLoop.assertInEventLoop()
         statistics.requestsRefused += 1
@@ -288,10 +293,7 @@ final class Hub: @unchecked Sendable {
     func send(_ buffer: ByteBuffer, to session: ClientSession, drop: Bool = false) {
         eventLoop.assertInEventLoop()
         let alreadyQueued = session.awaitsFlush
-        guard session.write(buffer, dropWhileLagging: drop) else {
-            if drop, session.isLagging { statistics.reportsDropped += 1 }
-            return
-        }
+        guard session.write(buffer, dropWhileLagging: drop) else { return }
         statistics.reportsSent += 1
         if !alreadyQueued { unflushed.append(session) }
         guard !flushScheduled else { return }

@@ -46,16 +46,21 @@ struct Decode: ParsableCommand {
             var payload: [UInt8] = []
             let framing = NMEAFramer.Configuration(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional)
             let emit: (LocationUpdate) -> Void = { update in output.write(update, device: device) }
+            // The decoder, made by the header read so far when first needed.
+            func active() -> NMEAStreamDecoder {
+                if let decoder { return decoder }
+                let made = NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: splitter.header), framing: framing)
+                decoder = made
+                return made
+            }
             try FileSource(path: input ?? "/dev/stdin").read { block in
                 payload.removeAll(keepingCapacity: true)
                 splitter.split(block, into: &payload)
                 guard !payload.isEmpty else { return }
-                let active = decoder ?? NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: splitter.header), framing: framing)
-                decoder = active
-                payload.withUnsafeBytes { active.feed($0, emit) }
+                payload.withUnsafeBytes { active().feed($0, emit) }
             }
             splitter.finish()
-            let finished = decoder ?? NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: splitter.header), framing: framing)
+            let finished = active()
             finished.finish(emit)
             framerTotals.add(finished.framer.statistics)
             assemblerTotals.cycles += finished.assembler.statistics.cycles
