@@ -118,7 +118,7 @@ public struct FixAssembler {
             cycle.merge(gsa)
             satellites.add(gsa)
         case .gsv(let gsv):
-            satellites.add(gsv, cycle: cycleCount)
+            satellites.add(gsv)
             ending = CycleEnding(lastPartOf: gsv, address: address)
         case .vtg(let vtg):
             cycle.merge(vtg)
@@ -140,7 +140,7 @@ public struct FixAssembler {
         case .hdt(let hdt):
             cycle.merge(hdt)
         case .pubxSatellites(let pubx):
-            satellites.add(pubx, cycle: cycleCount)
+            satellites.add(pubx)
             cycle.hasSkyData = true
         case .dtm, .txt:
             break

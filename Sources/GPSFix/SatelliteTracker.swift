@@ -3,10 +3,14 @@ import NMEA
 /// Builds the sky view from GSV groups and GSA used-lists.
 ///
 /// A receiver lists the satellites in view as groups of GSV sentences, one group per
-/// constellation and (NMEA 4.11) per signal. A group replaces the previous list of its
-/// key when its last sentence arrives; the sky view is every group heard recently, in
-/// the order the receiver sends them. GSA sentences say which satellites the solution
-/// used; several may come in one cycle (one per system), and they accumulate.
+/// constellation and (NMEA 4.11) per signal, sent in a fixed order as one burst (every
+/// cycle, or every few). A group replaces the previous list of its key when its last
+/// sentence arrives; a group the new burst passes over is dropped as soon as a later
+/// one arrives, so a constellation the receiver stops listing leaves the view at once,
+/// as with gpsd, which starts a new view with each burst. A burst may span cycles: until
+/// the new burst reaches a group's place, the group stays in the view. GSA sentences say
+/// which satellites the solution used; several may come in one cycle (one per system),
+/// and they accumulate.
 ///
 /// Buffers are reused from cycle to cycle, so tracking allocates nothing once warm as
 /// long as the consumer has let go of the previous sky view.
@@ -23,15 +27,18 @@ struct SatelliteTracker {
     private struct Group {
         var key: GroupKey
         var satellites: [Satellite]
-        /// The cycle in which the group was last completed.
-        var cycle: Int
+        /// The burst in which the group was last completed, and its place in that burst.
+        var burst: Int
+        var place: Int
     }
 
-    /// Groups older than this many cycles (by the newest group) are dropped from the view,
-    /// so a constellation the receiver stopped reporting disappears.
-    private static let staleCycles = 5
-
+    /// In the order of their places: this burst's groups, then the last burst's that this
+    /// one has not yet reached.
     private var groups: [Group] = []
+    /// The burst being received (a group completed twice starts a new one) and how many
+    /// groups it has completed.
+    private var burst = 0
+    private var groupsInBurst = 0
     private var partial: [Satellite] = []
     private var partialKey: GroupKey?
     private var nextPartialNumber = 1
@@ -50,7 +57,7 @@ struct SatelliteTracker {
     /// A group is keyed by its talker and the signal id of its first sentence: some
     /// receivers (Quectel LC79D) put the signal id on the group's last sentence only,
     /// so each satellite takes the signal id of the sentence that lists it.
-    mutating func add(_ gsv: GSV, cycle: Int) {
+    mutating func add(_ gsv: GSV) {
         let number = gsv.messageNumber ?? 1
         if number == 1 {
             partial.removeAll(keepingCapacity: true)
@@ -77,18 +84,35 @@ struct SatelliteTracker {
         }
         nextPartialNumber = number + 1
         guard gsv.isLast else { return }
-        completeGroup(key, cycle: cycle)
+        completeGroup(key)
         partialKey = nil
     }
 
     /// The satellites gathered in `partial` replace the group of `key`.
-    private mutating func completeGroup(_ key: GroupKey, cycle: Int) {
-        if let index = groups.firstIndex(where: { $0.key == key }) {
-            swap(&groups[index].satellites, &partial)
-            groups[index].cycle = cycle
-        } else {
-            groups.append(Group(key: key, satellites: partial, cycle: cycle))
+    ///
+    /// A key already completed in this burst starts the next one, which forgets the
+    /// groups the burst before it did not renew. The group renewed goes to its new place,
+    /// and groups of the last burst that came before it there were passed over: dropped.
+    private mutating func completeGroup(_ key: GroupKey) {
+        var index = groups.firstIndex { $0.key == key }
+        if let found = index, groups[found].burst == burst {
+            burst += 1
+            groupsInBurst = 0
+            groups.removeAll { $0.burst < burst - 1 }
+            index = groups.firstIndex { $0.key == key }
         }
+        if let found = index {
+            let passedPlace = groups[found].place
+            swap(&groups[found].satellites, &partial)
+            groups[found].burst = burst
+            groups[found].place = groupsInBurst
+            groups.removeAll { $0.burst < burst && $0.place < passedPlace }
+        } else {
+            groups.append(Group(key: key, satellites: partial, burst: burst, place: groupsInBurst))
+        }
+        groupsInBurst += 1
+        // This burst's groups first, in its order, then the last burst's still standing.
+        groups.sort { ($1.burst, $0.place) < ($0.burst, $1.place) }
         partial.removeAll(keepingCapacity: true)
         hasNews = true
     }
@@ -96,7 +120,7 @@ struct SatelliteTracker {
     /// Adds u-blox's PUBX,03, a complete list of the satellites tracked with their used
     /// flags (status `U`), in one sentence: it replaces the previous one as a GSV group
     /// does. Its ids are NMEA's, except SBAS, numbered by PRN (120-158).
-    mutating func add(_ pubx: PUBXSatellites, cycle: Int) {
+    mutating func add(_ pubx: PUBXSatellites) {
         partial.removeAll(keepingCapacity: true)
         if !gsaSeenThisCycle {
             for index in used.indices { used[index] = 0 }
@@ -117,7 +141,7 @@ struct SatelliteTracker {
                 used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
             }
         }
-        completeGroup(GroupKey(isPUBX: true), cycle: cycle)
+        completeGroup(GroupKey(isPUBX: true))
     }
 
     /// Adds one GSA sentence's used-list.
@@ -193,9 +217,6 @@ struct SatelliteTracker {
         hasNews = false
         gsaSeenThisCycle = false
         view.removeAll(keepingCapacity: true)
-        var newest = 0
-        for group in groups { newest = max(newest, group.cycle) }
-        groups.removeAll { newest - $0.cycle > Self.staleCycles }
         for group in groups {
             for var satellite in group.satellites {
                 let prn = satellite.identity.prn
@@ -210,6 +231,8 @@ struct SatelliteTracker {
     /// Forgets every group and used flag: the receiver has not renewed them for too long.
     mutating func forget() {
         groups.removeAll(keepingCapacity: true)
+        burst += 1
+        groupsInBurst = 0
         for index in used.indices { used[index] = 0 }
     }
 

@@ -185,6 +185,24 @@ struct AssemblerTests {
         #expect(GPSTime(year: 2000, month: 2, day: 29, time: time).daysSince1970 == 11_016)
     }
 
+    @Test("a constellation the receiver stops listing leaves the next view; one listed on alternate cycles stays")
+    func groupsFollowTheReceiversBursts() throws {
+        let gps = sentence("$GPGSV,1,1,02,03,40,100,30,19,50,200,35")
+        let beidou = sentence("$BDGSV,1,1,01,08,09,030,39")
+        let galileo = sentence("$GAGSV,1,1,01,07,11,134,11")
+        let glonass = sentence("$GLGSV,1,1,01,88,60,120,31")
+        func cycle(_ second: Int, _ groups: String...) -> String {
+            let time = String(format: "0814%02d.000", second)
+            return sentence("$GPGGA,\(time),5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,") + groups.joined()
+                + sentence("$GNRMC,\(time),A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A")
+        }
+        // BeiDou is listed once, then the bursts pass it over; GLONASS comes every other cycle.
+        let text = cycle(12, gps, beidou, galileo) + cycle(13, gps, galileo, glonass) + cycle(14, gps, galileo)
+            + cycle(15, gps, galileo, glonass)
+        let views = updates(of: text).compactMap(\.sky).map { $0.satellites.map(\.identity.prn) }
+        #expect(views == [[3, 19, 408, 307], [3, 19, 307, 88], [3, 19, 307, 88], [3, 19, 307, 88]])
+    }
+
     @Test("NMEA 4.11 signals map to gpsd's sigid; a GSV group keys on its first sentence's signal")
     func signals() throws {
         let text = [
