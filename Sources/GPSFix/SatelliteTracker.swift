@@ -35,6 +35,8 @@ struct SatelliteTracker {
     /// In the order of their places: this burst's groups, then the last burst's that this
     /// one has not yet reached.
     private var groups: [Group] = []
+    /// The satellite buffers of dropped groups, reused so that tracking stays free of allocations.
+    private var spareBuffers: [[Satellite]] = []
     /// The burst being received (a group completed twice starts a new one) and how many
     /// groups it has completed.
     private var burst = 0
@@ -98,23 +100,38 @@ struct SatelliteTracker {
         if let found = index, groups[found].burst == burst {
             burst += 1
             groupsInBurst = 0
-            groups.removeAll { $0.burst < burst - 1 }
+            let lastBurst = burst - 1
+            dropGroups { $0.burst < lastBurst }
             index = groups.firstIndex { $0.key == key }
         }
+        var group: Group
         if let found = index {
-            let passedPlace = groups[found].place
-            swap(&groups[found].satellites, &partial)
-            groups[found].burst = burst
-            groups[found].place = groupsInBurst
-            groups.removeAll { $0.burst < burst && $0.place < passedPlace }
+            group = groups.remove(at: found)
+            let (current, passedPlace) = (burst, group.place)
+            dropGroups { $0.burst < current && $0.place < passedPlace }
         } else {
-            groups.append(Group(key: key, satellites: partial, burst: burst, place: groupsInBurst))
+            group = Group(key: key, satellites: spareBuffers.popLast() ?? [], burst: burst, place: 0)
         }
+        swap(&group.satellites, &partial)
+        group.burst = burst
+        group.place = groupsInBurst
+        // This burst's groups come first, in its order, then the last burst's still standing.
+        groups.insert(group, at: groupsInBurst)
         groupsInBurst += 1
-        // This burst's groups first, in its order, then the last burst's still standing.
-        groups.sort { ($1.burst, $0.place) < ($0.burst, $1.place) }
         partial.removeAll(keepingCapacity: true)
         hasNews = true
+    }
+
+    /// Drops the groups `shouldDrop` picks, keeping their buffers for the groups to come.
+    private mutating func dropGroups(where shouldDrop: (Group) -> Bool) {
+        var index = groups.count
+        while index > 0 {
+            index -= 1
+            guard shouldDrop(groups[index]) else { continue }
+            var buffer = groups.remove(at: index).satellites
+            buffer.removeAll(keepingCapacity: true)
+            spareBuffers.append(buffer)
+        }
     }
 
     /// Adds u-blox's PUBX,03, a complete list of the satellites tracked with their used
@@ -230,7 +247,7 @@ struct SatelliteTracker {
 
     /// Forgets every group and used flag: the receiver has not renewed them for too long.
     mutating func forget() {
-        groups.removeAll(keepingCapacity: true)
+        dropGroups { _ in true }
         burst += 1
         groupsInBurst = 0
         for index in used.indices { used[index] = 0 }

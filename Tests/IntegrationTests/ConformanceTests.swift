@@ -17,7 +17,7 @@ struct ConformanceTests {
     /// fix target, 99%, is met; the sky target is 95%, and the README's "Conformance"
     /// section says what stands between this figure and it.
     static let fixFloor = 99.0
-    static let skyFloor = 94.3
+    static let skyFloor = 94.5
 
     static var enabled: Bool {
         FileManager.default.fileExists(atPath: tool.path) || ProcessInfo.processInfo.environment["CI"] != nil
