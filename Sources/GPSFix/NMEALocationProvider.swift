@@ -201,6 +201,8 @@ private final class ReadingState: @unchecked Sendable {
     private var lost = false
     /// Openings after a loss that yielded sentences again.
     private var reconnects = 0
+    /// Whether valid sentences were read since the last ``takeSentencesSinceOpening()``.
+    private var sentencesSinceOpening = false
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
@@ -223,9 +225,6 @@ private final class ReadingState: @unchecked Sendable {
             if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
         }
     }
-
-    /// Whether valid sentences were read since the last ``takeSentencesSinceOpening()``.
-    private var sentencesSinceOpening = false
 
     /// Parses one chunk.
     func take(_ chunk: ByteChunk) {
@@ -270,7 +269,9 @@ private final class ReadingState: @unchecked Sendable {
         activity.setDelivering(true)
         deliver(pending)
         activity.setDelivering(false)
-        pending = []
+        // The buffer is reused when the consumer did not keep the batch (the event loop
+        // publishing it in the same turn), so a read allocates no new one.
+        pending.removeAll(keepingCapacity: true)
     }
 
     private func emit(_ update: LocationUpdate) {
