@@ -63,102 +63,34 @@ public struct FixAssembler {
     /// once per cycle can be learned as the one that ends it.
     private var tally = Tally(placeholder: SentenceAddress(packed: 0, count: 0))
     private var sentenceCounts = Tally(placeholder: SentenceFormatter(rawValue: 0))
+    /// The updates completed by the sentences handled since they were last delivered:
+    /// at most two cycles' worth, as a sentence can end one cycle by its time and the
+    /// next as its learned last sentence.
+    private var completed: [LocationUpdate] = []
 
     public init(centuryRule: CenturyRule = CenturyRule(), rolloverRule: RolloverRule = RolloverRule()) {
         self.centuryRule = centuryRule
         self.rolloverRule = rolloverRule
+        completed.reserveCapacity(8)
     }
 
     /// Adds one framed sentence, calling `emit` for each update it completes.
     public mutating func add(_ sentence: NMEASentence, _ emit: (LocationUpdate) -> Void) {
-        let address = sentence.address
-        let message: NMEAMessage
-        do {
-            message = try NMEAMessage(decoding: sentence)
-        } catch {
-            statistics.decodingErrors += 1
-            return
-        }
-        add(message, address: address, emit)
+        sentence.decode(into: &self)
+        deliverUpdates(emit)
     }
 
-    /// Adds one decoded sentence, calling `emit` for each update it completes.
-    @inline(__always)
-    public mutating func add(_ message: NMEAMessage, address: SentenceAddress, _ emit: (LocationUpdate) -> Void) {
-        if let formatter = address.formatter { sentenceCounts.count(formatter) }
-        var ending: CycleEnding? = CycleEnding(address: address)
-        switch message {
-        case .gga(let gga):
-            beginTimed(gga.time, emit)
-            cycle.merge(gga)
-        case .rmc(let rmc):
-            beginTimed(rmc.time, emit)
-            note(twoDigitYearDate: rmc.date)
-            cycle.merge(rmc)
-        case .gll(let gll):
-            beginTimed(gll.time, emit)
-            cycle.merge(gll)
-        case .gns(let gns):
-            beginTimed(gns.time, emit)
-            cycle.merge(gns)
-        case .zda(let zda):
-            beginTimed(zda.time, emit)
-            if let date = zda.date {
-                self.date = (date.year, Int(date.month), Int(date.day))
-                centuryRule.referenceYear = date.year
-            }
-            cycle.sawData = true
-        case .gst(let gst):
-            beginTimed(gst.time, emit)
-            cycle.merge(gst)
-        case .pubxPosition(let pubx):
-            beginTimed(pubx.time, emit)
-            cycle.merge(pubx)
-        case .gsa(let gsa):
-            cycle.merge(gsa)
-            satellites.add(gsa)
-        case .gsv(let gsv):
-            satellites.add(gsv)
-            ending = CycleEnding(lastPartOf: gsv, address: address)
-        case .vtg(let vtg):
-            cycle.merge(vtg)
-        case .pgrme(let pgrme):
-            cycle.merge(pgrme)
-        case .pgrmz(let pgrmz):
-            cycle.merge(pgrmz)
-        case .pgrmf(let pgrmf):
-            beginTimed(pgrmf.time, emit)
-            note(twoDigitYearDate: pgrmf.date)
-            cycle.merge(pgrmf)
-        case .pmgnst(let pmgnst):
-            cycle.merge(pmgnst)
-        case .psrfepe(let epe):
-            beginTimed(epe.time, emit)
-            cycle.merge(epe)
-        case .gbs(let gbs):
-            cycle.merge(gbs)
-        case .hdt(let hdt):
-            cycle.merge(hdt)
-        case .pubxSatellites(let pubx):
-            satellites.add(pubx)
-            cycle.hasSkyData = true
-        case .dtm, .txt:
-            break
-        case .unknown:
-            statistics.unknownSentences += 1
-        }
-        if let ending, ending == cycleEnder, cycle.time != nil {
-            closedTime = cycle.time
-            closedCycle = cycle
-            endCycle(emit)
-        }
-        lastEnding = ending
-        tally.count(address)
+    /// Passes on, in order, the updates completed since the last call, for a caller that
+    /// hands sentences over one by one (``NMEASentence/decode(into:)``).
+    public mutating func deliverUpdates(_ emit: (LocationUpdate) -> Void) {
+        for update in completed { emit(update) }
+        completed.removeAll(keepingCapacity: true)
     }
 
     /// Ends the open cycle, as at the end of a log.
     public mutating func flush(_ emit: (LocationUpdate) -> Void) {
-        if cycle.sawData || satellites.hasNews { endCycle(emit) }
+        if cycle.sawData || satellites.hasNews { endCycle() }
+        deliverUpdates(emit)
     }
 
     /// Standard sentences seen, by type (`GGA`); built on demand, not per sentence.
@@ -173,7 +105,7 @@ public struct FixAssembler {
     }
 
     /// A timed sentence: a new time ends the open cycle and teaches which sentence ends cycles.
-    private mutating func beginTimed(_ time: NMEATime?, _ emit: (LocationUpdate) -> Void) {
+    private mutating func beginTimed(_ time: NMEATime?) {
         guard let time else { return }
         if let current = cycle.time {
             guard current != time else { return }
@@ -184,7 +116,7 @@ public struct FixAssembler {
             if let last = lastEnding, last.isGroupEnd || tally.occurrences(of: last.address) == 1 { candidate = last }
             cycleEnder = candidate != nil && candidate == endingCandidate ? candidate : nil
             endingCandidate = candidate
-            endCycle(emit)
+            endCycle()
         } else if time == closedTime, var reopened = closedCycle {
             // More of a cycle already closed: the learned ending sentence was wrong (a
             // multiplexer's other talkers between the epoch's sentences). The epoch is
@@ -199,7 +131,7 @@ public struct FixAssembler {
         cycle.time = time
     }
 
-    private mutating func endCycle(_ emit: (LocationUpdate) -> Void) {
+    private mutating func endCycle() {
         var time: GPSTime?
         if let cycleTime = cycle.time, let date {
             time = rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: cycleTime))
@@ -217,7 +149,7 @@ public struct FixAssembler {
             lastTimedFix = fix
         }
         statistics.cycles += 1
-        emit(.fix(fix))
+        completed.append(.fix(fix))
         // A GSA or GSV (or PUBX,03) this cycle renews the held sky; past its age limit
         // the receiver's last satellites and DOPs are forgotten.
         let satelliteNews = satellites.hasNews
@@ -239,18 +171,160 @@ public struct FixAssembler {
             // count stands unless a GSA of this cycle said which satellites are used.
             if !cycle.listedUsedSatellites || sky.satellites.isEmpty { sky.reportedUsedCount = cycle.satellitesUsed }
             sky.fillMissingDilutions()
-            emit(.sky(sky))
+            completed.append(.sky(sky))
         }
         if var estimate = cycle.errorEstimate {
             estimate.time = fix.time
-            emit(.errorEstimate(estimate))
+            completed.append(.errorEstimate(estimate))
         }
-        if let heading = cycle.heading { emit(.attitude(Attitude(time: fix.time, heading: heading))) }
+        if let heading = cycle.heading { completed.append(.attitude(Attitude(time: fix.time, heading: heading))) }
         if fix.mode >= .twoDimensional { previousFix = fix }
         satellites.beginCycle()
         tally.reset()
         cycle = Cycle()
         cycleCount += 1
+    }
+}
+
+/// Typed sentences in, straight from the decoder: each merges into the open cycle as it
+/// arrives. The updates a sentence completes wait for ``FixAssembler/deliverUpdates(_:)``
+/// (``FixAssembler/add(_:_:)`` does both).
+extension FixAssembler: NMEASentenceHandler {
+    public mutating func handle(_ gga: GGA, in sentence: NMEASentence) {
+        beginTimed(gga.time)
+        cycle.merge(gga)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ rmc: RMC, in sentence: NMEASentence) {
+        beginTimed(rmc.time)
+        note(twoDigitYearDate: rmc.date)
+        cycle.merge(rmc)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ gll: GLL, in sentence: NMEASentence) {
+        beginTimed(gll.time)
+        cycle.merge(gll)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ gns: GNS, in sentence: NMEASentence) {
+        beginTimed(gns.time)
+        cycle.merge(gns)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ zda: ZDA, in sentence: NMEASentence) {
+        beginTimed(zda.time)
+        if let date = zda.date {
+            self.date = (date.year, Int(date.month), Int(date.day))
+            centuryRule.referenceYear = date.year
+        }
+        cycle.sawData = true
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ gst: GST, in sentence: NMEASentence) {
+        beginTimed(gst.time)
+        cycle.merge(gst)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence) {
+        beginTimed(pubx.time)
+        cycle.merge(pubx)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ gsa: GSA, in sentence: NMEASentence) {
+        cycle.merge(gsa)
+        satellites.add(gsa)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ gsv: GSV, in sentence: NMEASentence) {
+        satellites.add(gsv)
+        conclude(sentence.address, ending: CycleEnding(lastPartOf: gsv, address: sentence.address))
+    }
+
+    public mutating func handle(_ vtg: VTG, in sentence: NMEASentence) {
+        cycle.merge(vtg)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ pgrme: PGRME, in sentence: NMEASentence) {
+        cycle.merge(pgrme)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ pgrmz: PGRMZ, in sentence: NMEASentence) {
+        cycle.merge(pgrmz)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence) {
+        beginTimed(pgrmf.time)
+        note(twoDigitYearDate: pgrmf.date)
+        cycle.merge(pgrmf)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ pmgnst: PMGNST, in sentence: NMEASentence) {
+        cycle.merge(pmgnst)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ epe: PSRFEPE, in sentence: NMEASentence) {
+        beginTimed(epe.time)
+        cycle.merge(epe)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ gbs: GBS, in sentence: NMEASentence) {
+        cycle.merge(gbs)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ hdt: HDT, in sentence: NMEASentence) {
+        cycle.merge(hdt)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) {
+        satellites.add(pubx)
+        cycle.hasSkyData = true
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ dtm: DTM, in sentence: NMEASentence) { conclude(sentence.address) }
+
+    public mutating func handle(_ txt: TXT, in sentence: NMEASentence) { conclude(sentence.address) }
+
+    public mutating func handleUnknown(_ sentence: NMEASentence) {
+        statistics.unknownSentences += 1
+        conclude(sentence.address)
+    }
+
+    public mutating func handleFailure(_ error: NMEADecodingError, in sentence: NMEASentence) {
+        statistics.decodingErrors += 1
+    }
+
+    /// What follows every sentence read: it is counted, and when it is the sentence
+    /// learned to end cycles, the cycle ends now rather than at the next cycle's first.
+    private mutating func conclude(_ address: SentenceAddress) {
+        conclude(address, ending: CycleEnding(address: address))
+    }
+
+    private mutating func conclude(_ address: SentenceAddress, ending: CycleEnding?) {
+        if let formatter = address.formatter { sentenceCounts.count(formatter) }
+        if let ending, ending == cycleEnder, cycle.time != nil {
+            closedTime = cycle.time
+            closedCycle = cycle
+            endCycle()
+        }
+        lastEnding = ending
+        tally.count(address)
     }
 }
 

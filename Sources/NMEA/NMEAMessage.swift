@@ -29,60 +29,45 @@ public enum NMEAMessage {
     /// rarer standard ones): its fields stay readable through the sentence.
     case unknown(NMEASentence)
 
-    /// Decodes `sentence` by its address. Any talker is accepted for standard sentences.
+    /// Decodes `sentence` by its address (``NMEASentence/decode(into:)``). Any talker
+    /// is accepted for standard sentences.
     ///
     /// Throws only when a known sentence type has a malformed field or too few fields.
     public init(decoding sentence: NMEASentence) throws(NMEADecodingError) {
-        let address = sentence.address
-        if let formatter = address.formatter {
-            switch formatter {
-            case .gga: self = .gga(try .decode(sentence))
-            case .rmc: self = .rmc(try .decode(sentence))
-            case .gsa: self = .gsa(try .decode(sentence))
-            case .gsv: self = .gsv(try .decode(sentence))
-            case .vtg: self = .vtg(try .decode(sentence))
-            case .gll: self = .gll(try .decode(sentence))
-            case .zda: self = .zda(try .decode(sentence))
-            case .gst: self = .gst(try .decode(sentence))
-            case .gns: self = .gns(try .decode(sentence))
-            case .gbs: self = .gbs(try .decode(sentence))
-            case .dtm: self = .dtm(try .decode(sentence))
-            case .txt: self = .txt(try .decode(sentence))
-            case .hdt: self = .hdt(try .decode(sentence))
-            default: self = .unknown(sentence)
-            }
-        } else if address == Addresses.pgrme {
-            self = .pgrme(try .decode(sentence))
-        } else if address == Addresses.pgrmz {
-            self = .pgrmz(try .decode(sentence))
-        } else if address == Addresses.pgrmf {
-            self = .pgrmf(try .decode(sentence))
-        } else if address == Addresses.pmgnst {
-            self = .pmgnst(try .decode(sentence))
-        } else if address == Addresses.psrfepe {
-            self = .psrfepe(try .decode(sentence))
-        } else if address == Addresses.pubx {
-            let id = sentence.field(1)
-            if id.count == 2, id[0] == UInt8(ascii: "0"), id[1] == UInt8(ascii: "0") {
-                self = .pubxPosition(try .decode(sentence))
-            } else if id.count == 2, id[0] == UInt8(ascii: "0"), id[1] == UInt8(ascii: "3") {
-                self = .pubxSatellites(try .decode(sentence))
-            } else {
-                self = .unknown(sentence)
-            }
-        } else {
-            self = .unknown(sentence)
-        }
+        var builder = MessageBuilder(message: .unknown(sentence))
+        sentence.decode(into: &builder)
+        if let error = builder.error { throw error }
+        self = builder.message
     }
 }
 
-/// The addresses of the proprietary sentences decoded, as constants (computed, so no
-/// lazy global is touched).
-private enum Addresses {
-    static var pgrme: SentenceAddress { SentenceAddress(packed: 0x5047_524D_4500_0000, count: 5) }
-    static var pgrmz: SentenceAddress { SentenceAddress(packed: 0x5047_524D_5A00_0000, count: 5) }
-    static var pgrmf: SentenceAddress { SentenceAddress(packed: 0x5047_524D_4600_0000, count: 5) }
-    static var pmgnst: SentenceAddress { SentenceAddress(packed: 0x504D_474E_5354_0000, count: 6) }
-    static var psrfepe: SentenceAddress { SentenceAddress(packed: 0x5053_5246_4550_4500, count: 7) }
-    static var pubx: SentenceAddress { SentenceAddress(packed: 0x5055_4258_0000_0000, count: 4) }
+/// The handler behind ``NMEAMessage/init(decoding:)``: wraps whatever it is handed.
+private struct MessageBuilder: NMEASentenceHandler {
+    var message: NMEAMessage
+    var error: NMEADecodingError?
+
+    mutating func handle(_ gga: GGA, in sentence: NMEASentence) { message = .gga(gga) }
+    mutating func handle(_ rmc: RMC, in sentence: NMEASentence) { message = .rmc(rmc) }
+    mutating func handle(_ gsa: GSA, in sentence: NMEASentence) { message = .gsa(gsa) }
+    mutating func handle(_ gsv: GSV, in sentence: NMEASentence) { message = .gsv(gsv) }
+    mutating func handle(_ vtg: VTG, in sentence: NMEASentence) { message = .vtg(vtg) }
+    mutating func handle(_ gll: GLL, in sentence: NMEASentence) { message = .gll(gll) }
+    mutating func handle(_ zda: ZDA, in sentence: NMEASentence) { message = .zda(zda) }
+    mutating func handle(_ gst: GST, in sentence: NMEASentence) { message = .gst(gst) }
+    mutating func handle(_ gns: GNS, in sentence: NMEASentence) { message = .gns(gns) }
+    mutating func handle(_ gbs: GBS, in sentence: NMEASentence) { message = .gbs(gbs) }
+    mutating func handle(_ dtm: DTM, in sentence: NMEASentence) { message = .dtm(dtm) }
+    mutating func handle(_ txt: TXT, in sentence: NMEASentence) { message = .txt(txt) }
+    mutating func handle(_ hdt: HDT, in sentence: NMEASentence) { message = .hdt(hdt) }
+    mutating func handle(_ pgrme: PGRME, in sentence: NMEASentence) { message = .pgrme(pgrme) }
+    mutating func handle(_ pgrmz: PGRMZ, in sentence: NMEASentence) { message = .pgrmz(pgrmz) }
+    mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence) { message = .pgrmf(pgrmf) }
+    mutating func handle(_ pmgnst: PMGNST, in sentence: NMEASentence) { message = .pmgnst(pmgnst) }
+    mutating func handle(_ psrfepe: PSRFEPE, in sentence: NMEASentence) { message = .psrfepe(psrfepe) }
+    mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence) { message = .pubxPosition(pubx) }
+    mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) {
+        message = .pubxSatellites(pubx)
+    }
+    mutating func handleUnknown(_ sentence: NMEASentence) { message = .unknown(sentence) }
+    mutating func handleFailure(_ error: NMEADecodingError, in sentence: NMEASentence) { self.error = error }
 }

@@ -33,8 +33,18 @@ public struct NMEASentence {
     public var startCharacter: UInt8 { line[0] }
 
     /// The address field, packed for cheap comparison.
+    ///
+    /// Read as one eight-byte word when the line is long enough to hold it past the start
+    /// character, which every decodable sentence is (`$GPGGA*hh` is nine bytes), and the
+    /// bytes past the address masked off.
     @inlinable
-    public var address: SentenceAddress { SentenceAddress(field(0)) }
+    public var address: SentenceAddress {
+        let count = min(Int(fieldEnds[0]) - 1, 8)
+        guard line.count >= 9 else { return SentenceAddress(field(0)) }
+        let word = UInt64(bigEndian: line.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+        let mask: UInt64 = count == 0 ? 0 : ~0 << (64 - 8 * UInt64(count))
+        return SentenceAddress(packed: word & mask, count: count)
+    }
 
     /// The sentence as text, for logs and tests. Allocates; never use it on the hot path.
     public var text: String { String(decoding: line, as: UTF8.self) }

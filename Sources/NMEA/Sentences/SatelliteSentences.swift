@@ -116,25 +116,33 @@ extension FieldCursor {
     /// azimuth and SNR, which some receivers send with a fraction (`45.6`).
     ///
     /// Read digit by digit rather than through ``NMEADecimal``: GSV is a third of what
-    /// receivers send, and these three fields are most of every GSV.
+    /// receivers send, and these three fields are most of every GSV. The common case,
+    /// two or three plain digits, is read here, inline and without a loop; anything else
+    /// goes to ``wholeNumber(_:field:in:)``.
     @inline(__always)
     mutating func wholeNumber(in range: ClosedRange<Int16>) throws(NMEADecodingError) -> Int16? {
         let field = index
         let bytes = raw()
-        guard var cursor = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
-        // The common case, two or three plain digits, without a loop.
+        guard let cursor = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
         if bytes.count == 2 || bytes.count == 3 {
             let first = Int(cursor[0] &- UInt8(ascii: "0"))
             let second = Int(cursor[1] &- UInt8(ascii: "0"))
             let third = bytes.count == 3 ? Int(cursor[2] &- UInt8(ascii: "0")) : 0
-            if first | second | third < 10 {
-                let value = bytes.count == 3 ? first * 100 + second * 10 + third : first * 10 + second
-                guard value >= Int(range.lowerBound), value <= Int(range.upperBound) else {
-                    throw failure(.outOfRange, at: field)
-                }
+            let value = bytes.count == 3 ? first &* 100 &+ second &* 10 &+ third : first &* 10 &+ second
+            if first | second | third < 10, value >= Int(range.lowerBound), value <= Int(range.upperBound) {
                 return Int16(value)
             }
         }
+        return try wholeNumber(bytes, field: field, in: range)
+    }
+
+    /// ``wholeNumber(in:)`` for any other form: a sign, a fraction, one digit, or a
+    /// value to refuse.
+    @inline(never)
+    func wholeNumber(_ bytes: UnsafeRawBufferPointer, field: Int, in range: ClosedRange<Int16>)
+        throws(NMEADecodingError) -> Int16
+    {
+        var cursor = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let end = cursor + bytes.count
         let negative = cursor.pointee == UInt8(ascii: "-")
         if negative || cursor.pointee == UInt8(ascii: "+") { cursor += 1 }

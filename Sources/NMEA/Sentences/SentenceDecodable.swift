@@ -2,7 +2,7 @@
 ///
 /// Each type is a few declarative lines: its formatter or address, the fewest data
 /// fields it needs, and an initializer that reads its fields in order through a
-/// ``FieldCursor``. ``NMEAMessage/init(decoding:)`` is the table that maps addresses
+/// ``FieldCursor``. ``NMEASentence/decode(into:)`` is the table that maps addresses
 /// to these types.
 public protocol SentenceDecodable {
     /// The fewest data fields (after the address) a sentence must have to be read as this type.
@@ -14,7 +14,7 @@ public protocol SentenceDecodable {
 
 extension SentenceDecodable {
     /// Checks the field count, then reads the sentence.
-    @inline(__always)
+    @inlinable
     static func decode(_ sentence: NMEASentence) throws(NMEADecodingError) -> Self {
         let dataFields = sentence.fieldCount - 1
         guard dataFields >= minimumFieldCount else {
