@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NMEA
 
 /// A receiver capture in gpsfake's log format: `#` comment lines (a header of
@@ -27,7 +30,8 @@ public struct CaptureLog: Sendable {
     /// Splits a capture into header and payload as its bytes arrive, in any chunking, so a
     /// log can be streamed (``FileSource``) instead of read whole. Comment lines are
     /// gathered into ``header``; every other byte goes to the payload, the cookie removed,
-    /// in as few runs as the lines allow.
+    /// in runs as long as the comments allow: a log without comments past its header is
+    /// handed on in the chunks it came in, not line by line.
     public struct Splitter: Sendable {
         /// The header's `Key: value` pairs read so far, in order.
         public private(set) var header: [(key: String, value: String)] = []
@@ -35,29 +39,70 @@ public struct CaptureLog: Sendable {
         private var atLineStart = true
         /// The comment line being read, after its `#`.
         private var comment: [UInt8]?
+        /// A run with the cookie removed, reused from run to run.
+        private var filtered: [UInt8] = []
 
         public init() {}
 
         /// Appends the payload bytes of `bytes` to `payload`.
         public mutating func split(_ bytes: UnsafeRawBufferPointer, into payload: inout [UInt8]) {
+            split(bytes) { run, _ in payload.append(contentsOf: run) }
+        }
+
+        /// Passes the payload bytes of `bytes` to `body` in runs, borrowed for the call (a
+        /// run without cookies is a slice of `bytes` itself, not a copy), each with the
+        /// header read before it.
+        public mutating func split(
+            _ bytes: UnsafeRawBufferPointer,
+            _ body: (_ run: UnsafeRawBufferPointer, _ header: [(key: String, value: String)]) -> Void
+        ) {
             var index = 0
             while index < bytes.count {
-                let newline = bytes[index...].firstIndex(of: UInt8(ascii: "\n"))
-                let end = newline.map { $0 + 1 } ?? bytes.count
                 if comment != nil {
+                    let newline = Self.find(UInt8(ascii: "\n"), in: bytes, from: index)
+                    let end = newline.map { $0 + 1 } ?? bytes.count
                     comment?.append(contentsOf: bytes[index..<end])
                     if newline != nil { finish() }
+                    atLineStart = newline != nil
+                    index = end
                 } else if atLineStart, bytes[index] == UInt8(ascii: "#") {
-                    comment = Array(bytes[(index + 1)..<end])
-                    if newline != nil { finish() }
-                } else if let cookie {
-                    payload.append(contentsOf: bytes[index..<end].lazy.filter { $0 != cookie })
+                    comment = []
+                    atLineStart = false
+                    index += 1
                 } else {
-                    payload.append(contentsOf: bytes[index..<end])
+                    // The payload runs to the next `#` that begins a line.
+                    var end = bytes.count
+                    var search = index
+                    while let hash = Self.find(UInt8(ascii: "#"), in: bytes, from: search) {
+                        if hash > index, bytes[hash - 1] == UInt8(ascii: "\n") {
+                            end = hash
+                            break
+                        }
+                        search = hash + 1
+                    }
+                    deliver(UnsafeRawBufferPointer(rebasing: bytes[index..<end]), body)
+                    atLineStart = bytes[end - 1] == UInt8(ascii: "\n")
+                    index = end
                 }
-                atLineStart = newline != nil
-                index = end
             }
+        }
+
+        private mutating func deliver(
+            _ run: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer, [(key: String, value: String)]) -> Void
+        ) {
+            guard let cookie else { return body(run, header) }
+            filtered.removeAll(keepingCapacity: true)
+            filtered.append(contentsOf: run.lazy.filter { $0 != cookie })
+            filtered.withUnsafeBytes { body($0, header) }
+        }
+
+        /// The index of the first `byte` in `bytes` at or after `start` (`memchr`, which
+        /// reads a vector at a time).
+        private static func find(_ byte: UInt8, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+            guard start < bytes.count,
+                let found = memchr(bytes.baseAddress! + start, Int32(byte), bytes.count - start)
+            else { return nil }
+            return UnsafeRawPointer(found) - bytes.baseAddress!
         }
 
         /// Ends the comment line being read (at its newline, or at the end of the log).
@@ -86,10 +131,14 @@ public struct CaptureLog: Sendable {
 }
 
 extension String {
+    /// The string without the leading and trailing scalars of `set`. Scalars, not
+    /// characters: `"\r\n"` is one character, so a set of characters holding it would not
+    /// trim a lone `"\n"`.
     fileprivate func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        let start = firstIndex { !characters.contains($0) } ?? endIndex
-        let end = lastIndex { !characters.contains($0) }.map(index(after:)) ?? start
-        return start < end ? String(self[start..<end]) : ""
+        let trimmed = Set(set.unicodeScalars)
+        let scalars = unicodeScalars
+        let start = scalars.firstIndex { !trimmed.contains($0) } ?? scalars.endIndex
+        let end = scalars.lastIndex { !trimmed.contains($0) }.map(scalars.index(after:)) ?? start
+        return start < end ? String(scalars[start..<end]) : ""
     }
 }

@@ -43,24 +43,20 @@ struct Decode: ParsableCommand {
             // header comes first; the decoder is set up by it before the first payload byte.
             var splitter = CaptureLog.Splitter()
             var decoder: NMEAStreamDecoder?
-            var payload: [UInt8] = []
             let framing = NMEAFramer.Configuration(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional)
             let emit: (LocationUpdate) -> Void = { update in output.write(update, device: device) }
             // The decoder, made by the header read so far when first needed.
-            func active() -> NMEAStreamDecoder {
+            func active(_ header: [(key: String, value: String)]) -> NMEAStreamDecoder {
                 if let decoder { return decoder }
-                let made = NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: splitter.header), framing: framing)
+                let made = NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: header), framing: framing)
                 decoder = made
                 return made
             }
             try FileSource(path: input ?? "/dev/stdin").read { block in
-                payload.removeAll(keepingCapacity: true)
-                splitter.split(block, into: &payload)
-                guard !payload.isEmpty else { return }
-                payload.withUnsafeBytes { active().feed($0, emit) }
+                splitter.split(block) { run, header in active(header).feed(run, emit) }
             }
             splitter.finish()
-            let finished = active()
+            let finished = active(splitter.header)
             finished.finish(emit)
             framerTotals.add(finished.framer.statistics)
             assemblerTotals.cycles += finished.assembler.statistics.cycles

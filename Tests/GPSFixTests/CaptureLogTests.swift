@@ -1,0 +1,51 @@
+import GPSFix
+import Testing
+
+@Suite("Capture logs")
+struct CaptureLogTests {
+    static let log = """
+        # Name: a capture
+        # Date: 2014-05-26
+        # Delay-Cookie: : 0.5
+        $GPGGA,1*00
+        :$GPRMC,2#3*00
+        # a comment between sentences
+        #Cycle: 2
+        $GPGSA,4*00:
+        :# not a comment: the line began with the cookie
+        $GPTXT,#5*00
+        """
+
+    /// What the log's payload is: every line that is not a comment, cookies removed.
+    static let payload = "$GPGGA,1*00\n$GPRMC,2#3*00\n$GPGSA,4*00\n# not a comment the line began with the cookie\n$GPTXT,#5*00"
+
+    @Test("a log splits the same in any chunking: header pairs, comments between sentences, cookies removed")
+    func chunkings() {
+        let bytes = Array(Self.log.utf8)
+        for chunkSize in [1, 2, 3, 5, 7, 64, bytes.count] {
+            var splitter = CaptureLog.Splitter()
+            var payload: [UInt8] = []
+            var runs = 0
+            var offset = 0
+            while offset < bytes.count {
+                let end = min(offset + chunkSize, bytes.count)
+                bytes[offset..<end].withUnsafeBytes { chunk in
+                    splitter.split(chunk) { run, _ in
+                        payload += run
+                        runs += 1
+                    }
+                }
+                offset = end
+            }
+            splitter.finish()
+            #expect(String(decoding: payload, as: UTF8.self) == Self.payload, "chunks of \(chunkSize)")
+            #expect(splitter.header.map(\.key) == ["Name", "Date", "Delay-Cookie", "Cycle"], "chunks of \(chunkSize)")
+            #expect(splitter.header.map(\.value) == ["a capture", "2014-05-26", ": 0.5", "2"], "chunks of \(chunkSize)")
+            if chunkSize == bytes.count {
+                // Whole: one run per stretch between comments, not one per line.
+                #expect(runs == 2)
+            }
+        }
+        #expect(String(decoding: CaptureLog(bytes).payload, as: UTF8.self) == Self.payload)
+    }
+}
