@@ -11,11 +11,15 @@ public struct FieldCursor {
     public let sentence: NMEASentence
     /// The index of the next field to read (1 is the first field after the address).
     public private(set) var index: Int
+    /// Where the next field begins in the line: each field starts one byte past the end
+    /// of the one before, so reading in order needs one field end per field, not two.
+    private var nextStart: Int
 
     @inline(__always)
     public init(_ sentence: NMEASentence, from index: Int = 1) {
         self.sentence = sentence
         self.index = index
+        nextStart = Self.start(of: index, in: sentence)
     }
 
     /// Whether fields remain to be read.
@@ -27,13 +31,29 @@ public struct FieldCursor {
     /// The next field's raw bytes (empty when the field is empty or absent).
     @inline(__always)
     public mutating func raw() -> UnsafeRawBufferPointer {
-        defer { index += 1 }
-        return sentence.field(index)
+        guard index < sentence.fieldCount else {
+            index += 1
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        let start = nextStart
+        let end = Int(sentence.fieldEnds[index])
+        index += 1
+        nextStart = end + 1
+        return UnsafeRawBufferPointer(start: sentence.line.baseAddress! + start, count: end - start)
     }
 
     /// Skips `count` fields.
     @inline(__always)
-    public mutating func skip(_ count: Int = 1) { index += count }
+    public mutating func skip(_ count: Int = 1) {
+        index += count
+        nextStart = Self.start(of: index, in: sentence)
+    }
+
+    @inline(__always)
+    static func start(of index: Int, in sentence: NMEASentence) -> Int {
+        guard index > 0, index <= sentence.fieldCount else { return 1 }
+        return Int(sentence.fieldEnds[index - 1]) + 1
+    }
 
     @inline(__always)
     func failure(_ problem: NMEADecodingError.Problem, at field: Int) -> NMEADecodingError {
