@@ -71,11 +71,33 @@ public struct FieldCursor {
     }
 
     /// A whole number (`12`, `-3`) of up to nine digits. A number with a fraction is refused, not truncated.
+    ///
+    /// One to three plain digits (satellite ids, counts: most integer fields) are read
+    /// here, inline and without a loop; anything else goes to ``integer(_:field:)``.
     @inline(__always)
     public mutating func integer() throws(NMEADecodingError) -> Int? {
         let field = index
         let bytes = raw()
-        guard var cursor = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
+        guard let digits = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
+        if bytes.count <= 3 {
+            let first = Int(digits[0] &- UInt8(ascii: "0"))
+            let second = bytes.count >= 2 ? Int(digits[1] &- UInt8(ascii: "0")) : 0
+            let third = bytes.count == 3 ? Int(digits[2] &- UInt8(ascii: "0")) : 0
+            if first | second | third < 10 {
+                switch bytes.count {
+                case 1: return first
+                case 2: return first &* 10 &+ second
+                default: return first &* 100 &+ second &* 10 &+ third
+                }
+            }
+        }
+        return try integer(bytes, field: field)
+    }
+
+    /// ``integer()`` digit by digit: a sign, more digits, or a number to refuse.
+    @inline(never)
+    func integer(_ bytes: UnsafeRawBufferPointer, field: Int) throws(NMEADecodingError) -> Int {
+        var cursor = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
         let end = cursor + bytes.count
         let negative = cursor.pointee == UInt8(ascii: "-")
         if negative { cursor += 1 }
