@@ -24,15 +24,13 @@ struct DilutionOfPrecision: Equatable {
         // Row-major 4×4 matrices in inline storage: computing this allocates nothing.
         var product = InlineArray<16, Double>(repeating: 0)
         var count = 0
-        let radians = Double.pi / 180
         for satellite in satellites where satellite.used {
             guard let azimuth = satellite.azimuth, let elevation = satellite.elevation,
                 (0...359).contains(azimuth), abs(elevation) <= 90
             else { continue }
-            let row: InlineArray<4, Double> = [
-                sin(azimuth * radians) * cos(elevation * radians), cos(azimuth * radians) * cos(elevation * radians),
-                sin(elevation * radians), 1,
-            ]
+            let (sinAzimuth, cosAzimuth) = Self.sineAndCosine(degrees: azimuth)
+            let (sinElevation, cosElevation) = Self.sineAndCosine(degrees: elevation)
+            let row: InlineArray<4, Double> = [sinAzimuth * cosElevation, cosAzimuth * cosElevation, sinElevation, 1]
             for i in 0..<4 { for j in 0..<4 { product[i * 4 + j] += row[i] * row[j] } }
             count += 1
         }
@@ -46,6 +44,19 @@ struct DilutionOfPrecision: Equatable {
         pdop = (east + north + up).squareRoot()
         tdop = time.squareRoot()
         gdop = (east + north + up + time).squareRoot()
+    }
+
+    /// The sine and cosine of an angle in degrees. Receivers send whole degrees, whose
+    /// values come from a table computed once (the same values `sin` and `cos` give):
+    /// a sky of 30 satellites costs 120 calls to libm otherwise, every cycle.
+    static func sineAndCosine(degrees: Double) -> (sine: Double, cosine: Double) {
+        let whole = degrees.rounded(.towardZero)
+        if whole == degrees, whole >= -90, whole < 360 {
+            let index = Int(whole) + 90
+            return (WholeDegrees.sines[index], WholeDegrees.cosines[index])
+        }
+        let radians = degrees * (Double.pi / 180)
+        return (sin(radians), cos(radians))
     }
 
     /// The inverse of a row-major 4×4 matrix by Gauss-Jordan elimination with partial
@@ -80,4 +91,10 @@ struct DilutionOfPrecision: Equatable {
         }
         return right
     }
+}
+
+/// Sines and cosines of the whole degrees from -90 to 359, index 0 for -90.
+private enum WholeDegrees {
+    static let sines = (-90..<360).map { sin(Double($0) * (Double.pi / 180)) }
+    static let cosines = (-90..<360).map { cos(Double($0) * (Double.pi / 180)) }
 }

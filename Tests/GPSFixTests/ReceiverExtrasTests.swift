@@ -1,3 +1,4 @@
+import Foundation
 @testable import GPSFix
 import NMEA
 import Testing
@@ -174,6 +175,14 @@ struct HeldSkyTests {
         few.satellites = Array(sky.satellites.prefix(3))
         few.fillMissingDilutions()
         #expect(few.pdop == nil)
+    }
+
+    @Test("whole degrees' sines and cosines come from a table holding libm's values; other angles from libm")
+    func wholeDegreeTable() {
+        for degrees in Array(stride(from: -90.0, through: 359.0, by: 1)) + [-0.5, 12.25, 359.5, 360] {
+            let (sine, cosine) = DilutionOfPrecision.sineAndCosine(degrees: degrees)
+            #expect(sine == sin(degrees * (.pi / 180)) && cosine == cos(degrees * (.pi / 180)), "\(degrees)°")
+        }
     }
 }
 
