@@ -160,20 +160,26 @@ public struct FieldCursor {
         throws(NMEADecodingError) -> NMEACoordinate?
     {
         let field = index
-        let value = try decimal()
+        let bytes = raw()
+        var number: (value: NMEADecimal, integerPart: UInt64)?
+        if !bytes.isEmpty {
+            guard let parsed = NMEADecimal.parse(bytes) else { throw failure(.notANumber, at: field) }
+            number = parsed
+        }
         let hemisphere = try character()
-        guard let value, let hemisphere else { return nil }
+        guard let number, let hemisphere else { return nil }
         guard hemisphere == positive || hemisphere == negative else {
             throw failure(.unexpectedCharacter, at: field + 1)
         }
-        guard !value.isNegative else { throw failure(.outOfRange, at: field) }
-        let unit = NMEADecimal.powerOfTen(Int(value.scale))
-        let degrees = value.magnitude / (100 * unit)
-        let minutes = value.magnitude - degrees * 100 * unit
-        guard minutes < 60 * unit, degrees < maximumDegrees || (degrees == maximumDegrees && minutes == 0) else {
-            throw failure(.outOfRange, at: field)
-        }
-        return NMEACoordinate(degreesAndMinutes: value, hemisphere: hemisphere)
+        guard !number.value.isNegative else { throw failure(.outOfRange, at: field) }
+        // `ddmm.mmmm`: the integer part's last two digits are whole minutes, the rest degrees.
+        let (degrees, minutes) = number.integerPart.quotientAndRemainder(dividingBy: 100)
+        guard minutes < 60,
+            degrees < maximumDegrees
+                || (degrees == maximumDegrees && minutes == 0
+                    && number.value.magnitude == number.integerPart * NMEADecimal.powerOfTen(Int(number.value.scale)))
+        else { throw failure(.outOfRange, at: field) }
+        return NMEACoordinate(degreesAndMinutes: number.value, hemisphere: hemisphere)
     }
 
     /// A UTC time of day, `hhmmss` with an optional fraction of up to nine digits.

@@ -34,6 +34,14 @@ public struct NMEADecimal: Hashable, Sendable {
     ///
     /// Returns `nil` for anything else, including more than ``maximumDigits`` significant digits.
     public init?(parsing bytes: UnsafeRawBufferPointer) {
+        guard let (value, _) = NMEADecimal.parse(bytes) else { return nil }
+        self = value
+    }
+
+    /// ``init(parsing:)``, also giving the number's integer part as read on the way (a
+    /// coordinate's `ddmm`), which would otherwise take a division to recover.
+    @inline(__always)
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> (value: NMEADecimal, integerPart: UInt64)? {
         guard var cursor = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else { return nil }
         let end = cursor + bytes.count
         let negative = cursor.pointee == UInt8(ascii: "-")
@@ -44,6 +52,7 @@ public struct NMEADecimal: Hashable, Sendable {
             magnitude = magnitude &* 10 &+ UInt64(digit)
             cursor += 1
         }
+        let integerPart = magnitude
         var digits = cursor - digitsStart
         var scale = 0
         if cursor < end {
@@ -69,7 +78,7 @@ public struct NMEADecimal: Hashable, Sendable {
             }
             guard digits - zeros <= NMEADecimal.maximumDigits else { return nil }
         }
-        self.init(magnitude: magnitude, scale: UInt8(scale), isNegative: negative)
+        return (NMEADecimal(magnitude: magnitude, scale: UInt8(scale), isNegative: negative), integerPart)
     }
 
     /// The value as a `Double`: the one place where the exact digits become binary floating point.

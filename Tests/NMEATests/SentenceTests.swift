@@ -240,6 +240,27 @@ struct SentenceTests {
         }
     }
 
+    @Test("coordinates at the poles and the antimeridian are read; a minute of 60 or a degree past them is refused")
+    func coordinateBounds() throws {
+        for (latitude, longitude, accepted) in [
+            ("9000.0000", "18000.0000", true), ("8959.9999", "17959.9999", true), ("0000.0000", "00000.0000", true),
+            ("9000.0001", "17000.0000", false), ("8000.0000", "18000.0001", false), ("8960.0000", "17000.0000", false),
+            ("8000.0000", "17060.0000", false), ("9100.0000", "17000.0000", false),
+        ] {
+            let text = withChecksum("$GPGLL,\(latitude),N,\(longitude),W,081412.000,A,A")
+            if accepted {
+                guard case .gll(let gll) = try decode(text) else {
+                    Issue.record("\(text) not a GLL")
+                    continue
+                }
+                #expect(gll.latitude?.degreesAndMinutes == NMEADecimal(latitude), "\(text)")
+                #expect(gll.longitude?.degreesAndMinutes == NMEADecimal(longitude), "\(text)")
+            } else {
+                #expect(throws: NMEADecodingError.self, "\(text)") { try decode(text) }
+            }
+        }
+    }
+
     @Test("malformed fields throw errors that name the sentence and the field")
     func errors() {
         let cases: [(String, NMEADecodingError)] = [
