@@ -83,6 +83,8 @@ public struct FixAssembler {
     /// Passes on, in order, the updates completed since the last call, for a caller that
     /// hands sentences over one by one (``NMEASentence/decode(into:)``).
     public mutating func deliverUpdates(_ emit: (LocationUpdate) -> Void) {
+        // Most sentences complete nothing: no loop and no emptying then.
+        guard !completed.isEmpty else { return }
         for update in completed { emit(update) }
         completed.removeAll(keepingCapacity: true)
     }

@@ -12,6 +12,10 @@ public struct NMEASentence {
     public let line: UnsafeRawBufferPointer
     /// The number of fields, the address included.
     public let fieldCount: Int
+    /// The address field, packed for cheap comparison: read once, when the sentence is
+    /// framed, since the decoder's table, the sentence types (their talker) and the
+    /// assembler (its counts and cycle ends) all need it.
+    public let address: SentenceAddress
     /// The offset in ``line`` just past each field (the comma, `*` or end that ends it).
     @usableFromInline let fieldEnds: UnsafePointer<UInt16>
 
@@ -19,6 +23,7 @@ public struct NMEASentence {
         self.line = line
         self.fieldEnds = fieldEnds
         self.fieldCount = fieldCount
+        address = Self.address(in: line, endingAt: Int(fieldEnds[0]))
     }
 
     /// The bytes of field `index`, empty when the field is empty or past the last field.
@@ -32,15 +37,13 @@ public struct NMEASentence {
     /// `$` for ordinary sentences, `!` for encapsulated ones (AIS).
     public var startCharacter: UInt8 { line[0] }
 
-    /// The address field, packed for cheap comparison.
-    ///
-    /// Read as one eight-byte word when the line is long enough to hold it past the start
-    /// character, which every decodable sentence is (`$GPGGA*hh` is nine bytes), and the
-    /// bytes past the address masked off.
-    @inlinable
-    public var address: SentenceAddress {
-        let count = min(Int(fieldEnds[0]) - 1, 8)
-        guard line.count >= 9 else { return SentenceAddress(field(0)) }
+    /// The address, the bytes from after the start character to `end`. Read as one
+    /// eight-byte word when the line is long enough to hold it past the start character,
+    /// which every decodable sentence is (`$GPGGA*hh` is nine bytes), and the bytes past
+    /// the address masked off.
+    private static func address(in line: UnsafeRawBufferPointer, endingAt end: Int) -> SentenceAddress {
+        let count = min(end - 1, 8)
+        guard line.count >= 9 else { return SentenceAddress(UnsafeRawBufferPointer(rebasing: line[1..<end])) }
         let word = UInt64(bigEndian: line.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
         let mask: UInt64 = count == 0 ? 0 : ~0 << (64 - 8 * UInt64(count))
         return SentenceAddress(packed: word & mask, count: count)
