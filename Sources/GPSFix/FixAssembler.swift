@@ -13,7 +13,9 @@ import NMEA
 ///
 /// Untimed sentences (GSA, GSV, VTG) belong to the cycle open when they arrive. A time
 /// without a known date (GGA before any RMC or ZDA) gives a fix without time, as gpsd
-/// does. Two-digit years follow ``CenturyRule``, lost weeks ``RolloverRule``.
+/// does. A receiver without a fix often leaves its times empty: such a cycle ends at the
+/// learned last sentence or, before one is learned, when a sentence with a time field
+/// recurs, and gives a fix (no fix, no time) and the satellites being acquired. Two-digit years follow ``CenturyRule``, lost weeks ``RolloverRule``.
 ///
 /// Nothing here allocates per sentence.
 public struct FixAssembler {
@@ -106,19 +108,18 @@ public struct FixAssembler {
         self.date = (centuryRule.fullYear(date.year), Int(date.month), Int(date.day))
     }
 
-    /// A timed sentence: a new time ends the open cycle and teaches which sentence ends cycles.
-    private mutating func beginTimed(_ time: NMEATime?) {
-        guard let time else { return }
+    /// A sentence with a time field: a new time ends the open cycle and teaches which
+    /// sentence ends cycles. Without its time (a receiver without a fix often leaves it
+    /// empty), the sentence begins a new cycle when it already occurred in the open one,
+    /// which has no time either.
+    private mutating func beginTimed(_ time: NMEATime?, _ address: SentenceAddress) {
+        guard let time else {
+            if cycle.time == nil, tally.occurrences(of: address) > 0 { endCycleBeforeNewOne() }
+            return
+        }
         if let current = cycle.time {
             guard current != time else { return }
-            // The cycle ended with the previous sentence: learn it once it does so twice
-            // running. Only a sentence sent once per cycle, or the last part of a GSV
-            // group, can end cycles.
-            var candidate: CycleEnding?
-            if let last = lastEnding, last.isGroupEnd || tally.occurrences(of: last.address) == 1 { candidate = last }
-            cycleEnder = candidate != nil && candidate == endingCandidate ? candidate : nil
-            endingCandidate = candidate
-            endCycle()
+            endCycleBeforeNewOne()
         } else if time == closedTime, var reopened = closedCycle {
             // More of a cycle already closed: the learned ending sentence was wrong (a
             // multiplexer's other talkers between the epoch's sentences). The epoch is
@@ -131,6 +132,17 @@ public struct FixAssembler {
         if time != closedTime { closedCycle = nil }
         if cycle.time != time { cyclesOpened &+= 1 }
         cycle.time = time
+    }
+
+    /// A new cycle began with this sentence, so the open one ended with the previous
+    /// sentence: that one is learned as the end of cycles once it ends two running.
+    /// Only a sentence sent once per cycle, or the last part of a GSV group, can.
+    private mutating func endCycleBeforeNewOne() {
+        var candidate: CycleEnding?
+        if let last = lastEnding, last.isGroupEnd || tally.occurrences(of: last.address) == 1 { candidate = last }
+        cycleEnder = candidate != nil && candidate == endingCandidate ? candidate : nil
+        endingCandidate = candidate
+        endCycle()
     }
 
     private mutating func endCycle() {
@@ -193,32 +205,32 @@ public struct FixAssembler {
 /// (``FixAssembler/add(_:_:)`` does both).
 extension FixAssembler: NMEASentenceHandler {
     public mutating func handle(_ gga: GGA, in sentence: NMEASentence) {
-        beginTimed(gga.time)
+        beginTimed(gga.time, sentence.address)
         cycle.merge(gga)
         conclude(sentence.address)
     }
 
     public mutating func handle(_ rmc: RMC, in sentence: NMEASentence) {
-        beginTimed(rmc.time)
+        beginTimed(rmc.time, sentence.address)
         note(twoDigitYearDate: rmc.date)
         cycle.merge(rmc)
         conclude(sentence.address)
     }
 
     public mutating func handle(_ gll: GLL, in sentence: NMEASentence) {
-        beginTimed(gll.time)
+        beginTimed(gll.time, sentence.address)
         cycle.merge(gll)
         conclude(sentence.address)
     }
 
     public mutating func handle(_ gns: GNS, in sentence: NMEASentence) {
-        beginTimed(gns.time)
+        beginTimed(gns.time, sentence.address)
         cycle.merge(gns)
         conclude(sentence.address)
     }
 
     public mutating func handle(_ zda: ZDA, in sentence: NMEASentence) {
-        beginTimed(zda.time)
+        beginTimed(zda.time, sentence.address)
         if let date = zda.date {
             self.date = (date.year, Int(date.month), Int(date.day))
             centuryRule.referenceYear = date.year
@@ -228,13 +240,13 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ gst: GST, in sentence: NMEASentence) {
-        beginTimed(gst.time)
+        beginTimed(gst.time, sentence.address)
         cycle.merge(gst)
         conclude(sentence.address)
     }
 
     public mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence) {
-        beginTimed(pubx.time)
+        beginTimed(pubx.time, sentence.address)
         cycle.merge(pubx)
         conclude(sentence.address)
     }
@@ -266,7 +278,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence) {
-        beginTimed(pgrmf.time)
+        beginTimed(pgrmf.time, sentence.address)
         note(twoDigitYearDate: pgrmf.date)
         cycle.merge(pgrmf)
         conclude(sentence.address)
@@ -278,7 +290,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ epe: PSRFEPE, in sentence: NMEASentence) {
-        beginTimed(epe.time)
+        beginTimed(epe.time, sentence.address)
         cycle.merge(epe)
         conclude(sentence.address)
     }
@@ -320,7 +332,9 @@ extension FixAssembler: NMEASentenceHandler {
 
     private mutating func conclude(_ address: SentenceAddress, ending: CycleEnding?) {
         if let formatter = address.formatter { sentenceCounts.count(formatter) }
-        if let ending, ending == cycleEnder, cycle.time != nil {
+        // An untimed cycle ends there too: a receiver without a fix still reports
+        // its mode and the satellites it is acquiring every cycle.
+        if let ending, ending == cycleEnder, cycle.time != nil || cycle.sawData || satellites.hasNews {
             closedTime = cycle.time
             closedCycle = cycle
             endCycle()

@@ -97,6 +97,74 @@ struct AssemblerTests {
         #expect(emittedAfterEachSentence[22] == 3 && emittedAfterEachSentence[23] == 4)
     }
 
+    /// A receiver's cycle: GGA, GSA, GSV, RMC; with a fix at `second`, or, without
+    /// (`second` nil), with empty times and the satellites it is acquiring.
+    static func cycle(second: Int?, satellites: [Int]) -> String {
+        let listed = satellites.map { String(format: "%02d,40,100,30", $0) }.joined(separator: ",")
+        let view = sentence("$GPGSV,1,1,\(String(format: "%02d", satellites.count)),\(listed)")
+        guard let second else {
+            return sentence("$GPGGA,,,,,,0,00,,,,,,,") + sentence("$GPGSA,A,1,,,,,,,,,,,,,,,") + view
+                + sentence("$GNRMC,,V,,,,,,,,,,N")
+        }
+        let time = String(format: "1000%02d.00", second)
+        let used = satellites.map { String(format: "%02d", $0) }.joined(separator: ",")
+        return sentence("$GPGGA,\(time),5128.6757,N,00000.0927,W,1,\(satellites.count),0.9,45.9,M,47.0,M,,")
+            + sentence("$GPGSA,A,3,\(used)" + String(repeating: ",", count: 12 - satellites.count) + ",1.6,0.9,1.3")
+            + view + sentence("$GNRMC,\(time),A,5128.6757,N,00000.0927,W,0.13,271.2,221126,,,A")
+    }
+
+    /// Feeds `text` sentence by sentence; returns every update and how many fixes had gone
+    /// out after each sentence.
+    static func assemble(_ text: String) -> (updates: [LocationUpdate], fixesAfterEachSentence: [Int]) {
+        var assembler = FixAssembler()
+        let framer = NMEAFramer(configuration: .lenient)
+        var all: [LocationUpdate] = []
+        var fixesAfterEachSentence: [Int] = []
+        Array(text.utf8).withUnsafeBytes { bytes in
+            framer.feed(bytes) { sentence in
+                assembler.add(sentence) { all.append($0) }
+                fixesAfterEachSentence.append(all.count { $0.fix != nil })
+            }
+        }
+        return (all, fixesAfterEachSentence)
+    }
+
+    @Test("a receiver that loses its fix is still reported every cycle, at the cycle's last sentence: no fix, no time, the satellites it sees")
+    func cyclesWithoutFix() throws {
+        let lost = [[5, 7], [5, 7, 9], [7]]
+        let text = [12, 13, 14].map { Self.cycle(second: $0, satellites: [2, 5, 7, 9]) }.joined()
+            + lost.map { Self.cycle(second: nil, satellites: $0) }.joined()
+            + Self.cycle(second: 18, satellites: [2, 5, 7])
+        let (all, fixesAfter) = Self.assemble(text)
+        // Four sentences a cycle; RMC is learned as the last from the third cycle on, and
+        // each cycle without a fix goes out at its own RMC, not at the next time.
+        #expect(fixesAfter[11] == 3 && fixesAfter[15] == 4 && fixesAfter[19] == 5 && fixesAfter[23] == 6)
+        #expect(fixesAfter[27] == 7)
+        let fixes = all.compactMap(\.fix)
+        #expect(fixes.count == 7)
+        for fix in fixes[3..<6] { #expect(fix.mode == .noFix && fix.time == nil && fix.latitude == nil) }
+        let skies = all.compactMap(\.sky)
+        #expect(skies.count == 7)
+        for (sky, prns) in zip(skies[3..<6], lost) {
+            #expect(sky.time == nil && sky.satellites.map(\.identity.prn) == prns)
+            #expect(sky.usedCount == 0 && sky.hdop == nil)
+        }
+        // The fix that comes back has its own cycle's values, none of the lost cycles'.
+        #expect(fixes[6].mode == .threeDimensional && fixes[6].time?.time.second == 18)
+        #expect(skies[6].satellites.map(\.identity.prn) == [2, 5, 7] && skies[6].usedCount == 3)
+    }
+
+    @Test("from a cold start, before any time, a sentence that recurs begins the next cycle")
+    func coldStartCycles() throws {
+        let acquiring = [[], [3], [3, 8], [3, 8, 11]]
+        let (all, fixesAfter) = Self.assemble(acquiring.map { Self.cycle(second: nil, satellites: $0) }.joined())
+        // Cycles 1 and 2 end at the next cycle's GGA; then RMC has ended two and ends the rest.
+        #expect(fixesAfter[3] == 0 && fixesAfter[4] == 1 && fixesAfter[8] == 2)
+        #expect(fixesAfter[11] == 3 && fixesAfter[15] == 4)
+        #expect(all.compactMap(\.fix).allSatisfy { $0.mode == .noFix && $0.time == nil })
+        #expect(all.compactMap(\.sky).map { $0.satellites.map(\.identity.prn) } == acquiring)
+    }
+
     @Test("sentences are counted by type, every type, also past the 32 kept inline")
     func countsSentenceTypes() {
         // 40 made-up types (A00...A39), type k sent k + 1 times, and 3 GGAs.
