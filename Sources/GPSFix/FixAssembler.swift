@@ -182,8 +182,14 @@ public struct FixAssembler {
             sky.tdop = cycle.tdop ?? (dilutionsHeld ? heldSky.tdop : nil)
             sky.satellites = satellites.takeView()
             // The held view's used flags are older than this cycle's GGA count: the
-            // count stands unless a GSA of this cycle said which satellites are used.
-            if !cycle.listedUsedSatellites || sky.satellites.isEmpty { sky.reportedUsedCount = cycle.satellitesUsed }
+            // count stands unless a GSA of this cycle said which satellites are used. A
+            // GSA of this cycle beside a held view: the satellites it lists are the count
+            // (the held view may not have heard a satellite the receiver uses now).
+            if !cycle.listedUsedSatellites || sky.satellites.isEmpty {
+                sky.reportedUsedCount = cycle.satellitesUsed
+            } else if !satellites.viewRenewedThisCycle {
+                sky.reportedUsedCount = satellites.listedUsedCount
+            }
             sky.fillMissingDilutions()
             completed.append(.sky(sky))
         }

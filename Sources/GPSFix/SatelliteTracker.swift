@@ -53,6 +53,11 @@ struct SatelliteTracker {
 
     /// Whether a GSV group completed or a GSA arrived since the last sky view.
     private(set) var hasNews = false
+    /// Whether a group completed this cycle: otherwise the view is one held from before.
+    private(set) var viewRenewedThisCycle = false
+
+    /// How many satellites this cycle's GSAs listed as used (none: no GSA this cycle).
+    var listedUsedCount: Int { used.reduce(0) { $0 + $1.nonzeroBitCount } }
 
     /// Adds one GSV sentence.
     ///
@@ -120,6 +125,7 @@ struct SatelliteTracker {
         groupsInBurst += 1
         partial.removeAll(keepingCapacity: true)
         hasNews = true
+        viewRenewedThisCycle = true
     }
 
     /// Drops the groups `shouldDrop` picks, keeping their buffers for the groups to come.
@@ -256,6 +262,7 @@ struct SatelliteTracker {
     /// Starts a new cycle: the next GSA replaces the used-list instead of adding to it.
     mutating func beginCycle() {
         gsaSeenThisCycle = false
+        viewRenewedThisCycle = false
     }
 
     /// NMEA 4.11 signal ids mapped to the u-blox numbering gpsd reports as `sigid`;

@@ -229,6 +229,24 @@ struct AssemblerTests {
         #expect(skies[1].satellites.filter(\.used).count == 3)  // the held view's flags, unchanged
     }
 
+    @Test("uSat: a cycle's GSA beside a held view counts every satellite it lists, also one the held view heard without signal")
+    func usedCountOfHeldView() throws {
+        // Satellites 05, 12, 30 (30 heard without signal) in view from the first cycle;
+        // the second cycle sends no GSV, and its GSA lists 05, 12, 30 and 07.
+        func cycle(second: Int, gsa: String, gsv: String?) -> String {
+            let time = "09530\(second).802"
+            return sentence("$GPGGA,\(time),2712.6520,S,15303.1397,E,1,04,1.2,3.0,M,42.2,M,,") + sentence(gsa)
+                + (gsv.map(sentence) ?? "") + sentence("$GPRMC,\(time),A,2712.6520,S,15303.1397,E,0.00,133.96,080407,,,A")
+        }
+        let text = cycle(second: 4, gsa: "$GPGSA,A,3,05,12,30,,,,,,,,,,2.0,1.2,1.6",
+                         gsv: "$GPGSV,1,1,04,05,45,347,44,12,39,002,43,30,60,311,,07,45,212,")
+            + cycle(second: 5, gsa: "$GPGSA,A,3,05,12,30,07,,,,,,,,,1.8,1.1,1.4", gsv: nil)
+        let skies = updates(of: text).compactMap(\.sky)
+        // The first view is the cycle's own: a satellite without signal is not used (gpsd).
+        #expect(skies.map(\.usedCount) == [2, 4])
+        #expect(skies[1].satellites.map(\.used) == [true, true, false, false])
+    }
+
     @Test("a log header's date sets the century, and the rollover rule moves a lost era forward")
     func datesAndRollover() throws {
         let rmc = sentence("$GPRMC,000345.03,A,4808.9993,N,01135.0798,E,000.1,000.0,220899,003.0,E,A")
