@@ -19,8 +19,9 @@ struct Cycle {
     /// The mode a maker's own sentence states (u-blox PUBX,00, Garmin PGRMF, Magellan
     /// PMGNST), the strongest of the cycle's.
     private var statedMode: FixMode?
-    /// The status u-blox's PUBX,00 navigation status states.
-    private var pubxStatus: FixStatus?
+    /// The status a maker's own position sentence states (u-blox PUBX,00's navigation
+    /// status, Ashtech PASHR,POS's position type).
+    private var statedStatus: FixStatus?
     private var positionValid: Bool?
     /// A valid GLL arrived: with an altitude from the cycle's GGA it means 3D (gpsd's rule).
     private var gllValid = false
@@ -236,10 +237,10 @@ struct Cycle {
         }
         state(pubxMode)
         switch status {
-        case ("D", "2")?, ("D", "3")?: pubxStatus = .differential
-        case ("D", "R")?: pubxStatus = .deadReckoning
-        case ("R", "K")?: pubxStatus = .gnssWithDeadReckoning
-        default: pubxStatus = .gps
+        case ("D", "2")?, ("D", "3")?: statedStatus = .differential
+        case ("D", "R")?: statedStatus = .deadReckoning
+        case ("R", "K")?: statedStatus = .gnssWithDeadReckoning
+        default: statedStatus = .gps
         }
         positionValid = true
         setPosition(pubx.latitude, pubx.longitude)
@@ -251,6 +252,35 @@ struct Cycle {
         }
         horizontalError = pubx.horizontalAccuracy?.doubleValue
         verticalError = pubx.verticalAccuracy?.doubleValue
+    }
+
+    /// Ashtech's PASHR,POS: a position type means a 3D solution (the sentence has no 2D
+    /// form); an empty one, no position.
+    mutating func merge(_ pashr: PASHRPosition) {
+        sawData = true
+        guard let type = pashr.positionType else {
+            if positionValid == nil { positionValid = false }
+            return
+        }
+        state(.threeDimensional)
+        switch type {
+        case 1: statedStatus = .differential
+        case 2: statedStatus = .rtkFloat
+        case 3: statedStatus = .rtkFixed
+        default: statedStatus = .gps
+        }
+        positionValid = true
+        setPosition(pashr.latitude, pashr.longitude)
+        altitudeHAE = pashr.altitudeHAE?.doubleValue ?? altitudeHAE
+        if let kilometresPerHour = pashr.speedKilometresPerHour { speed = kilometresPerHour.doubleValue / 3.6 }
+        track = pashr.track?.doubleValue ?? track
+        climb = pashr.verticalVelocity?.doubleValue ?? climb
+        if let pdop = pashr.pdop { self.pdop = pdop.doubleValue }
+        if let hdop = pashr.hdop, !ggaGaveHDOP { self.hdop = hdop.doubleValue }
+        if let vdop = pashr.vdop { self.vdop = vdop.doubleValue }
+        if let tdop = pashr.tdop { self.tdop = tdop.doubleValue }
+        hasSkyData = hasSkyData || pashr.pdop != nil || pashr.hdop != nil
+        satellitesUsed = satellitesUsed ?? pashr.satellitesUsed
     }
 
     /// GBS's error estimates, when they are of this cycle's time (as gpsd takes them).
@@ -278,7 +308,7 @@ struct Cycle {
         take(&ggaQuality, later.ggaQuality)
         ggaHasAltitude = ggaHasAltitude || later.ggaHasAltitude
         take(&gnsMode, later.gnsMode)
-        take(&pubxStatus, later.pubxStatus)
+        take(&statedStatus, later.statedStatus)
         take(&statedMode, later.statedMode)
         take(&positionValid, later.positionValid)
         gllValid = gllValid || later.gllValid
@@ -406,7 +436,7 @@ struct Cycle {
         case 8?: return .simulated
         default: break
         }
-        if let pubxStatus, pubxStatus != .gps { return pubxStatus }
+        if let statedStatus, statedStatus != .gps { return statedStatus }
         switch modeIndicator ?? gnsMode {
         case .differential?, .precise?: return .differential
         case .fixedRTK?: return .rtkFixed

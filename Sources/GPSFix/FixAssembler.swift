@@ -317,6 +317,18 @@ extension FixAssembler: NMEASentenceHandler {
         conclude(sentence.address)
     }
 
+    public mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence) {
+        beginTimed(pashr.time, sentence.address)
+        cycle.merge(pashr)
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) {
+        satellites.add(pashr)
+        cycle.hasSkyData = true
+        conclude(sentence.address)
+    }
+
     public mutating func handle(_ dtm: DTM, in sentence: NMEASentence) { conclude(sentence.address) }
 
     public mutating func handle(_ txt: TXT, in sentence: NMEASentence) { conclude(sentence.address) }

@@ -20,8 +20,9 @@ struct SatelliteTracker {
         var signal: Int?
         /// The system id of a Quectel `PQGSV`, whose BeiDou and QZSS groups share a talker.
         var system: Int?
-        /// The list of u-blox's PUBX,03 rather than a GSV group.
-        var isPUBX = false
+        /// A maker's one-sentence list of every satellite (u-blox PUBX,03, Ashtech
+        /// PASHR,SAT) rather than a GSV group.
+        var isWholeList = false
     }
 
     private struct Group {
@@ -164,7 +165,33 @@ struct SatelliteTracker {
                 used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
             }
         }
-        completeGroup(GroupKey(isPUBX: true))
+        completeGroup(GroupKey(isWholeList: true))
+    }
+
+    /// Adds Ashtech's PASHR,SAT, every satellite locked with its used flag, in one
+    /// sentence: like PUBX,03 it replaces the previous list as a GSV group does. Its
+    /// numbers are GPS PRNs (SBAS 33-64 as NMEA numbers them).
+    mutating func add(_ pashr: PASHRSatellites) {
+        partial.removeAll(keepingCapacity: true)
+        if !gsaSeenThisCycle {
+            for index in used.indices { used[index] = 0 }
+            gsaSeenThisCycle = true
+        }
+        for index in 0..<pashr.count {
+            guard let satellite = try? pashr.satellite(at: index),
+                let identity = SatelliteIdentity(nmeaID: satellite.prn, talker: nil)
+            else { continue }
+            let hasPosition = satellite.elevation != nil && satellite.azimuth != nil
+            partial.append(
+                Satellite(
+                    identity: identity, elevation: hasPosition ? satellite.elevation?.doubleValue : nil,
+                    azimuth: hasPosition ? satellite.azimuth?.doubleValue : nil,
+                    snr: satellite.snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }))
+            if satellite.used, identity.prn < used.count * 64 {
+                used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
+            }
+        }
+        completeGroup(GroupKey(isWholeList: true))
     }
 
     /// Adds one GSA sentence's used-list.

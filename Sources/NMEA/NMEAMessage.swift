@@ -2,7 +2,7 @@
 /// everything else, which is never an error.
 ///
 /// Values are decoded from a borrowed ``NMEASentence``; the cases that keep borrowed
-/// bytes (``txt``, ``pubxSatellites``, ``unknown``) are valid only during the framer's
+/// bytes (``txt``, ``pubxSatellites``, ``pashrSatellites``, ``unknown``) are valid only during the framer's
 /// callback. Every other case is a plain value.
 public enum NMEAMessage {
     case gga(GGA)
@@ -25,6 +25,8 @@ public enum NMEAMessage {
     case psrfepe(PSRFEPE)
     case pubxPosition(PUBXPosition)
     case pubxSatellites(PUBXSatellites)
+    case pashrPosition(PASHRPosition)
+    case pashrSatellites(PASHRSatellites)
     /// A sentence of a type not listed above (AIS, other makers' proprietary sentences,
     /// rarer standard ones): its fields stay readable through the sentence.
     case unknown(NMEASentence)
@@ -67,6 +69,10 @@ private struct MessageBuilder: NMEASentenceHandler {
     mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence) { message = .pubxPosition(pubx) }
     mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) {
         message = .pubxSatellites(pubx)
+    }
+    mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence) { message = .pashrPosition(pashr) }
+    mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) {
+        message = .pashrSatellites(pashr)
     }
     mutating func handleUnknown(_ sentence: NMEASentence) { message = .unknown(sentence) }
     mutating func handleFailure(_ error: NMEADecodingError, in sentence: NMEASentence) { self.error = error }

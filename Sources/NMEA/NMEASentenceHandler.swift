@@ -7,8 +7,8 @@
 /// sentence; GPSFix's assembler is a handler too, merging each value into its cycle as
 /// it arrives.
 ///
-/// Values are borrowed for the call: those holding bytes (``TXT``, ``PUBXSatellites``)
-/// point into the framer's memory and must be copied out to be kept.
+/// Values are borrowed for the call: those holding bytes (``TXT``, ``PUBXSatellites``,
+/// ``PASHRSatellites``) point into the framer's memory and must be copied out to be kept.
 public protocol NMEASentenceHandler {
     mutating func handle(_ gga: GGA, in sentence: NMEASentence)
     mutating func handle(_ rmc: RMC, in sentence: NMEASentence)
@@ -30,6 +30,8 @@ public protocol NMEASentenceHandler {
     mutating func handle(_ psrfepe: PSRFEPE, in sentence: NMEASentence)
     mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence)
     mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence)
+    mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence)
+    mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence)
     /// A sentence of a type not decoded (AIS, other makers' proprietary sentences, rarer
     /// standard ones), which is never an error.
     mutating func handleUnknown(_ sentence: NMEASentence)
@@ -84,6 +86,16 @@ extension NMEASentence {
                 } else {
                     handler.handleUnknown(self)
                 }
+            } else if address == Addresses.pashr {
+                // Ashtech's subtypes; OxTS attitude sentences share the address.
+                let id = field(1)
+                if id.count == 3, id[0] == UInt8(ascii: "P"), id[1] == UInt8(ascii: "O"), id[2] == UInt8(ascii: "S") {
+                    handler.handle(try PASHRPosition.decode(self), in: self)
+                } else if id.count == 3, id[0] == UInt8(ascii: "S"), id[1] == UInt8(ascii: "A"), id[2] == UInt8(ascii: "T") {
+                    handler.handle(try PASHRSatellites.decode(self), in: self)
+                } else {
+                    handler.handleUnknown(self)
+                }
             } else {
                 handler.handleUnknown(self)
             }
@@ -103,4 +115,5 @@ enum Addresses {
     @inlinable static var pmgnst: SentenceAddress { SentenceAddress(packed: 0x504D_474E_5354_0000, count: 6) }
     @inlinable static var psrfepe: SentenceAddress { SentenceAddress(packed: 0x5053_5246_4550_4500, count: 7) }
     @inlinable static var pubx: SentenceAddress { SentenceAddress(packed: 0x5055_4258_0000_0000, count: 4) }
+    @inlinable static var pashr: SentenceAddress { SentenceAddress(packed: 0x5041_5348_5200_0000, count: 5) }
 }

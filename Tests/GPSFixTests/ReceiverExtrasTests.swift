@@ -4,7 +4,8 @@ import NMEA
 import Testing
 
 /// Sentences beyond the position core that the assembler uses rather than drops: u-blox's
-/// PUBX,00 and PUBX,03, GBS error estimates and HDT heading. Each is written from its
+/// PUBX,00 and PUBX,03, Ashtech's PASHR,POS and PASHR,SAT, GBS error estimates and HDT
+/// heading. Each is written from its
 /// documentation (u-blox's protocol specification, NMEA 0183) and checksummed here.
 @Suite("Receiver extras")
 struct ReceiverExtrasTests {
@@ -48,6 +49,30 @@ struct ReceiverExtrasTests {
         let eight = try #require(sky.satellites.first { $0.identity.prn == 8 })
         #expect(eight.azimuth == 67 && eight.elevation == 31 && eight.snr == 42)
         #expect(sky.satellites.first { $0.identity.prn == 23 }?.elevation == nil)
+    }
+
+    @Test("Ashtech PASHR,POS and PASHR,SAT: a 3D fix with its position type's status, speed from km/h, climb, DOPs; satellites with azimuth before elevation")
+    func ashtech() throws {
+        let all = updates(ofLog: try Fixtures.bytes("ashtech-pashr.nmea"))
+        let fixes = all.compactMap(\.fix)
+        try #require(fixes.count == 3)
+        let first = fixes[0]
+        #expect(first.time == GPSTime(year: 2026, month: 11, day: 23, time: NMEATime(hour: 15, minute: 14, second: 49)))
+        #expect(first.mode == .threeDimensional && first.status == .differential)
+        #expect(abs(first.latitude! - 37.391175) < 1e-9 && abs(first.longitude! + 122.037696667) < 1e-9)
+        #expect(first.altitudeHAE == 29.6 && first.altitudeMSL == nil)
+        #expect(abs(first.speed! - 3.0) < 1e-9 && first.track == 137.2 && first.climb == 0.5)
+        // Position type 3 is a carrier-phase fixed solution; an empty one, no position.
+        #expect(fixes[1].status == .rtkFixed)
+        #expect(fixes[2].mode == .noFix && fixes[2].latitude == nil && fixes[2].time != nil)
+        let skies = all.compactMap(\.sky)
+        #expect(skies[0].pdop == 2.3 && skies[0].hdop == 1.4 && skies[0].vdop == 1.8 && skies[0].tdop == 1.1)
+        #expect(skies[0].satellites.map(\.identity.prn) == [3, 23, 16, 22, 26, 31, 8])
+        #expect(skies[0].satellites.map(\.used) == [true, true, true, true, true, true, false])
+        let three = skies[0].satellites[0]
+        #expect(three.azimuth == 103 && three.elevation == 56 && three.snr == 50)
+        #expect(skies[1].satellites[0].snr == 51 && skies[1].usedCount == 6)
+        #expect(skies[2].satellites.map(\.identity.prn) == [3, 23] && skies[2].usedCount == 0)
     }
 
     @Test("GBS of the cycle's time gives epx, epy and epv; a GBS of another time is not this cycle's")

@@ -27,6 +27,8 @@ struct HandlerTests {
         mutating func handle(_ psrfepe: PSRFEPE, in sentence: NMEASentence) { calls.append("PSRFEPE") }
         mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence) { calls.append("PUBX,00") }
         mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) { calls.append("PUBX,03 \(pubx.count)") }
+        mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence) { calls.append("PASHR,POS") }
+        mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) { calls.append("PASHR,SAT \(pashr.count)") }
         mutating func handleUnknown(_ sentence: NMEASentence) { calls.append("unknown \(sentence.address)") }
         mutating func handleFailure(_ error: NMEADecodingError, in sentence: NMEASentence) {
             calls.append("failure \(error.address) field \(error.field)")
@@ -46,6 +48,9 @@ struct HandlerTests {
             "$PGRMM,WGS 84",
             "$PSRFEPE,100542.000,A,0.7,6.82,10.69,0.0,180.0",
             "$GPGSV,1,1,01,05,91,100,40",
+            "$PASHR,POS,0,06,151449.50,3723.4705,N,12202.2618,W,00029.6,,137.2,000.3,+000.1,02.3,01.4,01.8,01.1,GG00",
+            "$PASHR,SAT,2,03,103,56,50,U,23,225,42,47,-",
+            "$PASHR,204132.000,010.51,T,+00.39,-00.79,-00.84,0.151,0.075,0.555,1,0",
         ]
         var recorder = Recorder()
         let framer = NMEAFramer(configuration: .lenient)
@@ -53,7 +58,7 @@ struct HandlerTests {
         #expect(
             recorder.calls == [
                 "GGA 5", "RMC true", "GSV 1", "GSA 3", "ZDA 2014", "PUBX,03 1", "unknown PUBX", "unknown PGRMM",
-                "PSRFEPE", "failure GPGSV field 5",
+                "PSRFEPE", "failure GPGSV field 5", "PASHR,POS", "PASHR,SAT 2", "unknown PASHR",
             ])
     }
 

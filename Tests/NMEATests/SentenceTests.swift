@@ -185,6 +185,31 @@ struct SentenceTests {
         #expect(list[1].status == UInt8(ascii: "U") && list[1].elevation == NMEADecimal("67"))
     }
 
+    @Test("Ashtech PASHR,POS and PASHR,SAT; a POS without position; a POS cut short is an error")
+    func ashtech() throws {
+        let position = withChecksum(
+            "$PASHR,POS,0,05,151449.50,3723.4705,N,12202.2618,W,00029.6,,137.2,000.3,-000.1,02.3,01.4,01.8,01.1,GG00")
+        guard case .pashrPosition(let pos) = try decode(position) else { Issue.record("not PASHR,POS"); return }
+        #expect(pos.positionType == 0 && pos.satellitesUsed == 5)
+        #expect(pos.time == NMEATime(hour: 15, minute: 14, second: 49, nanosecond: 500_000_000))
+        #expect(pos.altitudeHAE == NMEADecimal("00029.6") && pos.track == NMEADecimal("137.2"))
+        #expect(pos.speedKilometresPerHour == NMEADecimal("000.3") && pos.verticalVelocity == NMEADecimal("-000.1"))
+        #expect(pos.pdop == NMEADecimal("02.3") && pos.tdop == NMEADecimal("01.1"))
+        guard case .pashrPosition(let empty) = try decode(withChecksum("$PASHR,POS,,02,151451.00,,,,,,,,,,,,,,GG00")) else {
+            Issue.record("not PASHR,POS")
+            return
+        }
+        #expect(empty.positionType == nil && empty.latitude == nil && empty.time != nil)
+        #expect(throws: NMEADecodingError.self) { try decode(withChecksum("$PASHR,POS,0,05,151449.50")) }
+        guard case .pashrSatellites(let list) = try decode(withChecksum("$PASHR,SAT,3,03,103,56,50,U,23,225,42,47,-,16")) else {
+            Issue.record("not PASHR,SAT")
+            return
+        }
+        // The third satellite is cut short after its PRN: the two whole ones are read.
+        #expect(list.map(\.prn) == [3, 23] && list.map(\.used) == [true, false])
+        #expect(list[0].azimuth == NMEADecimal("103") && list[0].elevation == NMEADecimal("56"))
+    }
+
     @Test("Garmin PGRMF, Magellan PMGNST and SiRF PSRFEPE")
     func fixStatusSentences() throws {
         // Garmin's documented example fields (GPS 17 technical specification), checksummed here.

@@ -65,8 +65,10 @@ func frameEach(_ bytes: [UInt8], _ framer: NMEAFramer, _ body: (NMEASentence) ->
 enum NMEAMessageSnapshot {
     case gga(GGA), rmc(RMC), gsa(GSA), gsv(GSV), vtg(VTG), gll(GLL), zda(ZDA), gst(GST), gns(GNS), gbs(GBS)
     case dtm(DTM), hdt(HDT), pgrme(PGRME), pgrmz(PGRMZ), pgrmf(PGRMF), pmgnst(PMGNST), psrfepe(PSRFEPE), pubxPosition(PUBXPosition)
+    case pashrPosition(PASHRPosition)
     case txt(id: Int?, text: String)
     case pubxSatellites([PUBXSatellites.Satellite])
+    case pashrSatellites([PASHRSatellites.Satellite])
     case unknown(address: String, fields: [String])
 
     init(_ message: NMEAMessage) throws(NMEADecodingError) {
@@ -96,6 +98,13 @@ enum NMEAMessageSnapshot {
                 if let satellite = try value.satellite(at: index) { satellites.append(satellite) }
             }
             self = .pubxSatellites(satellites)
+        case .pashrPosition(let value): self = .pashrPosition(value)
+        case .pashrSatellites(let value):
+            var satellites: [PASHRSatellites.Satellite] = []
+            for index in 0..<value.count {
+                if let satellite = try value.satellite(at: index) { satellites.append(satellite) }
+            }
+            self = .pashrSatellites(satellites)
         case .unknown(let sentence):
             self = .unknown(
                 address: sentence.address.description,

@@ -198,3 +198,87 @@ public struct PUBXSatellites: SentenceDecodable {
             snr: try fields.decimal(), lockTime: try fields.integer())
     }
 }
+
+/// Ashtech PASHR,POS: a whole position solution in one sentence, with speed, climb and
+/// DOPs (Ashtech and Magellan professional receivers: G12, DG14, Z-Xtreme, ...).
+///
+/// `$PASHR,POS,d1,d2,hhmmss.ss,ddmm.mm,N,dddmm.mm,W,alt,,track,speed,climb,PDOP,HDOP,VDOP,TDOP,firmware`:
+/// an empty position type means no fix.
+public struct PASHRPosition: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 17
+    /// 0 autonomous, 1 differential (RTCM code), 2 carrier-phase float, 3 carrier-phase
+    /// fixed; `nil` when the receiver has no position.
+    public var positionType: Int?
+    public var satellitesUsed: Int?
+    public var time: NMEATime?
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    /// Altitude above the WGS84 ellipsoid, metres.
+    public var altitudeHAE: NMEADecimal?
+    /// Course over ground, degrees from true north.
+    public var track: NMEADecimal?
+    public var speedKilometresPerHour: NMEADecimal?
+    /// Vertical velocity, metres per second, positive upwards.
+    public var verticalVelocity: NMEADecimal?
+    public var pdop: NMEADecimal?
+    public var hdop: NMEADecimal?
+    public var vdop: NMEADecimal?
+    public var tdop: NMEADecimal?
+
+    @inline(__always)
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        fields.skip()  // POS
+        positionType = try fields.integer()
+        satellitesUsed = try fields.integer()
+        time = try fields.time()
+        latitude = try fields.latitude()
+        longitude = try fields.longitude()
+        altitudeHAE = try fields.decimal()
+        fields.skip()  // reserved
+        track = try fields.decimal()
+        speedKilometresPerHour = try fields.decimal()
+        verticalVelocity = try fields.decimal()
+        pdop = try fields.decimal()
+        hdop = try fields.decimal()
+        vdop = try fields.decimal()
+        tdop = try fields.decimal()
+    }
+}
+
+/// Ashtech PASHR,SAT: every satellite locked, five fields each (PRN, azimuth,
+/// elevation, signal, `U` used or `-`), read lazily from the borrowed sentence like
+/// ``PUBXSatellites``.
+public struct PASHRSatellites: SentenceDecodable {
+    public static let minimumFieldCount = 2
+
+    /// One locked satellite.
+    public struct Satellite: Hashable, Sendable {
+        public var prn: Int
+        public var azimuth: NMEADecimal?
+        public var elevation: NMEADecimal?
+        public var snr: NMEADecimal?
+        /// Whether the receiver used it in the solution (`U`).
+        public var used: Bool
+    }
+
+    private let sentence: NMEASentence
+    /// How many satellites the sentence lists (bounded by the fields actually present).
+    public let count: Int
+
+    @inline(__always)
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        sentence = fields.sentence
+        fields.skip()  // SAT
+        let declared = try fields.integer() ?? 0
+        count = max(0, min(declared, fields.remaining / 5))
+    }
+
+    /// The satellite at `index` (0..<count).
+    public func satellite(at index: Int) throws(NMEADecodingError) -> Satellite? {
+        var fields = FieldCursor(sentence, from: 3 + 5 * index)
+        guard let prn = try fields.integer() else { return nil }
+        return Satellite(
+            prn: prn, azimuth: try fields.decimal(), elevation: try fields.decimal(), snr: try fields.decimal(),
+            used: try fields.character() == UInt8(ascii: "U"))
+    }
+}
