@@ -17,7 +17,7 @@ struct Cycle {
     private var ggaHasAltitude = false
     private var gnsMode: ModeIndicator?
     /// The mode a maker's own sentence states (u-blox PUBX,00, Garmin PGRMF, Magellan
-    /// PMGNST), the strongest of the cycle's.
+    /// PMGNST, Ashtech PASHR,POS), the strongest of the cycle's.
     private var statedMode: FixMode?
     /// The status a maker's own position sentence states (u-blox PUBX,00's navigation
     /// status, Ashtech PASHR,POS's position type).

@@ -15,7 +15,8 @@ import NMEA
 /// without a known date (GGA before any RMC or ZDA) gives a fix without time, as gpsd
 /// does. A receiver without a fix often leaves its times empty: such a cycle ends at the
 /// learned last sentence or, before one is learned, when a sentence with a time field
-/// recurs, and gives a fix (no fix, no time) and the satellites being acquired. Two-digit years follow ``CenturyRule``, lost weeks ``RolloverRule``.
+/// recurs, and gives a fix (no fix, no time) and the satellites being acquired.
+/// Two-digit years follow ``CenturyRule``, lost weeks ``RolloverRule``.
 ///
 /// Nothing here allocates per sentence.
 public struct FixAssembler {

@@ -145,25 +145,14 @@ struct SatelliteTracker {
     /// flags (status `U`), in one sentence: it replaces the previous one as a GSV group
     /// does. Its ids are NMEA's, except SBAS, numbered by PRN (120-158).
     mutating func add(_ pubx: PUBXSatellites) {
-        partial.removeAll(keepingCapacity: true)
-        if !gsaSeenThisCycle {
-            for index in used.indices { used[index] = 0 }
-            gsaSeenThisCycle = true
-        }
+        beginWholeList()
         for index in 0..<pubx.count {
             guard let satellite = try? pubx.satellite(at: index) else { continue }
             let id = (120...158).contains(satellite.id) ? satellite.id - 87 : satellite.id
             guard let identity = SatelliteIdentity(nmeaID: id, talker: nil) else { continue }
-            let hasPosition = satellite.elevation != nil && satellite.azimuth != nil
-            // u-blox writes 0 for the signal of a satellite it does not track.
-            let snr = satellite.snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }
-            partial.append(
-                Satellite(
-                    identity: identity, elevation: hasPosition ? satellite.elevation?.doubleValue : nil,
-                    azimuth: hasPosition ? satellite.azimuth?.doubleValue : nil, snr: snr))
-            if satellite.status == UInt8(ascii: "U"), identity.prn < used.count * 64 {
-                used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
-            }
+            appendToWholeList(
+                identity, elevation: satellite.elevation, azimuth: satellite.azimuth, snr: satellite.snr,
+                used: satellite.status == UInt8(ascii: "U"))
         }
         completeGroup(GroupKey(isWholeList: true))
     }
@@ -172,26 +161,39 @@ struct SatelliteTracker {
     /// sentence: like PUBX,03 it replaces the previous list as a GSV group does. Its
     /// numbers are GPS PRNs (SBAS 33-64 as NMEA numbers them).
     mutating func add(_ pashr: PASHRSatellites) {
+        beginWholeList()
+        for index in 0..<pashr.count {
+            guard let satellite = try? pashr.satellite(at: index),
+                let identity = SatelliteIdentity(nmeaID: satellite.prn, talker: nil)
+            else { continue }
+            appendToWholeList(
+                identity, elevation: satellite.elevation, azimuth: satellite.azimuth, snr: satellite.snr,
+                used: satellite.used)
+        }
+        completeGroup(GroupKey(isWholeList: true))
+    }
+
+    /// Begins a maker's whole list: its used flags replace those of the cycle's GSAs.
+    private mutating func beginWholeList() {
         partial.removeAll(keepingCapacity: true)
         if !gsaSeenThisCycle {
             for index in used.indices { used[index] = 0 }
             gsaSeenThisCycle = true
         }
-        for index in 0..<pashr.count {
-            guard let satellite = try? pashr.satellite(at: index),
-                let identity = SatelliteIdentity(nmeaID: satellite.prn, talker: nil)
-            else { continue }
-            let hasPosition = satellite.elevation != nil && satellite.azimuth != nil
-            partial.append(
-                Satellite(
-                    identity: identity, elevation: hasPosition ? satellite.elevation?.doubleValue : nil,
-                    azimuth: hasPosition ? satellite.azimuth?.doubleValue : nil,
-                    snr: satellite.snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }))
-            if satellite.used, identity.prn < used.count * 64 {
-                used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
-            }
-        }
-        completeGroup(GroupKey(isWholeList: true))
+    }
+
+    /// One satellite of a maker's whole list. A signal of 0 is none: the makers write 0
+    /// for a satellite they do not track.
+    private mutating func appendToWholeList(
+        _ identity: SatelliteIdentity, elevation: NMEADecimal?, azimuth: NMEADecimal?, snr: NMEADecimal?, used isUsed: Bool
+    ) {
+        let hasPosition = elevation != nil && azimuth != nil
+        partial.append(
+            Satellite(
+                identity: identity, elevation: hasPosition ? elevation?.doubleValue : nil,
+                azimuth: hasPosition ? azimuth?.doubleValue : nil,
+                snr: snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }))
+        if isUsed, identity.prn < used.count * 64 { used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63) }
     }
 
     /// Adds one GSA sentence's used-list.
