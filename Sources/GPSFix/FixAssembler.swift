@@ -94,9 +94,12 @@ public struct FixAssembler {
 
     /// Ends the open cycle, as at the end of a log.
     public mutating func flush(_ emit: (LocationUpdate) -> Void) {
-        if cycle.sawData || satellites.hasNews { endCycle() }
+        if cycleHasContent { endCycle() }
         deliverUpdates(emit)
     }
+
+    /// Whether the open cycle has anything to report (a cycle of nothing is not emitted).
+    private var cycleHasContent: Bool { cycle.sawData || satellites.hasNews }
 
     /// Standard sentences seen, by type (`GGA`); built on demand, not per sentence.
     public var sentenceCountsByType: [String: Int] {
@@ -353,7 +356,7 @@ extension FixAssembler: NMEASentenceHandler {
         if let formatter = address.formatter { sentenceCounts.count(formatter) }
         // An untimed cycle ends there too: a receiver without a fix still reports
         // its mode and the satellites it is acquiring every cycle.
-        if let ending, ending == cycleEnder, cycle.time != nil || cycle.sawData || satellites.hasNews {
+        if let ending, ending == cycleEnder, cycle.time != nil || cycleHasContent {
             closedTime = cycle.time
             closedCycle = cycle
             endCycle()

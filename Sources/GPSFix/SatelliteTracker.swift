@@ -46,8 +46,8 @@ struct SatelliteTracker {
     private var partialKey: GroupKey?
     private var nextPartialNumber = 1
     private var view: [Satellite] = []
-    /// gpsd PRNs the current cycle's GSAs listed as used, as a bitmap.
-    private var used = [UInt64](repeating: 0, count: 16)
+    /// gpsd PRNs the current cycle's GSAs listed as used.
+    private var used = PRNSet()
     private var gsaSeenThisCycle = false
     /// The systems whose satellites this cycle's GSAs marked used, a bit per `GNSS` raw value.
     private var claimedSystems: UInt16 = 0
@@ -58,7 +58,7 @@ struct SatelliteTracker {
     private(set) var viewRenewedThisCycle = false
 
     /// How many satellites this cycle's GSAs listed as used (none: no GSA this cycle).
-    var listedUsedCount: Int { used.reduce(0) { $0 + $1.nonzeroBitCount } }
+    var listedUsedCount: Int { used.count }
 
     /// Adds one GSV sentence.
     ///
@@ -177,7 +177,7 @@ struct SatelliteTracker {
     private mutating func beginWholeList() {
         partial.removeAll(keepingCapacity: true)
         if !gsaSeenThisCycle {
-            for index in used.indices { used[index] = 0 }
+            used.removeAll()
             gsaSeenThisCycle = true
         }
     }
@@ -193,7 +193,7 @@ struct SatelliteTracker {
                 identity: identity, elevation: hasPosition ? elevation?.doubleValue : nil,
                 azimuth: hasPosition ? azimuth?.doubleValue : nil,
                 snr: snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }))
-        if isUsed, identity.prn < used.count * 64 { used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63) }
+        if isUsed { used.insert(identity.prn) }
     }
 
     /// Adds one GSA sentence's used-list.
@@ -206,7 +206,7 @@ struct SatelliteTracker {
     /// system's satellites are never marked used on a guess.
     mutating func add(_ gsa: GSA) {
         if !gsaSeenThisCycle {
-            for index in used.indices { used[index] = 0 }
+            used.removeAll()
             claimedSystems = 0
             gsaSeenThisCycle = true
         }
@@ -217,9 +217,8 @@ struct SatelliteTracker {
         }
         for id in gsa.satellites {
             guard let identity = SatelliteIdentity(nmeaID: Int(id), talker: gsa.talker, system: system),
-                identity.prn < used.count * 64
+                used.insert(identity.prn)
             else { continue }
-            used[identity.prn >> 6] |= 1 << UInt64(identity.prn & 63)
             claimedSystems |= 1 << identity.gnss.rawValue
         }
         hasNews = true
@@ -267,13 +266,10 @@ struct SatelliteTracker {
     /// signal (a satellite listed but not heard on a signal is not used on that signal).
     mutating func takeView() -> [Satellite] {
         hasNews = false
-        gsaSeenThisCycle = false
         view.removeAll(keepingCapacity: true)
         for group in groups {
             for var satellite in group.satellites {
-                let prn = satellite.identity.prn
-                satellite.used = satellite.snr != nil && prn < used.count * 64
-                    && used[prn >> 6] & (1 << UInt64(prn & 63)) != 0
+                satellite.used = satellite.snr != nil && used.contains(satellite.identity.prn)
                 view.append(satellite)
             }
         }
@@ -285,7 +281,7 @@ struct SatelliteTracker {
         dropGroups { _ in true }
         burst += 1
         groupsInBurst = 0
-        for index in used.indices { used[index] = 0 }
+        used.removeAll()
     }
 
     /// Starts a new cycle: the next GSA replaces the used-list instead of adding to it.
@@ -314,4 +310,27 @@ struct SatelliteTracker {
         default: nil
         }
     }
+}
+
+/// A set of gpsd PRNs (0-1023) as a bitmap: no hashing, and no allocation once made.
+private struct PRNSet {
+    private var words = [UInt64](repeating: 0, count: 16)
+
+    /// Adds `prn`; `false` when it is out of the set's range (and so not added).
+    @discardableResult
+    mutating func insert(_ prn: Int) -> Bool {
+        guard prn >= 0, prn < words.count * 64 else { return false }
+        words[prn >> 6] |= 1 << UInt64(prn & 63)
+        return true
+    }
+
+    func contains(_ prn: Int) -> Bool {
+        prn >= 0 && prn < words.count * 64 && words[prn >> 6] & (1 << UInt64(prn & 63)) != 0
+    }
+
+    mutating func removeAll() {
+        for index in words.indices { words[index] = 0 }
+    }
+
+    var count: Int { words.reduce(0) { $0 + $1.nonzeroBitCount } }
 }

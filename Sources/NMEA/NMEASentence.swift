@@ -34,6 +34,14 @@ public struct NMEASentence {
         return UnsafeRawBufferPointer(start: line.baseAddress! + start, count: Int(fieldEnds[index]) - start)
     }
 
+    /// Whether field `index` is exactly `text`: a proprietary sentence's subtype
+    /// (`PUBX,00`, `PASHR,POS`).
+    @inlinable
+    public func field(_ index: Int, is text: StaticString) -> Bool {
+        let bytes = field(index)
+        return bytes.count == text.utf8CodeUnitCount && text.withUTF8Buffer { bytes.elementsEqual($0) }
+    }
+
     /// `$` for ordinary sentences, `!` for encapsulated ones (AIS).
     public var startCharacter: UInt8 { line[0] }
 

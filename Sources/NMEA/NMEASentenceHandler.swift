@@ -77,25 +77,15 @@ extension NMEASentence {
                 handler.handle(try PMGNST.decode(self), in: self)
             } else if address == Addresses.psrfepe {
                 handler.handle(try PSRFEPE.decode(self), in: self)
-            } else if address == Addresses.pubx {
-                let id = field(1)
-                if id.count == 2, id[0] == UInt8(ascii: "0"), id[1] == UInt8(ascii: "0") {
-                    handler.handle(try PUBXPosition.decode(self), in: self)
-                } else if id.count == 2, id[0] == UInt8(ascii: "0"), id[1] == UInt8(ascii: "3") {
-                    handler.handle(try PUBXSatellites.decode(self), in: self)
-                } else {
-                    handler.handleUnknown(self)
-                }
-            } else if address == Addresses.pashr {
+            } else if address == Addresses.pubx, field(1, is: "00") {
+                handler.handle(try PUBXPosition.decode(self), in: self)
+            } else if address == Addresses.pubx, field(1, is: "03") {
+                handler.handle(try PUBXSatellites.decode(self), in: self)
+            } else if address == Addresses.pashr, field(1, is: "POS") {
                 // Ashtech's subtypes; OxTS attitude sentences share the address.
-                let id = field(1)
-                if id.count == 3, id[0] == UInt8(ascii: "P"), id[1] == UInt8(ascii: "O"), id[2] == UInt8(ascii: "S") {
-                    handler.handle(try PASHRPosition.decode(self), in: self)
-                } else if id.count == 3, id[0] == UInt8(ascii: "S"), id[1] == UInt8(ascii: "A"), id[2] == UInt8(ascii: "T") {
-                    handler.handle(try PASHRSatellites.decode(self), in: self)
-                } else {
-                    handler.handleUnknown(self)
-                }
+                handler.handle(try PASHRPosition.decode(self), in: self)
+            } else if address == Addresses.pashr, field(1, is: "SAT") {
+                handler.handle(try PASHRSatellites.decode(self), in: self)
             } else {
                 handler.handleUnknown(self)
             }
