@@ -34,6 +34,11 @@ public enum GPSDReport {
         json.field("climb", fix.climb, decimals: 3)
         json.field("eps", fix.speedError, decimals: 2)
         json.field("epd", fix.trackError, decimals: 4)
+        if let velocity = fix.velocity {
+            json.field("velN", velocity.north, decimals: 3)
+            json.field("velE", velocity.east, decimals: 3)
+            json.field("velD", velocity.down, decimals: 3)
+        }
         json.field("geoidSep", fix.geoidSeparation, decimals: 3)
         json.field("eph", fix.horizontalError, decimals: 3)
         json.field("sep", fix.sphericalError, decimals: 3)

@@ -35,6 +35,8 @@ struct Cycle {
     private var geoidSeparation: Double?
     /// Metres per second upwards, when the receiver says (PUBX,00).
     private var climb: Double?
+    /// The velocity the receiver measured (PSTI,030).
+    private var velocity: NEDVelocity?
     private var speed: Double?
     private var track: Double?
     private var magneticVariation: Double?
@@ -283,6 +285,25 @@ struct Cycle {
         satellitesUsed = satellitesUsed ?? pashr.satellitesUsed
     }
 
+    /// SkyTraq's PSTI,030: a valid one is a 2D fix, or 3D with its altitude; its mode
+    /// letter gives the status (`F` float, `R` fixed RTK). Its velocity is kept whole,
+    /// for the fix's `velocity`.
+    mutating func merge(_ psti: PSTIPosition) {
+        sawData = true
+        guard psti.isValid == true, psti.mode != .notValid, psti.latitude != nil else {
+            if positionValid == nil { positionValid = false }
+            return
+        }
+        state(psti.altitudeMSL != nil ? .threeDimensional : .twoDimensional)
+        statedStatus = Self.status(of: psti.mode)
+        positionValid = true
+        setPosition(psti.latitude, psti.longitude)
+        altitudeMSL = psti.altitudeMSL?.doubleValue ?? altitudeMSL
+        if let east = psti.velocityEast, let north = psti.velocityNorth, let up = psti.velocityUp {
+            velocity = NEDVelocity(north: north.doubleValue, east: east.doubleValue, down: -up.doubleValue)
+        }
+    }
+
     /// GBS's error estimates, when they are of this cycle's time (as gpsd takes them).
     mutating func merge(_ gbs: GBS) {
         guard let stamp = gbs.time, stamp == time else { return }
@@ -319,6 +340,7 @@ struct Cycle {
         take(&altitudeHAE, later.altitudeHAE)
         take(&geoidSeparation, later.geoidSeparation)
         take(&climb, later.climb)
+        take(&velocity, later.velocity)
         take(&speed, later.speed)
         take(&track, later.track)
         take(&magneticVariation, later.magneticVariation)
@@ -383,6 +405,7 @@ struct Cycle {
         fix.latitudeError = latitudeError
         fix.speedError = speedError
         fix.trackError = trackError
+        fix.velocity = velocity
         if fix.mode == .threeDimensional, let altitudeMSL {
             fix.altitudeMSL = altitudeMSL
             fix.geoidSeparation = geoidSeparation
@@ -437,13 +460,18 @@ struct Cycle {
         default: break
         }
         if let statedStatus, statedStatus != .gps { return statedStatus }
-        switch modeIndicator ?? gnsMode {
-        case .differential?, .precise?: return .differential
-        case .fixedRTK?: return .rtkFixed
-        case .floatRTK?: return .rtkFloat
-        case .estimated?: return .deadReckoning
-        case .simulator?: return .simulated
-        default: return .gps
+        return Self.status(of: modeIndicator ?? gnsMode)
+    }
+
+    /// The status a mode indicator letter states.
+    private static func status(of indicator: ModeIndicator?) -> FixStatus {
+        switch indicator {
+        case .differential?, .precise?: .differential
+        case .fixedRTK?: .rtkFixed
+        case .floatRTK?: .rtkFloat
+        case .estimated?: .deadReckoning
+        case .simulator?: .simulated
+        default: .gps
         }
     }
 }

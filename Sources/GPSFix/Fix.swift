@@ -49,6 +49,9 @@ public struct Fix: Hashable, Sendable {
     public var track: Double?
     /// Metres per second upwards; derived, see above.
     public var climb: Double?
+    /// The velocity the receiver measured itself (SkyTraq PSTI,030): gpsd's `velN`,
+    /// `velE` and `velD`.
+    public var velocity: NEDVelocity?
     /// Magnetic variation in degrees, east positive, from RMC.
     public var magneticVariation: Double?
     /// Estimated errors the receiver reported itself (Garmin PGRME, u-blox PUBX, SiRF
@@ -66,6 +69,20 @@ public struct Fix: Hashable, Sendable {
     public var latitudeError: Double?
 
     public init() {}
+}
+
+/// A velocity in the local north, east, down frame, metres per second.
+public struct NEDVelocity: Hashable, Sendable {
+    public var north: Double
+    public var east: Double
+    /// Positive downwards, as gpsd's `velD`.
+    public var down: Double
+
+    public init(north: Double, east: Double, down: Double) {
+        self.north = north
+        self.east = east
+        self.down = down
+    }
 }
 
 /// The receiver's own estimate of its error, from GST: gpsd's GST report.

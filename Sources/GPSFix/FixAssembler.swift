@@ -166,6 +166,7 @@ public struct FixAssembler {
             }
             lastTimedFix = fix
         }
+        fix.fillMotionFromVelocity()
         statistics.cycles += 1
         completed.append(.fix(fix))
         // A GSA or GSV (or PUBX,03) this cycle renews the held sky; past its age limit
@@ -330,6 +331,13 @@ extension FixAssembler: NMEASentenceHandler {
     public mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) {
         satellites.add(pashr)
         cycle.hasSkyData = true
+        conclude(sentence.address)
+    }
+
+    public mutating func handle(_ psti: PSTIPosition, in sentence: NMEASentence) {
+        beginTimed(psti.time, sentence.address)
+        note(twoDigitYearDate: psti.date)
+        cycle.merge(psti)
         conclude(sentence.address)
     }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 extension Fix {
     /// The longest time between two fixes across which motion is derived: one hour, the
     /// bound gpsd's own source suggests (it derives across any gap). Across a gap of
@@ -40,5 +42,21 @@ extension Fix {
         if let now = altitudes.0, let then = altitudes.1, abs(now - then) / interval <= 9999.9 {
             climb = (now - then) / interval
         }
+    }
+
+    /// Fills the speed, track and climb that neither the cycle's sentences nor
+    /// ``deriveMotion(from:interval:)`` gave, from the velocity the receiver measured
+    /// (SkyTraq PSTI,030). This is gpsd's order: it derives motion at the cycle's first
+    /// position sentence, before the velocity sentence that ends the cycle, so the
+    /// velocity shows only where nothing was derived (a first fix, a single fix).
+    mutating func fillMotionFromVelocity() {
+        guard let velocity else { return }
+        let horizontal = (velocity.north * velocity.north + velocity.east * velocity.east).squareRoot()
+        if speed == nil { speed = horizontal }
+        if track == nil, horizontal > 0 {
+            let degrees = atan2(velocity.east, velocity.north) * 180 / .pi
+            track = degrees < 0 ? degrees + 360 : degrees
+        }
+        if climb == nil, mode == .threeDimensional { climb = -velocity.down }
     }
 }

@@ -27,6 +27,7 @@ public enum NMEAMessage {
     case pubxSatellites(PUBXSatellites)
     case pashrPosition(PASHRPosition)
     case pashrSatellites(PASHRSatellites)
+    case pstiPosition(PSTIPosition)
     /// A sentence of a type not listed above (AIS, other makers' proprietary sentences,
     /// rarer standard ones): its fields stay readable through the sentence.
     case unknown(NMEASentence)
@@ -74,6 +75,7 @@ private struct MessageBuilder: NMEASentenceHandler {
     mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) {
         message = .pashrSatellites(pashr)
     }
+    mutating func handle(_ psti: PSTIPosition, in sentence: NMEASentence) { message = .pstiPosition(psti) }
     mutating func handleUnknown(_ sentence: NMEASentence) { message = .unknown(sentence) }
     mutating func handleFailure(_ error: NMEADecodingError, in sentence: NMEASentence) { self.error = error }
 }

@@ -32,6 +32,7 @@ public protocol NMEASentenceHandler {
     mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence)
     mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence)
     mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence)
+    mutating func handle(_ psti: PSTIPosition, in sentence: NMEASentence)
     /// A sentence of a type not decoded (AIS, other makers' proprietary sentences, rarer
     /// standard ones), which is never an error.
     mutating func handleUnknown(_ sentence: NMEASentence)
@@ -86,6 +87,9 @@ extension NMEASentence {
                 handler.handle(try PASHRPosition.decode(self), in: self)
             } else if address == Addresses.pashr, field(1, is: "SAT") {
                 handler.handle(try PASHRSatellites.decode(self), in: self)
+            } else if address == Addresses.psti, field(1, is: "030") {
+                // SkyTraq's other subtypes (RTK baselines, attitude, status) carry no fix.
+                handler.handle(try PSTIPosition.decode(self), in: self)
             } else {
                 handler.handleUnknown(self)
             }
@@ -106,4 +110,5 @@ enum Addresses {
     @inlinable static var psrfepe: SentenceAddress { SentenceAddress(packed: 0x5053_5246_4550_4500, count: 7) }
     @inlinable static var pubx: SentenceAddress { SentenceAddress(packed: 0x5055_4258_0000_0000, count: 4) }
     @inlinable static var pashr: SentenceAddress { SentenceAddress(packed: 0x5041_5348_5200_0000, count: 5) }
+    @inlinable static var psti: SentenceAddress { SentenceAddress(packed: 0x5053_5449_0000_0000, count: 4) }
 }

@@ -4,8 +4,8 @@ import NMEA
 import Testing
 
 /// Sentences beyond the position core that the assembler uses rather than drops: u-blox's
-/// PUBX,00 and PUBX,03, Ashtech's PASHR,POS and PASHR,SAT, GBS error estimates and HDT
-/// heading. Each is written from its
+/// PUBX,00 and PUBX,03, Ashtech's PASHR,POS and PASHR,SAT, SkyTraq's PSTI,030, GBS error
+/// estimates and HDT heading. Each is written from its
 /// documentation (u-blox's protocol specification, NMEA 0183) and checksummed here.
 @Suite("Receiver extras")
 struct ReceiverExtrasTests {
@@ -73,6 +73,31 @@ struct ReceiverExtrasTests {
         #expect(three.azimuth == 103 && three.elevation == 56 && three.snr == 50)
         #expect(skies[1].satellites[0].snr == 51 && skies[1].usedCount == 6)
         #expect(skies[2].satellites.map(\.identity.prn) == [3, 23] && skies[2].usedCount == 0)
+    }
+
+    @Test("SkyTraq PSTI,030 alone: time, position, RTK status and the receiver's velocity; speed, track and climb from it only where nothing was derived")
+    func skytraq() throws {
+        let all = updates(ofLog: try Fixtures.bytes("skytraq-psti.nmea"))
+        let fixes = all.compactMap(\.fix)
+        try #require(fixes.count == 3)
+        let first = fixes[0]
+        #expect(first.time?.iso8601 == "2019-12-11T03:30:10.000Z")
+        #expect(first.mode == .threeDimensional && first.status == .rtkFloat)
+        #expect(abs(first.latitude! - (24 + 47.0895508 / 60)) < 1e-9 && first.altitudeMSL == 94.615)
+        #expect(first.velocity == NEDVelocity(north: 4, east: 3, down: -0.5))
+        // The first fix has nothing to derive motion from: the velocity gives it.
+        #expect(abs(first.speed! - 5) < 1e-9 && abs(first.track! - 36.869_897_6) < 1e-6 && first.climb == 0.5)
+        let second = fixes[1]
+        #expect(second.status == .rtkFixed && second.velocity == first.velocity)
+        // As gpsd reports it: the altitude change over the second (0.3 m), not the stated
+        // 0.5 m/s up; speed and track from the positions, which agree with the velocity.
+        #expect(abs(second.climb! - 0.3) < 1e-9)
+        #expect(abs(second.speed! - 5) < 0.05 && abs(second.track! - 36.87) < 0.5)
+        #expect(fixes[2].mode == .noFix && fixes[2].latitude == nil && fixes[2].velocity == nil)
+        #expect(fixes[2].time?.iso8601 == "2019-12-11T03:30:12.000Z")
+        let skies = all.compactMap(\.sky)
+        #expect(skies[0].usedCount == 6 && skies[0].visibleCount == 7 && skies[0].pdop == 1.6)
+        #expect(skies[2].usedCount == 0)
     }
 
     @Test("GBS of the cycle's time gives epx, epy and epv; a GBS of another time is not this cycle's")

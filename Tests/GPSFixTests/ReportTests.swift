@@ -23,6 +23,17 @@ struct ReportTests {
         #expect(!report.contains("null") && !report.contains(" "))
     }
 
+    @Test("TPV: a measured velocity as velN, velE and velD after climb, gpsd's three decimals")
+    func tpvVelocity() {
+        var fix = Fix()
+        fix.mode = .threeDimensional
+        fix.climb = 0.5
+        fix.velocity = NEDVelocity(north: 4, east: -0.0125, down: -0.5)
+        #expect(
+            text(GPSDReport.tpv(fix, device: nil))
+                == #"{"class":"TPV","mode":3,"climb":0.500,"velN":4.000,"velE":-0.013,"velD":-0.500}"# + "\r\n")
+    }
+
     @Test("a fix with nothing known is just its mode; plain GPS status is not printed")
     func emptyTPV() {
         var fix = Fix()

@@ -29,6 +29,7 @@ struct HandlerTests {
         mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) { calls.append("PUBX,03 \(pubx.count)") }
         mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence) { calls.append("PASHR,POS") }
         mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) { calls.append("PASHR,SAT \(pashr.count)") }
+        mutating func handle(_ psti: PSTIPosition, in sentence: NMEASentence) { calls.append("PSTI,030 \(psti.mode.map { Character(Unicode.Scalar($0.rawValue)) } ?? "-")") }
         mutating func handleUnknown(_ sentence: NMEASentence) { calls.append("unknown \(sentence.address)") }
         mutating func handleFailure(_ error: NMEADecodingError, in sentence: NMEASentence) {
             calls.append("failure \(error.address) field \(error.field)")
@@ -51,6 +52,9 @@ struct HandlerTests {
             "$PASHR,POS,0,06,151449.50,3723.4705,N,12202.2618,W,00029.6,,137.2,000.3,+000.1,02.3,01.4,01.8,01.1,GG00",
             "$PASHR,SAT,2,03,103,56,50,U,23,225,42,47,-",
             "$PASHR,204132.000,010.51,T,+00.39,-00.79,-00.84,0.151,0.075,0.555,1,0",
+            "$PSTI,030,033010.000,A,2447.0895508,N,12100.5234656,E,94.615,0.00,-0.01,0.04,111219,R,0.999,3.724",
+            "$PSTI,032,041457.000,170316,A,R,0.603,-0.837,-0.089,1.036,144.22,,,,,",
+            "$PSTI,030,033010.000,A,2447.0895508",
         ]
         var recorder = Recorder()
         let framer = NMEAFramer(configuration: .lenient)
@@ -59,6 +63,7 @@ struct HandlerTests {
             recorder.calls == [
                 "GGA 5", "RMC true", "GSV 1", "GSA 3", "ZDA 2014", "PUBX,03 1", "unknown PUBX", "unknown PGRMM",
                 "PSRFEPE", "failure GPGSV field 5", "PASHR,POS", "PASHR,SAT 2", "unknown PASHR",
+                "PSTI,030 R", "unknown PSTI", "failure PSTI field 4",
             ])
     }
 

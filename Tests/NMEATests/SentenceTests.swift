@@ -210,6 +210,28 @@ struct SentenceTests {
         #expect(list[0].azimuth == NMEADecimal("103") && list[0].elevation == NMEADecimal("56"))
     }
 
+    @Test("SkyTraq PSTI,030: time, status, position, altitude, velocity, date, mode, RTK age and ratio; a void one; one cut short is an error")
+    func skytraqPosition() throws {
+        // SkyTraq's documented example (PX1122R), checksummed here.
+        let line = withChecksum(
+            "$PSTI,030,033010.000,A,2447.0895508,N,12100.5234656,E,94.615,0.00,-0.01,0.04,111219,R,0.999,3.724")
+        guard case .pstiPosition(let psti) = try decode(line) else { Issue.record("not PSTI,030"); return }
+        #expect(psti.time == NMEATime(hour: 3, minute: 30, second: 10) && psti.isValid == true)
+        #expect(abs(psti.latitude!.degrees - (24 + 47.0895508 / 60)) < 1e-12)
+        #expect(abs(psti.longitude!.degrees - (121 + 0.5234656 / 60)) < 1e-12)
+        #expect(psti.altitudeMSL == NMEADecimal("94.615"))
+        #expect(psti.velocityEast == NMEADecimal("0.00") && psti.velocityNorth == NMEADecimal("-0.01"))
+        #expect(psti.velocityUp == NMEADecimal("0.04"))
+        #expect(psti.date?.year == 19 && psti.date?.month == 12 && psti.date?.day == 11)
+        #expect(psti.mode == .fixedRTK && psti.rtkAge == NMEADecimal("0.999") && psti.rtkRatio == NMEADecimal("3.724"))
+        guard case .pstiPosition(let void) = try decode(withChecksum("$PSTI,030,212406.000,V,0000.0000000,N,00000.0000000,E,0.000,0.00,0.00,0.00,280316,N,0.0,0.0")) else {
+            Issue.record("not PSTI,030")
+            return
+        }
+        #expect(void.isValid == false && void.mode == .notValid && void.time != nil)
+        #expect(throws: NMEADecodingError.self) { try decode(withChecksum("$PSTI,030,033010.000,A,2447.0895508,N")) }
+    }
+
     @Test("Garmin PGRMF, Magellan PMGNST and SiRF PSRFEPE")
     func fixStatusSentences() throws {
         // Garmin's documented example fields (GPS 17 technical specification), checksummed here.

@@ -65,7 +65,7 @@ func frameEach(_ bytes: [UInt8], _ framer: NMEAFramer, _ body: (NMEASentence) ->
 enum NMEAMessageSnapshot {
     case gga(GGA), rmc(RMC), gsa(GSA), gsv(GSV), vtg(VTG), gll(GLL), zda(ZDA), gst(GST), gns(GNS), gbs(GBS)
     case dtm(DTM), hdt(HDT), pgrme(PGRME), pgrmz(PGRMZ), pgrmf(PGRMF), pmgnst(PMGNST), psrfepe(PSRFEPE), pubxPosition(PUBXPosition)
-    case pashrPosition(PASHRPosition)
+    case pashrPosition(PASHRPosition), pstiPosition(PSTIPosition)
     case txt(id: Int?, text: String)
     case pubxSatellites([PUBXSatellites.Satellite])
     case pashrSatellites([PASHRSatellites.Satellite])
@@ -99,6 +99,7 @@ enum NMEAMessageSnapshot {
             }
             self = .pubxSatellites(satellites)
         case .pashrPosition(let value): self = .pashrPosition(value)
+        case .pstiPosition(let value): self = .pstiPosition(value)
         case .pashrSatellites(let value):
             var satellites: [PASHRSatellites.Satellite] = []
             for index in 0..<value.count {

@@ -116,6 +116,9 @@ struct ChecksumHandler: NMEASentenceHandler {
     mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) { sum &+= pubx.count }
     mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence) { sum &+= pashr.satellitesUsed ?? 0 }
     mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) { sum &+= pashr.count }
+    mutating func handle(_ psti: PSTIPosition, in sentence: NMEASentence) {
+        sum &+= Int(truncatingIfNeeded: psti.altitudeMSL?.magnitude ?? 0)
+    }
     mutating func handleUnknown(_ sentence: NMEASentence) { sum &+= sentence.fieldCount }
     mutating func handleFailure(_ error: NMEADecodingError, in sentence: NMEASentence) { failures += 1 }
 }

@@ -282,3 +282,46 @@ public struct PASHRSatellites: SentenceDecodable {
             used: try fields.character() == UInt8(ascii: "U"))
     }
 }
+
+/// SkyTraq PSTI,030, "recommended minimum 3D GNSS data": time, position, altitude and
+/// the receiver's own velocity in one sentence (SkyTraq Venus 8 and PX1xx RTK receivers).
+///
+/// `$PSTI,030,hhmmss.sss,A,ddmm.mmmmmmm,N,dddmm.mmmmmmm,E,alt,vE,vN,vU,ddmmyy,mode,age,ratio`:
+/// `V` or mode `N` means no position.
+public struct PSTIPosition: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 13
+    public var time: NMEATime?
+    /// `A` valid, `V` not.
+    public var isValid: Bool?
+    public var latitude: NMEACoordinate?
+    public var longitude: NMEACoordinate?
+    /// Altitude above mean sea level, metres.
+    public var altitudeMSL: NMEADecimal?
+    /// Velocity east, north and up, metres per second.
+    public var velocityEast: NMEADecimal?
+    public var velocityNorth: NMEADecimal?
+    public var velocityUp: NMEADecimal?
+    public var date: NMEADate?
+    /// How the position was obtained; `F` float and `R` fixed RTK.
+    public var mode: ModeIndicator?
+    /// Seconds since the last RTK correction, and the ambiguity ratio of the RTK solution.
+    public var rtkAge: NMEADecimal?
+    public var rtkRatio: NMEADecimal?
+
+    @inline(__always)
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        fields.skip()  // 030
+        time = try fields.time()
+        isValid = try fields.flag(valid: UInt8(ascii: "A"))
+        latitude = try fields.latitude()
+        longitude = try fields.longitude()
+        altitudeMSL = try fields.decimal()
+        velocityEast = try fields.decimal()
+        velocityNorth = try fields.decimal()
+        velocityUp = try fields.decimal()
+        date = try fields.date()
+        mode = try fields.modeIndicator()
+        rtkAge = try fields.decimal()
+        rtkRatio = try fields.decimal()
+    }
+}
