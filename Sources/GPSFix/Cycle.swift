@@ -75,8 +75,8 @@ struct Cycle {
             geoidSeparation = gga.geoidSeparation?.doubleValue ?? geoidSeparation
         }
         // GGA's HDOP is the one of the position it reports: it wins over a GSA's.
-        if let hdop = gga.hdop {
-            self.hdop = hdop.doubleValue
+        if let hdop = Self.dilution(gga.hdop) {
+            self.hdop = hdop
             ggaGaveHDOP = true
             hasSkyData = true
         }
@@ -117,7 +117,7 @@ struct Cycle {
             altitudeMSL = gns.altitude?.doubleValue ?? altitudeMSL
             geoidSeparation = gns.geoidSeparation?.doubleValue ?? geoidSeparation
         }
-        if let hdop = gns.hdop { self.hdop = self.hdop ?? hdop.doubleValue }
+        if let hdop = Self.dilution(gns.hdop) { self.hdop = self.hdop ?? hdop }
     }
 
     mutating func merge(_ gsa: GSA) {
@@ -126,9 +126,9 @@ struct Cycle {
         if let fixType = gsa.fixType, (1...3).contains(fixType) { gsaMode = max(gsaMode ?? 0, fixType) }
         listedUsedSatellites = true
         // Several GSAs in a cycle (one per system) repeat the same DOPs; the last one stands.
-        if let pdop = gsa.pdop { self.pdop = pdop.doubleValue }
-        if let hdop = gsa.hdop, !ggaGaveHDOP { self.hdop = hdop.doubleValue }
-        if let vdop = gsa.vdop { self.vdop = vdop.doubleValue }
+        if let pdop = Self.dilution(gsa.pdop) { self.pdop = pdop }
+        if let hdop = Self.dilution(gsa.hdop), !ggaGaveHDOP { self.hdop = hdop }
+        if let vdop = Self.dilution(gsa.vdop) { self.vdop = vdop }
     }
 
     mutating func merge(_ vtg: VTG) {
@@ -174,9 +174,11 @@ struct Cycle {
     /// TDOP, later than the GSA's, stand (as in gpsd).
     mutating func merge(_ pgrmf: PGRMF) {
         sawData = true
-        if let pdop = pgrmf.pdop { self.pdop = pdop.doubleValue }
-        if let tdop = pgrmf.tdop { self.tdop = tdop.doubleValue }
-        hasSkyData = hasSkyData || pgrmf.pdop != nil || pgrmf.tdop != nil
+        let pdop = Self.dilution(pgrmf.pdop)
+        let tdop = Self.dilution(pgrmf.tdop)
+        if let pdop { self.pdop = pdop }
+        if let tdop { self.tdop = tdop }
+        hasSkyData = hasSkyData || pdop != nil || tdop != nil
         guard pgrmf.isAutomatic == true, let fixType = pgrmf.fixType else { return }
         switch fixType {
         case 1, 2:
@@ -207,8 +209,8 @@ struct Cycle {
     mutating func merge(_ epe: PSRFEPE) {
         guard epe.isValid == true else { return }
         sawData = true
-        if let hdop = epe.hdop, !ggaGaveHDOP {
-            self.hdop = hdop.doubleValue
+        if let hdop = Self.dilution(epe.hdop), !ggaGaveHDOP {
+            self.hdop = hdop
             hasSkyData = true
         }
         horizontalError = epe.horizontalError?.doubleValue ?? horizontalError
@@ -223,10 +225,13 @@ struct Cycle {
     /// ellipsoid, its vertical velocity positive downwards.
     mutating func merge(_ pubx: PUBXPosition) {
         sawData = true
-        if let hdop = pubx.hdop { self.hdop = self.hdop ?? hdop.doubleValue }
-        if let vdop = pubx.vdop { self.vdop = vdop.doubleValue }
-        if let tdop = pubx.tdop { self.tdop = tdop.doubleValue }
-        hasSkyData = hasSkyData || pubx.hdop != nil || pubx.vdop != nil || pubx.tdop != nil
+        let hdop = Self.dilution(pubx.hdop)
+        let vdop = Self.dilution(pubx.vdop)
+        let tdop = Self.dilution(pubx.tdop)
+        if let hdop { self.hdop = self.hdop ?? hdop }
+        if let vdop { self.vdop = vdop }
+        if let tdop { self.tdop = tdop }
+        hasSkyData = hasSkyData || hdop != nil || vdop != nil || tdop != nil
         let status = pubx.navigationStatus.map { (Character(Unicode.Scalar($0[0])), Character(Unicode.Scalar($0[1]))) }
         let pubxMode: FixMode
         switch status {
@@ -277,11 +282,13 @@ struct Cycle {
         if let kilometresPerHour = pashr.speedKilometresPerHour { speed = kilometresPerHour.doubleValue / 3.6 }
         track = pashr.track?.doubleValue ?? track
         climb = pashr.verticalVelocity?.doubleValue ?? climb
-        if let pdop = pashr.pdop { self.pdop = pdop.doubleValue }
-        if let hdop = pashr.hdop, !ggaGaveHDOP { self.hdop = hdop.doubleValue }
-        if let vdop = pashr.vdop { self.vdop = vdop.doubleValue }
-        if let tdop = pashr.tdop { self.tdop = tdop.doubleValue }
-        hasSkyData = hasSkyData || pashr.pdop != nil || pashr.hdop != nil
+        let pdop = Self.dilution(pashr.pdop)
+        let hdop = Self.dilution(pashr.hdop)
+        if let pdop { self.pdop = pdop }
+        if let hdop, !ggaGaveHDOP { self.hdop = hdop }
+        if let vdop = Self.dilution(pashr.vdop) { self.vdop = vdop }
+        if let tdop = Self.dilution(pashr.tdop) { self.tdop = tdop }
+        hasSkyData = hasSkyData || pdop != nil || hdop != nil
         satellitesUsed = satellitesUsed ?? pashr.satellitesUsed
     }
 
@@ -360,6 +367,14 @@ struct Cycle {
         hasSkyData = hasSkyData || later.hasSkyData
         take(&errorEstimate, later.errorEstimate)
         take(&heading, later.heading)
+    }
+
+    /// A DOP as the receiver gave it, or `nil` for the placeholders receivers send when
+    /// they have none: 0 (SkyTraq, GP-320FW and others) and 99 or more (99.99 on many).
+    /// gpsd reports neither.
+    private static func dilution(_ value: NMEADecimal?) -> Double? {
+        guard let value = value?.doubleValue, value > 0, value < 99 else { return nil }
+        return value
     }
 
     /// A maker's sentence states `mode`: the strongest stated in the cycle stands.

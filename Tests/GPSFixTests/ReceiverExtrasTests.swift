@@ -227,6 +227,27 @@ struct HeldSkyTests {
         #expect(few.pdop == nil)
     }
 
+    @Test("DOPs of 0 and of 99 or more are a receiver's placeholders for none: left out, as gpsd leaves them out")
+    func placeholderDilutions() throws {
+        // BT-451 style: 99.99 while it has no fix.
+        let unknown = sentence("$GPGGA,152506.00,,,,,0,00,99.99,,,,,,")
+            + sentence("$GPGSA,A,1,,,,,,,,,,,,,99.99,99.99,99.99") + sentence("$GPRMC,152506.00,V,,,,,,,091209,,,N")
+        let highSky = try #require(updates(of: unknown).compactMap(\.sky).first)
+        #expect(highSky.hdop == nil && highSky.pdop == nil && highSky.vdop == nil && highSky.usedCount == 0)
+        // SkyTraq style: 0.0.
+        let zero = sentence("$GPGGA,212406.000,0000.0000000,N,00000.0000000,E,0,00,0.0,0.000,M,0.000,M,,0000")
+            + sentence("$GPGSA,A,1,,,,,,,,,,,,,0.0,0.0,0.0")
+            + sentence("$GPRMC,212406.000,V,0000.0000000,N,00000.0000000,E,000.0,000.0,280316,,,N")
+        let zeroSky = try #require(updates(of: zero).compactMap(\.sky).first)
+        #expect(zeroSky.hdop == nil && zeroSky.pdop == nil && zeroSky.vdop == nil)
+        // A small DOP is a DOP.
+        let small = sentence("$GPGGA,000145.00,4404.126998,N,12118.844143,W,1,15,0.4,1133.4,M,-20.1,M,,")
+            + sentence("$GPGSA,A,3,01,07,11,13,15,17,19,28,30,,,,1.7,1.0,1.4")
+            + sentence("$GPRMC,000145.00,A,4404.126998,N,12118.844143,W,000.0,,020220,,,A")
+        let smallSky = try #require(updates(of: small).compactMap(\.sky).first)
+        #expect(smallSky.hdop == 0.4 && smallSky.pdop == 1.7 && smallSky.vdop == 1.4)
+    }
+
     @Test("whole degrees' sines and cosines come from a table holding libm's values; other angles from libm")
     func wholeDegreeTable() {
         for degrees in Array(stride(from: -90.0, through: 359.0, by: 1)) + [-0.5, 12.25, 359.5, 360] {
