@@ -68,6 +68,8 @@ struct Cycle {
         // A GNSS fix from no satellites is no fix (dead reckoning, quality 6, excepted),
         // but its position and altitude stand for the cycle's other sentences, as in gpsd.
         if gga.satellitesUsed == 0, let quality = gga.quality, quality != 6 { ggaQuality = 0 }
+        // A quality without a position (receivers reacquiring may send one) is no fix.
+        if gga.quality != nil, gga.latitude == nil || gga.longitude == nil { ggaQuality = 0 }
         if let quality = gga.quality, quality > 0 {
             setPosition(gga.latitude, gga.longitude)
             altitudeMSL = gga.altitude?.doubleValue ?? altitudeMSL

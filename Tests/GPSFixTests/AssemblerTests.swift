@@ -214,6 +214,19 @@ struct AssemblerTests {
         #expect(fix.geoidSeparation == nil)
     }
 
+    @Test("a GGA with a fix quality but no position is no fix: never a 3D TPV without lat and lon")
+    func qualityWithoutPosition() throws {
+        let text = sentence("$GPRMC,123519,A,,,,,,,230394,,,A")
+            + sentence("$GPGGA,123519,,,,,1,08,0.9,545.4,M,46.9,M,,")
+        let fix = try #require(updates(of: text).compactMap(\.fix).last)
+        #expect(fix.mode == .noFix && fix.latitude == nil && fix.altitudeMSL == nil)
+        // The position the next cycle gives makes it a fix again.
+        let next = text + sentence("$GPRMC,123520,A,4807.038,N,01131.000,E,022.4,084.4,230394,003.1,W,A")
+            + sentence("$GPGGA,123520,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")
+        let fixes = updates(of: next).compactMap(\.fix)
+        #expect(fixes.last?.mode == .threeDimensional && fixes.last?.latitude == 48.1173)
+    }
+
     @Test("uSat: a cycle's GSA says which satellites are used; without one, the cycle's GGA count stands over the held view's flags")
     func usedCountWithoutGSA() throws {
         func withGSA(second: Int) -> String {
