@@ -96,8 +96,10 @@ struct ReceiverExtrasTests {
         #expect(fixes[2].mode == .noFix && fixes[2].latitude == nil && fixes[2].velocity == nil)
         #expect(fixes[2].time?.iso8601 == "2019-12-11T03:30:12.000Z")
         let skies = all.compactMap(\.sky)
+        try #require(skies.count == 3)
         #expect(skies[0].usedCount == 6 && skies[0].visibleCount == 7 && skies[0].pdop == 1.6)
-        #expect(skies[2].usedCount == 0)
+        #expect(skies[1].usedCount == 6 && skies[1].visibleCount == 7)
+        #expect(skies[2].usedCount == 0 && skies[2].visibleCount == 2 && skies[2].pdop == nil)
     }
 
     @Test("GBS of the cycle's time gives epx, epy and epv; a GBS of another time is not this cycle's")
