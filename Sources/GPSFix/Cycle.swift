@@ -56,7 +56,7 @@ struct Cycle {
     var satellitesUsed: Int?
     var hasSkyData = false
     var errorEstimate: ErrorEstimate?
-    /// Degrees from true north, from HDT.
+    /// Degrees from true north, from HDT or THS.
     var heading: Double?
 
     /// Knots to metres per second, as gpsd converts them.
@@ -324,6 +324,13 @@ struct Cycle {
 
     mutating func merge(_ hdt: HDT) {
         guard let heading = hdt.heading else { return }
+        sawData = true
+        self.heading = heading.doubleValue
+    }
+
+    /// THS's heading, unless its mode says it is not valid.
+    mutating func merge(_ ths: THS) {
+        guard ths.isValid != false, let heading = ths.heading else { return }
         sawData = true
         self.heading = heading.doubleValue
     }

@@ -102,7 +102,7 @@ public struct ErrorEstimate: Hashable, Sendable {
     public init() {}
 }
 
-/// Where the vehicle points, from the receiver's heading sentence (HDT): gpsd's ATT.
+/// Where the vehicle points, from the receiver's heading sentence (HDT or THS): gpsd's ATT.
 public struct Attitude: Hashable, Sendable {
     public var time: GPSTime?
     /// Degrees from true north.

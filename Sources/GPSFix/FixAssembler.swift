@@ -316,6 +316,11 @@ extension FixAssembler: NMEASentenceHandler {
         conclude(sentence.address)
     }
 
+    public mutating func handle(_ ths: THS, in sentence: NMEASentence) {
+        cycle.merge(ths)
+        conclude(sentence.address)
+    }
+
     public mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) {
         satellites.add(pubx)
         cycle.hasSkyData = true

@@ -18,6 +18,7 @@ public enum NMEAMessage {
     case dtm(DTM)
     case txt(TXT)
     case hdt(HDT)
+    case ths(THS)
     case pgrme(PGRME)
     case pgrmz(PGRMZ)
     case pgrmf(PGRMF)
@@ -62,6 +63,7 @@ private struct MessageBuilder: NMEASentenceHandler {
     mutating func handle(_ dtm: DTM, in sentence: NMEASentence) { message = .dtm(dtm) }
     mutating func handle(_ txt: TXT, in sentence: NMEASentence) { message = .txt(txt) }
     mutating func handle(_ hdt: HDT, in sentence: NMEASentence) { message = .hdt(hdt) }
+    mutating func handle(_ ths: THS, in sentence: NMEASentence) { message = .ths(ths) }
     mutating func handle(_ pgrme: PGRME, in sentence: NMEASentence) { message = .pgrme(pgrme) }
     mutating func handle(_ pgrmz: PGRMZ, in sentence: NMEASentence) { message = .pgrmz(pgrmz) }
     mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence) { message = .pgrmf(pgrmf) }

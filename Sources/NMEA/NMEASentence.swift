@@ -185,4 +185,5 @@ extension SentenceFormatter {
     public static var dtm: SentenceFormatter { SentenceFormatter(rawValue: 0x44544D) }  // DTM
     public static var txt: SentenceFormatter { SentenceFormatter(rawValue: 0x545854) }  // TXT
     public static var hdt: SentenceFormatter { SentenceFormatter(rawValue: 0x484454) }  // HDT
+    public static var ths: SentenceFormatter { SentenceFormatter(rawValue: 0x544853) }  // THS
 }

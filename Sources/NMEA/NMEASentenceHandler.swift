@@ -23,6 +23,7 @@ public protocol NMEASentenceHandler {
     mutating func handle(_ dtm: DTM, in sentence: NMEASentence)
     mutating func handle(_ txt: TXT, in sentence: NMEASentence)
     mutating func handle(_ hdt: HDT, in sentence: NMEASentence)
+    mutating func handle(_ ths: THS, in sentence: NMEASentence)
     mutating func handle(_ pgrme: PGRME, in sentence: NMEASentence)
     mutating func handle(_ pgrmz: PGRMZ, in sentence: NMEASentence)
     mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence)
@@ -66,6 +67,7 @@ extension NMEASentence {
                 case .dtm: handler.handle(try DTM.decode(self), in: self)
                 case .txt: handler.handle(try TXT.decode(self), in: self)
                 case .hdt: handler.handle(try HDT.decode(self), in: self)
+                case .ths: handler.handle(try THS.decode(self), in: self)
                 default: handler.handleUnknown(self)
                 }
             } else if address == Addresses.pgrme {

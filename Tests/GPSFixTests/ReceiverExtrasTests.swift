@@ -164,6 +164,19 @@ struct ReceiverExtrasTests {
         let empty = updates(of: Self.rmc + sentence("$GPHDT,,T")).filter { if case .attitude = $0 { true } else { false } }
         #expect(empty.isEmpty)
     }
+
+    @Test("THS, HDT's NMEA 4 successor: its heading is an attitude unless its mode is V (not valid)")
+    func thsHeading() throws {
+        func headings(_ ths: String) -> [Double?] {
+            updates(of: Self.rmc + sentence(ths)).compactMap { update -> Attitude? in
+                if case .attitude(let attitude) = update { attitude } else { nil }
+            }.map(\.heading)
+        }
+        #expect(headings("$GNTHS,350.74,A") == [350.74])
+        #expect(headings("$GNTHS,350.74,E") == [350.74])  // dead reckoning still points somewhere
+        #expect(headings("$GNTHS,350.74,V").isEmpty)
+        #expect(headings("$GNTHS,,V").isEmpty)
+    }
 }
 
 /// Sky state that outlives the cycle that brought it (issue: receivers that send GSA and

@@ -20,6 +20,7 @@ struct HandlerTests {
         mutating func handle(_ dtm: DTM, in sentence: NMEASentence) { calls.append("DTM") }
         mutating func handle(_ txt: TXT, in sentence: NMEASentence) { calls.append("TXT") }
         mutating func handle(_ hdt: HDT, in sentence: NMEASentence) { calls.append("HDT") }
+        mutating func handle(_ ths: THS, in sentence: NMEASentence) { calls.append("THS \(ths.isValid ?? false)") }
         mutating func handle(_ pgrme: PGRME, in sentence: NMEASentence) { calls.append("PGRME") }
         mutating func handle(_ pgrmz: PGRMZ, in sentence: NMEASentence) { calls.append("PGRMZ") }
         mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence) { calls.append("PGRMF") }
@@ -55,6 +56,7 @@ struct HandlerTests {
             "$PSTI,030,033010.000,A,2447.0895508,N,12100.5234656,E,94.615,0.00,-0.01,0.04,111219,R,0.999,3.724",
             "$PSTI,032,041457.000,170316,A,R,0.603,-0.837,-0.089,1.036,144.22,,,,,",
             "$PSTI,030,033010.000,A,2447.0895508",
+            "$GNTHS,77.52,A",
         ]
         var recorder = Recorder()
         let framer = NMEAFramer(configuration: .lenient)
@@ -63,7 +65,7 @@ struct HandlerTests {
             recorder.calls == [
                 "GGA 5", "RMC true", "GSV 1", "GSA 3", "ZDA 2014", "PUBX,03 1", "unknown PUBX", "unknown PGRMM",
                 "PSRFEPE", "failure GPGSV field 5", "PASHR,POS", "PASHR,SAT 2", "unknown PASHR",
-                "PSTI,030 R", "unknown PSTI", "failure PSTI field 4",
+                "PSTI,030 R", "unknown PSTI", "failure PSTI field 4", "THS true",
             ])
     }
 

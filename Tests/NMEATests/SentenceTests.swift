@@ -159,6 +159,10 @@ struct SentenceTests {
         #expect(dtm.datum?.description == "W84" && dtm.referenceDatum?.description == "W84")
         guard case .hdt(let hdt) = try decode(withChecksum("$HEHDT,274.07,T")) else { Issue.record("not an HDT"); return }
         #expect(hdt.heading == NMEADecimal("274.07"))
+        guard case .ths(let ths) = try decode(withChecksum("$GNTHS,350.74,A")) else { Issue.record("not a THS"); return }
+        #expect(ths.heading == NMEADecimal("350.74") && ths.isValid == true)
+        guard case .ths(let void) = try decode(withChecksum("$GNTHS,,V")) else { Issue.record("not a THS"); return }
+        #expect(void.heading == nil && void.isValid == false)
     }
 
     @Test("TXT keeps its text")

@@ -64,7 +64,7 @@ func frameEach(_ bytes: [UInt8], _ framer: NMEAFramer, _ body: (NMEASentence) ->
 /// A decoded message copied out of the callback, with borrowed text made a `String`.
 enum NMEAMessageSnapshot {
     case gga(GGA), rmc(RMC), gsa(GSA), gsv(GSV), vtg(VTG), gll(GLL), zda(ZDA), gst(GST), gns(GNS), gbs(GBS)
-    case dtm(DTM), hdt(HDT), pgrme(PGRME), pgrmz(PGRMZ), pgrmf(PGRMF), pmgnst(PMGNST), psrfepe(PSRFEPE), pubxPosition(PUBXPosition)
+    case dtm(DTM), hdt(HDT), ths(THS), pgrme(PGRME), pgrmz(PGRMZ), pgrmf(PGRMF), pmgnst(PMGNST), psrfepe(PSRFEPE), pubxPosition(PUBXPosition)
     case pashrPosition(PASHRPosition), pstiPosition(PSTIPosition)
     case txt(id: Int?, text: String)
     case pubxSatellites([PUBXSatellites.Satellite])
@@ -85,6 +85,7 @@ enum NMEAMessageSnapshot {
         case .gbs(let value): self = .gbs(value)
         case .dtm(let value): self = .dtm(value)
         case .hdt(let value): self = .hdt(value)
+        case .ths(let value): self = .ths(value)
         case .pgrme(let value): self = .pgrme(value)
         case .pgrmz(let value): self = .pgrmz(value)
         case .pgrmf(let value): self = .pgrmf(value)

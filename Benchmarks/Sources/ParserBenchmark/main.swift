@@ -103,6 +103,9 @@ struct ChecksumHandler: NMEASentenceHandler {
     mutating func handle(_ hdt: HDT, in sentence: NMEASentence) {
         sum &+= Int(truncatingIfNeeded: hdt.heading?.magnitude ?? 0)
     }
+    mutating func handle(_ ths: THS, in sentence: NMEASentence) {
+        sum &+= Int(truncatingIfNeeded: ths.heading?.magnitude ?? 0)
+    }
     mutating func handle(_ pgrme: PGRME, in sentence: NMEASentence) {
         sum &+= Int(truncatingIfNeeded: pgrme.horizontalError?.magnitude ?? 0)
     }

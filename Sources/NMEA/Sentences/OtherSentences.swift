@@ -116,6 +116,21 @@ public struct HDT: SentenceDecodable, Hashable, Sendable {
     }
 }
 
+/// THS: true heading with its mode, NMEA 0183 4's successor of HDT (dual-antenna
+/// receivers: u-blox's moving base, Unicore's heading boards).
+public struct THS: SentenceDecodable, Hashable, Sendable {
+    public static let minimumFieldCount = 2
+    public var heading: NMEADecimal?
+    /// `A` autonomous, `E` estimated, `M` manual input, `S` simulator; `V` not valid.
+    public var isValid: Bool?
+
+    @inline(__always)
+    public init(fields: inout FieldCursor) throws(NMEADecodingError) {
+        heading = try fields.decimal()
+        isValid = try fields.character().map { $0 != UInt8(ascii: "V") }
+    }
+}
+
 /// TXT: a text message from the receiver (firmware version, antenna status, warnings).
 ///
 /// Its text is borrowed from the sentence, like the sentence itself valid only during
