@@ -5,8 +5,8 @@ import Testing
 
 /// Sentences beyond the position core that the assembler uses rather than drops: u-blox's
 /// PUBX,00 and PUBX,03, Ashtech's PASHR,POS and PASHR,SAT, SkyTraq's PSTI,030, GBS error
-/// estimates and HDT heading. Each is written from its
-/// documentation (u-blox's protocol specification, NMEA 0183) and checksummed here.
+/// estimates, and HDT and THS headings. Each is written from its documentation (u-blox's
+/// protocol specification, NMEA 0183) and checksummed here.
 @Suite("Receiver extras")
 struct ReceiverExtrasTests {
     static let rmc = sentence("$GPRMC,081350.00,A,4717.11321,N,00833.91519,E,0.004,77.52,091202,,,A")
