@@ -93,8 +93,8 @@ struct Cycle {
             if let speed = rmc.speedKnots { self.speed = speed.doubleValue * Self.metresPerSecondPerKnot }
             track = rmc.track?.doubleValue ?? track
             magneticVariation = rmc.magneticVariation?.doubleValue ?? magneticVariation
-        } else if positionValid == nil {
-            positionValid = false
+        } else {
+            saysNoPosition()
         }
         modeIndicator = rmc.mode ?? modeIndicator
     }
@@ -105,8 +105,8 @@ struct Cycle {
             positionValid = true
             gllValid = true
             setPosition(gll.latitude, gll.longitude)
-        } else if positionValid == nil {
-            positionValid = false
+        } else {
+            saysNoPosition()
         }
         modeIndicator = gll.mode ?? modeIndicator
     }
@@ -240,8 +240,8 @@ struct Cycle {
         case ("G", "2")?, ("D", "2")?, ("D", "R")?: pubxMode = .twoDimensional
         case ("G", "3")?, ("D", "3")?, ("R", "K")?: pubxMode = .threeDimensional
         default:
-            // NF or TT: no position, which says nothing against another sentence's.
-            if positionValid == nil { positionValid = false }
+            // NF or TT: no position.
+            saysNoPosition()
             return
         }
         state(pubxMode)
@@ -268,7 +268,7 @@ struct Cycle {
     mutating func merge(_ pashr: PASHRPosition) {
         sawData = true
         guard let type = pashr.positionType else {
-            if positionValid == nil { positionValid = false }
+            saysNoPosition()
             return
         }
         state(.threeDimensional)
@@ -300,7 +300,7 @@ struct Cycle {
     mutating func merge(_ psti: PSTIPosition) {
         sawData = true
         guard psti.isValid == true, psti.mode != .notValid, psti.latitude != nil else {
-            if positionValid == nil { positionValid = false }
+            saysNoPosition()
             return
         }
         state(psti.altitudeMSL != nil ? .threeDimensional : .twoDimensional)
@@ -323,14 +323,16 @@ struct Cycle {
     }
 
     mutating func merge(_ hdt: HDT) {
-        guard let heading = hdt.heading else { return }
-        sawData = true
-        self.heading = heading.doubleValue
+        take(heading: hdt.heading)
     }
 
     /// THS's heading, unless its mode says it is not valid.
     mutating func merge(_ ths: THS) {
-        guard ths.isValid != false, let heading = ths.heading else { return }
+        if ths.isValid != false { take(heading: ths.heading) }
+    }
+
+    private mutating func take(heading: NMEADecimal?) {
+        guard let heading else { return }
         sawData = true
         self.heading = heading.doubleValue
     }
@@ -384,6 +386,12 @@ struct Cycle {
     private static func dilution(_ value: NMEADecimal?) -> Double? {
         guard let value = value?.doubleValue, value > 0, value < 99 else { return nil }
         return value
+    }
+
+    /// A sentence says the receiver has no position: that holds unless another sentence
+    /// of the cycle gave one (a no-fix sentence says nothing against a fix).
+    private mutating func saysNoPosition() {
+        if positionValid == nil { positionValid = false }
     }
 
     /// A maker's sentence states `mode`: the strongest stated in the cycle stands.

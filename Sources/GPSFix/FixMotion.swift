@@ -1,5 +1,3 @@
-import Glibc
-
 extension Fix {
     /// The longest time between two fixes across which motion is derived: one hour, the
     /// bound gpsd's own source suggests (it derives across any gap). Across a gap of
@@ -53,10 +51,7 @@ extension Fix {
         guard let velocity else { return }
         let horizontal = (velocity.north * velocity.north + velocity.east * velocity.east).squareRoot()
         if speed == nil { speed = horizontal }
-        if track == nil, horizontal > 0 {
-            let degrees = atan2(velocity.east, velocity.north) * 180 / .pi
-            track = degrees < 0 ? degrees + 360 : degrees
-        }
+        if track == nil, horizontal > 0 { track = Geodesy.bearing(east: velocity.east, north: velocity.north) }
         if climb == nil, mode == .threeDimensional { climb = -velocity.down }
     }
 }

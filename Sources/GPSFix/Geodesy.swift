@@ -12,6 +12,13 @@ enum Geodesy {
     static let semiMajorAxis = 6_378_137.0
     static let flattening = 1 / 298.257_223_563
 
+    /// The direction of a vector given by its east and north components, in degrees
+    /// from true north, 0 to 360.
+    static func bearing(east: Double, north: Double) -> Double {
+        let degrees = atan2(east, north) / (Double.pi / 180)
+        return degrees < 0 ? degrees + 360 : degrees
+    }
+
     /// The distance in metres and the initial bearing in degrees (0 to 360, from true
     /// north) from the first point to the second, both in degrees; `nil` for nearly
     /// antipodal points, where the iteration does not converge.
@@ -49,8 +56,7 @@ enum Geodesy {
                     * (cosSigma * (-1 + 2 * cos2SigmaM * cos2SigmaM)
                         - bigB / 6 * cos2SigmaM * (-3 + 4 * sinSigma * sinSigma) * (-3 + 4 * cos2SigmaM * cos2SigmaM)))
             let distance = b * bigA * (sigma - deltaSigma)
-            let bearing = atan2(cosU2 * sin(lambda), cosU1 * sinU2 - sinU1 * cosU2 * cos(lambda)) / radians
-            return (distance, bearing < 0 ? bearing + 360 : bearing)
+            return (distance, bearing(east: cosU2 * sin(lambda), north: cosU1 * sinU2 - sinU1 * cosU2 * cos(lambda)))
         }
         return nil
     }

@@ -46,9 +46,9 @@ struct SatelliteTracker {
     private var partialKey: GroupKey?
     private var nextPartialNumber = 1
     private var view: [Satellite] = []
-    /// gpsd PRNs the current cycle's GSAs listed as used.
+    /// gpsd PRNs the current cycle's GSAs (or a maker's whole list) mark used.
     private var used = PRNSet()
-    private var gsaSeenThisCycle = false
+    private var usedListBegunThisCycle = false
     /// The systems whose satellites this cycle's GSAs marked used, a bit per `GNSS` raw value.
     private var claimedSystems: UInt16 = 0
 
@@ -173,13 +173,19 @@ struct SatelliteTracker {
         completeGroup(GroupKey(isWholeList: true))
     }
 
-    /// Begins a maker's whole list: its used flags replace those of the cycle's GSAs.
+    /// Begins a maker's whole list: its used flags replace those of earlier cycles.
     private mutating func beginWholeList() {
         partial.removeAll(keepingCapacity: true)
-        if !gsaSeenThisCycle {
-            used.removeAll()
-            gsaSeenThisCycle = true
-        }
+        beginUsedListOfCycle()
+    }
+
+    /// The first used-list of a cycle (a GSA's or a maker's whole list) replaces the
+    /// previous cycle's; later ones of the same cycle add to it.
+    private mutating func beginUsedListOfCycle() {
+        guard !usedListBegunThisCycle else { return }
+        used.removeAll()
+        claimedSystems = 0
+        usedListBegunThisCycle = true
     }
 
     /// One satellite of a maker's whole list. A signal of 0 is none: the makers write 0
@@ -205,11 +211,7 @@ struct SatelliteTracker {
     /// system's view is read by NMEA's number ranges, unless that system is taken: another
     /// system's satellites are never marked used on a guess.
     mutating func add(_ gsa: GSA) {
-        if !gsaSeenThisCycle {
-            used.removeAll()
-            claimedSystems = 0
-            gsaSeenThisCycle = true
-        }
+        beginUsedListOfCycle()
         var system = gsa.systemID.flatMap(GNSS.init(nmeaSystemID:))
         if system == nil, gsa.talker == .multiGNSS, !gsa.satellites.isEmpty {
             guard let resolved = systemListed(by: gsa) else { return }
@@ -286,7 +288,7 @@ struct SatelliteTracker {
 
     /// Starts a new cycle: the next GSA replaces the used-list instead of adding to it.
     mutating func beginCycle() {
-        gsaSeenThisCycle = false
+        usedListBegunThisCycle = false
         viewRenewedThisCycle = false
     }
 
