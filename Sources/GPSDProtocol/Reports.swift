@@ -53,7 +53,8 @@ public enum GPSDReport {
 
     /// Appends the SKY report for `sky` to `buffer`.
     public static func sky(_ sky: SkyView, device: String?, appendingTo buffer: inout [UInt8]) {
-        var json = JSONWriter(class: "SKY", appendingTo: take(&buffer), capacity: 128 + 96 * sky.satellites.count)
+        let satellites = sky.satellitesReportedEarlier ? [] : sky.satellites
+        var json = JSONWriter(class: "SKY", appendingTo: take(&buffer), capacity: 128 + 96 * satellites.count)
         if let device { json.field("device", string: device) }
         if let time = sky.time { json.time("time", time) }
         json.field("xdop", sky.xdop, decimals: 2)
@@ -63,11 +64,11 @@ public enum GPSDReport {
         json.field("hdop", sky.hdop, decimals: 2)
         json.field("gdop", sky.gdop, decimals: 2)
         json.field("pdop", sky.pdop, decimals: 2)
-        if !sky.satellites.isEmpty { json.field("nSat", sky.visibleCount) }
+        if !satellites.isEmpty { json.field("nSat", sky.visibleCount) }
         if let used = sky.usedCount { json.field("uSat", used) }
-        if !sky.satellites.isEmpty {
+        if !satellites.isEmpty {
             json.nested("satellites", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { array in
-                for satellite in sky.satellites {
+                for satellite in satellites {
                     array.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { object in
                         object.field("PRN", satellite.identity.prn)
                         object.field("el", satellite.elevation, decimals: 1)

@@ -6,7 +6,9 @@ import NMEA
 /// A receiver sends a burst of sentences per cycle (GGA, GSA, GSV, RMC, ...), most of
 /// them stamped with the cycle's UTC time. The assembler keeps the cycle's values as
 /// they arrive and, when the cycle ends, emits exactly one ``Fix``, then at most one
-/// ``SkyView`` and one ``ErrorEstimate``. A cycle ends when a sentence carries a new
+/// ``SkyView`` and one ``ErrorEstimate``; a receiver that sends its GSA after its GSV
+/// groups has its satellites reported once more, earlier, when the GSA arrives (see
+/// ``reportViewSoFar()``). A cycle ends when a sentence carries a new
 /// time, or, once the assembler has seen the same sentence end two cycles in a row,
 /// as soon as that sentence arrives, so a fix goes out without waiting for the next
 /// cycle's first sentence.
@@ -70,6 +72,10 @@ public struct FixAssembler {
     /// at most two cycles' worth, as a sentence can end one cycle by its time and the
     /// next as its learned last sentence.
     private var completed: [LocationUpdate] = []
+    /// A GSV group completed in the open cycle and has not been reported yet.
+    private var viewAwaitingReport = false
+    /// The open cycle's satellites went out before its end (see ``reportViewSoFar()``).
+    private var viewReportedThisCycle = false
 
     public init(centuryRule: CenturyRule = CenturyRule(), rolloverRule: RolloverRule = RolloverRule()) {
         self.centuryRule = centuryRule
@@ -149,11 +155,42 @@ public struct FixAssembler {
         endCycle()
     }
 
+    /// The open cycle's time as a date and time, once a date is known.
+    private var cycleTime: GPSTime? {
+        guard let time = cycle.time, let date else { return nil }
+        return rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: time))
+    }
+
+    /// The open cycle's DOPs; what it did not say, the receiver's last word says when
+    /// `holding` (held values still fresh).
+    private func takeDilutions(into sky: inout SkyView, holding: Bool) {
+        sky.hdop = cycle.hdop ?? (holding ? heldSky.hdop : nil)
+        sky.vdop = cycle.vdop ?? (holding ? heldSky.vdop : nil)
+        sky.pdop = cycle.pdop ?? (holding ? heldSky.pdop : nil)
+        sky.tdop = cycle.tdop ?? (holding ? heldSky.tdop : nil)
+    }
+
+    /// Reports the satellites in view before the cycle ends, when a GSA follows the
+    /// cycle's GSV groups (Quectel LC79D, Broadcom's PGLOR-speaking chips and others
+    /// send GSV, then GSA). gpsd reports the view as its groups complete, with the
+    /// used flags and DOPs it holds then (the last GSA's, computed from the geometry
+    /// where it has none), and the GSA's DOPs and used count in a SKY of their own,
+    /// without the satellites again; GPSFix does the same, so a gpsd client ends the
+    /// cycle with the same state from either daemon.
+    private mutating func reportViewSoFar() {
+        guard viewAwaitingReport else { return }
+        var sky = SkyView()
+        sky.time = cycleTime
+        takeDilutions(into: &sky, holding: heldSky.isFresh(at: sky.time, cycle: cycleCount))
+        sky.satellites = satellites.takeView()
+        sky.fillMissingDilutions()
+        completed.append(.sky(sky))
+        viewAwaitingReport = false
+        viewReportedThisCycle = true
+    }
+
     private mutating func endCycle() {
-        var time: GPSTime?
-        if let cycleTime = cycle.time, let date {
-            time = rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: cycleTime))
-        }
+        let time = cycleTime
         var fix = cycle.fix(previous: previousFix, time: time)
         fix.time = time
         if let time {
@@ -178,13 +215,8 @@ public struct FixAssembler {
         if cycle.hasSkyData || held {
             var sky = SkyView()
             sky.time = fix.time
-            // What this cycle did not say, the receiver's last word says, while fresh;
             // DOPs describe a solution, so they are held only while there is a fix.
-            let dilutionsHeld = held && fix.mode >= .twoDimensional
-            sky.hdop = cycle.hdop ?? (dilutionsHeld ? heldSky.hdop : nil)
-            sky.vdop = cycle.vdop ?? (dilutionsHeld ? heldSky.vdop : nil)
-            sky.pdop = cycle.pdop ?? (dilutionsHeld ? heldSky.pdop : nil)
-            sky.tdop = cycle.tdop ?? (dilutionsHeld ? heldSky.tdop : nil)
+            takeDilutions(into: &sky, holding: held && fix.mode >= .twoDimensional)
             sky.satellites = satellites.takeView()
             // The held view's used flags are older than this cycle's GGA count: the
             // count stands unless a GSA of this cycle said which satellites are used. A
@@ -196,6 +228,10 @@ public struct FixAssembler {
                 sky.reportedUsedCount = satellites.listedUsedCount
             }
             sky.fillMissingDilutions()
+            if viewReportedThisCycle, !viewAwaitingReport {
+                sky.satellitesReportedEarlier = true
+                if cycle.listedUsedSatellites { sky.reportedUsedCount = satellites.listedUsedCount }
+            }
             completed.append(.sky(sky))
         }
         if var estimate = cycle.errorEstimate {
@@ -205,6 +241,8 @@ public struct FixAssembler {
         if let heading = cycle.heading { completed.append(.attitude(Attitude(time: fix.time, heading: heading))) }
         if fix.mode >= .twoDimensional { previousFix = fix }
         satellites.beginCycle()
+        viewAwaitingReport = false
+        viewReportedThisCycle = false
         tally.reset()
         cycle = Cycle()
         cycleCount += 1
@@ -263,6 +301,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ gsa: GSA, in sentence: NMEASentence) {
+        reportViewSoFar()
         cycle.merge(gsa)
         satellites.add(gsa)
         conclude(sentence.address)
@@ -270,7 +309,9 @@ extension FixAssembler: NMEASentenceHandler {
 
     public mutating func handle(_ gsv: GSV, in sentence: NMEASentence) {
         satellites.add(gsv)
-        conclude(sentence.address, ending: CycleEnding(lastPartOf: gsv, address: sentence.address))
+        let ending = CycleEnding(lastPartOf: gsv, address: sentence.address)
+        if ending != nil { viewAwaitingReport = true }
+        conclude(sentence.address, ending: ending)
     }
 
     public mutating func handle(_ vtg: VTG, in sentence: NMEASentence) {

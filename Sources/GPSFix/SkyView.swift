@@ -44,6 +44,12 @@ public struct SkyView: Hashable, Sendable {
     /// Satellites used in the solution as this cycle's GGA counts them, when no GSA of
     /// the cycle said which (the satellites' used flags are then a held view's).
     public var reportedUsedCount: Int?
+    /// The satellites went out in an earlier SKY of the same cycle: a receiver that sends
+    /// its GSA after its GSV groups has its view reported when the groups complete, and
+    /// this later report carries the receiver's DOPs and used count, without the
+    /// satellites again, as gpsd reports it. The satellites are still here, with this
+    /// cycle's used flags, for the daemon's own state (`?POLL`, metrics).
+    public var satellitesReportedEarlier = false
 
     public init() {}
 

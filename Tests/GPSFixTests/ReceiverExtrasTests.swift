@@ -1,4 +1,5 @@
 import Foundation
+import GPSDProtocol
 @testable import GPSFix
 import NMEA
 import Testing
@@ -217,6 +218,44 @@ struct HeldSkyTests {
         #expect(expired.satellites.isEmpty && expired.usedCount == 5)
         // 30 s later, at the limit, they still stood.
         #expect(skies[1].pdop == 2.8 && skies[1].visibleCount == 11)
+    }
+
+    @Test("GSA after the GSV groups: the view goes out when the GSA comes, with the last GSA's flags and DOPs; the cycle's end adds the new GSA's DOPs and count without the satellites")
+    func gsaAfterGSV() throws {
+        let all = updates(ofLog: try Fixtures.bytes("gsv-before-gsa.nmea"))
+        let fixes = all.compactMap(\.fix)
+        try #require(fixes.count == 3)
+        // Per cycle: the view when its first GSA arrives, then the fix, then the GSAs' word.
+        let kinds = all.map { $0.fix != nil ? "TPV" : $0.sky.map { $0.satellitesReportedEarlier ? "DOP" : "SKY" } ?? "?" }
+        #expect(kinds == ["SKY", "TPV", "DOP", "SKY", "TPV", "DOP", "SKY", "TPV", "DOP"])
+        let skies = all.compactMap(\.sky)
+        let used = { (sky: SkyView) in sky.satellites.filter(\.used).map(\.identity.prn) }
+        // The first view: no GSA yet, so nothing used, and only the GGA's HDOP.
+        #expect(skies[0].visibleCount == 8 && used(skies[0]).isEmpty && skies[0].usedCount == 0)
+        #expect(skies[0].hdop == 1.1 && skies[0].pdop == nil)
+        // Each later view carries the previous cycle's used flags and PDOP/VDOP, and this
+        // cycle's GGA HDOP; the cycle's end, the GSAs' own.
+        #expect(used(skies[2]) == [1, 3, 4, 9, 70, 79] && skies[2].pdop == 1.9 && skies[2].hdop == 1.0)
+        #expect(skies[3].pdop == 1.7 && skies[3].vdop == 1.4 && skies[3].usedCount == 7)
+        #expect(used(skies[4]) == [1, 3, 4, 9, 17, 70, 79] && skies[4].pdop == 1.7 && skies[4].vdop == 1.4)
+        let last = skies[5]
+        #expect(last.pdop == 1.5 && last.vdop == 1.2 && last.hdop == 0.9 && last.usedCount == 8)
+        // The later report keeps the view, with this cycle's flags, for the daemon's state;
+        // its JSON carries the DOPs and uSat only, as gpsd's does.
+        #expect(used(last) == [1, 3, 4, 9, 17, 70, 79, 84])
+        let json = String(decoding: GPSDReport.sky(last, device: nil), as: UTF8.self)
+        #expect(json.contains("\"uSat\":8") && json.contains("\"pdop\":1.50"))
+        #expect(!json.contains("satellites") && !json.contains("nSat"))
+        let early = String(decoding: GPSDReport.sky(skies[4], device: nil), as: UTF8.self)
+        #expect(early.contains("\"nSat\":8") && early.contains("\"satellites\":["))
+    }
+
+    @Test("GSA before the GSV groups (most receivers): one SKY per cycle, at its end, with the cycle's GSA")
+    func gsaBeforeGSV() throws {
+        let log = Self.gga(44) + Self.sky + Self.rmc(44) + Self.gga(45) + Self.sky + Self.rmc(45)
+        let skies = updates(of: log).compactMap(\.sky)
+        #expect(skies.count == 2)
+        #expect(skies.allSatisfy { !$0.satellitesReportedEarlier && $0.visibleCount == 11 && $0.pdop == 2.8 })
     }
 
     @Test("DOPs a receiver does not send are computed from the used satellites' geometry; its own are kept")
