@@ -16,6 +16,8 @@ struct Cycle {
     private var ggaQuality: Int?
     private var ggaHasAltitude = false
     private var gnsMode: ModeIndicator?
+    /// The satellites a GNS counts: with an altitude, more than three make it 3D.
+    private var gnsSatellitesUsed: Int?
     /// The mode a maker's own sentence states (u-blox PUBX,00, Garmin PGRMF, Magellan
     /// PMGNST, Ashtech PASHR,POS), the strongest of the cycle's.
     private var statedMode: FixMode?
@@ -114,6 +116,7 @@ struct Cycle {
     mutating func merge(_ gns: GNS) {
         sawData = true
         gnsMode = gns.mode
+        gnsSatellitesUsed = gns.satellitesUsed
         if let mode = gns.mode, mode != .notValid {
             setPosition(gns.latitude, gns.longitude)
             altitudeMSL = gns.altitude?.doubleValue ?? altitudeMSL
@@ -347,6 +350,7 @@ struct Cycle {
         take(&ggaQuality, later.ggaQuality)
         ggaHasAltitude = ggaHasAltitude || later.ggaHasAltitude
         take(&gnsMode, later.gnsMode)
+        take(&gnsSatellitesUsed, later.gnsSatellitesUsed)
         take(&statedStatus, later.statedStatus)
         take(&statedMode, later.statedMode)
         take(&positionValid, later.positionValid)
@@ -465,7 +469,10 @@ struct Cycle {
             mode = max(mode, ggaQuality == 0 ? .noFix : ggaHasAltitude ? .threeDimensional : .twoDimensional)
         }
         if let gnsMode {
-            mode = max(mode, gnsMode == .notValid ? .noFix : altitudeMSL != nil ? .threeDimensional : .twoDimensional)
+            // Position and time take four satellites: with three, an altitude is held, not
+            // measured (gpsd reads GNS so too).
+            let measuresAltitude = altitudeMSL != nil && (gnsSatellitesUsed ?? 0) > 3
+            mode = max(mode, gnsMode == .notValid ? .noFix : measuresAltitude ? .threeDimensional : .twoDimensional)
         }
         if let statedMode { mode = max(mode, statedMode) }
         if gllValid, altitudeMSL != nil { mode = max(mode, .threeDimensional) }

@@ -227,6 +227,19 @@ struct AssemblerTests {
         #expect(fixes.last?.mode == .threeDimensional && fixes.last?.latitude == 48.1173)
     }
 
+    @Test("a GNS with an altitude is 3D from four satellites; from three it is 2D (the altitude held, not measured)")
+    func gnsDimension() throws {
+        func fix(satellites: String) -> Fix? {
+            let text = sentence("$GPZDA,224749.00,23,11,2026,00,00")
+                + sentence("$GNGNS,224750.00,3333.4268304,N,11153.3538273,W,AA,\(satellites),1.6,406.110,-26.294,,,S")
+            return updates(of: text).compactMap(\.fix).last
+        }
+        #expect(fix(satellites: "04")?.mode == .threeDimensional && fix(satellites: "04")?.altitudeMSL == 406.11)
+        #expect(fix(satellites: "03")?.mode == .twoDimensional && fix(satellites: "03")?.altitudeMSL == nil)
+        #expect(fix(satellites: "")?.mode == .twoDimensional)
+        #expect(fix(satellites: "03")?.latitude.map { abs($0 - 33.557113840) < 1e-9 } == true)
+    }
+
     @Test("uSat: a cycle's GSA says which satellites are used; without one, the cycle's GGA count stands over the held view's flags")
     func usedCountWithoutGSA() throws {
         func withGSA(second: Int) -> String {
