@@ -45,7 +45,11 @@ struct SatelliteTracker {
     private var partial: [Satellite] = []
     private var partialKey: GroupKey?
     private var nextPartialNumber = 1
+    /// Two buffers for the views handed out, used in turn: a cycle may hand out a second
+    /// view while the first is still held (a GSA after the GSV groups that also ends the
+    /// cycle), and neither then has to be copied.
     private var view: [Satellite] = []
+    private var previousView: [Satellite] = []
     /// gpsd PRNs the current cycle's GSAs (or a maker's whole list) mark used.
     private var used = PRNSet()
     private var usedListBegunThisCycle = false
@@ -268,6 +272,7 @@ struct SatelliteTracker {
     /// signal (a satellite listed but not heard on a signal is not used on that signal).
     mutating func takeView() -> [Satellite] {
         hasNews = false
+        swap(&view, &previousView)
         view.removeAll(keepingCapacity: true)
         for group in groups {
             for var satellite in group.satellites {
