@@ -197,7 +197,11 @@ final class Hub: @unchecked Sendable {
             }
             broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix), drop: drop)
         case .sky(let sky):
-            devices[device]?.sky = sky
+            // The device's state is the whole view, as `?POLL` reports it: a SKY that left
+            // out the satellites reported earlier in its cycle still carries them.
+            var whole = sky
+            whole.satellitesReportedEarlier = false
+            devices[device]?.sky = whole
             broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky), drop: drop)
         case .errorEstimate(let estimate):
             devices[device]?.estimate = estimate

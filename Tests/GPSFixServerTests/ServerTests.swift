@@ -207,6 +207,30 @@ struct ServerTests {
         await harness.stop()
     }
 
+    @Test("a SKY that leaves out satellites reported earlier in its cycle goes out so, but POLL still gives the whole view")
+    func pollKeepsTheWholeView() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let provider = harness.providers[0]
+        let watcher = try await harness.client()
+        var later = Self.sky
+        later.pdop = 1.6
+        later.satellitesReportedEarlier = true
+        provider.yield(.fix(Self.fix))
+        provider.yield(.sky(later))
+        #expect(await watcher.line() == Self.line(GPSDReport.tpv(Self.fix, device: provider.device)))
+        let broadcast = try #require(await watcher.line())
+        #expect(broadcast.contains(#""pdop":1.60"#) && !broadcast.contains("satellites"), "\(broadcast)")
+
+        let poller = try await harness.client(watching: nil)
+        poller.send("?POLL;\n")
+        let poll = try #require(await poller.line()?.data(using: .utf8))
+        let object = try #require(try JSONSerialization.jsonObject(with: poll) as? [String: Any])
+        let sky = try #require((object["sky"] as? [[String: Any]])?.first)
+        #expect(sky["pdop"] as? Double == 1.6 && sky["nSat"] as? Int == 2)
+        #expect((sky["satellites"] as? [[String: Any]])?.compactMap { $0["PRN"] as? Int } == [7, 70])
+        await harness.stop()
+    }
+
     @Test("the device counters a provider reports are the server's counters for that device")
     func counters() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
