@@ -119,10 +119,11 @@ public struct FixAssembler {
     }
 
     /// A sentence with a time field: a new time ends the open cycle and teaches which
-    /// sentence ends cycles. Without its time (a receiver without a fix often leaves it
+    /// sentence ends cycles; a cycle it opens keeps the receiver's last DOPs only when it
+    /// is `carryingDilutions` itself (see ``HeldSky/forgetDilutions()``). Without its time (a receiver without a fix often leaves it
     /// empty), the sentence begins a new cycle when it already occurred in the open one,
     /// which has no time either.
-    private mutating func beginTimed(_ time: NMEATime?, _ address: SentenceAddress) {
+    private mutating func beginTimed(_ time: NMEATime?, _ address: SentenceAddress, carryingDilutions: Bool = false) {
         guard let time else {
             if cycle.time == nil, tally.occurrences(of: address) > 0 { endCycleBeforeNewOne() }
             return
@@ -140,7 +141,10 @@ public struct FixAssembler {
             cycle = reopened
         }
         if time != closedTime { closedCycle = nil }
-        if cycle.time != time { cyclesOpened &+= 1 }
+        if cycle.time != time {
+            cyclesOpened &+= 1
+            if !carryingDilutions { heldSky.forgetDilutions() }
+        }
         cycle.time = time
     }
 
@@ -254,7 +258,7 @@ public struct FixAssembler {
 /// (``FixAssembler/add(_:_:)`` does both).
 extension FixAssembler: NMEASentenceHandler {
     public mutating func handle(_ gga: GGA, in sentence: NMEASentence) {
-        beginTimed(gga.time, sentence.address)
+        beginTimed(gga.time, sentence.address, carryingDilutions: gga.hdop != nil)
         cycle.merge(gga)
         conclude(sentence.address)
     }
@@ -273,7 +277,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ gns: GNS, in sentence: NMEASentence) {
-        beginTimed(gns.time, sentence.address)
+        beginTimed(gns.time, sentence.address, carryingDilutions: gns.hdop != nil)
         cycle.merge(gns)
         conclude(sentence.address)
     }
@@ -295,7 +299,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence) {
-        beginTimed(pubx.time, sentence.address)
+        beginTimed(pubx.time, sentence.address, carryingDilutions: pubx.hdop != nil || pubx.vdop != nil || pubx.tdop != nil)
         cycle.merge(pubx)
         conclude(sentence.address)
     }
@@ -330,7 +334,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence) {
-        beginTimed(pgrmf.time, sentence.address)
+        beginTimed(pgrmf.time, sentence.address, carryingDilutions: pgrmf.pdop != nil || pgrmf.tdop != nil)
         note(twoDigitYearDate: pgrmf.date)
         cycle.merge(pgrmf)
         conclude(sentence.address)
@@ -342,7 +346,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ epe: PSRFEPE, in sentence: NMEASentence) {
-        beginTimed(epe.time, sentence.address)
+        beginTimed(epe.time, sentence.address, carryingDilutions: epe.hdop != nil)
         cycle.merge(epe)
         conclude(sentence.address)
     }
@@ -369,7 +373,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence) {
-        beginTimed(pashr.time, sentence.address)
+        beginTimed(pashr.time, sentence.address, carryingDilutions: pashr.hdop != nil || pashr.pdop != nil)
         cycle.merge(pashr)
         conclude(sentence.address)
     }

@@ -4,7 +4,8 @@
 /// does, the last values stand until the receiver replaces them, so every cycle has a
 /// SKY with its DOPs; unlike gpsd, they stand for at most ``maximumAge`` seconds (or as
 /// many cycles when the receiver gives no time), so a receiver that stops sending them
-/// does not leave a stale view up for good.
+/// does not leave a stale view up for good. The DOPs are forgotten when a cycle opens
+/// with a sentence that carries none (``forgetDilutions()``), as gpsd clears its own.
 struct HeldSky {
     static let maximumAge = 30.0
 
@@ -23,6 +24,16 @@ struct HeldSky {
         tdop = values.tdop ?? tdop
         self.time = time
         self.cycle = cycle
+    }
+
+    /// Forgets the DOPs, keeping the time the satellites were renewed: a cycle opened by
+    /// a sentence without a DOP (an RMC) does not carry the last ones, as gpsd clears its
+    /// DOPs at a cycle's first sentence unless that sentence set one.
+    mutating func forgetDilutions() {
+        hdop = nil
+        vdop = nil
+        pdop = nil
+        tdop = nil
     }
 
     /// Whether the held values are recent enough to report with a cycle at `time`.

@@ -206,6 +206,20 @@ struct HeldSkyTests {
         }
     }
 
+    @Test("a cycle that opens with a sentence without DOPs (RMC first) does not hold the last GSA's: they are computed from the held view")
+    func dilutionsNotCarriedPastRMC() throws {
+        let log = Self.rmc(44) + Self.gga(44) + Self.sky + Self.rmc(45) + Self.gga(45) + Self.rmc(46) + Self.gga(46)
+        let skies = updates(of: log).compactMap(\.sky)
+        try #require(skies.count == 3)
+        #expect(skies[0].pdop == 2.8 && skies[0].vdop == 2.2)
+        for sky in skies.dropFirst() {
+            // The view and its flags are held; the GGA gives the HDOP, the geometry the rest.
+            let computed = try #require(DilutionOfPrecision(usedSatellitesOf: sky.satellites))
+            #expect(sky.visibleCount == 11 && sky.hdop == 1.7)
+            #expect(sky.pdop == computed.pdop && sky.vdop == computed.vdop && sky.pdop != 2.8, "\(sky)")
+        }
+    }
+
     @Test("held values expire: more than 30 s without GSA or GSV forgets the satellites and their DOPs")
     func heldValuesExpire() throws {
         let log = Self.gga(14) + Self.sky + Self.rmc(14) + Self.gga(44) + Self.rmc(44) + Self.gga(50) + Self.rmc(50)
@@ -220,7 +234,7 @@ struct HeldSkyTests {
         #expect(skies[1].pdop == 2.8 && skies[1].visibleCount == 11)
     }
 
-    @Test("GSA after the GSV groups: the view goes out when the GSA comes, with the last GSA's flags and DOPs; the cycle's end adds the new GSA's DOPs and count without the satellites")
+    @Test("GSA after the GSV groups: the view goes out when the GSA comes, with the last GSA's flags; the cycle's end adds the new GSA's DOPs and count without the satellites")
     func gsaAfterGSV() throws {
         let all = updates(ofLog: try Fixtures.bytes("gsv-before-gsa.nmea"))
         let fixes = all.compactMap(\.fix)
@@ -233,11 +247,15 @@ struct HeldSkyTests {
         // The first view: no GSA yet, so nothing used, and only the GGA's HDOP.
         #expect(skies[0].visibleCount == 8 && used(skies[0]).isEmpty && skies[0].usedCount == 0)
         #expect(skies[0].hdop == 1.1 && skies[0].pdop == nil)
-        // Each later view carries the previous cycle's used flags and PDOP/VDOP, and this
-        // cycle's GGA HDOP; the cycle's end, the GSAs' own.
-        #expect(used(skies[2]) == [1, 3, 4, 9, 70, 79] && skies[2].pdop == 1.9 && skies[2].hdop == 1.0)
+        // Each later view carries the previous cycle's used flags and this cycle's GGA
+        // HDOP. Its cycle opened with an RMC, which carries no DOP, so the last GSA's
+        // PDOP and VDOP are not held: they are computed from the view's geometry (the
+        // cycle's end has the GSAs' own).
+        #expect(used(skies[2]) == [1, 3, 4, 9, 70, 79] && skies[2].hdop == 1.0)
+        let computed = try #require(DilutionOfPrecision(usedSatellitesOf: skies[2].satellites))
+        #expect(skies[2].pdop == computed.pdop && skies[2].vdop == computed.vdop && skies[2].pdop != 1.9)
         #expect(skies[3].pdop == 1.7 && skies[3].vdop == 1.4 && skies[3].usedCount == 7)
-        #expect(used(skies[4]) == [1, 3, 4, 9, 17, 70, 79] && skies[4].pdop == 1.7 && skies[4].vdop == 1.4)
+        #expect(used(skies[4]) == [1, 3, 4, 9, 17, 70, 79] && skies[4].hdop == 0.9 && skies[4].pdop != 1.7)
         let last = skies[5]
         #expect(last.pdop == 1.5 && last.vdop == 1.2 && last.hdop == 0.9 && last.usedCount == 8)
         // The later report keeps the view, with this cycle's flags, for the daemon's state;
@@ -248,6 +266,23 @@ struct HeldSkyTests {
         #expect(!json.contains("satellites") && !json.contains("nSat"))
         let early = String(decoding: GPSDReport.sky(skies[4], device: nil), as: UTF8.self)
         #expect(early.contains("\"nSat\":8") && early.contains("\"satellites\":["))
+    }
+
+    @Test("GSA after the GSV groups in cycles that open with a GGA: the early view keeps the last GSA's DOPs, as gpsd keeps them")
+    func gsaAfterGSVOpenedByGGA() throws {
+        let gsv = sentence("$GPGSV,2,1,05,01,38,160,35,03,80,057,29,04,65,211,44,09,26,227,36")
+            + sentence("$GPGSV,2,2,05,17,30,269,29")
+        func cycle(_ second: Int, hdop: String, gsa: String) -> String {
+            sentence("$GPGGA,0804\(second).00,5002.453527,N,01958.831794,E,1,05,\(hdop),202.1,M,39.6,M,,") + gsv
+                + sentence("$GPGSA,A,3,\(gsa)") + sentence("$GPRMC,0804\(second).00,A,5002.453527,N,01958.831794,E,0.0,16.6,301120,,,A")
+        }
+        let log = cycle(10, hdop: "1.1", gsa: "01,03,04,09,,,,,,,,,1.9,1.1,1.5")
+            + cycle(11, hdop: "1.0", gsa: "01,03,04,09,17,,,,,,,,1.7,1.0,1.4")
+        let skies = updates(of: log).compactMap(\.sky)
+        try #require(skies.count == 4)
+        // The second cycle's view: its GGA's HDOP, and the PDOP and VDOP of the GSA before.
+        #expect(!skies[2].satellitesReportedEarlier && skies[2].hdop == 1.0 && skies[2].pdop == 1.9 && skies[2].vdop == 1.5)
+        #expect(skies[3].satellitesReportedEarlier && skies[3].pdop == 1.7 && skies[3].vdop == 1.4)
     }
 
     @Test("GSA before the GSV groups (most receivers): one SKY per cycle, at its end, with the cycle's GSA")

@@ -13,11 +13,11 @@ struct ConformanceTests {
     static let corpus = shared.appendingPathComponent("fixtures/gpsd")
     static let tool = shared.appendingPathComponent("tools/gpsd_compare.py")
 
-    /// The targets, both met: a change that agrees with gpsd on fewer epochs than these
-    /// fails. The README's "Conformance" section says what stands between the figures
-    /// reached and 100%.
+    /// The figures reached, at or above the targets (99% and 95%): a change that agrees
+    /// with gpsd on fewer epochs fails. The README's "Conformance" section says what
+    /// stands between them and 100%.
     static let fixFloor = 99.0
-    static let skyFloor = 95.0
+    static let skyFloor = 97.0
 
     static var enabled: Bool {
         FileManager.default.fileExists(atPath: tool.path) || ProcessInfo.processInfo.environment["CI"] != nil
