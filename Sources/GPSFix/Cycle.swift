@@ -392,6 +392,11 @@ struct Cycle {
         return value
     }
 
+    /// Whether any of a sentence's DOP fields holds a DOP (not empty, not a placeholder).
+    static func carriesDilution(_ first: NMEADecimal?, _ second: NMEADecimal? = nil, _ third: NMEADecimal? = nil) -> Bool {
+        dilution(first) != nil || dilution(second) != nil || dilution(third) != nil
+    }
+
     /// A sentence says the receiver has no position: that holds unless another sentence
     /// of the cycle gave one (a no-fix sentence says nothing against a fix).
     private mutating func saysNoPosition() {

@@ -258,7 +258,7 @@ public struct FixAssembler {
 /// (``FixAssembler/add(_:_:)`` does both).
 extension FixAssembler: NMEASentenceHandler {
     public mutating func handle(_ gga: GGA, in sentence: NMEASentence) {
-        beginTimed(gga.time, sentence.address, carryingDilutions: gga.hdop != nil)
+        beginTimed(gga.time, sentence.address, carryingDilutions: Cycle.carriesDilution(gga.hdop))
         cycle.merge(gga)
         conclude(sentence.address)
     }
@@ -277,7 +277,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ gns: GNS, in sentence: NMEASentence) {
-        beginTimed(gns.time, sentence.address, carryingDilutions: gns.hdop != nil)
+        beginTimed(gns.time, sentence.address, carryingDilutions: Cycle.carriesDilution(gns.hdop))
         cycle.merge(gns)
         conclude(sentence.address)
     }
@@ -299,7 +299,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pubx: PUBXPosition, in sentence: NMEASentence) {
-        beginTimed(pubx.time, sentence.address, carryingDilutions: pubx.hdop != nil || pubx.vdop != nil || pubx.tdop != nil)
+        beginTimed(pubx.time, sentence.address, carryingDilutions: Cycle.carriesDilution(pubx.hdop, pubx.vdop, pubx.tdop))
         cycle.merge(pubx)
         conclude(sentence.address)
     }
@@ -334,7 +334,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pgrmf: PGRMF, in sentence: NMEASentence) {
-        beginTimed(pgrmf.time, sentence.address, carryingDilutions: pgrmf.pdop != nil || pgrmf.tdop != nil)
+        beginTimed(pgrmf.time, sentence.address, carryingDilutions: Cycle.carriesDilution(pgrmf.pdop, pgrmf.tdop))
         note(twoDigitYearDate: pgrmf.date)
         cycle.merge(pgrmf)
         conclude(sentence.address)
@@ -346,7 +346,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ epe: PSRFEPE, in sentence: NMEASentence) {
-        beginTimed(epe.time, sentence.address, carryingDilutions: epe.hdop != nil)
+        beginTimed(epe.time, sentence.address, carryingDilutions: Cycle.carriesDilution(epe.hdop))
         cycle.merge(epe)
         conclude(sentence.address)
     }
@@ -373,7 +373,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pashr: PASHRPosition, in sentence: NMEASentence) {
-        beginTimed(pashr.time, sentence.address, carryingDilutions: pashr.hdop != nil || pashr.pdop != nil)
+        beginTimed(pashr.time, sentence.address, carryingDilutions: Cycle.carriesDilution(pashr.hdop, pashr.pdop))
         cycle.merge(pashr)
         conclude(sentence.address)
     }
