@@ -120,9 +120,9 @@ public struct FixAssembler {
 
     /// A sentence with a time field: a new time ends the open cycle and teaches which
     /// sentence ends cycles; a cycle it opens keeps the receiver's last DOPs only when it
-    /// is `carryingDilutions` itself (see ``HeldSky/forgetDilutions()``). Without its time (a receiver without a fix often leaves it
-    /// empty), the sentence begins a new cycle when it already occurred in the open one,
-    /// which has no time either.
+    /// is `carryingDilutions` itself (see ``HeldSky/forgetDilutions()``). Without its time
+    /// (a receiver without a fix often leaves it empty), the sentence begins a new cycle
+    /// when it already occurred in the open one, which has no time either.
     private mutating func beginTimed(_ time: NMEATime?, _ address: SentenceAddress, carryingDilutions: Bool = false) {
         guard let time else {
             if cycle.time == nil, tally.occurrences(of: address) > 0 { endCycleBeforeNewOne() }
@@ -165,13 +165,19 @@ public struct FixAssembler {
         return rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: time))
     }
 
-    /// The open cycle's DOPs; what it did not say, the receiver's last word says when
-    /// `holding` (held values still fresh).
-    private func takeDilutions(into sky: inout SkyView, holding: Bool) {
+    /// The sky view as it stands: the satellites in view, the open cycle's DOPs and, for
+    /// what it did not say, the receiver's last word when `holding` (held values still
+    /// fresh); DOPs it never sent computed from the geometry.
+    private mutating func skyView(at time: GPSTime?, holding: Bool) -> SkyView {
+        var sky = SkyView()
+        sky.time = time
         sky.hdop = cycle.hdop ?? (holding ? heldSky.hdop : nil)
         sky.vdop = cycle.vdop ?? (holding ? heldSky.vdop : nil)
         sky.pdop = cycle.pdop ?? (holding ? heldSky.pdop : nil)
         sky.tdop = cycle.tdop ?? (holding ? heldSky.tdop : nil)
+        sky.satellites = satellites.takeView()
+        sky.fillMissingDilutions()
+        return sky
     }
 
     /// Reports the satellites in view before the cycle ends, when a GSA follows the
@@ -183,12 +189,8 @@ public struct FixAssembler {
     /// cycle with the same state from either daemon.
     private mutating func reportViewSoFar() {
         guard viewAwaitingReport else { return }
-        var sky = SkyView()
-        sky.time = cycleTime
-        takeDilutions(into: &sky, holding: heldSky.isFresh(at: sky.time, cycle: cycleCount))
-        sky.satellites = satellites.takeView()
-        sky.fillMissingDilutions()
-        completed.append(.sky(sky))
+        let time = cycleTime
+        completed.append(.sky(skyView(at: time, holding: heldSky.isFresh(at: time, cycle: cycleCount))))
         viewAwaitingReport = false
         viewReportedThisCycle = true
     }
@@ -217,24 +219,17 @@ public struct FixAssembler {
         let held = heldSky.isFresh(at: fix.time, cycle: cycleCount)
         if !held { satellites.forget() }
         if cycle.hasSkyData || held {
-            var sky = SkyView()
-            sky.time = fix.time
             // DOPs describe a solution, so they are held only while there is a fix.
-            takeDilutions(into: &sky, holding: held && fix.mode >= .twoDimensional)
-            sky.satellites = satellites.takeView()
+            var sky = skyView(at: fix.time, holding: held && fix.mode >= .twoDimensional)
+            sky.satellitesReportedEarlier = viewReportedThisCycle && !viewAwaitingReport
             // The held view's used flags are older than this cycle's GGA count: the
             // count stands unless a GSA of this cycle said which satellites are used. A
-            // GSA of this cycle beside a held view: the satellites it lists are the count
-            // (the held view may not have heard a satellite the receiver uses now).
+            // GSA of this cycle beside a held view, or after a view already reported, is
+            // the count (the view's flags may not show a satellite the receiver uses now).
             if !cycle.listedUsedSatellites || sky.satellites.isEmpty {
                 sky.reportedUsedCount = cycle.satellitesUsed
-            } else if !satellites.viewRenewedThisCycle {
+            } else if !satellites.viewRenewedThisCycle || sky.satellitesReportedEarlier {
                 sky.reportedUsedCount = satellites.listedUsedCount
-            }
-            sky.fillMissingDilutions()
-            if viewReportedThisCycle, !viewAwaitingReport {
-                sky.satellitesReportedEarlier = true
-                if cycle.listedUsedSatellites { sky.reportedUsedCount = satellites.listedUsedCount }
             }
             completed.append(.sky(sky))
         }
