@@ -165,19 +165,13 @@ public struct FixAssembler {
         return rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: time))
     }
 
-    /// The sky view as it stands: the satellites in view, the open cycle's DOPs and, for
-    /// what it did not say, the receiver's last word when `holding` (held values still
-    /// fresh); DOPs it never sent computed from the geometry.
-    private mutating func skyView(at time: GPSTime?, holding: Bool) -> SkyView {
-        var sky = SkyView()
-        sky.time = time
+    /// The open cycle's DOPs; what it did not say, the receiver's last word says when
+    /// `holding` (held values still fresh).
+    private func takeDilutions(into sky: inout SkyView, holding: Bool) {
         sky.hdop = cycle.hdop ?? (holding ? heldSky.hdop : nil)
         sky.vdop = cycle.vdop ?? (holding ? heldSky.vdop : nil)
         sky.pdop = cycle.pdop ?? (holding ? heldSky.pdop : nil)
         sky.tdop = cycle.tdop ?? (holding ? heldSky.tdop : nil)
-        sky.satellites = satellites.takeView()
-        sky.fillMissingDilutions()
-        return sky
     }
 
     /// Reports the satellites in view before the cycle ends, when a GSA follows the
@@ -189,8 +183,12 @@ public struct FixAssembler {
     /// cycle with the same state from either daemon.
     private mutating func reportViewSoFar() {
         guard viewAwaitingReport else { return }
-        let time = cycleTime
-        completed.append(.sky(skyView(at: time, holding: heldSky.isFresh(at: time, cycle: cycleCount))))
+        var sky = SkyView()
+        sky.time = cycleTime
+        takeDilutions(into: &sky, holding: heldSky.isFresh(at: sky.time, cycle: cycleCount))
+        sky.satellites = satellites.takeView()
+        sky.fillMissingDilutions()
+        completed.append(.sky(sky))
         viewAwaitingReport = false
         viewReportedThisCycle = true
     }
@@ -219,8 +217,11 @@ public struct FixAssembler {
         let held = heldSky.isFresh(at: fix.time, cycle: cycleCount)
         if !held { satellites.forget() }
         if cycle.hasSkyData || held {
+            var sky = SkyView()
+            sky.time = fix.time
             // DOPs describe a solution, so they are held only while there is a fix.
-            var sky = skyView(at: fix.time, holding: held && fix.mode >= .twoDimensional)
+            takeDilutions(into: &sky, holding: held && fix.mode >= .twoDimensional)
+            sky.satellites = satellites.takeView()
             sky.satellitesReportedEarlier = viewReportedThisCycle && !viewAwaitingReport
             // The held view's used flags are older than this cycle's GGA count: the
             // count stands unless a GSA of this cycle said which satellites are used. A
@@ -231,6 +232,7 @@ public struct FixAssembler {
             } else if !satellites.viewRenewedThisCycle || sky.satellitesReportedEarlier {
                 sky.reportedUsedCount = satellites.listedUsedCount
             }
+            sky.fillMissingDilutions()
             completed.append(.sky(sky))
         }
         if var estimate = cycle.errorEstimate {
