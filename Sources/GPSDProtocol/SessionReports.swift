@@ -15,10 +15,11 @@ public struct WatchSettings: Equatable, Sendable {
 
     public init() {}
 
-    /// Applies a request: named options change, the others stay, except `enable`, which
-    /// a WATCH that leaves it out turns on (gpsd's `json_watch_read` defaults it to
-    /// true: gpsmon sends `?WATCH={"raw":2,"pps":true}`). Enabling with neither `json`
-    /// nor `nmea` nor `raw` means JSON, as gpsd takes it.
+    /// Applies a request as gpsd's `json_watch_read` does: `json`, `nmea` and `raw` keep
+    /// their values unless named; every other option takes the request's value or its
+    /// default (`pps`, `scaled`, `split24`, `timing` false, `device` none), and `enable`,
+    /// left out, turns watching on (gpsmon sends `?WATCH={"raw":2,"pps":true}`). Enabling
+    /// with neither `json` nor `nmea` nor `raw` means JSON, as gpsd takes it.
     ///
     /// `scaled`, `split24` and `timing` are kept and echoed but change nothing: gpsd's
     /// `scaled` and `split24` concern AIS and subframe reports, which an NMEA position
@@ -29,11 +30,11 @@ public struct WatchSettings: Equatable, Sendable {
         if let value = request.json { json = value }
         if let value = request.nmea { nmea = value }
         if let value = request.raw { raw = value }
-        if let value = request.scaled { scaled = value }
-        if let value = request.split24 { split24 = value }
-        if let value = request.pps { pps = value }
-        if let value = request.timing { timing = value }
-        if let value = request.device { device = value }
+        scaled = request.scaled ?? false
+        split24 = request.split24 ?? false
+        pps = request.pps ?? false
+        timing = request.timing ?? false
+        device = request.device
         if enable, request.json == nil, request.nmea == nil, request.raw == nil, !nmea, raw == 0 { json = true }
     }
 

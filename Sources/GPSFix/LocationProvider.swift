@@ -20,7 +20,8 @@ public protocol LocationProvider: Sendable {
     /// what each read completed, so the consumer costs no thread wake-up of its own.
     ///
     /// Two threads may call `deliver` at once (``NMEALocationProvider``'s reading and its
-    /// silence watch). It may block, which holds the provider's reading back.
+    /// silence watch). It must not block: a consumer holds a source back by pausing its reading
+    /// (see ``DescriptorReactor``), never by holding up a delivery.
     func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async
 }
 

@@ -34,6 +34,8 @@ public struct DeviceEvent: Hashable, Sendable {
         case recovered
         /// Sending again after being silent.
         case resumed
+        /// Its data is over (a recorded log read to its end); its fix has decayed to no fix.
+        case ended
     }
 
     /// The device's name (`/dev/ttyUSB0`, `gpsd://localhost:2947`).

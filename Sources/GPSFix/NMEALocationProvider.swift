@@ -21,6 +21,8 @@ public struct NMEALocationProvider: LocationProvider {
     public var maximumBackoff: Duration
     /// While on, every accepted sentence is also passed on (for raw `nmea` watchers).
     public var sentenceDemand: SentenceDemand
+    /// While on, a source that can wait is held back by its consumer: not silence.
+    public var readingHold: ReadingHold
     public var framing: NMEAFramer.Configuration
     public var centuryRule: CenturyRule
     private let clock: any Clock<Duration>
@@ -31,8 +33,8 @@ public struct NMEALocationProvider: LocationProvider {
     public init(
         source: any ByteSource, clock: any Clock<Duration> = ContinuousClock(), timers: (any TimerScheduler)? = nil,
         silenceTimeout: Duration = .seconds(3), maximumBackoff: Duration = .seconds(1),
-        sentenceDemand: SentenceDemand = SentenceDemand(), framing: NMEAFramer.Configuration = .lenient,
-        centuryRule: CenturyRule = CenturyRule()
+        sentenceDemand: SentenceDemand = SentenceDemand(), readingHold: ReadingHold = ReadingHold(),
+        framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule()
     ) {
         self.source = source
         self.clock = clock
@@ -40,6 +42,7 @@ public struct NMEALocationProvider: LocationProvider {
         self.silenceTimeout = silenceTimeout
         self.maximumBackoff = maximumBackoff
         self.sentenceDemand = sentenceDemand
+        self.readingHold = readingHold
         self.framing = framing
         self.centuryRule = centuryRule
     }
@@ -56,19 +59,27 @@ public struct NMEALocationProvider: LocationProvider {
 
     public func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
         let device = self.device
-        let activity = Activity(clock: clock, timers: timers, timeout: silenceTimeout) {
-            var fix = Fix()
-            fix.mode = .noFix
-            deliver([.fix(fix), .device(DeviceEvent(device: device, kind: .silent))])
+        let hold = canWait ? readingHold : nil
+        let activity = Activity(clock: clock, timers: timers, timeout: silenceTimeout, hold: hold) {
+            deliver([.fix(Self.noFix), .device(DeviceEvent(device: device, kind: .silent))])
         }
-        await read(deliver, activity)
+        let ended = await read(deliver, activity)
         activity.stop()
+        // A log read to its end holds no fix any more: said once, as for a silence.
+        if ended { deliver([.fix(Self.noFix), .device(DeviceEvent(device: device, kind: .ended))]) }
     }
 
-    /// Reads the source until its data ends or the task is cancelled, reopening it with
-    /// a backoff when it fails. Each chunk is parsed where it is read, on the source's
-    /// reading thread, and what it completes is delivered from there at once.
-    private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async {
+    /// What a device's fix decays to.
+    private static var noFix: Fix {
+        var fix = Fix()
+        fix.mode = .noFix
+        return fix
+    }
+
+    /// Reads the source until its data ends (returns `true`) or the task is cancelled,
+    /// reopening it with a backoff when it fails. Each chunk is parsed where it is read,
+    /// on the source's reading thread, and what it completes is delivered from there at once.
+    private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async -> Bool {
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
             decoder: NMEAStreamDecoder(framing: framing, centuryRule: centuryRule), activity: activity)
@@ -81,9 +92,9 @@ public struct NMEALocationProvider: LocationProvider {
                 })
                 reading.finish()
                 reading.deliverPending(to: deliver)
-                return
+                return !Task.isCancelled
             } catch {
-                if Task.isCancelled { return }
+                if Task.isCancelled { return false }
                 // A source that sent sentences before failing is retried soon again.
                 if reading.takeSentencesSinceOpening() { backoff = .milliseconds(50) }
                 reading.lose(reason: "\(error)")
@@ -92,6 +103,7 @@ public struct NMEALocationProvider: LocationProvider {
                 backoff = min(backoff * 2, maximumBackoff)
             }
         }
+        return false
     }
 }
 
@@ -103,12 +115,17 @@ public struct NMEALocationProvider: LocationProvider {
 /// read since, if any: one wake-up per timeout, none per sentence, and the device is
 /// silent exactly a timeout after its last sentence. Once it is silent, and before the
 /// first sentence, no timer is pending: the next sentence sets one.
+///
+/// A source held back by its consumer (``ReadingHold``) is not silent: while it is held,
+/// and for a whole timeout after it was last let go, the watch only sets itself again.
 private final class Activity: Sendable {
     private struct State {
         var lastSentence = Duration.zero
         /// The pending timer, while the device sends.
         var timer: (any ScheduledTimer)?
         var stopped = false
+        /// The hold's release count when the watch last looked.
+        var releasesSeen = 0
     }
 
     /// Time on the provider's clock since the activity began.
@@ -119,15 +136,18 @@ private final class Activity: Sendable {
     private let state = Mutex(State())
     /// Reported silent, and no sentence since: an atomic, read for every sentence.
     private let silent = Atomic<Bool>(false)
-    /// The reading is handing updates over, which may block while the consumer holds it
-    /// back: not silence. An atomic, set around every delivery.
-    private let delivering = Atomic<Bool>(false)
+    /// The consumer's hold on a source that can wait; `nil` for one that cannot.
+    private let hold: ReadingHold?
 
-    init<C: Clock<Duration>>(clock: C, timers: any TimerScheduler, timeout: Duration, reportSilence: @escaping @Sendable () -> Void) {
+    init<C: Clock<Duration>>(
+        clock: C, timers: any TimerScheduler, timeout: Duration, hold: ReadingHold?,
+        reportSilence: @escaping @Sendable () -> Void
+    ) {
         let origin = clock.now
         elapsed = { origin.duration(to: clock.now) }
         self.timers = timers
         self.timeout = timeout
+        self.hold = hold
         self.reportSilence = reportSilence
     }
 
@@ -146,11 +166,6 @@ private final class Activity: Sendable {
         return DeviceEvent(device: device, kind: .resumed)
     }
 
-    /// Whether the reader is handing updates over: set around each delivery.
-    func setDelivering(_ isDelivering: Bool) {
-        delivering.store(isDelivering, ordering: .releasing)
-    }
-
     /// Stops the watch: no silence is reported after this.
     func stop() {
         state.withLock { state in
@@ -165,11 +180,14 @@ private final class Activity: Sendable {
     }
 
     private func fire() {
-        let now = elapsed(), heldBack = delivering.load(ordering: .acquiring)
+        let now = elapsed(), held = hold?.isHolding ?? false, releases = hold?.releaseCount ?? 0
         let isSilent = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
-            // A reading held back by its consumer (a lagging client) is not silence.
-            let deadline = heldBack ? now + timeout : state.lastSentence + timeout
+            // A reading held back by its consumer (a lagging client), now or since the
+            // last look, is not silence: the time counts from when it was let go.
+            let wasHeld = held || releases != state.releasesSeen
+            state.releasesSeen = releases
+            let deadline = wasHeld ? now + timeout : state.lastSentence + timeout
             if deadline > now {
                 state.timer = arm(in: deadline - now)
                 return false
@@ -266,9 +284,7 @@ private final class ReadingState: @unchecked Sendable {
     /// Hands what was completed since the last call to `deliver`, if anything.
     func deliverPending(to deliver: ([LocationUpdate]) -> Void) {
         guard !pending.isEmpty else { return }
-        activity.setDelivering(true)
         deliver(pending)
-        activity.setDelivering(false)
         // The buffer is reused when the consumer did not keep the batch (the event loop
         // publishing it in the same turn), so a read allocates no new one.
         pending.removeAll(keepingCapacity: true)

@@ -19,7 +19,7 @@ enum FileDescriptorReader {
         of descriptor: Int32, path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096,
         onClose: @escaping @Sendable () -> Void
     ) -> ByteChunks {
-        chunks(path: path, endOfFileIsVanishing: endOfFileIsVanishing, chunkSize: chunkSize, transform: nil) { _ throws(DeviceError) in
+        chunks(path: path, endOfFileIsVanishing: endOfFileIsVanishing, chunkSize: chunkSize) { _ throws(DeviceError) in
             (descriptor, [], onClose)
         }
     }
@@ -34,14 +34,12 @@ enum FileDescriptorReader {
 
     /// Like ``chunks(of:path:endOfFileIsVanishing:chunkSize:onClose:)``, but the descriptor
     /// comes from `open`, called on the reading thread, which may block (autobaud listens
-    /// there) and may hand over bytes it has already read. `transform`, when given, turns
-    /// each chunk read into the chunk handed over, on the reading thread.
+    /// there) and may hand over bytes it has already read.
     ///
     /// With a reactor in `reading` and a direct consumer, the thread opens the device and
     /// hands it to the reactor, then sleeps until the reading ends or the consumer stops.
     static func chunks(
         path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096, reading: Reading = Reading(),
-        transform: (@Sendable ([UInt8]) -> [UInt8])? = nil,
         open: @escaping @Sendable (ChunkChannel) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
     ) -> ByteChunks {
         ChunkChannel.reading(path) { channel in
@@ -58,7 +56,9 @@ enum FileDescriptorReader {
             }
             defer { onClose() }
             if let reactor = reading.reactor, channel.isDirect {
-                return handOver(descriptor, path: path, to: reactor, canWait: reading.canWait, into: channel)
+                return handOver(
+                    descriptor, path: path, endOfFileIsVanishing: endOfFileIsVanishing, to: reactor, canWait: reading.canWait,
+                    into: channel)
             }
             var buffer = [UInt8](repeating: 0, count: chunkSize)
             while !channel.isStopped {
@@ -76,7 +76,7 @@ enum FileDescriptorReader {
                     // pairs the receiver's time with this moment.
                     let readAt = WallTime.systemNow()
                     let bytes = Array(buffer[0..<count])
-                    guard channel.yield(ByteChunk(transform?(bytes) ?? bytes, readAt: readAt)) else { return }
+                    guard channel.yield(ByteChunk(bytes, readAt: readAt)) else { return }
                 } else if count == 0 || revents & Int16(POLLHUP | POLLERR) != 0 {
                     channel.finish(throwing: endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil)
                     return
@@ -90,10 +90,11 @@ enum FileDescriptorReader {
     }
 
     /// Has `reactor` read `descriptor` into `channel`, and sleeps until the reading ends
-    /// (the channel then ends: a device that hangs up or fails has vanished) or the
-    /// consumer stops (the reading is then stopped, and waited for).
+    /// (the channel then ends: a device that hangs up or fails has vanished, a file's
+    /// payload is over) or the consumer stops (the reading is then stopped, and waited for).
     private static func handOver(
-        _ descriptor: Int32, path: String, to reactor: any DescriptorReactor, canWait: Bool, into channel: ChunkChannel
+        _ descriptor: Int32, path: String, endOfFileIsVanishing: Bool, to reactor: any DescriptorReactor, canWait: Bool,
+        into channel: ChunkChannel
     ) {
         let ended: WakeupPipe
         do {
@@ -114,7 +115,7 @@ enum FileDescriptorReader {
             }
             if case .readable = readiness {
                 // Read to its hang-up, end or failure, a serial device has vanished.
-                return channel.finish(throwing: DeviceError.vanished(path: path))
+                return channel.finish(throwing: endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil)
             }
             if channel.isStopped {
                 // The reactor reads a duplicate, so the device may be closed even if its

@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import GPSFix
-import Synchronization
 
 /// A recorded log as a byte source: its receiver bytes, once, then the end of the data.
 /// gpsfake's header lines are honoured (see ``CaptureLog``).
@@ -11,6 +10,9 @@ public struct FileSource: ByteSource {
     public var name: String { path }
     /// A file waits to be read.
     public var canWait: Bool { true }
+    /// Reads the file's payload on this reactor's thread (the server's event loop) when
+    /// given; on a thread of its own otherwise.
+    public var reactor: (any DescriptorReactor)?
 
     public init(path: String) {
         self.path = path
@@ -47,26 +49,61 @@ public struct FileSource: ByteSource {
         }
     }
 
-    /// Streams the log's payload in 64 KiB chunks on a thread of its own, with the same
-    /// bound on waiting chunks as a device, so a large log is never held whole; comment
-    /// lines are left out as they go by.
+    /// Streams the log's payload: a thread reads the file in 64 KiB blocks, leaves out
+    /// the comment lines, and writes the rest into one end of a socket pair, whose other
+    /// end is read like a device's descriptor. The thread's writes block while the reader
+    /// is behind, so a large log is never held whole, and a reader on the server's event
+    /// loop (``reactor``) holds the file back the way it holds back a pseudo-terminal: by
+    /// reading no further.
     public func chunks() -> ByteChunks {
         let path = self.path
-        let splitter = Mutex(CaptureLog.Splitter())
         return FileDescriptorReader.chunks(
-            path: path, endOfFileIsVanishing: false, chunkSize: 1 << 16,
-            transform: { chunk in
-                splitter.withLock { splitter in
-                    var payload: [UInt8] = []
-                    payload.reserveCapacity(chunk.count)
-                    chunk.withUnsafeBytes { splitter.split($0, into: &payload) }
-                    return payload
-                }
-            }
+            path: path, endOfFileIsVanishing: false, chunkSize: 1 << 16, reading: .init(reactor: reactor, canWait: true)
         ) { _ throws(DeviceError) in
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw .system(path: path, call: "open", errno: errno) }
-            return (descriptor, [], { close(descriptor) })
+            let file = open(path, O_RDONLY | O_CLOEXEC)
+            guard file >= 0 else { throw .system(path: path, call: "open", errno: errno) }
+            var ends: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+                let error = errno
+                close(file)
+                throw .system(path: path, call: "socketpair", errno: error)
+            }
+            let (readEnd, writeEnd) = (ends[0], ends[1])
+            let started = DeviceThread.start(named: "gpsfix-file") {
+                Self.pump(file, into: writeEnd)
+                close(file)
+                close(writeEnd)
+            }
+            guard started else {
+                [file, readEnd, writeEnd].forEach { _ = close($0) }
+                throw .system(path: path, call: "pthread_create", errno: EAGAIN)
+            }
+            return (readEnd, [], { close(readEnd) })
+        }
+    }
+
+    /// Copies the payload of `file` into `socket` until the file ends or the reader has
+    /// gone (its end closed: the write fails, without a SIGPIPE).
+    private static func pump(_ file: Int32, into socket: Int32) {
+        var splitter = CaptureLog.Splitter()
+        var block = [UInt8](repeating: 0, count: 1 << 16)
+        var payload: [UInt8] = []
+        payload.reserveCapacity(block.count)
+        while true {
+            let count = block.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return }
+            payload.removeAll(keepingCapacity: true)
+            block.withUnsafeBytes { splitter.split(UnsafeRawBufferPointer(rebasing: $0[0..<count]), into: &payload) }
+            var offset = 0
+            while offset < payload.count {
+                let sent = payload.withUnsafeBytes {
+                    send(socket, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+                }
+                if sent < 0, errno == EINTR { continue }
+                guard sent > 0 else { return }
+                offset += sent
+            }
         }
     }
 }

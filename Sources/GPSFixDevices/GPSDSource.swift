@@ -4,26 +4,35 @@ import Glibc
 #endif
 import GPSFix
 
-/// A running gpsd as a byte source, through libgps.
+/// A running gpsd as a byte source: one of its devices' raw NMEA.
 ///
-/// It asks gpsd for its raw NMEA (`WATCH_ENABLE | WATCH_NMEA`, and `WATCH_DEVICE` when a
-/// device is named) and hands the sentences on, so a gpsd upstream goes through the very
-/// same framer and assembler as a serial port. libgps speaks TCP only. When gpsd goes
-/// away, or refuses the watch (a WATCH that cannot be sent, or an ERROR in answer), the
-/// stream throws and the provider reports the device lost and reconnects with its backoff.
+/// libgps connects and sends the watch (`WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE`);
+/// gpsd's answer is read until its WATCH (an ERROR in its place refuses the source), and
+/// from then on the connection's bytes are read like a device's descriptor, on the
+/// server's event loop when a ``reactor`` is given, so that a gpsd upstream goes through
+/// the very same framer and assembler as a serial port, and is held back for a lagging
+/// client the same way (gpsd buffers for a slow client and, past its limit, drops it;
+/// the source then reconnects).
 ///
-/// Like a device, the connection is read on a thread of its own that sleeps until gpsd
-/// sends something, with at most ``ChunkChannel/capacity`` lines waiting for the parser:
-/// past that, the lines wait in the socket and gpsd's own buffering.
+/// Each upstream device is a source of its own: without a device in its name, the source
+/// asks gpsd for its devices and watches the only one; with several it refuses, naming
+/// them, since their sentences interleaved would make one nonsense track. When gpsd goes
+/// away or refuses, the reading throws, and the provider reports the device lost and
+/// reconnects with its backoff.
 public struct GPSDSource: ByteSource {
     public let host: String
     public let port: Int
-    /// gpsd's device to watch; all of them when `nil`.
+    /// gpsd's device to watch; its only one when `nil`.
     public let device: String?
     public var name: String { "gpsd://\(host):\(port)\(device ?? "")" }
-    /// gpsd buffers for a slow client (and, past its limit, drops it; the source then
-    /// reconnects).
+    /// gpsd buffers for a slow client.
     public var canWait: Bool { true }
+    /// Reads the connection on this reactor's thread (the server's event loop) when
+    /// given; on a thread of its own otherwise.
+    public var reactor: (any DescriptorReactor)?
+
+    /// How long gpsd may take to answer a request before the connection is given up.
+    static let answerTimeout = Duration.seconds(5)
 
     public init(host: String, port: Int = 2947, device: String? = nil) {
         self.host = host
@@ -33,61 +42,125 @@ public struct GPSDSource: ByteSource {
 
     public func chunks() -> ByteChunks {
         let host = host, port = String(port), device = device, name = name
-        return ChunkChannel.reading(name) { channel in
+        return FileDescriptorReader.chunks(
+            path: name, endOfFileIsVanishing: true, reading: .init(reactor: reactor, canWait: true)
+        ) { channel throws(DeviceError) in
+            let connection = try Connection(host: host, port: port, name: name)
             do throws(DeviceError) {
-                try Self.read(host: host, port: port, device: device, name: name, into: channel)
-                channel.finish()
+                let rest = try connection.watch(device: device, stop: channel)
+                return (connection.descriptor, rest, { connection.close() })
             } catch {
-                channel.finish(throwing: error)
+                connection.close()
+                throw error
             }
         }
     }
+}
 
-    /// Connects, asks for the raw sentences, and hands each line to `channel` until the
-    /// consumer stops (returns) or gpsd fails (throws).
-    private static func read(host: String, port: String, device: String?, name: String, into channel: ChunkChannel)
-        throws(DeviceError)
-    {
-        let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
-        defer { data.deallocate() }
-        guard gps_open(host, port, data) == 0 else { throw .system(path: name, call: "gps_open", errno: errno) }
-        defer { gps_close(data) }
-        var flags = UInt32(WATCH_ENABLE | WATCH_NMEA)
-        if device != nil { flags |= UInt32(WATCH_DEVICE) }
-        var devicePath = Array((device ?? "").utf8CString)
-        let watched = devicePath.withUnsafeMutableBytes { gps_stream(data, flags, device == nil ? nil : $0.baseAddress) }
-        guard watched == 0 else { throw .system(path: name, call: "gps_stream", errno: errno) }
-        var message = [CChar](repeating: 0, count: 8192)
-        while !channel.isStopped {
-            // libgps may hold a whole line already; otherwise sleep until gpsd sends more.
-            if !channel.hasRoom || !gps_waiting(data, 0) {
-                guard case .readable = try channel.wait(for: data.pointee.gps_fd) else { continue }
+/// One libgps connection to gpsd, closed once.
+private final class Connection: @unchecked Sendable {
+    private let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
+    private var isOpen = true
+    let name: String
+    var descriptor: Int32 { data.pointee.gps_fd }
+
+    init(host: String, port: String, name: String) throws(DeviceError) {
+        self.name = name
+        guard gps_open(host, port, data) == 0 else {
+            let error = errno
+            data.deallocate()
+            isOpen = false
+            throw .system(path: name, call: "gps_open", errno: error)
+        }
+    }
+
+    /// Settles the device (the only one gpsd has, when none is named), asks for its raw
+    /// sentences and reads gpsd's answer; returns what gpsd sent after it.
+    func watch(device: String?, stop: ChunkChannel) throws(DeviceError) -> [UInt8] {
+        var answers = Answers(descriptor: descriptor, name: name, stop: stop)
+        var watched = device
+        if watched == nil {
+            try answers.send("?DEVICES;\n")
+            let paths = try answers.await(class: "DEVICES").devicePaths
+            guard paths.count == 1 else {
+                let found = paths.isEmpty ? "no device yet" : "\(paths.count) devices (\(paths.joined(separator: ", ")))"
+                throw .refused(path: name, message: "gpsd has \(found): name one, as \(name)\(paths.first ?? "/dev/ttyUSB0")")
             }
-            let count = message.withUnsafeMutableBufferPointer { gps_read(data, $0.baseAddress, Int32($0.count)) }
-            if count < 0 { throw .vanished(path: name) }
-            if count == 0 {
-                // Part of a line so far, or the connection closed (a peek sees its end).
-                var byte: UInt8 = 0
-                if recv(data.pointee.gps_fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 0 { throw .vanished(path: name) }
-                continue
+            watched = paths[0]
+        }
+        var path = Array((watched ?? "").utf8CString)
+        let flags = UInt32(WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE)
+        guard path.withUnsafeMutableBytes({ gps_stream(data, flags, $0.baseAddress) }) == 0 else {
+            throw .system(path: name, call: "gps_stream", errno: errno)
+        }
+        _ = try answers.await(class: "WATCH")
+        return answers.unread
+    }
+
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        gps_close(data)
+        data.deallocate()
+    }
+}
+
+/// gpsd's answers on a connection, read line by line with a deadline.
+private struct Answers {
+    let descriptor: Int32
+    let name: String
+    let stop: ChunkChannel
+    /// Bytes read but not yet taken as an answer.
+    private(set) var unread: [UInt8] = []
+
+    init(descriptor: Int32, name: String, stop: ChunkChannel) {
+        self.descriptor = descriptor
+        self.name = name
+        self.stop = stop
+    }
+
+    func send(_ request: String) throws(DeviceError) {
+        let bytes = Array(request.utf8)
+        guard Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else {
+            throw .vanished(path: name)
+        }
+    }
+
+    /// Reads until an answer of `class` arrives and returns its line; gpsd's ERROR
+    /// instead refuses the source, and no answer within ``GPSDSource/answerTimeout``
+    /// gives it up.
+    mutating func await(class wanted: String) throws(DeviceError) -> String {
+        let deadline = ContinuousClock.now + GPSDSource.answerTimeout
+        while true {
+            while let newline = unread.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: unread[..<newline], as: UTF8.self).trimmingCharacters(in: "\r")
+                unread.removeSubrange(...newline)
+                if line.hasPrefix("{\"class\":\"ERROR\"") { throw .refused(path: name, message: line) }
+                if line.hasPrefix("{\"class\":\"\(wanted)\"") { return line }
             }
-            // libgps hands over what gpsd sent: with WATCH_NMEA, the sentences themselves,
-            // and gpsd's own JSON answers (VERSION, DEVICES, WATCH, or an ERROR).
-            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            if text.hasPrefix("{\"class\":\"ERROR\"") {
-                throw .refused(path: name, message: text.trimmingSuffix { $0.isNewline })
+            guard !stop.isStopped, ContinuousClock.now < deadline else {
+                throw .refused(path: name, message: "no \(wanted) answer within \(GPSDSource.answerTimeout)")
             }
-            var bytes = Array(text.utf8)
-            if bytes.last != UInt8(ascii: "\n") { bytes += [13, 10] }
-            guard channel.yield(ByteChunk(bytes, readAt: .systemNow())) else { return }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            var block = [UInt8](repeating: 0, count: 4096)
+            let count = block.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard count > 0 else { throw .vanished(path: name) }
+            unread += block[0..<count]
         }
     }
 }
 
 extension String {
-    fileprivate func trimmingSuffix(while isTrimmed: (Character) -> Bool) -> String {
-        var text = self
-        while let last = text.last, isTrimmed(last) { text.removeLast() }
-        return text
+    fileprivate func trimmingCharacters(in characters: Character) -> String {
+        var text = Substring(self)
+        while text.last == characters { text.removeLast() }
+        return String(text)
+    }
+
+    /// The `path` of every device in a DEVICES answer.
+    fileprivate var devicePaths: [String] {
+        split(separator: "\"path\":\"", omittingEmptySubsequences: false).dropFirst().map { String($0.prefix { $0 != "\"" }) }
     }
 }

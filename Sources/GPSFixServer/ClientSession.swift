@@ -2,72 +2,94 @@ import GPSDProtocol
 import Logging
 import NIOCore
 
-/// One client connection speaking gpsd's protocol: a handler at the end of its channel's
-/// pipeline, after ``RequestLineDecoder``.
+/// One client connection speaking gpsd's protocol: the handler of its channel.
 ///
 /// It greets with VERSION, answers requests line by line, keeps the client's WATCH
-/// settings, and sends what the hub publishes.
+/// settings, and sends what the hub publishes. It is bounded both ways:
 ///
-/// A client whose outbound buffer passes its high-water mark *lags*: the hub holds back
-/// the sources that can wait until it catches up (below the low-water mark), and drops
-/// for it, counted, the reports of sources that cannot. A client that lags for the
-/// hub's stall timeout while its socket takes nothing is cut off.
+/// - **Requests are read only while answers can be written.** While the channel is past
+///   its high-water mark the session answers nothing and stops reading (`autoRead` off),
+///   so a client that sends requests without reading the answers fills its own socket,
+///   never the daemon's memory.
+/// - **Reports past the cap are left out.** While the client *lags* (its unwritten bytes
+///   past the high-water mark, the cap), the reports of sources that cannot wait are left
+///   out for it, counted. Sources that can wait are held back for it instead, at most
+///   ``Hub/holdBackLimit`` in a row; after that it loses their reports too (logged once).
+/// - **A client that stays over the cap for ``Hub/stallTimeout`` is cut off**, whether
+///   or not it trickles a few bytes meanwhile.
 ///
 /// Every method runs on the hub's event loop: NIO calls the handler methods there, and the
-/// hub, which lives on the same loop, calls ``write(_:)`` and ``flush()``, which assert it.
+/// hub, which lives on the same loop, calls ``write(_:canBeHeldFor:)`` and ``flush()``.
 final class ClientSession: ChannelInboundHandler {
-    typealias InboundIn = RequestLine
+    typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+
+    /// One spell of lagging.
+    private struct Lag {
+        /// Which spell: a timer set in one does not act in the next.
+        var number: Int
+        /// Whether the hub still holds back sources that can wait for this client.
+        var holdsBack = true
+    }
 
     private let hub: Hub
     private var context: ChannelHandlerContext?
     private(set) var settings = WatchSettings()
     private(set) var sent = 0
-    /// Reports left out while the client lagged (of sources that cannot wait).
+    /// Reports left out while the client lagged.
     private(set) var dropped = 0
-    /// Whether the client's outbound buffer is past its high-water mark.
-    private var isLagging: Bool { takenWhileLagging != nil }
     private var peer = "client"
-    /// Bytes of reports queued for the client since it connected.
-    private var queuedBytes = 0
-    /// While the client lags, the bytes its socket had taken at the last check of its
-    /// progress; `nil` while it keeps up.
-    private var takenWhileLagging: Int?
+    private var requestLines = RequestLines()
+    /// Requests read but not yet answered: the rest of a line, while the client lags.
+    private var unanswered: [ClientRequest] = []
+    private var inputEnded = false
+    private var lag: Lag?
+    private var lagSpells = 0
 
     init(hub: Hub) {
         self.hub = hub
     }
 
+    /// Whether the hub holds back sources that can wait for this client now.
+    var holdsBack: Bool { lag?.holdsBack ?? false }
+
     func channelActive(context: ChannelHandlerContext) {
         self.context = context
         peer = context.remoteAddress?.description ?? "unix-socket client"
         hub.register(self)
-        _ = send(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
+        answer(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
         context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        takenWhileLagging = nil
+        endLag()
         hub.unregister(self)
         self.context = nil
-        hub.logger.debug("client left", metadata: ["peer": "\(peer)", "sent": "\(sent)"])
+        hub.logger.debug("client left", metadata: ["peer": "\(peer)", "sent": "\(sent)", "dropped": "\(dropped)"])
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .line(let line):
-            for request in ClientRequest.parse(line: line.readableBytesView) { answer(request) }
-        case .tooLong(let limit):
-            hub.noteRefused()
-            _ = send(ByteBuffer(bytes: SessionReport.error("Request longer than \(limit) bytes: discarded.")))
+        var bytes = unwrapInboundIn(data)
+        requestLines.append(&bytes)
+        answerWhatCanBeAnswered()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed = event as? ChannelEvent {
+            inputEnded = true
+            if let last = requestLines.finish() { take(last) }
+            answerWhatCanBeAnswered()
         }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, isLagging {
-            takenWhileLagging = nil
-            hub.caughtUp(self)
+        if context.channel.isWritable {
+            endLag()
+            answerWhatCanBeAnswered()
+        } else {
+            startLag()
         }
         context.fireChannelWritabilityChanged()
     }
@@ -77,95 +99,89 @@ final class ClientSession: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// Answers requests while the channel can take the answers, and reads further only
+    /// while it still can; a client that ended its input is closed once all is answered.
+    private func answerWhatCanBeAnswered() {
+        guard let context else { return }
+        while context.channel.isWritable {
+            if !unanswered.isEmpty {
+                answer(unanswered.removeFirst())
+            } else if let line = requestLines.next() {
+                take(line)
+            } else {
+                break
+            }
+        }
+        let idle = unanswered.isEmpty && requestLines.isEmpty
+        if inputEnded, idle {
+            // Once the answers are written: a close would discard what is still queued.
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in context.close(promise: nil) }
+            return
+        }
+        context.channel.setOption(.autoRead, value: context.channel.isWritable).whenFailure { _ in }
+    }
+
+    private func take(_ line: RequestLine) {
+        switch line {
+        case .line(let bytes):
+            unanswered += ClientRequest.parse(line: bytes.readableBytesView)
+        case .tooLong(let limit):
+            hub.noteRefused()
+            answer(ByteBuffer(bytes: SessionReport.error("Request longer than \(limit) bytes: discarded.")))
+        }
+    }
+
     private func answer(_ request: ClientRequest) {
         switch request {
         case .version:
-            _ = send(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
+            answer(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
         case .devices:
-            _ = send(ByteBuffer(bytes: hub.devicesReport()))
+            answer(ByteBuffer(bytes: hub.devicesReport()))
         case .watch(let watch):
+            if let device = watch?.device, !hub.knows(device: device) {
+                hub.noteRefused()
+                return answer(ByteBuffer(bytes: SessionReport.error("No such device as \(device)")))
+            }
             if let watch {
                 settings.apply(watch)
                 hub.settingsChanged()
             }
-            if watch != nil { _ = send(ByteBuffer(bytes: hub.devicesReport())) }
-            _ = send(ByteBuffer(bytes: SessionReport.watch(settings)))
+            answer(ByteBuffer(bytes: hub.devicesReport()))
+            answer(ByteBuffer(bytes: SessionReport.watch(settings)))
         case .poll:
-            _ = send(ByteBuffer(bytes: hub.pollReport()))
+            answer(ByteBuffer(bytes: hub.pollReport()))
         case .device(let device):
-            _ = send(ByteBuffer(bytes: hub.deviceReport(for: device)))
+            answer(ByteBuffer(bytes: hub.deviceReport(for: device)))
         case .unrecognized(let text):
             hub.noteRefused()
-            _ = send(ByteBuffer(bytes: SessionReport.error("Unrecognized request '\(text.prefix(80))'")))
+            answer(ByteBuffer(bytes: SessionReport.error("Unrecognized request '\(text.prefix(80))'")))
         }
     }
 
-    /// Sends one complete report now (an answer to the client's request). Returns
-    /// whether the report went out.
-    func send(_ buffer: ByteBuffer) -> Bool {
-        guard write(buffer) else { return false }
-        flush()
-        return true
+    /// Sends an answer to the client's own request now.
+    private func answer(_ buffer: ByteBuffer) {
+        guard let context else { return }
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        sent += 1
     }
 
     /// Queues one complete report, to be flushed by the hub with the others of the same
-    /// turn of the loop: a report is never sent in part. While the client lags, the
-    /// report is queued all the same when `dropWhileLagging` is off (its source is being
-    /// held back, or it answers the client) and left out, counted, when it is on.
-    /// Returns whether the report was queued.
-    func write(_ buffer: ByteBuffer, dropWhileLagging: Bool = false) -> Bool {
+    /// turn of the loop: a report is never sent in part. While the client lags, a report
+    /// is queued only when its source is being held back for the client (`canBeHeld`, and
+    /// the hold has not run out); otherwise it is left out, counted. Returns whether the
+    /// report was queued.
+    func write(_ buffer: ByteBuffer, canBeHeldFor canBeHeld: Bool = false) -> Bool {
         hub.eventLoop.assertInEventLoop()
         guard let context else { return false }
-        if !context.channel.isWritable {
-            startLagging(context)
-            if dropWhileLagging {
-                dropped += 1
-                hub.noteDropped()
-                return false
-            }
+        if let lag, !(canBeHeld && lag.holdsBack) {
+            dropped += 1
+            hub.noteDropped()
+            return false
         }
-        queuedBytes += buffer.readableBytes
         context.write(wrapOutboundOut(buffer), promise: nil)
         sent += 1
         awaitsFlush = true
         return true
-    }
-
-    /// Notes that the client lags, once per lag, and checks its progress a stall timeout later.
-    private func startLagging(_ context: ChannelHandlerContext) {
-        guard !isLagging else { return }
-        takenWhileLagging = taken(context)
-        hub.lags(self)
-        scheduleProgressCheck()
-    }
-
-    private func scheduleProgressCheck() {
-        hub.eventLoop.assumeIsolated().scheduleTask(in: hub.stallTimeout) { [weak self] in self?.checkProgress() }
-    }
-
-    /// Cuts the client off when it still lags and its socket took nothing since the last check.
-    private func checkProgress() {
-        guard let context, let previously = takenWhileLagging else { return }
-        let taken = taken(context)
-        if taken > previously {
-            takenWhileLagging = taken
-            return scheduleProgressCheck()
-        }
-        let unread = queuedBytes - taken
-        hub.noteCutOff()
-        hub.logger.warning(
-            "client cut off: it read none of its reports for \(hub.stallTimeout)",
-            metadata: ["peer": "\(peer)", "sent": "\(sent)", "dropped": "\(dropped)", "unread": "\(unread) bytes"])
-        self.context = nil
-        takenWhileLagging = nil
-        context.close(promise: nil)
-        hub.unregister(self)
-    }
-
-    /// The bytes of reports the client's socket has taken: those queued less those
-    /// still waiting in the channel.
-    private func taken(_ context: ChannelHandlerContext) -> Int {
-        queuedBytes - ((try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0)
     }
 
     /// Whether reports were queued since the last flush.
@@ -176,5 +192,48 @@ final class ClientSession: ChannelInboundHandler {
         hub.eventLoop.assertInEventLoop()
         awaitsFlush = false
         context?.flush()
+    }
+
+    /// The channel went past its high-water mark: the hub holds back what can wait, the
+    /// hold runs out after ``Hub/holdBackLimit``, and the client is cut off if it still
+    /// lags after ``Hub/stallTimeout``.
+    private func startLag() {
+        guard lag == nil, context != nil else { return }
+        lagSpells += 1
+        let spell = lagSpells
+        lag = Lag(number: spell)
+        hub.lags(self)
+        let loop = hub.eventLoop.assumeIsolated()
+        loop.scheduleTask(in: hub.holdBackLimit) { [weak self] in self?.endHold(of: spell) }
+        loop.scheduleTask(in: hub.stallTimeout) { [weak self] in self?.cutOff(after: spell) }
+    }
+
+    private func endHold(of spell: Int) {
+        guard lag?.number == spell, lag?.holdsBack == true else { return }
+        lag?.holdsBack = false
+        hub.caughtUp(self)
+        hub.logger.warning(
+            "client lags: devices are no longer held back for it, and it loses their reports until it reads",
+            metadata: ["peer": "\(peer)", "held": "\(hub.holdBackLimit)"])
+    }
+
+    private func endLag() {
+        guard lag != nil else { return }
+        lag = nil
+        hub.caughtUp(self)
+    }
+
+    /// Cuts the client off when it is still in the spell of lagging that began `spell`.
+    private func cutOff(after spell: Int) {
+        guard lag?.number == spell, let context else { return }
+        let unread = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+        hub.noteCutOff()
+        hub.logger.warning(
+            "client cut off: its unread reports stayed over the cap for \(hub.stallTimeout)",
+            metadata: ["peer": "\(peer)", "sent": "\(sent)", "dropped": "\(dropped)", "unread": "\(unread) bytes"])
+        endLag()
+        self.context = nil
+        hub.unregister(self)
+        context.close(promise: nil)
     }
 }

@@ -20,12 +20,16 @@ public final class GPSFixServer: Sendable {
         public var tcpPort: Int?
         /// The release string clients see in VERSION.
         public var release: String
-        /// Each client's outbound buffer: past `high` bytes unread the client lags (its
-        /// sources that can wait are held back, the others' reports are left out for it)
-        /// until it reads down to `low`.
+        /// Each client's outbound buffer: past `high` bytes unread (the cap) the client
+        /// lags until it reads down to `low`. While it lags, its requests are not read,
+        /// sources that can wait are held back for it (for at most `holdBackLimit` in a
+        /// row) and the reports of the others are left out for it, counted.
         public var clientBuffer: (low: Int, high: Int)
-        /// How long a client may lag without reading anything before it is cut off.
+        /// How long a client may stay over its cap before it is cut off, whether or not
+        /// it reads a little meanwhile.
         public var stallTimeout: Duration
+        /// How long, in a row, sources that can wait are held back for one lagging client.
+        public var holdBackLimit: Duration
         /// Listening sockets handed over by socket activation. They are served beside
         /// `socketPath` and the TCP address; a passed socket for the same path or
         /// address stands in for binding it.
@@ -33,13 +37,14 @@ public final class GPSFixServer: Sendable {
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
                     clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5),
-                    adoptedSockets: [Int32] = []) {
+                    holdBackLimit: Duration = .seconds(2), adoptedSockets: [Int32] = []) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
             self.release = release
             self.clientBuffer = clientBuffer
             self.stallTimeout = stallTimeout
+            self.holdBackLimit = holdBackLimit
             self.adoptedSockets = adoptedSockets
         }
     }
@@ -59,7 +64,7 @@ public final class GPSFixServer: Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         hub = Hub(
             eventLoop: group.next(), release: configuration.release, stallTimeout: TimeAmount(configuration.stallTimeout),
-            subscribers: subscribers, logger: logger)
+            holdBackLimit: TimeAmount(configuration.holdBackLimit), subscribers: subscribers, logger: logger)
     }
 
     /// Binds the listeners. Throws when the socket is held by a live server.
@@ -72,9 +77,10 @@ public final class GPSFixServer: Sendable {
                 .writeBufferWaterMark,
                 value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high)
             )
+            // A client that shuts down its sending side still gets its answers.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(RequestLineDecoder()))
                     try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub))
                 }
             }
@@ -136,6 +142,10 @@ public final class GPSFixServer: Sendable {
     /// they copy sentences out only then.
     public var sentenceDemand: SentenceDemand { hub.sentenceDemand }
 
+    /// On while sources that can wait are held back for a lagging client: give it to
+    /// the providers, so that their silence watches do not count that time.
+    public var readingHold: ReadingHold { hub.readingHold }
+
     /// Makes the devices known, in this order, before any sends: DEVICES, POLL and the
     /// status list them in the order they were configured, not in the order their
     /// providers happen to start.
@@ -146,46 +156,25 @@ public final class GPSFixServer: Sendable {
 
     /// Serves `provider` until its updates end or the task is cancelled.
     ///
-    /// The provider hands its updates over on the thread that produced them (a device's
-    /// reading thread: ``LocationProvider/run(delivering:)``), and each batch goes
-    /// straight to the event loop, in one task, but at most ``maximumBatchesInFlight`` at
-    /// a time: a provider faster than the fan-out waits for it instead of queueing
-    /// without bound. A provider whose source can wait (``LocationProvider/canWait``) is
-    /// also held back while a client lags (``FlowGate``). `alongside`, when given, sees
-    /// every update first, on that thread (the time service takes its samples there); it
-    /// must not wait.
+    /// The provider hands its updates over on the thread that produced them. A device
+    /// read on the server's event loop (``descriptorReactor``) is published in the same
+    /// turn, and that is where back-pressure lives: while a client lags, the loop stops
+    /// reading the devices whose sources can wait (their channels' `autoRead`), and a
+    /// lagging client loses the reports of the others. Updates from another thread (a
+    /// provider of the tool's or the tests') are handed to the loop as they come.
+    /// `alongside`, when given, sees every update first, on that thread (the time
+    /// service takes its samples there); it must not wait.
     public func serve(_ provider: some LocationProvider, alongside: (@Sendable (LocationUpdate) -> Void)? = nil) async {
         let hub = self.hub
         let device = provider.device, canWait = provider.canWait
         try? await hub.eventLoop.submit { hub.add(device: DeviceInfo(path: device), canWait: canWait) }.get()
-        let inFlight = Atomic<Int>(0)
-        let cancelled = Atomic<Bool>(false)
-        await withTaskCancellationHandler {
-            await provider.run { updates in
-                if let alongside { for update in updates { alongside(update) } }
-                // A device read by the loop itself (``descriptorReactor``): published in
-                // the same turn; the loop pauses such a reader itself while a client lags.
-                if hub.eventLoop.inEventLoop {
-                    for update in updates { hub.publish(update, from: device) }
-                    return
-                }
-                inFlight.add(1, ordering: .relaxed)
-                hub.eventLoop.execute {
-                    for update in updates { hub.publish(update, from: device) }
-                    inFlight.subtract(1, ordering: .relaxed)
-                }
-                // On a reading thread, waiting holds the device back; never on another
-                // event loop (a silence watch timed there), which must not block.
-                guard MultiThreadedEventLoopGroup.currentEventLoop == nil else { return }
-                if inFlight.load(ordering: .relaxed) >= Self.maximumBatchesInFlight {
-                    try? hub.eventLoop.submit {}.wait()
-                }
-                if canWait, hub.flowGate.isClosed {
-                    hub.flowGate.waitUntilOpen { cancelled.load(ordering: .relaxed) }
-                }
+        await provider.run { updates in
+            if let alongside { for update in updates { alongside(update) } }
+            if hub.eventLoop.inEventLoop {
+                for update in updates { hub.publish(update, from: device) }
+            } else {
+                hub.eventLoop.execute { for update in updates { hub.publish(update, from: device) } }
             }
-        } onCancel: {
-            cancelled.store(true, ordering: .relaxed)
         }
     }
 
@@ -195,9 +184,6 @@ public final class GPSFixServer: Sendable {
         let hub = self.hub
         hub.eventLoop.execute { hub.publish(report, of: device) }
     }
-
-    /// Batches of updates handed to the event loop before waiting for it to catch up.
-    static let maximumBatchesInFlight = 64
 
     /// Whether any device has sent valid sentences.
     public func anyDeviceOnline() async -> Bool {

@@ -11,10 +11,11 @@ import NMEA
 /// session that wants it.
 ///
 /// The hub and all sessions live on one event loop, so nothing here locks. A session
-/// whose outbound buffer is past its high-water mark lags: while any does, the
-/// ``flowGate`` holds back the sources that can wait, and the reports of those that
-/// cannot are left out for the lagging session alone (counted). A session that lags
-/// for ``stallTimeout`` without reading is cut off (see ``ClientSession``).
+/// whose outbound buffer is past its high-water mark lags: while any does, and for at
+/// most ``holdBackLimit`` in a row per session, the devices whose sources can wait are
+/// paused (their channels' `autoRead` off, ``readingHold`` on); the reports of those
+/// that cannot are left out for the lagging session alone (counted). A session that
+/// lags for ``stallTimeout`` is cut off (see ``ClientSession``).
 final class Hub: @unchecked Sendable {
     /// What the hub knows of one device.
     struct DeviceState {
@@ -26,7 +27,7 @@ final class Hub: @unchecked Sendable {
         var cycle = CycleMeter()
         /// When the last fix of mode 2D or better arrived, for its age in the metrics.
         var lastFixAt: NIODeadline?
-        /// Whether the source can wait for lagging watchers (see ``FlowGate``).
+        /// Whether the source can wait for lagging watchers (see ``ByteSource/canWait``).
         var canWait = false
     }
 
@@ -42,12 +43,16 @@ final class Hub: @unchecked Sendable {
     let eventLoop: any EventLoop
     let release: String
     let logger: Logger
-    /// How long a session may lag without reading before it is cut off.
+    /// How long a session may lag before it is cut off.
     let stallTimeout: TimeAmount
-    /// Closed while any session lags: readers of sources that can wait hold back.
-    let flowGate = FlowGate()
-    private var laggingSessions: Set<ObjectIdentifier> = []
-    /// Devices read on this loop whose sources can wait: paused while the gate is closed.
+    /// How long, in a row, sources that can wait are held back for one lagging session.
+    let holdBackLimit: TimeAmount
+    /// On while sources that can wait are held back: their providers' silence watches
+    /// do not count that time.
+    let readingHold = ReadingHold()
+    /// Lagging sessions for which the sources that can wait are held back.
+    private var holdingSessions: Set<ObjectIdentifier> = []
+    /// Devices read on this loop whose sources can wait: paused while any session holds them.
     private var pausableReaders: [ObjectIdentifier: any Channel] = [:]
     /// On while any session watches raw sentences, so providers copy them out only then.
     let sentenceDemand = SentenceDemand()
@@ -63,11 +68,12 @@ final class Hub: @unchecked Sendable {
 
     init(
         eventLoop: any EventLoop, release: String, stallTimeout: TimeAmount = .seconds(5),
-        subscribers: [any ReportSubscriber] = [], logger: Logger
+        holdBackLimit: TimeAmount = .seconds(2), subscribers: [any ReportSubscriber] = [], logger: Logger
     ) {
         self.eventLoop = eventLoop
         self.release = release
         self.stallTimeout = stallTimeout
+        self.holdBackLimit = holdBackLimit
         self.subscribers = subscribers
         self.logger = logger
     }
@@ -126,29 +132,41 @@ final class Hub: @unchecked Sendable {
         updateSentenceDemand()
     }
 
-    /// A session's outbound buffer passed its high-water mark.
+    /// A session's outbound buffer passed its high-water mark: sources that can wait are
+    /// held back for it.
     func lags(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
-        guard laggingSessions.insert(ObjectIdentifier(session)).inserted, laggingSessions.count == 1 else { return }
-        flowGate.close()
-        for reader in pausableReaders.values { reader.setOption(.autoRead, value: false).whenFailure { _ in } }
+        guard holdingSessions.insert(ObjectIdentifier(session)).inserted, holdingSessions.count == 1 else { return }
+        setPaused(true)
     }
 
-    /// A session lags no more (it read down to its low-water mark, or it left).
+    /// A session lags no more (it read down to its low-water mark, or it left), or it has
+    /// been held for long enough (``holdBackLimit``): the sources read on for the others.
     func caughtUp(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
-        guard laggingSessions.remove(ObjectIdentifier(session)) != nil, laggingSessions.isEmpty else { return }
-        flowGate.open()
-        for reader in pausableReaders.values { reader.setOption(.autoRead, value: true).whenFailure { _ in } }
+        guard holdingSessions.remove(ObjectIdentifier(session)) != nil, holdingSessions.isEmpty else { return }
+        setPaused(false)
     }
 
-    /// A device read on this loop whose source can wait: it reads only while no session lags.
+    private func setPaused(_ paused: Bool) {
+        readingHold.set(holding: paused)
+        for reader in pausableReaders.values { reader.setOption(.autoRead, value: !paused).whenFailure { _ in } }
+    }
+
+    /// A device read on this loop whose source can wait: it reads only while no session
+    /// holds it back.
     func addPausableReader(_ channel: any Channel) {
         eventLoop.assertInEventLoop()
         let key = ObjectIdentifier(channel)
         pausableReaders[key] = channel
-        if flowGate.isClosed { channel.setOption(.autoRead, value: false).whenFailure { _ in } }
+        if !holdingSessions.isEmpty { channel.setOption(.autoRead, value: false).whenFailure { _ in } }
         channel.closeFuture.whenComplete { _ in self.pausableReaders[key] = nil }
+    }
+
+    /// Whether `device` is one of the daemon's, as a WATCH may name it.
+    func knows(device: String) -> Bool {
+        eventLoop.assertInEventLoop()
+        return devices[device] != nil
     }
 
     /// A session's WATCH settings changed.
@@ -181,8 +199,8 @@ final class Hub: @unchecked Sendable {
     /// Publishes one update of `device` to the sessions that want it.
     func publish(_ update: LocationUpdate, from device: String) {
         eventLoop.assertInEventLoop()
-        // Reports of a source that cannot wait are left out for a lagging session.
-        let drop = devices[device]?.canWait == false
+        // Reports of a source that can wait are held back for a lagging session, for a while.
+        let canBeHeld = devices[device]?.canWait == true
         switch update {
         case .fix(let fix):
             devices[device]?.fix = fix
@@ -195,31 +213,31 @@ final class Hub: @unchecked Sendable {
                 devices[device]?.info.seenData = true
                 devices[device]?.lastFixAt = .now()
             }
-            broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix), drop: drop)
+            broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix), canBeHeld: canBeHeld)
         case .sky(let sky):
             // The device's state is the whole view, as `?POLL` reports it: a SKY that left
             // out the satellites reported earlier in its cycle still carries them.
             var whole = sky
             whole.satellitesReportedEarlier = false
             devices[device]?.sky = whole
-            broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky), drop: drop)
+            broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky), canBeHeld: canBeHeld)
         case .errorEstimate(let estimate):
             devices[device]?.estimate = estimate
-            broadcastToSessions(GPSDReport.gst(estimate, device: device), of: device, drop: drop)
+            broadcastToSessions(GPSDReport.gst(estimate, device: device), of: device, canBeHeld: canBeHeld)
         case .attitude(let attitude):
-            broadcastToSessions(GPSDReport.att(attitude, device: device), of: device, drop: drop)
+            broadcastToSessions(GPSDReport.att(attitude, device: device), of: device, canBeHeld: canBeHeld)
         case .sentence(let line):
             let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) }
             guard !recipients.isEmpty else { return }
             var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
             buffer.writeBytes(line)
             buffer.writeBytes([13, 10])
-            for session in recipients { send(buffer, to: session, drop: drop) }
+            for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
         case .bytes(let chunk):
             let recipients = sessions.values.filter { $0.settings.wantsBytes(of: device) }
             guard !recipients.isEmpty else { return }
             let buffer = ByteBuffer(bytes: chunk)
-            for session in recipients { send(buffer, to: session, drop: drop) }
+            for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
         case .counters(let counters):
             devices[device]?.counters = counters
         case .receiverTime:
@@ -228,8 +246,9 @@ final class Hub: @unchecked Sendable {
             apply(event, to: device)
             guard let info = devices[device]?.info else { return }
             let report = SessionReport.device(info)
+            // As gpsd: to the JSON watchers of this device, never into a sentence stream.
             let buffer = ByteBuffer(bytes: report)
-            for session in sessions.values where session.settings.enable { send(buffer, to: session) }
+            for session in sessions.values where session.settings.wantsReports(of: device) { send(buffer, to: session) }
             for subscriber in subscribers {
                 subscriber.receive(PublishedReport(device: device, content: .device(info), json: report))
             }
@@ -263,6 +282,9 @@ final class Hub: @unchecked Sendable {
         case .silent:
             devices[device]?.info.online = false
             logger.warning("device silent: fix decayed to no fix", metadata: ["device": "\(device)"])
+        case .ended:
+            devices[device]?.info.online = false
+            logger.info("device's data ended: fix decayed to no fix", metadata: ["device": "\(device)"])
         case .lost(let reason):
             devices[device]?.info.online = false
             logger.warning("device lost, reopening", metadata: ["device": "\(device)", "reason": "\(reason)"])
@@ -273,31 +295,31 @@ final class Hub: @unchecked Sendable {
     /// from the stored values), and once for all of them.
     private func broadcastReport(
         _ encode: @autoclosure () -> [UInt8], of device: String, content: @autoclosure () -> PublishedReport.Content,
-        drop: Bool
+        canBeHeld: Bool
     ) {
-        guard !subscribers.isEmpty else { return broadcastToSessions(encode(), of: device, drop: drop) }
+        guard !subscribers.isEmpty else { return broadcastToSessions(encode(), of: device, canBeHeld: canBeHeld) }
         let report = encode()
-        broadcastToSessions(report, of: device, drop: drop)
+        broadcastToSessions(report, of: device, canBeHeld: canBeHeld)
         let published = PublishedReport(device: device, content: content(), json: report)
         for subscriber in subscribers { subscriber.receive(published) }
     }
 
     /// Reports no subscriber takes (GST, ATT), encoded only when a session wants them.
-    private func broadcastToSessions(_ report: @autoclosure () -> [UInt8], of device: String, drop: Bool) {
+    private func broadcastToSessions(_ report: @autoclosure () -> [UInt8], of device: String, canBeHeld: Bool) {
         let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
         guard !recipients.isEmpty else { return }
         let buffer = ByteBuffer(bytes: report())
-        for session in recipients { send(buffer, to: session, drop: drop) }
+        for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
     }
 
     /// Queues `buffer` for `session`, to be flushed once the loop has run the tasks
     /// queued now: the reports one chunk of a device completes (TPV, SKY, GST) then
     /// leave in one write per client instead of one each, and no later than that.
-    /// With `drop`, a lagging session does not get it (counted).
-    func send(_ buffer: ByteBuffer, to session: ClientSession, drop: Bool = false) {
+    /// A lagging session gets it only when its source is held back for it (`canBeHeld`).
+    func send(_ buffer: ByteBuffer, to session: ClientSession, canBeHeld: Bool = false) {
         eventLoop.assertInEventLoop()
         let alreadyQueued = session.awaitsFlush
-        guard session.write(buffer, dropWhileLagging: drop) else { return }
+        guard session.write(buffer, canBeHeldFor: canBeHeld) else { return }
         statistics.reportsSent += 1
         if !alreadyQueued { unflushed.append(session) }
         guard !flushScheduled else { return }

@@ -190,7 +190,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let providers = sources.map { source in
             NMEALocationProvider(
                 source: Self.readOnEventLoop(source, of: server), timers: server.timers,
-                silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand)
+                silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand,
+                readingHold: server.readingHold)
         }
         let metricsAddress = try metrics.map { try Self.parseAddress($0, option: "--metrics") }
         let daemon = DaemonService(
@@ -211,12 +212,22 @@ struct GPSFixDaemon: AsyncParsableCommand {
         setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 
-    /// Serial ports and pseudo-terminals are read on the server's event loop, so each
-    /// read wakes one thread; files and gpsd upstreams keep a reading thread of their own.
+    /// Every source is read on the server's event loop: each read wakes one thread, and
+    /// a source that can wait is held back for a lagging client by that loop alone.
     static func readOnEventLoop(_ source: any ByteSource, of server: GPSFixServer) -> any ByteSource {
-        guard var port = source as? SerialPort else { return source }
-        port.reactor = server.descriptorReactor
-        return port
+        switch source {
+        case var port as SerialPort:
+            port.reactor = server.descriptorReactor
+            return port
+        case var file as FileSource:
+            file.reactor = server.descriptorReactor
+            return file
+        case var upstream as GPSDSource:
+            upstream.reactor = server.descriptorReactor
+            return upstream
+        default:
+            return source
+        }
     }
 
     static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {

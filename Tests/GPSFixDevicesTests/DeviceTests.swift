@@ -26,7 +26,11 @@ struct DeviceTests {
     func ptyMatchesFile() async throws {
         let path = Self.fixtures.appendingPathComponent("glonass-fix.nmea").path
         let fromFile = await collect(NMEALocationProvider(source: FileSource(path: path))) { _ in false }
-        let expectedFixes = fromFile.compactMap { if case .fix(let fix) = $0 { fix } else { nil } }
+        // A log read to its end holds no fix any more, and says so.
+        var decayed = Fix()
+        decayed.mode = .noFix
+        #expect(Array(fromFile.suffix(2)) == [.fix(decayed), .device(DeviceEvent(device: path, kind: .ended))])
+        let expectedFixes = fromFile.dropLast(2).compactMap { if case .fix(let fix) = $0 { fix } else { nil } }
         #expect(expectedFixes.count == 5)
 
         let terminal = try PseudoTerminal()

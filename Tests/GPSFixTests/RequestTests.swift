@@ -57,6 +57,16 @@ struct WatchSettingsTests {
         settings.apply(Self.watch(#"{"raw":0,"nmea":true}"#))
         #expect(!settings.wantsBytes(of: "/dev/x") && settings.wantsSentences(of: "/dev/x"))
     }
+
+    @Test("a WATCH resets every option it does not name except json, nmea and raw, as gpsd 3.22 does")
+    func unnamedOptionsReset() {
+        var settings = WatchSettings()
+        settings.apply(Self.watch(#"{"enable":true,"json":true,"nmea":true,"raw":1,"pps":true,"scaled":true,"timing":true,"split24":true,"device":"/dev/x"}"#))
+        #expect(settings.pps && settings.scaled && settings.timing && settings.split24 && settings.device == "/dev/x")
+        settings.apply(Self.watch(#"{"enable":true}"#))
+        #expect(settings.json && settings.nmea && settings.raw == 1)
+        #expect(!settings.pps && !settings.scaled && !settings.timing && !settings.split24 && settings.device == nil)
+    }
 }
 
 @Suite("JSON arguments")
