@@ -93,6 +93,9 @@ public struct Replayer: Sendable {
         }
     }
 
+    /// Whether the log holds nothing to write.
+    public var isEmpty: Bool { cycles.allSatisfy { $0.bytes.isEmpty } }
+
     /// Writes the cycles into `terminal`, pausing on `clock` between them, once or forever.
     /// The writes wait for the pty's reader off the cooperative pool (see ``PseudoTerminal/write(_:)``).
     ///
@@ -114,6 +117,8 @@ public struct Replayer: Sendable {
         var stamp: Int?
         var gapBefore = 1000
         var written = 0
+        // A log with nothing to write would loop without a pause, for ever.
+        guard !isEmpty else { return }
         repeat {
             for (cycle, gapAfter) in zip(cycles, intervals) {
                 try Task.checkCancellation()

@@ -14,12 +14,14 @@ public struct MQTTBroker: Equatable, Sendable {
     /// Parses an `mqtt://` or `mqtts://` address; percent escapes are decoded in the user
     /// and the password, so either may hold `@`, `:` or `/`.
     public init(url: String) throws(MQTTAddressError) {
+        // Errors name the address without its password.
+        let (given, url) = (url, Self.redacted(url))
         let scheme: Substring
         var rest: Substring
-        if url.hasPrefix("mqtt://") {
-            (scheme, rest) = ("mqtt", url.dropFirst("mqtt://".count))
-        } else if url.hasPrefix("mqtts://") {
-            (scheme, rest) = ("mqtts", url.dropFirst("mqtts://".count))
+        if given.hasPrefix("mqtt://") {
+            (scheme, rest) = ("mqtt", given.dropFirst("mqtt://".count))
+        } else if given.hasPrefix("mqtts://") {
+            (scheme, rest) = ("mqtts", given.dropFirst("mqtts://".count))
         } else {
             throw MQTTAddressError("'\(url)' is not an MQTT address: write mqtt://HOST[:PORT][/PREFIX] or mqtts://...")
         }
@@ -70,13 +72,23 @@ public struct MQTTBroker: Equatable, Sendable {
         return "\(usesTLS ? "mqtts" : "mqtt")://\(user)\(host):\(port)"
     }
 
+    /// `url` with the password, if it holds one, masked: for messages.
+    static func redacted(_ url: String) -> String {
+        guard let schemeEnd = url.firstRange(of: "://") else { return url }
+        let hostAndUser = url[schemeEnd.upperBound...].prefix { $0 != "/" }
+        guard let at = hostAndUser.lastIndex(of: "@") else { return url }
+        let authority = url[schemeEnd.upperBound..<at]
+        guard let colon = authority.firstIndex(of: ":") else { return url }
+        return String(url[..<authority.index(after: colon)]) + "****" + String(url[at...])
+    }
+
     private static func percentDecoded(_ text: Substring) throws(MQTTAddressError) -> String {
         var bytes: [UInt8] = []
         var utf8 = text.utf8.makeIterator()
         while let byte = utf8.next() {
             guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
             guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
-                throw MQTTAddressError("'\(text)': a % must be followed by two hexadecimal digits")
+                throw MQTTAddressError("the user or password: a % must be followed by two hexadecimal digits")
             }
             bytes.append(high << 4 | low)
         }

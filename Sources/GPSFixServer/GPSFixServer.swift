@@ -85,6 +85,8 @@ public final class GPSFixServer: Sendable {
                 }
             }
         var bound: [any Channel] = []
+        // Kept even when a later bind fails, so that ``shutdown()`` closes what was bound.
+        defer { listeners.withLock { $0 = bound } }
         for descriptor in configuration.adoptedSockets {
             let channel = try await bootstrap.withBoundSocket(descriptor).get()
             bound.append(channel)
@@ -120,7 +122,6 @@ public final class GPSFixServer: Sendable {
                 hub.logger.info("listening", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
             }
         }
-        listeners.withLock { $0 = bound }
     }
 
     /// The TCP port actually bound (useful with port 0).

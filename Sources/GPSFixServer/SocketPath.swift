@@ -9,17 +9,24 @@ enum SocketPath {
         case inUse(String)
         case notASocket(String)
         case tooLong(String)
+        /// Connecting to find out whether it is live failed otherwise than being refused.
+        case unknown(String, errno: Int32)
 
         var description: String {
             switch self {
             case .inUse(let path): "\(path) is in use by a running server: stop it, or choose another --socket"
             case .notASocket(let path): "\(path) exists and is not a socket: remove it, or choose another --socket"
             case .tooLong(let path): "\(path) is too long for a Unix socket path"
+            case .unknown(let path, let errno):
+                "\(path) may be in use (connecting to it failed: \(String(cString: strerror(errno)))): "
+                    + "check who owns it, or choose another --socket"
             }
         }
     }
 
-    /// Makes `path` free to bind: removes a socket nobody answers on, refuses a live one.
+    /// Makes `path` free to bind: removes a socket nobody answers on (a connection to it
+    /// is refused), refuses a live one, and leaves alone one it cannot tell (a connection
+    /// denied by its permissions: a live server of another user's).
     static func prepare(_ path: String) throws {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }  // nothing there
@@ -28,7 +35,8 @@ enum SocketPath {
         unlink(path)
     }
 
-    /// Whether a server accepts connections on `path`.
+    /// Whether a server accepts connections on `path`: `false` only when the connection
+    /// is refused (no one listens); an error that says neither throws.
     static func isAnswering(_ path: String) throws -> Bool {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return false }
@@ -44,6 +52,9 @@ enum SocketPath {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        return result == 0
+        guard result != 0 else { return true }
+        let error = errno
+        guard error == ECONNREFUSED else { throw Problem.unknown(path, errno: error) }
+        return false
     }
 }

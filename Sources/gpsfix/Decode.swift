@@ -23,7 +23,7 @@ struct Decode: ParsableCommand {
     @Flag(help: "Print the framer's and the assembler's counters to standard error at the end.")
     var stats = false
 
-    @Option(help: "The longest sentence accepted, in bytes on the wire (CR LF included).")
+    @Option(help: "The longest sentence accepted, in bytes on the wire (CR LF included): 8 to 4096.")
     var maxLength = NMEAFramer.Configuration.lenient.maximumLength
 
     @Flag(help: "Refuse sentences without a checksum (accepted by default, as gpsd does).")
@@ -31,6 +31,12 @@ struct Decode: ParsableCommand {
 
     @Option(help: "A device name to put in every report, as gpsfixd does.")
     var device: String?
+
+    func validate() throws {
+        guard (8...4096).contains(maxLength) else {
+            throw ValidationError("--max-length \(maxLength) is out of range: give 8 to 4096 bytes")
+        }
+    }
 
     func run() throws {
         var output = ReportWriter()

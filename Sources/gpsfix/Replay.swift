@@ -43,6 +43,7 @@ struct Replay: AsyncParsableCommand {
     func run() async throws {
         let capture = try FileSource(path: log).load()
         let replayer = Replayer(log: capture, speed: asFastAsPossible ? nil : realtime ? 1 : speed)
+        guard !replayer.isEmpty else { throw ValidationError("\(log) holds no NMEA sentence to replay") }
         let terminal = try PseudoTerminal()
         if let link {
             try? FileManager.default.removeItem(atPath: link)

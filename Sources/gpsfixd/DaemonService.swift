@@ -28,8 +28,17 @@ struct DaemonService: Service {
     let logger: Logger
 
     func run() async throws {
-        try await server.start()
-        let metricsServer = try await startMetrics()
+        let metricsServer: MetricsHTTPServer?
+        do {
+            try await server.start()
+            metricsServer = try await startMetrics()
+        } catch {
+            // A listener that cannot be bound ends the daemon as cleanly as a signal does.
+            logger.critical("cannot start: \(error)")
+            notifier?.notify("STOPPING=1")
+            await server.shutdown()
+            throw error
+        }
         await server.announce(devices: providers.map(\.device))
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
         await cancelWhenGracefulShutdown {

@@ -17,6 +17,9 @@ extension GPSFixDaemon {
             guard let line = Self.firstLine(ofFile: mqttPasswordFile) else {
                 throw ValidationError("--mqtt-password-file \(mqttPasswordFile) cannot be read: \(String(cString: strerror(errno)))")
             }
+            guard !line.isEmpty else {
+                throw ValidationError("--mqtt-password-file \(mqttPasswordFile) is empty: write the password on its first line")
+            }
             password = line
         }
         let broker = try MQTTBroker(url: url).with(password: password)

@@ -33,8 +33,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Argument(help: "Devices to read.")
     var devices: [String] = []
 
-    @Option(help: "The Unix socket to serve on (mode 0660).")
-    var socket = "/run/gpsfixd/gpsfixd.sock"
+    @Option(help: """
+        The Unix socket to serve on (mode 0660); /run/gpsfixd/gpsfixd.sock unless the service manager \
+        passes one, which then stands in for it.
+        """)
+    var socket: String?
+
+    /// Where the Unix socket is when neither the command line nor the service manager says.
+    static let defaultSocket = "/run/gpsfixd/gpsfixd.sock"
 
     @Option(help: "Also serve on TCP at HOST:PORT (loopback only, unless --allow-remote).")
     var tcp: String?
@@ -53,9 +59,16 @@ struct GPSFixDaemon: AsyncParsableCommand {
     var silenceTimeout: Double = 3
 
     @Option(help: """
-        Seconds (1 to 3600) a client may leave its reports unread, with its buffer full, before it is cut off.
+        Seconds (1 to 3600) a client may stay over its cap of unread reports (256 KiB) before it is cut off, \
+        whether or not it reads a little meanwhile.
         """)
     var stallTimeout: Double = 5
+
+    @Option(help: """
+        Seconds (0 to 3600) a lagging client may hold back a source that can wait (a pseudo-terminal, a file, \
+        a gpsd) in a row; after that the source reads on and the client loses its reports until it catches up.
+        """)
+    var holdBack: Double = 2
 
     @Option(help: "Seconds (1 to 86400) between the status and counters lines in the log (they are logged at shutdown too).")
     var statusInterval: Double = 60
@@ -114,6 +127,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
         for device in devices where DeviceName(device) == nil {
             throw ValidationError("'\(device)' is not a device: use /dev/..., file:PATH or gpsd://HOST:PORT")
         }
+        let names = devices.compactMap { DeviceName($0)?.description }
+        if let twice = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+            throw ValidationError("\(twice) is named twice: a device can be read once")
+        }
         if let speed, SerialSettings.commonSpeeds.contains(speed) == false {
             throw ValidationError("--speed \(speed) is not one of \(SerialSettings.commonSpeeds.sorted())")
         }
@@ -122,6 +139,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         guard (1...3600).contains(stallTimeout) else {
             throw ValidationError("--stall-timeout \(stallTimeout) is out of range: give 1 to 3600 seconds")
+        }
+        guard (0...3600).contains(holdBack) else {
+            throw ValidationError("--hold-back \(holdBack) is out of range: give 0 to 3600 seconds")
         }
         guard (1...86_400).contains(statusInterval) else {
             throw ValidationError("--status-interval \(statusInterval) is out of range: give 1 to 86400 seconds")
@@ -178,8 +198,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let fleet = try mqtt.map { try fleetPublisher(url: $0, devices: sources.map(\.name), environment: environment, logger: logger) }
         let server = GPSFixServer(
             configuration: .init(
-                socketPath: socket, tcpHost: address?.host, tcpPort: address?.port, release: Self.release,
-                stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), adoptedSockets: service.listenDescriptors),
+                socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
+                tcpPort: address?.port, release: Self.release, stallTimeout: .milliseconds(Int64(stallTimeout * 1000)),
+                holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors),
             subscribers: fleet.map { [$0] } ?? [], logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,
@@ -200,7 +221,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)
         let group = ServiceGroup(
-            configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+            // SIGHUP too: a shell's hang-up ends the daemon as cleanly as a stop does.
+            configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
         try await group.run()
     }
 
@@ -252,7 +274,29 @@ struct GPSFixDaemon: AsyncParsableCommand {
         return variables
     }
 
+    /// Whether `host` is a loopback address: `localhost`, an IPv4 address in 127.0.0.0/8,
+    /// or `::1` (a name that merely starts with `127.` is not).
     static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        return withUnsafeBytes(of: &v6) { Array($0) } == Array(repeating: 0, count: 15) + [1]
+    }
+
+    /// The Unix socket to bind: the one asked for; else none when the service manager
+    /// passed a Unix socket (it stands in for the default); else the default.
+    static func socketPath(asked: String?, passed descriptors: [Int32]) -> String? {
+        if let asked { return asked }
+        let passesUnixSocket = descriptors.contains { descriptor in
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            return named == 0 && Int32(address.ss_family) == AF_UNIX
+        }
+        return passesUnixSocket ? nil : defaultSocket
     }
 }

@@ -207,6 +207,18 @@ struct BrokerAddressTests {
         #expect(throws: MQTTAddressError.self) { try MQTTBroker(url: url) }
     }
 
+    @Test("an address refused for any reason is named in the error without its password")
+    func errorsHideThePassword() {
+        for url in ["mqtt://fleet:hunter2@host:99999", "mqtt://fleet:hunter2%zz@host", "mqtt://fleet:hunter2@host/a/#", "mqtt://fleet:hunter2@"] {
+            do {
+                _ = try MQTTBroker(url: url)
+                Issue.record("\(url) was accepted")
+            } catch {
+                #expect(!error.description.contains("hunter2"), "\(error.description)")
+            }
+        }
+    }
+
     @Test func topicNames() {
         #expect(FleetConfiguration.topicName(forDevice: "/dev/ttyUSB0") == "ttyUSB0")
         #expect(FleetConfiguration.topicName(forDevice: "/dev/pts/3") == "pts3")

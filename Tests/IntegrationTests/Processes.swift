@@ -167,7 +167,7 @@ final class DaemonUnderTest {
         replay = try RunningProcess(Binaries.gpsfix, [
             "replay", Binaries.fixtures.appendingPathComponent(fixture).path, "--link", link, "--loop",
         ] + (flood ? ["--as-fast-as-possible"] : ["--speed", "\(speed)"]))
-        while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
+        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
         daemon = try RunningProcess(
             Binaries.gpsfixd, [link, "--socket", socket, "--tcp", "127.0.0.1:\(tcpPort)", "--log-level", "warning"] + extra)
         _ = LineClient.connect(unixPath: socket)

@@ -77,7 +77,7 @@ struct TimeServiceTests {
             "replay", Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path, "--retime", "--loop", "--link", link,
         ])
         defer { replay.stop() }
-        while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
+        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
         let socket = folder.appendingPathComponent("gpsfixd.sock").path
         let daemon = try RunningProcess(Binaries.gpsfixd, [
             link, "--socket", socket, "--chrony-socket-dir", folder.path, "--time-from-pty", "--log-level", "info",

@@ -31,9 +31,10 @@ struct UpstreamTests {
 
         init() throws {
             folder = try makeTemporaryFolder("gpsd")
-            link = folder.appendingPathComponent("gps0").path
+            let link = folder.appendingPathComponent("gps0").path
+            self.link = link
             replay = try RunningProcess(Binaries.gpsfix, ["replay", UpstreamTests.log, "--link", link, "--speed", "4", "--loop"])
-            while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
+            try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
             gpsd = try Self.startGPSD(port: port, folder: folder, device: link)
         }
 
@@ -99,7 +100,11 @@ struct UpstreamTests {
         let reading = Locked(false), restarted = Locked(false)
         let restart = Task.detached {
             // Restart once fixes are flowing, while the provider is reading.
-            while !reading.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(50)) }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while !reading.withLock({ $0 }) {
+                guard ContinuousClock.now < deadline else { throw TimedOut(description: "no fixes from the upstream gpsd in 30 s") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
             try upstream.restartGPSD()
             restarted.withLock { $0 = true }
         }
@@ -128,7 +133,7 @@ struct UpstreamTests {
         let output = folder.appendingPathComponent("recorded.nmea").path
         let replay = try RunningProcess(Binaries.gpsfix, ["replay", Self.log, "--link", link, "--speed", "10", "--loop"])
         defer { replay.stop() }
-        while !FileManager.default.fileExists(atPath: link) { usleep(20_000) }
+        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
         _ = try run(Binaries.gpsfix, ["record", link, "--output", output, "--duration", "3", "--speed", "38400"], timeout: 15)
         let text = try String(contentsOfFile: output, encoding: .utf8)
         #expect(text.hasPrefix("# Name: recorded by gpsfix record\n# Device: \(link)\n# Speed: 38400\n# Date: "))

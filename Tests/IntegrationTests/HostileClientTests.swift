@@ -1,0 +1,201 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One attacker: a thread that does one bad thing to the daemon until told to stop,
+/// reconnecting whenever it is cut off.
+private final class Attacker: @unchecked Sendable {
+    private let running = Atomic<Bool>(true)
+    private let finished = Atomic<Bool>(false)
+
+    init(socket path: String, _ attack: @escaping @Sendable (Int32, () -> Bool) -> Void) {
+        Thread { [self] in
+            while running.load(ordering: .relaxed) {
+                guard let client = try? LineClient(unixPath: path) else { usleep(50_000); continue }
+                attack(client.descriptor) { self.running.load(ordering: .relaxed) }
+            }
+            finished.store(true, ordering: .releasing)
+        }.start()
+    }
+
+    /// Stops it, and waits (at most 10 s) until its connection is closed.
+    func stop() throws {
+        running.store(false, ordering: .relaxed)
+        try waitUntil("an attacker's end", within: 10) { finished.load(ordering: .acquiring) }
+    }
+
+    /// Sends `bytes` without blocking; `false` once the daemon has closed the connection.
+    static func send(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        return sent >= 0 || errno == EAGAIN || errno == EINTR
+    }
+
+    /// Reads what is there without blocking; `false` once the daemon has closed the connection.
+    static func drain(_ descriptor: Int32, upTo limit: Int = 65536) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        return count != 0 && !(count < 0 && errno != EAGAIN && errno != EINTR)
+    }
+}
+
+/// Every kind of hostile client at once against a daemon reading a 10 Hz replay, beside a
+/// well-behaved watcher and a `raw:2` watcher.
+@Suite("gpsfixd under hostile clients", .serialized)
+struct HostileClientTests {
+    static func residentKilobytes(_ pid: pid_t) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    static func descriptorCount(_ pid: pid_t) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
+    }
+
+    /// The attackers, all at once.
+    fileprivate static func attackers(on path: String) -> [Attacker] {
+        let polls = Array((String(repeating: "?POLL;", count: 170) + "\n").utf8)
+        var attackers: [Attacker] = []
+        // Floods of requests, reading 64 bytes a round.
+        for _ in 0..<3 {
+            attackers.append(Attacker(socket: path) { fd, going in
+                while going(), Attacker.send(polls, to: fd), Attacker.drain(fd, upTo: 64) { usleep(500) }
+            })
+        }
+        // Slowloris: a byte a second, never a newline.
+        for _ in 0..<5 {
+            attackers.append(Attacker(socket: path) { fd, going in
+                while going(), Attacker.send([UInt8(ascii: "?")], to: fd) { sleep(1) }
+            })
+        }
+        // Over-long lines, and binary garbage.
+        attackers.append(Attacker(socket: path) { fd, going in
+            let long = [UInt8](repeating: UInt8(ascii: "x"), count: 100_000) + [10]
+            while going(), Attacker.send(long, to: fd), Attacker.drain(fd) { usleep(20_000) }
+        })
+        attackers.append(Attacker(socket: path) { fd, going in
+            var generator = SystemRandomNumberGenerator()
+            while going() {
+                let garbage = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                guard Attacker.send(garbage, to: fd), Attacker.drain(fd) else { return }
+                usleep(10_000)
+            }
+        })
+        // Half-open: connects, closes its sending side, never reads.
+        attackers.append(Attacker(socket: path) { fd, going in
+            shutdown(fd, Int32(SHUT_WR))
+            while going() { usleep(100_000) }
+        })
+        // Churn: connect, a request, gone.
+        attackers.append(Attacker(socket: path) { fd, going in
+            _ = Attacker.send(Array("?WATCH={\"enable\":true}\n".utf8), to: fd)
+            usleep(5_000)
+        })
+        // Watchers that never read, JSON and raw:2.
+        for watch in [#"?WATCH={"enable":true,"json":true}"#, #"?WATCH={"enable":true,"json":true}"#, #"?WATCH={"raw":2}"#] {
+            attackers.append(Attacker(socket: path) { fd, going in
+                _ = Attacker.send(Array((watch + "\n").utf8), to: fd)
+                while going() { usleep(100_000) }
+            })
+        }
+        return attackers
+    }
+
+    @Test("under attack the daemon serves on: bounded memory, descriptors back to baseline, every TPV in order, never silent, raw bytes exact")
+    func survivesEveryKindAtOnce() throws {
+        let daemon = try DaemonUnderTest(fixture: "gpsd/haicom-305N.log", speed: 10, extra: ["--silence-timeout", "1"])
+        let pid = daemon.daemon.pid
+        let good = try daemon.client()
+        good.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        let raw = try daemon.client()
+        raw.send(#"?WATCH={"raw":2}"# + "\n")
+        _ = try #require(good.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 20))
+        _ = try #require(raw.readLines(until: { $0.contains(#""class":"WATCH""#) }, timeout: 20))
+        usleep(500_000)
+        let baselineDescriptors = Self.descriptorCount(pid)
+        let baselineMemory = Self.residentKilobytes(pid)
+
+        // The good watcher and the raw watcher read on their own threads throughout.
+        let goodLines = Locked<[String]>([]), rawBytes = Locked<[UInt8]>([])
+        let reading = Atomic<Bool>(true)
+        let readers = [
+            Thread {
+                while reading.load(ordering: .relaxed) {
+                    if let line = good.readLine(timeout: 0.5) { goodLines.withLock { $0.append(line) } }
+                }
+            },
+            Thread {
+                var buffer = [UInt8](repeating: 0, count: 65536)
+                while reading.load(ordering: .relaxed) {
+                    var poller = pollfd(fd: raw.descriptor, events: Int16(POLLIN), revents: 0)
+                    guard poll(&poller, 1, 500) > 0 else { continue }
+                    let count = buffer.withUnsafeMutableBytes { read(raw.descriptor, $0.baseAddress, $0.count) }
+                    guard count > 0 else { return }
+                    rawBytes.withLock { $0 += buffer[0..<count] }
+                }
+            },
+        ]
+        readers.forEach { $0.start() }
+
+        let attackers = Self.attackers(on: daemon.socket)
+        var peakMemory = baselineMemory
+        for _ in 0..<40 {  // 20 s of attack
+            usleep(500_000)
+            peakMemory = max(peakMemory, Self.residentKilobytes(pid))
+            #expect(kill(pid, 0) == 0, "the daemon died")
+        }
+        for attacker in attackers { try attacker.stop() }
+        reading.store(false, ordering: .relaxed)
+        usleep(700_000)
+
+        let growth = peakMemory - baselineMemory
+        #expect(Binaries.isSanitized || growth <= 16 * 1024, "resident memory grew by \(growth) kB")
+        let descriptorsBack = (try? waitUntil("descriptors back to baseline", within: 10) {
+            Self.descriptorCount(pid) <= baselineDescriptors
+        }) != nil
+        #expect(descriptorsBack, "descriptors: \(Self.descriptorCount(pid)) against \(baselineDescriptors) before")
+
+        // Every TPV, in order: each one the capture's next, as gpsfix decode reads it, but
+        // where the replay loops back to the start.
+        let decoded = try run(Binaries.gpsfix, ["decode", Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path])
+        let capture = decoded.split(whereSeparator: \.isNewline).compactMap { line -> String? in
+            line.contains(#""class":"TPV""#) ? String(line).json?["time"] as? String : nil
+        }
+        let position = Dictionary(capture.enumerated().map { ($1, $0) }) { first, _ in first }
+        let lines = goodLines.withLock { $0 }
+        let times = lines.compactMap { line -> String? in
+            line.contains(#""class":"TPV""#) ? line.json?["time"] as? String : nil
+        }
+        #expect(times.count >= 150, "\(times.count) TPVs in 20 s at 10 Hz")
+        let skips = zip(times, times.dropFirst()).filter { earlier, later in
+            guard later > earlier else { return false }  // the replay looped
+            guard let from = position[earlier], let to = position[later] else { return true }
+            return to != from + 1
+        }
+        #expect(skips.isEmpty, "TPVs missing between: \(skips.prefix(3))")
+        #expect(!lines.contains { $0.contains(#""online":false"#) }, "the device was reported silent")
+        #expect(!daemon.daemon.errorText.contains("device silent"))
+
+        // The raw watcher's bytes are the device's: a stretch of the capture's payload as replayed.
+        let payload = try Self.payload(of: "gpsd/haicom-305N.log")
+        let received = rawBytes.withLock { $0 }
+        let body = Array(received.drop { $0 != UInt8(ascii: "$") })  // after the WATCH answers
+        #expect(body.count > 10_000, "\(body.count) raw bytes")
+        let looped = payload + payload + payload
+        let sample = Array(body.prefix(8192))
+        #expect(looped.firstRange(of: sample) != nil, "the raw stream's first 8 KiB are not the device's bytes")
+        #expect(!String(decoding: body, as: UTF8.self).contains(#"{"class""#), "JSON in the raw stream")
+    }
+
+    /// A capture's payload as the replayer writes it: without its comment lines.
+    static func payload(of fixture: String) throws -> [UInt8] {
+        let text = try String(contentsOf: Binaries.fixtures.appendingPathComponent(fixture), encoding: .isoLatin1)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("#") }
+        return Array(lines.joined(separator: "\n").utf8.map { $0 })
+    }
+}

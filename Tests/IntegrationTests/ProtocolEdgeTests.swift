@@ -1,0 +1,209 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// gpsd's protocol edges, each against the real daemon, as gpsd 3.22 answers them.
+@Suite("gpsfixd at gpsd's protocol edges", .serialized)
+struct ProtocolEdgeTests {
+    /// A client past the banner.
+    static func client(of daemon: DaemonUnderTest) throws -> LineClient {
+        let client = try daemon.client()
+        #expect(client.readLine()?.json?["class"] as? String == "VERSION")
+        return client
+    }
+
+    @Test("?WATCH; answers DEVICES then WATCH; a WATCH of an unknown device is an ERROR that changes nothing")
+    func watchAnswers() throws {
+        let daemon = try DaemonUnderTest()
+        let client = try Self.client(of: daemon)
+        client.send("?WATCH;\n")
+        #expect(client.readLine()?.json?["class"] as? String == "DEVICES")
+        #expect(client.readLine()?.json?["enable"] as? Bool == false)
+        client.send(#"?WATCH={"enable":true,"device":"/dev/nonexist"};"# + "\n")
+        let error = try #require(client.readLine()?.json)
+        #expect(error["class"] as? String == "ERROR" && error["message"] as? String == "No such device as /dev/nonexist")
+        client.send("?WATCH;\n")
+        #expect(client.readLine()?.json?["class"] as? String == "DEVICES")
+        let watch = try #require(client.readLine()?.json)
+        #expect(watch["class"] as? String == "WATCH" && watch["enable"] as? Bool == false && watch["device"] == nil)
+    }
+
+    @Test("a WATCH resets pps and the other options it does not name, keeping json, nmea and raw")
+    func watchResets() throws {
+        let daemon = try DaemonUnderTest()
+        let client = try Self.client(of: daemon)
+        client.send(#"?WATCH={"enable":true,"json":true,"pps":true,"timing":true};"# + "\n")
+        let first = try #require(client.readLines(until: { $0.contains(#""class":"WATCH""#) })?.last?.json)
+        #expect(first["pps"] as? Bool == true && first["timing"] as? Bool == true)
+        client.send(#"?WATCH={"enable":true};"# + "\n")
+        let second = try #require(client.readLines(until: { $0.contains(#""class":"WATCH""#) })?.last?.json)
+        #expect(second["pps"] as? Bool == false && second["timing"] as? Bool == false && second["json"] as? Bool == true)
+    }
+
+    @Test("a request line over the limit is refused even when its newline comes in the same write, and the next is answered")
+    func longLineInOneWrite() throws {
+        let daemon = try DaemonUnderTest()
+        let client = try Self.client(of: daemon)
+        client.send(String(repeating: "?", count: 2000) + "\n?VERSION;\n")
+        let error = try #require(client.readLine()?.json)
+        #expect(error["class"] as? String == "ERROR" && (error["message"] as? String)?.contains("longer than") == true)
+        #expect(client.readLine()?.json?["class"] as? String == "VERSION")
+    }
+
+    @Test("DEVICE reports go to JSON watchers of the device, never into an nmea or raw stream")
+    func deviceReportsOnlyToJSONWatchers() throws {
+        let daemon = try DaemonUnderTest()
+        let json = try Self.client(of: daemon), nmea = try Self.client(of: daemon), raw = try Self.client(of: daemon)
+        json.send(#"?WATCH={"enable":true,"json":true};"# + "\n")
+        nmea.send(#"?WATCH={"enable":true,"nmea":true};"# + "\n")
+        raw.send(#"?WATCH={"enable":true,"raw":2};"# + "\n")
+        for client in [json, nmea, raw] { _ = client.readLines(until: { $0.contains(#""class":"WATCH""#) }) }
+        #expect(json.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 20) != nil)
+        // The device goes away: its replay stops, the pty hangs up.
+        daemon.replay.stop()
+        let news = json.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":false"#) }, timeout: 20)
+        #expect(news != nil, "the JSON watcher was not told the device went")
+        var nmeaLines: [String] = []
+        while let line = nmea.readLine(timeout: 1) { nmeaLines.append(line) }
+        #expect(!nmeaLines.isEmpty && nmeaLines.allSatisfy { $0.hasPrefix("$") || $0.hasPrefix("!") })
+        var rawText = ""
+        while let line = raw.readLine(timeout: 1) { rawText += line }
+        #expect(!rawText.isEmpty && !rawText.contains(#"{"class":"DEVICE""#))
+    }
+}
+
+/// Sockets, start-up, signals and inputs: each a defect gpsfixd had.
+@Suite("gpsfixd's start-up, signals and inputs", .serialized)
+struct StartupTests {
+    @Test("a Unix socket from the service manager stands in for the default one, which is neither bound nor needed")
+    func passedSocketReplacesDefault() throws {
+        let folder = try makeTemporaryFolder("sa")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let passed = folder.appendingPathComponent("other.sock").path
+        let defaultExisted = FileManager.default.fileExists(atPath: "/run/gpsfixd/gpsfixd.sock")
+        let activator = try RunningProcess("/usr/bin/systemd-socket-activate", ["-l", passed, Binaries.gpsfixd, "--demo"])
+        defer { activator.stop() }
+        let client = try #require(LineClient.connect(unixPath: passed, within: 20), "nothing listens on the passed socket")
+        #expect(client.readLine(timeout: 20)?.json?["class"] as? String == "VERSION")
+        #expect(activator.wait(timeout: 1) == nil, "the daemon ended: \(activator.errorText.suffix(300))")
+        if !defaultExisted { #expect(!FileManager.default.fileExists(atPath: "/run/gpsfixd/gpsfixd.sock")) }
+    }
+
+    @Test("a TCP port that cannot be bound ends the daemon cleanly: its Unix socket removed, a non-zero exit")
+    func failedBindCleansUp() throws {
+        let folder = try makeTemporaryFolder("bind")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socketPath = folder.appendingPathComponent("s.sock").path
+        // Another program holds the port.
+        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(holder) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(holder, 1)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socketPath, "--tcp", "127.0.0.1:\(port)"])
+        let status = daemon.wait(timeout: 20)
+        #expect(status != nil && status != 0)
+        #expect(!FileManager.default.fileExists(atPath: socketPath), "the socket file was left behind")
+        #expect(daemon.errorText.contains("cannot start"))
+    }
+
+    @Test("SIGHUP ends the daemon as cleanly as SIGTERM: exit 0, its socket removed")
+    func hangUpIsClean() throws {
+        let folder = try makeTemporaryFolder("hup")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socketPath = folder.appendingPathComponent("s.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socketPath])
+        _ = try #require(LineClient.connect(unixPath: socketPath, within: 20))
+        kill(daemon.pid, SIGHUP)
+        #expect(daemon.wait(timeout: 20) == 0)
+        #expect(!FileManager.default.fileExists(atPath: socketPath))
+    }
+
+    @Test("a live socket that refuses this user (EACCES) is not taken for a stale one, and is left in place")
+    func deniedSocketIsNotStale() throws {
+        let folder = try makeTemporaryFolder("eacces")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o777)
+        let socketPath = folder.appendingPathComponent("live.sock").path
+        let owner = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socketPath])
+        defer { owner.stop() }
+        _ = try #require(LineClient.connect(unixPath: socketPath, within: 20))
+        // Another user, whom the socket's mode 0660 denies, starts a daemon on the same path.
+        let other = try RunningProcess("/usr/sbin/runuser", ["-u", "nobody", "--", Binaries.gpsfixd, "--demo", "--socket", socketPath])
+        let status = other.wait(timeout: 20)
+        #expect(status != nil && status != 0)
+        #expect(other.errorText.contains("may be in use"), "\(other.errorText.suffix(300))")
+        #expect(FileManager.default.fileExists(atPath: socketPath))
+        #expect(LineClient.connect(unixPath: socketPath, within: 2) != nil)
+    }
+
+    @Test("inputs refused with a clear error instead of a trap, a spin or a silent default",
+          arguments: [
+            (["gpsfix", "decode", "--max-length", "5", "/dev/null"], "--max-length 5 is out of range"),
+            (["gpsfixd", "/dev/ttyS0", "/dev/ttyS0"], "/dev/ttyS0 is named twice"),
+            (["gpsfixd", "--demo", "--tcp", "127.evil.example:2947"], "is not a loopback address"),
+            (["gpsfixd", "--demo", "--mqtt", "mqtt://fleet:hunter2@host:99999"], "mqtt://fleet:****@host:99999"),
+          ])
+    func refusedInputs(_ command: [String], _ message: String) throws {
+        let binary = command[0] == "gpsfix" ? Binaries.gpsfix : Binaries.gpsfixd
+        let process = try RunningProcess(binary, Array(command.dropFirst()))
+        let status = process.wait(timeout: 20)
+        #expect(status != nil && status != 0 && status! < 128, "exit \(String(describing: status))")
+        #expect(process.errorText.contains(message), "\(process.errorText.suffix(300))")
+        #expect(!process.errorText.contains("hunter2"))
+    }
+
+    @Test("an empty MQTT password file is an error, not an empty password")
+    func emptyPasswordFile() throws {
+        let folder = try makeTemporaryFolder("pw")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("password")
+        try Data().write(to: file)
+        let process = try RunningProcess(Binaries.gpsfixd, ["--demo", "--mqtt", "mqtt://fleet@127.0.0.1", "--mqtt-password-file", file.path])
+        #expect(process.wait(timeout: 20) != 0)
+        #expect(process.errorText.contains("is empty"), "\(process.errorText.suffix(300))")
+    }
+
+    @Test("gpsfix replay --loop of a log without sentences ends with an error instead of spinning")
+    func replayOfNothing() throws {
+        let folder = try makeTemporaryFolder("empty")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("empty.nmea")
+        try Data("# only a comment\n".utf8).write(to: log)
+        let process = try RunningProcess(Binaries.gpsfix, ["replay", log.path, "--loop"])
+        let status = process.wait(timeout: 20)
+        if status == nil { process.stop(SIGKILL) }
+        #expect(status != nil && status != 0)
+        #expect(process.errorText.contains("holds no NMEA sentence"))
+    }
+
+    @Test("a file: device read to its end is offline and its fix decayed")
+    func fileDeviceEnds() throws {
+        let folder = try makeTemporaryFolder("file")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socketPath = folder.appendingPathComponent("s.sock").path
+        let log = Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path
+        // Long enough to connect first: the log waits for the daemon's reading, which a
+        // watcher that has not connected yet does not hold back, so it is read at once.
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["file:" + log, "--socket", socketPath, "--log-level", "info"])
+        defer { daemon.stop() }
+        let client = try #require(LineClient.connect(unixPath: socketPath, within: 20))
+        client.send(#"?WATCH={"enable":true,"json":true};"# + "\n")
+        client.send("?DEVICES;\n")
+        // Said in the DEVICES answer when the log was already read, else in a DEVICE report.
+        let offline = client.readLines(until: { $0.contains(#""class":"DEVICE"#) && $0.contains(#""online":false"#) }, timeout: 20)
+        #expect(offline != nil, "the device stayed online after its data ended")
+        client.send("?POLL;\n")
+        let poll = try #require(client.readLines(until: { $0.contains(#""class":"POLL""#) }, timeout: 10)?.last)
+        #expect(poll.contains(#""mode":1"#), "\(poll.prefix(300))")
+    }
+}
