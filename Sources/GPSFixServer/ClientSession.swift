@@ -99,11 +99,23 @@ final class ClientSession: ChannelInboundHandler {
         context.close(promise: nil)
     }
 
+    /// Requests answered in one turn of the loop before the others' work comes first.
+    static let requestsPerTurn = 64
+
     /// Answers requests while the channel can take the answers, and reads further only
     /// while it still can; a client that ended its input is closed once all is answered.
+    /// At most ``requestsPerTurn`` are answered at once: a client sending requests as
+    /// fast as it can delays the devices' reports and the other clients by that much.
     private func answerWhatCanBeAnswered() {
         guard let context else { return }
+        var answered = 0
         while context.channel.isWritable {
+            guard answered < Self.requestsPerTurn else {
+                context.channel.setOption(.autoRead, value: false).whenFailure { _ in }
+                hub.eventLoop.assumeIsolated().execute { [weak self] in self?.answerWhatCanBeAnswered() }
+                return
+            }
+            answered += 1
             if !unanswered.isEmpty {
                 answer(unanswered.removeFirst())
             } else if let line = requestLines.next() {
