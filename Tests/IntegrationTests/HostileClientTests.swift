@@ -171,7 +171,7 @@ struct HostileClientTests {
         let times = lines.compactMap { line -> String? in
             line.contains(#""class":"TPV""#) ? line.json?["time"] as? String : nil
         }
-        #expect(times.count >= 150, "\(times.count) TPVs in 20 s at 10 Hz")
+        #expect(times.count >= 100, "\(times.count) TPVs in 20 s of a 10 Hz replay")
         let skips = zip(times, times.dropFirst()).filter { earlier, later in
             guard later > earlier else { return false }  // the replay looped
             guard let from = position[earlier], let to = position[later] else { return true }

@@ -121,6 +121,36 @@ struct UpstreamTests {
         #expect(events.last { $0 != .activated } == .recovered, "\(events)")
     }
 
+    @Test("gpsd://HOST:PORT without a device, on a gpsd with two: refused, naming both, instead of one track of two receivers")
+    func twoUpstreamDevicesAreRefused() async throws {
+        let folder = try makeTemporaryFolder("gpsd2")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = try PseudoTerminal(), second = try PseudoTerminal()
+        let port = freePort()
+        let gpsd = try RunningProcess(
+            "/usr/sbin/gpsd", ["-N", "-n", "-S", "\(port)", "-F", folder.appendingPathComponent("gpsd.sock").path, first.path, second.path])
+        defer { gpsd.stop() }
+        try waitUntil("gpsd listening") { (try? LineClient(tcpPort: port)) != nil }
+        // gpsd lists a device once it has read from it.
+        let sending = Task {
+            for index in 0..<600 {
+                try await first.write(SyntheticReceiver.cycle(index))
+                try await second.write(SyntheticReceiver.cycle(index))
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        defer { sending.cancel() }
+        try await Task.sleep(for: .seconds(2))
+        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: port), maximumBackoff: .milliseconds(200))
+        let updates = await Self.collect(from: provider, seconds: 20) { $0.contains(where: Self.isLoss) }
+        let reason = updates.lazy.compactMap { update -> String? in
+            if case .device(let event) = update, case .lost(let reason) = event.kind { reason } else { nil }
+        }.first
+        let text = reason ?? "no loss reported"
+        #expect(text.contains("2 devices") && text.contains(first.path) && text.contains(second.path), "\(text)")
+        #expect(!updates.contains { if case .fix = $0 { true } else { false } })
+    }
+
     static func isLoss(_ update: LocationUpdate) -> Bool {
         if case .device(let event) = update, case .lost = event.kind { true } else { false }
     }
