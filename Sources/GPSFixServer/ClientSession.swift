@@ -13,8 +13,9 @@ import NIOCore
 ///   never the daemon's memory.
 /// - **Reports past the cap are left out.** While the client *lags* (its unwritten bytes
 ///   past the high-water mark, the cap), the reports of sources that cannot wait are left
-///   out for it, counted. Sources that can wait are held back for it instead, at most
-///   ``Hub/holdBackLimit`` in a row; after that it loses their reports too (logged once).
+///   out for it, counted. Sources that can wait are held back for it instead (when it
+///   watches), at most ``Hub/holdBackLimit`` in a row; after that it loses their reports
+///   too (logged once).
 /// - **A client that stays over the cap for ``Hub/stallTimeout`` is cut off**, whether
 ///   or not it trickles a few bytes meanwhile.
 ///
@@ -213,10 +214,14 @@ final class ClientSession: ChannelInboundHandler {
         guard lag == nil, context != nil else { return }
         lagSpells += 1
         let spell = lagSpells
-        lag = Lag(number: spell)
-        hub.lags(self)
+        // Only a watcher holds sources back: a client behind on answers to its own
+        // requests has no report to wait for.
+        lag = Lag(number: spell, holdsBack: settings.enable)
         let loop = hub.eventLoop.assumeIsolated()
-        loop.scheduleTask(in: hub.holdBackLimit) { [weak self] in self?.endHold(of: spell) }
+        if settings.enable {
+            hub.lags(self)
+            loop.scheduleTask(in: hub.holdBackLimit) { [weak self] in self?.endHold(of: spell) }
+        }
         loop.scheduleTask(in: hub.stallTimeout) { [weak self] in self?.cutOff(after: spell) }
     }
 
