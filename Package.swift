@@ -24,8 +24,11 @@ let package = Package(
         .target(name: "NMEA"),
         // Fixes and sky views from sentences: the assembler, the value types, the provider seam.
         .target(name: "GPSFix", dependencies: ["NMEA"]),
-        // Every way bytes reach the parser: serial ports, pseudo-terminals, files, gpsd.
-        // Blocking writes (the replayer's) run on SwiftNIO's thread pool.
+        // The runtime of a device: every way bytes reach the parser (serial ports,
+        // pseudo-terminals, files, gpsd), the provider that reads, reopens and watches a
+        // device for silence, and the server's small values carried to it (reactor,
+        // timers, sentence demand, reading hold). Blocking writes (the replayer's) run on
+        // SwiftNIO's thread pool.
         .target(
             name: "GPSFixDevices",
             dependencies: ["GPSFix", "CLibGPS", .product(name: "NIOPosix", package: "swift-nio")]),
@@ -44,7 +47,7 @@ let package = Package(
         .target(
             name: "GPSFixServer",
             dependencies: [
-                "GPSDProtocol", "GPSFix",
+                "GPSDProtocol", "GPSFix", "GPSFixDevices",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -97,7 +100,7 @@ let package = Package(
         .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"]),
         // A manual clock and other helpers shared by the test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSDProtocol", "TestSupport"]),
+        .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSFixDevices", "GPSDProtocol", "TestSupport"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix", "TestSupport"]),
         .testTarget(
             name: "GPSFixServerTests",

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import GPSFix
+import GPSFixDevices
 import NIOCore
 import NIOPosix
 import Synchronization

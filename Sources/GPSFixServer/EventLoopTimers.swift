@@ -1,4 +1,5 @@
 import GPSFix
+import GPSFixDevices
 import NIOCore
 
 /// The hub's event loop as a ``TimerScheduler``: a provider's silence watch wakes the

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import GPSDProtocol
 import GPSFix
+import GPSFixDevices
 import Logging
 import NIOCore
 import NIOPosix

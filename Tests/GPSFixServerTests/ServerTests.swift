@@ -1,6 +1,7 @@
 import Foundation
 import GPSDProtocol
 import GPSFix
+import GPSFixDevices
 import GPSFixServer
 import Logging
 import NMEA

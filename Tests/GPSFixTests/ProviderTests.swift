@@ -1,4 +1,5 @@
 import GPSFix
+import GPSFixDevices
 import NMEA
 import Synchronization
 import TestSupport

@@ -1,5 +1,6 @@
 import GPSDProtocol
 import GPSFix
+import GPSFixDevices
 import NMEA
 import TestSupport
 import Testing

@@ -1,3 +1,4 @@
+import GPSFix
 import NMEA
 import Synchronization
 

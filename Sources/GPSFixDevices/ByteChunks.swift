@@ -1,3 +1,5 @@
+import GPSFix
+
 /// The chunks a ``ByteSource`` reads, in order, taken in one of two ways.
 ///
 /// - As an `AsyncSequence`: each chunk crosses to the consumer's task (the way for tools

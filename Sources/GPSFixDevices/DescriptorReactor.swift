@@ -1,3 +1,5 @@
+import GPSFix
+
 /// Reads descriptors on a thread it already runs (the server's event loop), so that a
 /// device's reads need no thread of their own: each read then costs the one wake-up of
 /// that thread, where the parsed reports are also sent, as in gpsd's single loop.
