@@ -58,7 +58,10 @@ let package = Package(
         // event loop, through libmosquitto.
         .target(
             name: "GPSFixMQTT",
-            dependencies: ["GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         // libmosquitto, the Eclipse Mosquitto client library (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The daemon's counters in Prometheus' text format, through swift-metrics, served

@@ -1,7 +1,7 @@
 import GPSDProtocol
 import GPSFixServer
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// One device's way to the broker: its reports turned into messages (thinned to the
 /// publishing interval), its queue, and the task that hands the queue to its connection.
@@ -50,7 +50,9 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     private let trackerID: String
     private let clock: C
     private let logger: Logger
-    private let state: Mutex<State>
+    /// Shared with libmosquitto's own thread (``handle(_:)``): behind a pthread mutex, which
+    /// ThreadSanitizer sees, unlike the Synchronization module's futex-based `Mutex`.
+    private let state: NIOLockedValueBox<State>
 
     init(device: String, topics: FleetTopics, publisher: any MessagePublisher, configuration: FleetConfiguration, clock: C,
          logger: Logger) {
@@ -61,11 +63,11 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         self.trackerID = OwnTracksLocation.trackerID(for: topics.name)
         self.clock = clock
         self.logger = logger
-        state = Mutex(State(queue: OutboundQueue(capacity: configuration.queueCapacity, window: configuration.window)))
+        state = NIOLockedValueBox(State(queue: OutboundQueue(capacity: configuration.queueCapacity, window: configuration.window)))
     }
 
     var counters: MQTTCounters {
-        state.withLock { $0.queue.counters }
+        state.withLockedValue { $0.queue.counters }
     }
 
     /// The DEVICE report that says the device is gone: the last will, and the last word at shutdown.
@@ -84,7 +86,7 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
             ownTracks = OwnTracksLocation.payload(for: fix, trackerID: trackerID)
         }
         let now = configuration.interval > .zero ? clock.now : nil
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
             switch report.content {
             case .tpv:
                 if gpsd { state.offer(MQTTMessage(topic: topics.tpv, payload: json, qos: qos, retain: true), as: .tpv, at: now, configuration) }
@@ -114,9 +116,9 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         while let message = await nextMessage() {
             do {
                 _ = try publisher.publish(message)
-                state.withLock { $0.queue.handedOver() }
+                state.withLockedValue { $0.queue.handedOver() }
             } catch {
-                let firstRefusal = state.withLock { state in
+                let firstRefusal = state.withLockedValue { state in
                     state.queue.refused(message, connectionLost: error.connectionLost)
                     defer { if !error.connectionLost { state.refusalLogged = true } }
                     return !error.connectionLost && !state.refusalLogged
@@ -126,16 +128,16 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                 }
             }
         }
-        if state.withLock({ $0.queue.connected }),
+        if state.withLockedValue({ $0.queue.connected }),
             (try? publisher.publish(MQTTMessage(topic: topics.device, payload: Self.offlineReport(of: device), qos: configuration.qos, retain: true))) != nil
         {
-            state.withLock { $0.queue.handedOver() }
+            state.withLockedValue { $0.queue.handedOver() }
         }
         publisher.stop()
     }
 
     private func handle(_ event: MessagePublisherEvent) {
-        let (waiter, log) = state.withLock { state -> (CheckedContinuation<Void, Never>?, (() -> Void)?) in
+        let (waiter, log) = state.withLockedValue { state -> (CheckedContinuation<Void, Never>?, (() -> Void)?) in
             var log: (() -> Void)?
             switch event {
             case .connected:
@@ -167,12 +169,12 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     /// once the task is cancelled.
     private func nextMessage() async -> MQTTMessage? {
         while true {
-            let (message, stopping) = state.withLock { ($0.queue.next(), $0.stopping) }
+            let (message, stopping) = state.withLockedValue { ($0.queue.next(), $0.stopping) }
             if let message { return message }
             if stopping || Task.isCancelled { return nil }
             await withTaskCancellationHandler {
                 await withCheckedContinuation { continuation in
-                    let resumeNow = state.withLock { state in
+                    let resumeNow = state.withLockedValue { state in
                         guard !state.queue.canSend, !state.stopping else { return true }
                         state.waiter = continuation
                         return false
@@ -180,7 +182,7 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                     if resumeNow { continuation.resume() }
                 }
             } onCancel: {
-                state.withLock { state in
+                state.withLockedValue { state in
                     state.stopping = true
                     return state.takeWaiter()
                 }?.resume()

@@ -1,4 +1,5 @@
 import CMosquitto
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// A ``MessagePublisher`` on libmosquitto, the Eclipse Mosquitto client library.
@@ -33,7 +34,8 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     public let options: Options
     private let handle: OpaquePointer
     /// Where libmosquitto's callbacks report; set by ``start(events:)``.
-    private let listener = Mutex<(@Sendable (MessagePublisherEvent) -> Void)?>(nil)
+    /// Read on libmosquitto's thread: a pthread mutex, which ThreadSanitizer sees.
+    private let listener = NIOLockedValueBox<(@Sendable (MessagePublisherEvent) -> Void)?>(nil)
     private let started = Atomic<Bool>(false)
 
     /// `mosquitto_lib_init`, once per process, before the first client.
@@ -90,7 +92,7 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     }
 
     public func start(events: @escaping @Sendable (MessagePublisherEvent) -> Void) throws(MQTTError) {
-        listener.withLock { $0 = events }
+        listener.withLockedValue { $0 = events }
         let broker = options.broker
         // A broker that is not there yet fails this first attempt (MOSQ_ERR_ERRNO); the
         // loop thread keeps trying, so only a malformed request is an error here.
@@ -126,7 +128,7 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     }
 
     private func report(_ event: MessagePublisherEvent) {
-        listener.withLock { $0 }?(event)
+        listener.withLockedValue { $0 }?(event)
     }
 
     /// libmosquitto's words for an error code, without the full stop, to fit in a log line.
