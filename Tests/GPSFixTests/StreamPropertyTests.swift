@@ -11,14 +11,16 @@ import Testing
 struct StreamPropertyTests {
     static let logs = [
         "gpsd/bu353-glonass.log", "gpsd/ublox-zed-f9p-nmea.log", "gpsd/haicom-305N.log", "gpsd/cat-ms352.log",
-        "gpsd/ch-4701.log", "gpsd/beidou-bd.log",
+        "gpsd/ch-4701.log", "gpsd/beidou-bd.log", "chartplotter.nmea",
     ]
 
     /// Other instruments' sentences, as a chartplotter or multiplexer interleaves them:
-    /// depth, wind, water temperature, speed through water.
+    /// depth, wind, water temperature, speed through water, heading, transducers, and the
+    /// chartplotter's own route sentences with empty fields.
     static let otherTalkers = [
         sentence("$SDDPT,2.4,0.0"), sentence("$WIMWV,214.0,R,8.2,N,A"), sentence("$YXMTW,17.9,C"),
-        sentence("$VWVHW,,T,,M,4.1,N,7.6,K"),
+        sentence("$VWVHW,,T,,M,4.1,N,7.6,K"), sentence("$SDHDG,45.0,,,1.5,W"), sentence("$IIXDR,C,14.2,C,AIRTEMP"),
+        sentence("$GPAPB,,,,,,,,,,,,,,"), sentence("$GPBOD,,T,,M,,"), sentence("$GPAAM,,,,,"),
     ].map { Array($0.utf8) }
 
     /// The position of each epoch, as the last fix with that time reports it.

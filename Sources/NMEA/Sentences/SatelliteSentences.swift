@@ -45,8 +45,9 @@ public struct GSA: SentenceDecodable, Hashable, Sendable {
 ///
 /// NMEA 4.10 adds a signal id after the last satellite. It is recognised only when the
 /// fields after the three-field header number 4n + 1, so a pre-4.10 GSV with four
-/// satellites is never misread as having one. In Quectel's `PQGSV` that field is a
-/// system id instead.
+/// satellites is never misread as having one. In Quectel's `PQGSV` that one field is a
+/// system id instead (the LC79D); the EG25-G sends both, the signal id then the system
+/// id (4n + 2 fields).
 public struct GSV: SentenceDecodable, Hashable, Sendable {
     public static let minimumFieldCount = 3
 
@@ -77,8 +78,8 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
     public var satellites = InlineList<4, Satellite>(placeholder: Satellite(id: 0))
     /// NMEA 4.11 signal id (which band: L1 C/A, L5, E1, ...), hexadecimal on the wire.
     public var signalID: Int?
-    /// The system id Quectel's `PQGSV` puts where NMEA 4.11 has the signal id (4 BeiDou,
-    /// 5 QZSS); `nil` for every other talker.
+    /// The system id Quectel's `PQGSV` carries (4 BeiDou, 5 QZSS): where NMEA 4.11 has
+    /// the signal id (the LC79D), or after it (the EG25-G); `nil` for every other talker.
     public var systemID: Int?
 
     @inline(__always)
@@ -88,8 +89,10 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
         messageNumber = try fields.integer()
         satellitesInView = try fields.integer()
         let satelliteFields = fields.remaining
-        let hasSignalID = satelliteFields % 4 == 1
-        let groupFields = hasSignalID ? satelliteFields - 1 : satelliteFields
+        // After the satellites: NMEA 4.11's signal id (4n + 1 fields), or Quectel's
+        // signal id and system id (4n + 2, `PQGSV` from the EG25-G).
+        let trailingFields = satelliteFields % 4 == 1 ? 1 : talker == .quectel && satelliteFields % 4 == 2 ? 2 : 0
+        let groupFields = satelliteFields - trailingFields
         let groups = min(4, (groupFields + 3) / 4)
         for _ in 0..<groups {
             let id = try fields.integer(in: 0...999)
@@ -98,9 +101,14 @@ public struct GSV: SentenceDecodable, Hashable, Sendable {
             let snr = try fields.wholeNumber(in: 0...99)
             if let id { satellites.append(Satellite(id: UInt16(id), elevation: elevation, azimuth: azimuth, snr: snr)) }
         }
-        if hasSignalID {
-            fields.skip(groupFields - 4 * groups)
-            if talker == .quectel { systemID = try fields.hexadecimal() } else { signalID = try fields.hexadecimal() }
+        guard trailingFields > 0 else { return }
+        fields.skip(groupFields - 4 * groups)
+        switch (trailingFields, talker) {
+        case (1, .quectel?): systemID = try fields.hexadecimal()  // the LC79D: a system id alone
+        case (1, _): signalID = try fields.hexadecimal()
+        default:
+            signalID = try fields.hexadecimal()
+            systemID = try fields.hexadecimal()
         }
     }
 
