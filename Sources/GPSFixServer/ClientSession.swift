@@ -19,11 +19,22 @@ import NIOCore
 /// - **A client that stays over the cap for ``Hub/stallTimeout`` is cut off**, whether
 ///   or not it trickles a few bytes meanwhile.
 ///
+/// A session of NMEA 0183 out (``Role/nmeaFeed(_:)``) is the same, but says nothing but
+/// the sentences that pass its filter, and throws away what the client sends.
+///
 /// Every method runs on the hub's event loop: NIO calls the handler methods there, and the
 /// hub, which lives on the same loop, calls ``write(_:canBeHeldFor:)`` and ``flush()``.
 final class ClientSession: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+
+    /// What a session speaks.
+    enum Role {
+        /// gpsd's protocol: VERSION at once, then answers to requests.
+        case gpsd
+        /// NMEA 0183 out: the devices' sentences that pass the filter, and nothing else.
+        case nmeaFeed(SentenceFilter)
+    }
 
     /// One spell of lagging.
     private struct Lag {
@@ -34,6 +45,7 @@ final class ClientSession: ChannelInboundHandler {
     }
 
     private let hub: Hub
+    let role: Role
     private var context: ChannelHandlerContext?
     private(set) var settings = WatchSettings()
     private(set) var sent = 0
@@ -47,8 +59,20 @@ final class ClientSession: ChannelInboundHandler {
     private var lag: Lag?
     private var lagSpells = 0
 
-    init(hub: Hub) {
+    init(hub: Hub, role: Role = .gpsd) {
         self.hub = hub
+        self.role = role
+    }
+
+    /// Whether the session takes `sentence` (an NMEA feed's filter), given it watches sentences.
+    func takes(sentence: [UInt8]) -> Bool {
+        guard case .nmeaFeed(let filter) = role else { return true }
+        return filter.passes(sentence)
+    }
+
+    /// Whether the session is NMEA 0183 out, whose sentences carry a checksum always.
+    var isNMEAFeed: Bool {
+        if case .nmeaFeed = role { true } else { false }
     }
 
     /// Whether the hub holds back sources that can wait for this client now.
@@ -58,7 +82,14 @@ final class ClientSession: ChannelInboundHandler {
         self.context = context
         peer = context.remoteAddress?.description ?? "unix-socket client"
         hub.register(self)
-        answer(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
+        switch role {
+        case .gpsd:
+            answer(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
+        case .nmeaFeed:
+            settings.enable = true
+            settings.nmea = true
+            hub.settingsChanged()
+        }
         context.fireChannelActive()
     }
 
@@ -71,13 +102,14 @@ final class ClientSession: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .gpsd = role else { return }  // an NMEA listener's input means nothing
         var bytes = unwrapInboundIn(data)
         requestLines.append(&bytes)
         answerWhatCanBeAnswered()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .inputClosed = event as? ChannelEvent {
+        if case .inputClosed = event as? ChannelEvent, case .gpsd = role {
             inputEnded = true
             if let last = requestLines.finish() { take(last) }
             answerWhatCanBeAnswered()

@@ -35,10 +35,13 @@ public final class GPSFixServer: Sendable {
         /// `socketPath` and the TCP address; a passed socket for the same path or
         /// address stands in for binding it.
         public var adoptedSockets: [Int32]
+        /// NMEA 0183 out, when asked for.
+        public var nmeaOutput: NMEAOutput
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
                     clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5),
-                    holdBackLimit: Duration = .seconds(2), adoptedSockets: [Int32] = []) {
+                    holdBackLimit: Duration = .seconds(2), adoptedSockets: [Int32] = [],
+                    nmeaOutput: NMEAOutput = NMEAOutput()) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
@@ -47,15 +50,19 @@ public final class GPSFixServer: Sendable {
             self.stallTimeout = stallTimeout
             self.holdBackLimit = holdBackLimit
             self.adoptedSockets = adoptedSockets
+            self.nmeaOutput = nmeaOutput
         }
     }
 
     public let configuration: Configuration
     private let group: MultiThreadedEventLoopGroup
-    private let hub: Hub
+    let hub: Hub
     private let listeners = Mutex<[any Channel]>([])
     /// The socket file this server bound itself, and so removes at shutdown.
-    private let boundSocketPath = Mutex<String?>(nil)
+    let boundSocketPaths = Mutex<[String]>([])
+    /// The listeners of NMEA 0183 out, and its UDP sender.
+    let nmeaListeners = Mutex<[any Channel]>([])
+    let nmeaDatagrams = Mutex<NMEADatagramSender?>(nil)
 
     /// `subscribers` take every TPV, SKY and DEVICE report besides the sockets (the MQTT
     /// publisher), on the event loop: see ``ReportSubscriber``.
@@ -104,7 +111,7 @@ public final class GPSFixServer: Sendable {
             defer { umask(previousMask) }
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             bound.append(channel)
-            boundSocketPath.withLock { $0 = path }
+            boundSocketPaths.withLock { $0.append(path) }
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
         if let host = configuration.tcpHost, let port = configuration.tcpPort {
@@ -123,6 +130,7 @@ public final class GPSFixServer: Sendable {
                 hub.logger.info("listening", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
             }
         }
+        try await startNMEAOutput()
     }
 
     /// The TCP port actually bound (useful with port 0).
@@ -243,7 +251,13 @@ public final class GPSFixServer: Sendable {
         let channels = listeners.withLock { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
         // A socket from the service manager is the manager's to remove.
-        if let path = boundSocketPath.withLock({ $0 }) { unlink(path) }
+        let nmea = nmeaListeners.withLock { channels in defer { channels = [] }; return channels }
+        for channel in nmea { try? await channel.close() }
+        if let sender = nmeaDatagrams.withLock({ $0 }) {
+            let hub = self.hub
+            try? await hub.eventLoop.submit { sender.close() }.get()
+        }
+        for path in boundSocketPaths.withLock({ $0 }) { unlink(path) }
         try? await group.shutdownGracefully()
     }
 }

@@ -179,7 +179,17 @@ final class Hub: @unchecked Sendable {
     private func updateSentenceDemand() {
         let watching = sessions.values.lazy.map(\.settings).filter(\.enable)
         sentenceDemand.set(
-            sentences: watching.contains { $0.nmea || $0.raw == 1 }, bytes: watching.contains { $0.raw >= 2 })
+            sentences: nmeaDatagrams != nil || watching.contains { $0.nmea || $0.raw == 1 },
+            bytes: watching.contains { $0.raw >= 2 })
+    }
+
+    /// NMEA 0183 out over UDP, when asked for: every sentence goes there too.
+    private(set) var nmeaDatagrams: NMEADatagramSender?
+
+    func send(sentencesTo sender: NMEADatagramSender) {
+        eventLoop.assertInEventLoop()
+        nmeaDatagrams = sender
+        updateSentenceDemand()
     }
 
     func noteCutOff() {
@@ -228,12 +238,17 @@ final class Hub: @unchecked Sendable {
         case .attitude(let attitude):
             broadcastToSessions(GPSDReport.att(attitude, device: device), of: device, canBeHeld: canBeHeld)
         case .sentence(let line):
-            let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) }
+            nmeaDatagrams?.send(line)
+            let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) && $0.takes(sentence: line) }
             guard !recipients.isEmpty else { return }
             var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
             buffer.writeBytes(line)
             buffer.writeBytes([13, 10])
-            for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
+            // NMEA 0183 out always carries a checksum; gpsd's `nmea` watchers get the line as read.
+            let checksummed = NMEAOutput.hasChecksum(line) ? buffer : NMEAOutput.line(line)
+            for session in recipients {
+                send(session.isNMEAFeed ? checksummed : buffer, to: session, canBeHeld: canBeHeld)
+            }
         case .bytes(let chunk):
             let recipients = sessions.values.filter { $0.settings.wantsBytes(of: device) }
             guard !recipients.isEmpty else { return }

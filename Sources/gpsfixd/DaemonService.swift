@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GPSFix
 import GPSFixDevices
 import GPSFixMQTT
@@ -39,6 +42,8 @@ struct DaemonService: Service {
             await server.shutdown()
             throw error
         }
+        let announcement = announceNMEAOutput()
+        defer { announcement?.withdraw() }
         await server.announce(devices: providers.map(\.device))
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
         await cancelWhenGracefulShutdown {
@@ -75,6 +80,19 @@ struct DaemonService: Service {
         notifier?.notify("STOPPING=1")
         await metricsServer?.shutdown()
         await server.shutdown()
+    }
+
+    /// NMEA 0183 out's TCP service over mDNS, when other hosts can reach it.
+    private func announceNMEAOutput() -> ServiceAnnouncement? {
+        guard let (host, _) = server.configuration.nmeaOutput.tcp, let port = server.nmeaTCPPort else { return nil }
+        guard !GPSFixDaemon.isLoopback(host) else {
+            logger.info("NMEA 0183 out is not announced over mDNS: it listens on loopback only")
+            return nil
+        }
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count)
+        let hostName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return ServiceAnnouncement(name: "GPSFix NMEA on \(hostName)", type: "_nmea-0183._tcp", port: port, logger: logger)
     }
 
     /// The metrics server, bound, when `--metrics` asks for one: each scrape reads the

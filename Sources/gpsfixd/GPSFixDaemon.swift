@@ -122,6 +122,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics (loopback only, unless --allow-remote).")
     var metrics: String?
 
+    @OptionGroup(title: "NMEA 0183 out")
+    var nmeaOut: NMEAOutputOptions
+
     func validate() throws {
         guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
         for device in devices where DeviceName(device) == nil {
@@ -157,6 +160,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
                 throw ValidationError("\(option) \(address) is not a loopback address: add --allow-remote to serve other hosts")
             }
         }
+        _ = try nmeaOut.output(allowRemote: allowRemote)
         if let mqtt {
             do { _ = try MQTTBroker(url: mqtt) } catch { throw ValidationError("--mqtt: \(error)") }
             guard (0...1).contains(mqttQos) else { throw ValidationError("--mqtt-qos \(mqttQos): give 0 or 1") }
@@ -200,7 +204,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
                 tcpPort: address?.port, release: Self.release, stallTimeout: .milliseconds(Int64(stallTimeout * 1000)),
-                holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors),
+                holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
+                nmeaOutput: try nmeaOut.output(allowRemote: allowRemote)),
             subscribers: fleet.map { [$0] } ?? [], logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,

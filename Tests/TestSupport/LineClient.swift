@@ -66,6 +66,17 @@ public final class LineClient: @unchecked Sendable {
         }
     }
 
+    /// A client of the server that is starting on `port` (loopback TCP), once it accepts;
+    /// `nil` if it does not within `seconds`.
+    public static func connect(tcpPort port: Int, within seconds: Double = 10) -> LineClient? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            if let client = try? LineClient(tcpPort: port) { return client }
+            guard Date() < deadline else { return nil }
+            usleep(25_000)
+        }
+    }
+
     public func send(_ text: String) {
         _ = Array(text.utf8).withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }

@@ -1,0 +1,165 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import NIOPosix
+
+/// NMEA 0183 out: the receivers' sentences as read, for chartplotters, Signal K,
+/// OpenCPN and geoclue, with no greeting and no handshake.
+///
+/// A TCP or Unix client is a session of the hub like a gpsd client, under the same bounds
+/// (its cap, what it loses while it lags, the cut-off); what it sends is read and thrown
+/// away. A UDP destination gets each sentence as one datagram, dropped (counted) when the
+/// socket cannot take it at once.
+public struct NMEAOutput: Sendable {
+    /// A TCP address to listen on (port 10110, the IANA port for NMEA 0183, by default).
+    public var tcp: (host: String, port: Int)?
+    /// A Unix listening socket, as geoclue's `nmea-socket` reads one.
+    public var socketPath: String?
+    /// Where to send each sentence as a datagram (a broadcast or multicast address too).
+    public var udp: (host: String, port: Int)?
+    /// The sentence types to pass (`GGA`, `RMC`: an address's last three letters, as gpsd
+    /// dispatches them); all when empty.
+    public var sentenceTypes: Set<String>
+
+    public init(
+        tcp: (host: String, port: Int)? = nil, socketPath: String? = nil, udp: (host: String, port: Int)? = nil,
+        sentenceTypes: Set<String> = []
+    ) {
+        self.tcp = tcp
+        self.socketPath = socketPath
+        self.udp = udp
+        self.sentenceTypes = sentenceTypes
+    }
+
+    /// Whether any output is asked for.
+    public var isEnabled: Bool { tcp != nil || socketPath != nil || udp != nil }
+}
+
+/// Which sentences an NMEA output passes, by the last three letters of their address.
+struct SentenceFilter: Sendable {
+    /// Three ASCII letters each; empty passes everything.
+    private let types: Set<[UInt8]>
+
+    init(_ types: Set<String>) {
+        self.types = Set(types.map { Array($0.uppercased().utf8.suffix(3)) })
+    }
+
+    /// Whether `sentence` (`$GPGGA,...`, start character first) passes.
+    func passes(_ sentence: [UInt8]) -> Bool {
+        guard !types.isEmpty else { return true }
+        guard let comma = sentence.firstIndex(of: UInt8(ascii: ",")), comma >= 4 else { return false }
+        return types.contains(Array(sentence[(comma - 3)..<comma]))
+    }
+}
+
+extension NMEAOutput {
+    /// Whether `sentence` ends in `*hh`.
+    static func hasChecksum(_ sentence: [UInt8]) -> Bool {
+        sentence.count >= 3 && sentence[sentence.count - 3] == UInt8(ascii: "*")
+    }
+
+    /// `sentence` as it goes out: its checksum added when the receiver sent none, then CR LF.
+    static func line(_ sentence: [UInt8]) -> ByteBuffer {
+        var buffer = ByteBufferAllocator().buffer(capacity: sentence.count + 5)
+        buffer.writeBytes(sentence)
+        if !hasChecksum(sentence) {
+            let checksum = sentence.dropFirst().reduce(UInt8(0), ^)
+            let digits = Array("0123456789ABCDEF".utf8)
+            buffer.writeBytes([UInt8(ascii: "*"), digits[Int(checksum >> 4)], digits[Int(checksum & 0x0F)]])
+        }
+        buffer.writeBytes([13, 10])
+        return buffer
+    }
+}
+
+/// Each sentence as one datagram to a UDP destination, from the hub's loop: a datagram
+/// the socket cannot take at once is dropped and counted, never queued. Used on the hub's
+/// loop only, as the hub itself is.
+final class NMEADatagramSender: @unchecked Sendable {
+    private let channel: any Channel
+    private let destination: SocketAddress
+    private let filter: SentenceFilter
+    private(set) var sent = 0
+    private(set) var dropped = 0
+
+    init(channel: any Channel, destination: SocketAddress, filter: SentenceFilter) {
+        self.channel = channel
+        self.destination = destination
+        self.filter = filter
+    }
+
+    /// Binds a datagram socket on `loop` (broadcast allowed) for `destination`.
+    static func start(on loop: any EventLoop, to host: String, port: Int, filter: SentenceFilter) async throws
+        -> NMEADatagramSender
+    {
+        let destination = try SocketAddress.makeAddressResolvingHost(host, port: port)
+        let channel = try await DatagramBootstrap(group: loop)
+            .channelOption(.socketOption(.so_broadcast), value: 1)
+            .bind(host: destination.protocol == .inet6 ? "::" : "0.0.0.0", port: 0).get()
+        return NMEADatagramSender(channel: channel, destination: destination, filter: filter)
+    }
+
+    /// Sends `sentence`, if it passes the filter.
+    func send(_ sentence: [UInt8]) {
+        guard filter.passes(sentence) else { return }
+        guard channel.isWritable else {
+            dropped += 1
+            return
+        }
+        let envelope = AddressedEnvelope(remoteAddress: destination, data: NMEAOutput.line(sentence))
+        channel.writeAndFlush(envelope, promise: nil)
+        sent += 1
+    }
+
+    func close() {
+        channel.close(promise: nil)
+    }
+}
+
+extension GPSFixServer {
+    /// Binds NMEA 0183 out's listeners and its UDP sender, when asked for.
+    func startNMEAOutput() async throws {
+        let output = configuration.nmeaOutput
+        guard output.isEnabled else { return }
+        let hub = self.hub, filter = SentenceFilter(output.sentenceTypes)
+        let bootstrap = ServerBootstrap(group: hub.eventLoop)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(
+                .writeBufferWaterMark,
+                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub, role: .nmeaFeed(filter)))
+                }
+            }
+        if let (host, port) = output.tcp {
+            let channel = try await bootstrap.bind(host: host, port: port).get()
+            nmeaListeners.withLock { $0.append(channel) }
+            hub.logger.info("NMEA 0183 out", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
+        }
+        if let path = output.socketPath {
+            try SocketPath.prepare(path)
+            // Readable by every local user, as geoclue (its own user) reads it; the sentences
+            // are what any process could read from the port when the daemon did not hold it.
+            let previousMask = umask(0o111)
+            defer { umask(previousMask) }
+            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            nmeaListeners.withLock { $0.append(channel) }
+            boundSocketPaths.withLock { $0.append(path) }
+            hub.logger.info("NMEA 0183 out", metadata: ["socket": "\(path)"])
+        }
+        if let (host, port) = output.udp {
+            let sender = try await NMEADatagramSender.start(on: hub.eventLoop, to: host, port: port, filter: filter)
+            nmeaDatagrams.withLock { $0 = sender }
+            try await hub.eventLoop.submit { hub.send(sentencesTo: sender) }.get()
+            hub.logger.info("NMEA 0183 out", metadata: ["udp": "\(host):\(port)"])
+        }
+    }
+
+    /// The TCP port NMEA 0183 out listens on (useful with port 0).
+    public var nmeaTCPPort: Int? {
+        nmeaListeners.withLock { $0.compactMap { $0.localAddress?.port }.first }
+    }
+}

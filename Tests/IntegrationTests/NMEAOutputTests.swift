@@ -1,0 +1,141 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// NMEA 0183 out, read by plain sockets and by a real gpsd.
+@Suite("gpsfixd's NMEA 0183 out", .serialized)
+struct NMEAOutputTests {
+    static let fixture = "gpsd/haicom-305N.log"
+
+    /// The capture's lines as the replay writes them, CR LF ended, with their places.
+    static func payloadLines() throws -> [String: [Int]] {
+        let text = try String(contentsOf: Binaries.fixtures.appendingPathComponent(fixture), encoding: .isoLatin1)
+        var places: [String: [Int]] = [:]
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("#") }
+        for (index, line) in lines.enumerated() { places[String(line.hasSuffix("\r") ? line.dropLast() : line), default: []].append(index) }
+        return places
+    }
+
+    /// Whether `sentence` (without CR LF) ends in a checksum that matches it.
+    static func isChecksummed(_ sentence: String) -> Bool {
+        let bytes = Array(sentence.utf8)
+        guard bytes.count > 4, bytes[bytes.count - 3] == UInt8(ascii: "*"),
+            let sum = UInt8(String(decoding: bytes.suffix(2), as: UTF8.self), radix: 16)
+        else { return false }
+        return bytes.dropFirst().dropLast(3).reduce(0, ^) == sum
+    }
+
+    /// Reads raw lines from `client` until `count` or `seconds`.
+    static func lines(from client: LineClient, count: Int, seconds: Double = 20) -> [String] {
+        var lines: [String] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        while lines.count < count, Date() < deadline, let line = client.readLine(timeout: 5) { lines.append(line) }
+        return lines
+    }
+
+    /// Whether each line follows the one before it in the capture (or the replay looped).
+    static func followOneAnother(_ lines: [String], in places: [String: [Int]]) -> Bool {
+        var previous: [Int]?
+        for line in lines {
+            guard let here = places[line] else { return false }
+            if let previous, !here.contains(where: { place in previous.contains { place > $0 } }), !here.contains(where: { $0 < 5 }) {
+                return false
+            }
+            previous = here
+        }
+        return true
+    }
+
+    @Test("a plain TCP reader gets the device's sentences byte for byte, checksummed, CR LF, with no greeting; a stalled reader delays nobody")
+    func plainReader() throws {
+        let port = freePort()
+        let daemon = try DaemonUnderTest(fixture: Self.fixture, speed: 10, extra: ["--nmea-tcp", "127.0.0.1:\(port)"])
+        let stalled = try LineClient(tcpPort: port)  // never reads
+        let reader = try #require(LineClient.connect(tcpPort: port))
+        let lines = Self.lines(from: reader, count: 300)
+        #expect(lines.count == 300)
+        #expect(lines.first?.hasPrefix("$") == true, "a greeting: \(lines.first ?? "")")
+        #expect(lines.allSatisfy(Self.isChecksummed))
+        let places = try Self.payloadLines()
+        #expect(lines.allSatisfy { places[$0] != nil }, "\(lines.first { places[$0] == nil } ?? "")")
+        #expect(Self.followOneAnother(lines, in: places))
+        _ = stalled
+        _ = daemon
+    }
+
+    @Test("--nmea-sentences passes only the types named; the Unix socket serves the same stream")
+    func filterAndUnixSocket() throws {
+        let folder = try makeTemporaryFolder("nmea")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("nmea.sock").path
+        let daemon = try DaemonUnderTest(fixture: Self.fixture, speed: 10, extra: ["--nmea-socket", path, "--nmea-sentences", "GGA,RMC"])
+        let reader = try #require(LineClient.connect(unixPath: path))
+        let lines = Self.lines(from: reader, count: 40)
+        #expect(lines.count == 40)
+        #expect(lines.allSatisfy { $0.hasPrefix("$GPGGA,") || $0.hasPrefix("$GPRMC,") }, "\(lines.prefix(3))")
+        #expect(lines.contains { $0.hasPrefix("$GPGGA,") } && lines.contains { $0.hasPrefix("$GPRMC,") })
+        _ = daemon
+    }
+
+    @Test("--nmea-udp sends each sentence as one datagram")
+    func datagrams() throws {
+        let receiver = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(receiver) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(receiver, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let daemon = try DaemonUnderTest(fixture: Self.fixture, speed: 10, extra: ["--nmea-udp", "127.0.0.1:\(port)"])
+        var datagrams: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let deadline = Date().addingTimeInterval(20)
+        while datagrams.count < 50, Date() < deadline {
+            var poller = pollfd(fd: receiver, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 1000) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(receiver, $0.baseAddress, $0.count, 0) }
+            if count > 0 { datagrams.append(String(decoding: buffer[0..<count], as: UTF8.self)) }
+        }
+        #expect(datagrams.count == 50)
+        #expect(datagrams.allSatisfy { $0.hasPrefix("$") && $0.hasSuffix("\r\n") && $0.filter { $0 == "$" }.count == 1 })
+        #expect(datagrams.allSatisfy { Self.isChecksummed(String($0.dropLast())) })  // "\r\n" is one Character
+        _ = daemon
+    }
+
+    @Test("a real gpsd reads GPSFix's NMEA out as its device and reports the capture's fixes")
+    func gpsdReadsIt() throws {
+        let port = freePort(), gpsdPort = freePort()
+        let daemon = try DaemonUnderTest(fixture: Self.fixture, speed: 4, extra: ["--nmea-tcp", "127.0.0.1:\(port)"])
+        let folder = try makeTemporaryFolder("gpsd-nmea")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let gpsd = try RunningProcess(
+            "/usr/sbin/gpsd", ["-N", "-n", "-S", "\(gpsdPort)", "-F", folder.appendingPathComponent("ctl").path, "tcp://127.0.0.1:\(port)"])
+        defer { gpsd.stop() }
+        try waitUntil("gpsd listening") { (try? LineClient(tcpPort: gpsdPort)) != nil }
+        let output = try run("/usr/bin/gpspipe", ["-w", "-n", "40", "127.0.0.1:\(gpsdPort)"], timeout: 30)
+        let fixes = output.split(whereSeparator: \.isNewline).compactMap { String($0).json }
+            .filter { $0["class"] as? String == "TPV" && ($0["mode"] as? Int ?? 0) >= 2 }
+        let latitude = try #require(fixes.last?["lat"] as? Double, "no fix from gpsd: \(output.suffix(300))")
+        let decoded = try run(Binaries.gpsfix, ["decode", Binaries.fixtures.appendingPathComponent(Self.fixture).path])
+        let latitudes = decoded.split(whereSeparator: \.isNewline).compactMap { String($0).json?["lat"] as? Double }
+        #expect(latitudes.contains { abs($0 - latitude) < 1e-6 }, "gpsd's \(latitude) is none of the capture's positions")
+        _ = daemon
+    }
+
+    @Test("NMEA 0183 out reachable from other hosts is announced over mDNS, or the log says why not, and the daemon serves on")
+    func announcement() throws {
+        let port = freePort()
+        let daemon = try DaemonUnderTest(
+            fixture: Self.fixture, speed: 10, extra: ["--nmea-tcp", "0.0.0.0:\(port)", "--allow-remote", "--log-level", "info"])
+        let reader = try #require(LineClient.connect(tcpPort: port))
+        #expect(reader.readLine(timeout: 10)?.hasPrefix("$") == true)
+        let log = daemon.daemon.errorText
+        #expect(log.contains("announced over mDNS") || log.contains("not announced over mDNS"), "\(log.suffix(400))")
+    }
+}
