@@ -114,6 +114,10 @@ enum FileDescriptorReader {
                 return channel.finish(throwing: error)
             }
             if case .readable = readiness {
+                // Read from, not only polled: the read orders what the reactor did before
+                // it signalled (the last chunks it parsed) before this thread's finishing,
+                // as ThreadSanitizer sees it too.
+                ended.drain()
                 // Read to its hang-up, end or failure, a serial device has vanished.
                 return channel.finish(throwing: endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil)
             }

@@ -201,7 +201,10 @@ struct StartupTests {
         client.send(#"?WATCH={"enable":true,"json":true};"# + "\n")
         client.send("?DEVICES;\n")
         // Said in the DEVICES answer when the log was already read, else in a DEVICE report.
-        let offline = client.readLines(until: { $0.contains(#""class":"DEVICE"#) && $0.contains(#""online":false"#) }, timeout: 20)
+        let offline = client.readLines(until: { line in
+            // Offline after it was activated: before its first sentence it is offline too.
+            line.contains(#""class":"DEVICE"#) && line.contains(#""activated""#) && line.contains(#""online":false"#)
+        }, timeout: 20)
         #expect(offline != nil, "the device stayed online after its data ended")
         client.send("?POLL;\n")
         let poll = try #require(client.readLines(until: { $0.contains(#""class":"POLL""#) }, timeout: 10)?.last)
