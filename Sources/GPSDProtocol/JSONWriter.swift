@@ -45,6 +45,13 @@ public struct JSONWriter: ~Copyable {
         field(typeField, string: type)
     }
 
+    /// Starts a plain JSON object, with no type field first: Home Assistant's discovery
+    /// configs and attributes.
+    public init(objectWithCapacity capacity: Int) {
+        self.init(capacity: capacity)
+        appendByte(UInt8(ascii: "{"))
+    }
+
     deinit {
         storage.deallocate()
     }
@@ -121,6 +128,13 @@ public struct JSONWriter: ~Copyable {
         guard let value, value.isFinite else { return }
         key(name)
         appendFixed(value, decimals: decimals)
+    }
+
+    /// One string element of an array being written by ``nested(_:open:close:_:)``.
+    public mutating func element(string: String) {
+        if needsComma { appendByte(UInt8(ascii: ",")) }
+        needsComma = true
+        appendQuoted(string)
     }
 
     /// An object or array value written by `body`; the writer starts it and closes it.

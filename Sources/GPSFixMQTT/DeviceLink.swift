@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// publishing interval), its queue, and the task that hands the queue to its connection.
 final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     private enum Kind: Hashable {
-        case tpv, sky, ownTracks
+        case tpv, sky, ownTracks, location
     }
 
     private struct State {
@@ -50,6 +50,8 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     private let trackerID: String
     private let clock: C
     private let logger: Logger
+    /// Home Assistant's discovery for this device, when asked for.
+    private let discovery: HomeAssistantDiscovery?
     /// Shared with libmosquitto's own thread (``handle(_:)``): behind a pthread mutex, which
     /// ThreadSanitizer sees, unlike the Synchronization module's futex-based `Mutex`.
     private let state: NIOLockedValueBox<State>
@@ -63,6 +65,10 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         self.trackerID = OwnTracksLocation.trackerID(for: topics.name)
         self.clock = clock
         self.logger = logger
+        discovery = configuration.homeAssistant.map {
+            HomeAssistantDiscovery(
+                configuration: $0, topics: topics, hostName: configuration.hostName, devicePath: device, qos: configuration.qos)
+        }
         state = NIOLockedValueBox(State(queue: OutboundQueue(capacity: configuration.queueCapacity, window: configuration.window)))
     }
 
@@ -82,8 +88,10 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         let json = report.json.dropLast(2)  // the sockets' CR LF: a message is one JSON object
         let gpsd = configuration.format != .owntracks
         var ownTracks: [UInt8]?
-        if case .tpv(let fix) = report.content, configuration.format != .gpsd {
-            ownTracks = OwnTracksLocation.payload(for: fix, trackerID: trackerID)
+        var location: MQTTMessage?
+        if case .tpv(let fix) = report.content {
+            if configuration.format != .gpsd { ownTracks = OwnTracksLocation.payload(for: fix, trackerID: trackerID) }
+            location = discovery?.attributes(for: fix)
         }
         let now = configuration.interval > .zero ? clock.now : nil
         let waiter = state.withLockedValue { state -> CheckedContinuation<Void, Never>? in
@@ -94,6 +102,7 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                     let location = MQTTMessage(topic: topics.ownTracks, payload: ownTracks.dropLast(2), qos: qos, retain: true)
                     state.offer(location, as: .ownTracks, at: now, configuration)
                 }
+                if let location { state.offer(location, as: .location, at: now, configuration) }
             case .sky:
                 if gpsd { state.offer(MQTTMessage(topic: topics.sky, payload: json, qos: qos), as: .sky, at: now, configuration) }
             case .device:
@@ -107,6 +116,7 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     /// Starts the connection and hands it the queue's messages until cancelled; then
     /// says the device is offline and disconnects.
     func run() async {
+        if let discovery { publisher.subscribe(to: [discovery.statusTopic]) }
         do {
             try publisher.start { [self] event in handle(event) }
         } catch {
@@ -143,6 +153,8 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
             case .connected:
                 state.queue.connectionChanged(connected: true)
                 state.outageLogged = false
+                // Retained, but published at each connect: a broker may have lost them.
+                for config in discovery?.configs() ?? [] { state.queue.enqueue(config) }
                 let queued = state.queue.queued
                 log = { [logger, device] in logger.info("MQTT connected", metadata: ["device": "\(device)", "queued": "\(queued)"]) }
             case .disconnected(let reason), .trouble(let reason):
@@ -158,6 +170,14 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                 }
             case .delivered:
                 state.queue.delivered()
+            case .received(let topic, let payload):
+                // Home Assistant restarted: it asks for the configs again this way.
+                if let discovery, topic == discovery.statusTopic, payload == Array("online".utf8) {
+                    for config in discovery.configs() { state.queue.enqueue(config) }
+                    log = { [logger, device] in
+                        logger.info("Home Assistant is online: discovery published again", metadata: ["device": "\(device)"])
+                    }
+                }
             }
             return (state.queue.canSend ? state.takeWaiter() : nil, log)
         }

@@ -29,9 +29,12 @@ public struct FleetConfiguration: Sendable {
     public var queueCapacity: Int
     /// Messages handed to the client library and not yet delivered, per device.
     public var window: Int
+    /// Home Assistant's MQTT discovery, when asked for.
+    public var homeAssistant: HomeAssistantOptions?
 
     public init(prefix: String? = nil, hostName: String = FleetConfiguration.hostName(), format: Format = .gpsd,
-                interval: Duration = .zero, qos: Int = 0, queueCapacity: Int = 256, window: Int = 32) {
+                interval: Duration = .zero, qos: Int = 0, queueCapacity: Int = 256, window: Int = 32,
+                homeAssistant: HomeAssistantOptions? = nil) {
         self.prefix = prefix ?? "gpsfix/\(hostName)"
         self.hostName = hostName
         self.format = format
@@ -39,6 +42,7 @@ public struct FleetConfiguration: Sendable {
         self.qos = qos
         self.queueCapacity = queueCapacity
         self.window = window
+        self.homeAssistant = homeAssistant
     }
 
     /// This machine's host name (`gethostname`).
@@ -120,12 +124,15 @@ struct FleetTopics: Sendable {
     var sky: String
     var device: String
     var ownTracks: String
+    /// Home Assistant's tracker attributes.
+    var location: String
 
     init(device path: String, configuration: FleetConfiguration) {
         name = FleetConfiguration.topicName(forDevice: path)
         tpv = "\(configuration.prefix)/\(name)/tpv"
         sky = "\(configuration.prefix)/\(name)/sky"
         device = "\(configuration.prefix)/\(name)/device"
+        location = "\(configuration.prefix)/\(name)/location"
         ownTracks = "owntracks/\(configuration.hostName)/\(name)"
     }
 }

@@ -27,6 +27,8 @@ public enum MessagePublisherEvent: Equatable, Sendable {
     /// The client library reports a problem (an attempt to connect failed: refused, a
     /// certificate not trusted). The connection's state is unchanged by it.
     case trouble(String)
+    /// A message arrived on a topic subscribed to (``MessagePublisher/subscribe(to:)``).
+    case received(topic: String, payload: [UInt8])
 }
 
 /// A connection to one MQTT broker, as ``FleetPublisher`` needs it: the seam between the
@@ -39,6 +41,10 @@ public protocol MessagePublisher: AnyObject, Sendable {
     /// Connects in the background and keeps reconnecting, with backoff, until ``stop()``;
     /// every change and delivery is reported through `events`, on any thread.
     func start(events: @escaping @Sendable (MessagePublisherEvent) -> Void) throws(MQTTError)
+
+    /// Topics to subscribe to at every connect, before ``start(events:)``: what arrives on
+    /// them is reported as ``MessagePublisherEvent/received(topic:payload:)``.
+    func subscribe(to topics: [String])
 
     /// Hands `message` to the connection without waiting for the network, and returns its
     /// id (reported again in ``MessagePublisherEvent/delivered(id:)``).

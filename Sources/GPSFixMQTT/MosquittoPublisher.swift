@@ -37,6 +37,8 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     /// Read on libmosquitto's thread: a pthread mutex, which ThreadSanitizer sees.
     private let listener = NIOLockedValueBox<(@Sendable (MessagePublisherEvent) -> Void)?>(nil)
     private let started = Atomic<Bool>(false)
+    /// Subscribed to at every connect; set before the network thread starts.
+    private let subscriptions = NIOLockedValueBox<[String]>([])
 
     /// `mosquitto_lib_init`, once per process, before the first client.
     private static let library: Void = { mosquitto_lib_init() }()
@@ -67,7 +69,15 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
         try Self.check(mosquitto_reconnect_delay_set(handle, 1, 30, true), "setting the reconnection delay")
         mosquitto_connect_callback_set(handle) { _, context, code in
             let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
+            if code == 0 { publisher.subscribeAll() }
             publisher.report(code == 0 ? .connected : .disconnected(reason: String(cString: mosquitto_connack_string(code))))
+        }
+        mosquitto_message_callback_set(handle) { _, context, message in
+            guard let message, let topic = message.pointee.topic else { return }
+            let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
+            let count = Int(message.pointee.payloadlen)
+            let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
+            publisher.report(.received(topic: String(cString: topic), payload: payload))
         }
         mosquitto_disconnect_callback_set(handle) { _, context, code in
             let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
@@ -103,6 +113,15 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
         if code == MOSQ_ERR_ERRNO.rawValue { report(.trouble("cannot reach the broker")) }
         try Self.check(mosquitto_loop_start(handle), "starting the network thread")
         started.store(true, ordering: .relaxed)
+    }
+
+    public func subscribe(to topics: [String]) {
+        subscriptions.withLockedValue { $0 += topics }
+    }
+
+    /// Subscribes to every topic asked for: at each connect, as a clean session forgets them.
+    private func subscribeAll() {
+        for topic in subscriptions.withLockedValue({ $0 }) { mosquitto_subscribe(handle, nil, topic, 0) }
     }
 
     public func publish(_ message: MQTTMessage) throws(MQTTError) -> Int32 {

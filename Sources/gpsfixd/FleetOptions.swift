@@ -24,7 +24,8 @@ extension GPSFixDaemon {
         }
         let broker = try MQTTBroker(url: url).with(password: password)
         let configuration = FleetConfiguration(
-            prefix: broker.prefix, format: mqttFormat, interval: .milliseconds(Int64(mqttInterval * 1000)), qos: mqttQos)
+            prefix: broker.prefix, format: mqttFormat, interval: .milliseconds(Int64(mqttInterval * 1000)), qos: mqttQos,
+            homeAssistant: mqttHomeassistant ? HomeAssistantOptions(prefix: mqttHomeassistantPrefix, release: Self.release) : nil)
         logger.info("publishing to MQTT", metadata: ["broker": "\(broker.description)", "topics": "\(configuration.prefix)/DEVICE/..."])
         return try FleetPublisher(devices: devices, configuration: configuration, clock: ContinuousClock(), logger: logger) {
             clientID, will throws(MQTTError) in

@@ -119,6 +119,15 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Option(help: "MQTT quality of service: 0 (at most once) or 1 (at least once).")
     var mqttQos: Int = 0
 
+    @Flag(help: """
+        With --mqtt: Home Assistant's MQTT discovery, a device tracker and sensors per device that appear \
+        in Home Assistant by themselves.
+        """)
+    var mqttHomeassistant = false
+
+    @Option(help: "Home Assistant's discovery prefix, if it was told another.")
+    var mqttHomeassistantPrefix = "homeassistant"
+
     @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics (loopback only, unless --allow-remote).")
     var metrics: String?
 
@@ -161,6 +170,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
             }
         }
         _ = try nmeaOut.output(allowRemote: allowRemote)
+        if mqttHomeassistant, mqtt == nil {
+            throw ValidationError("--mqtt-homeassistant publishes through a broker: give --mqtt too")
+        }
         if let mqtt {
             do { _ = try MQTTBroker(url: mqtt) } catch { throw ValidationError("--mqtt: \(error)") }
             guard (0...1).contains(mqttQos) else { throw ValidationError("--mqtt-qos \(mqttQos): give 0 or 1") }

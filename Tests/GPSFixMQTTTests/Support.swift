@@ -15,6 +15,7 @@ final class FakePublisher: MessagePublisher, @unchecked Sendable {
         var connected = false
         var stopped = false
         var nextID: Int32 = 0
+        var subscriptions: [String] = []
     }
 
     let clientID: String
@@ -31,6 +32,10 @@ final class FakePublisher: MessagePublisher, @unchecked Sendable {
 
     func start(events: @escaping @Sendable (MessagePublisherEvent) -> Void) throws(MQTTError) {
         state.withLock { $0.events = events }
+    }
+
+    func subscribe(to topics: [String]) {
+        state.withLock { $0.subscriptions += topics }
     }
 
     func publish(_ message: MQTTMessage) throws(MQTTError) -> Int32 {

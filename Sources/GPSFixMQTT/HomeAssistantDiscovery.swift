@@ -1,0 +1,132 @@
+import GPSDProtocol
+import GPSFix
+
+/// What Home Assistant's MQTT discovery needs to know (`--mqtt-homeassistant`).
+public struct HomeAssistantOptions: Sendable {
+    /// The discovery prefix, `homeassistant` unless Home Assistant was told another.
+    public var prefix: String
+    /// The daemon's release, as the device's software version.
+    public var release: String
+
+    public init(prefix: String = "homeassistant", release: String) {
+        self.prefix = prefix
+        self.release = release
+    }
+}
+
+/// Home Assistant's MQTT discovery for one device: a `device_tracker` and four sensors
+/// that appear in Home Assistant by themselves, with no configuration there.
+///
+/// - The configs are retained under `PREFIX/device_tracker/ID/config` and
+///   `PREFIX/sensor/ID_KEY/config` (`PREFIX` is `homeassistant` unless given), published
+///   at each connect and again whenever Home Assistant says `online` on `PREFIX/status`
+///   (it restarted).
+/// - The tracker's location is the attributes message on `TOPICS/location`:
+///   `{"latitude":..,"longitude":..,"gps_accuracy":..,"altitude":..,"speed":..,"course":..}`,
+///   `gps_accuracy` the receiver's horizontal error estimate (eph, metres), `speed` in m/s,
+///   `course` in degrees true; what the fix does not know is left out.
+/// - Availability is the device's retained DEVICE report on `TOPICS/device`, whose
+///   `online` the last will turns false when the daemon dies: no second will is needed.
+struct HomeAssistantDiscovery: Sendable {
+    let configuration: HomeAssistantOptions
+    let topics: FleetTopics
+    let hostName: String
+    let devicePath: String
+    let qos: Int
+
+    /// Where Home Assistant says `online` when it starts.
+    var statusTopic: String { "\(configuration.prefix)/status" }
+
+    /// The id every entity of this device starts with: `gpsfix_HOST_DEVICE`, in the
+    /// characters Home Assistant allows in a discovery topic.
+    var objectID: String {
+        let raw = "gpsfix_\(hostName)_\(topics.name)"
+        return String(raw.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? $0 : "_" })
+    }
+
+    /// The retained discovery configs: the tracker, then the sensors.
+    func configs() -> [MQTTMessage] {
+        var messages = [message(component: "device_tracker", id: objectID) { json in
+            json.field("name", string: "Position")
+            json.field("source_type", string: "gps")
+            json.field("json_attributes_topic", string: topics.location)
+        }]
+        for sensor in Self.sensors {
+            messages.append(message(component: "sensor", id: "\(objectID)_\(sensor.key)") { json in
+                json.field("name", string: sensor.name)
+                json.field("state_topic", string: sensor.onSky ? topics.sky : topics.tpv)
+                json.field("value_template", string: sensor.template)
+                if let unit = sensor.unit { json.field("unit_of_measurement", string: unit) }
+                if let deviceClass = sensor.deviceClass { json.field("device_class", string: deviceClass) }
+                if sensor.unit != nil { json.field("state_class", string: "measurement") }
+                json.field("icon", string: sensor.icon)
+            })
+        }
+        return messages
+    }
+
+    /// The tracker's attributes for `fix`; `nil` unless it has a position.
+    func attributes(for fix: Fix) -> MQTTMessage? {
+        guard fix.mode >= .twoDimensional, let latitude = fix.latitude, let longitude = fix.longitude else { return nil }
+        var json = JSONWriter(objectWithCapacity: 160)
+        json.field("latitude", latitude, decimals: 7)
+        json.field("longitude", longitude, decimals: 7)
+        json.field("gps_accuracy", fix.horizontalError, decimals: 1)
+        json.field("altitude", fix.altitudeMSL, decimals: 1)
+        json.field("speed", fix.speed, decimals: 2)
+        json.field("course", fix.track, decimals: 1)
+        return MQTTMessage(topic: topics.location, payload: json.finish().dropLast(2), qos: qos, retain: true)
+    }
+
+    /// A sensor of the device: what it shows and where it reads it.
+    struct Sensor: Sendable {
+        var key: String
+        var name: String
+        /// Read from the SKY topic (else the TPV topic).
+        var onSky: Bool
+        var template: String
+        var unit: String?
+        var deviceClass: String?
+        var icon: String
+    }
+
+    /// A report may leave a value out (a SKY that repeats no satellites, a TPV without an
+    /// error estimate): the sensor then keeps its state.
+    static let sensors = [
+        Sensor(
+            key: "fix_mode", name: "Fix mode", onSky: false,
+            template: "{{ ['unknown', 'no fix', '2D', '3D'][value_json.mode] }}", icon: "mdi:crosshairs-gps"),
+        Sensor(
+            key: "satellites_used", name: "Satellites used", onSky: true,
+            template: "{{ value_json.uSat if value_json.uSat is defined else this.state }}", unit: "satellites",
+            icon: "mdi:satellite-variant"),
+        Sensor(
+            key: "satellites_seen", name: "Satellites seen", onSky: true,
+            template: "{{ value_json.nSat if value_json.nSat is defined else this.state }}", unit: "satellites",
+            icon: "mdi:satellite-uplink"),
+        Sensor(
+            key: "horizontal_error", name: "Horizontal error", onSky: false,
+            template: "{{ value_json.eph if value_json.eph is defined else this.state }}", unit: "m",
+            deviceClass: "distance", icon: "mdi:map-marker-radius"),
+    ]
+
+    /// One retained config: what `body` writes, then availability and the device block.
+    private func message(component: String, id: String, _ body: (inout JSONWriter) -> Void) -> MQTTMessage {
+        var json = JSONWriter(objectWithCapacity: 768)
+        body(&json)
+        json.field("unique_id", string: id)
+        json.field("object_id", string: id)
+        json.field("availability_topic", string: topics.device)
+        json.field("availability_template", string: "{{ 'online' if value_json.online else 'offline' }}")
+        json.nested("device", open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { device in
+            device.nested("identifiers", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { $0.element(string: objectID) }
+            device.field("name", string: "GPS \(topics.name) on \(hostName)")
+            device.field("manufacturer", string: "GPSFix")
+            device.field("model", string: "NMEA 0183 receiver at \(devicePath)")
+            device.field("sw_version", string: configuration.release)
+        }
+        return MQTTMessage(
+            topic: "\(configuration.prefix)/\(component)/\(id)/config", payload: json.finish().dropLast(2), qos: qos,
+            retain: true)
+    }
+}
