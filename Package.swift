@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
     ],
     targets: [
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
@@ -62,6 +63,15 @@ let package = Package(
                 "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
+        // Positions to a Traccar server with nothing lost: a journal on disk, then OsmAnd
+        // requests over HTTP(S) through AsyncHTTPClient.
+        .target(
+            name: "GPSFixTraccar",
+            dependencies: [
+                "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         // libmosquitto, the Eclipse Mosquitto client library (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The daemon's counters in Prometheus' text format, through swift-metrics, served
@@ -69,7 +79,7 @@ let package = Package(
         .target(
             name: "GPSFixMetrics",
             dependencies: [
-                "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA",
+                "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFix", "NMEA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -83,7 +93,8 @@ let package = Package(
         .executableTarget(
             name: "gpsfixd",
             dependencies: [
-                "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "SystemdSupport",
+                "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
+                "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

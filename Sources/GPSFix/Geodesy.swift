@@ -7,7 +7,7 @@ import Glibc
 /// Vincenty's inverse formula, as gpsd's `earth_distance` computes it: on the ellipsoid
 /// rather than a sphere, because a spherical distance is off by up to half a percent,
 /// which is more than a speed's last printed digit at walking pace.
-enum Geodesy {
+public enum Geodesy {
     /// WGS-84 semi-major axis (metres) and flattening.
     static let semiMajorAxis = 6_378_137.0
     static let flattening = 1 / 298.257_223_563
@@ -22,7 +22,7 @@ enum Geodesy {
     /// The distance in metres and the initial bearing in degrees (0 to 360, from true
     /// north) from the first point to the second, both in degrees; `nil` for nearly
     /// antipodal points, where the iteration does not converge.
-    static func inverse(from start: (latitude: Double, longitude: Double), to end: (latitude: Double, longitude: Double))
+    public static func inverse(from start: (latitude: Double, longitude: Double), to end: (latitude: Double, longitude: Double))
         -> (distance: Double, bearing: Double)?
     {
         let a = semiMajorAxis, f = flattening, b = (1 - f) * a

@@ -139,11 +139,12 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     public func stop() {
         guard started.exchange(false, ordering: .relaxed) else { return }
         // Queued packets are written before the DISCONNECT, and the loop thread then ends.
-        if mosquitto_disconnect(handle) == MOSQ_ERR_SUCCESS.rawValue {
-            mosquitto_loop_stop(handle, false)
-        } else {
-            mosquitto_loop_stop(handle, true)
-        }
+        // Not connected, the call still marks the client disconnecting, which wakes the loop
+        // thread from its wait to reconnect and ends it: it is joined, never cancelled (a
+        // thread cancelled inside the library leaves its locks and ThreadSanitizer's state
+        // as they were).
+        mosquitto_disconnect(handle)
+        mosquitto_loop_stop(handle, false)
     }
 
     private func report(_ event: MessagePublisherEvent) {

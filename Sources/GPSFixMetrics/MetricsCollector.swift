@@ -3,6 +3,7 @@ import GPSFix
 import GPSFixMQTT
 import GPSFixServer
 import GPSFixTime
+import GPSFixTraccar
 import NMEA
 import Prometheus
 import Synchronization
@@ -94,6 +95,15 @@ public final class MetricsCollector: Sendable {
             count("gpsfix_mqtt_skipped_total", labels, to: counters.skipped)
             count("gpsfix_mqtt_failed_total", labels, to: counters.failed)
         }
+    }
+
+    /// Traccar's forwarding: positions queued now, sent, dropped, failed requests by kind.
+    public func record(traccar counters: TraccarForwarder.Counters) {
+        set("gpsfix_traccar_queued", to: Double(counters.queued))
+        set("gpsfix_traccar_reachable", to: counters.reachable ? 1 : 0)
+        count("gpsfix_traccar_sent_total", to: counters.sent)
+        count("gpsfix_traccar_dropped_total", to: counters.dropped)
+        for (kind, failures) in counters.failures { count("gpsfix_traccar_failures_total", [("kind", kind)], to: failures) }
     }
 
     /// Brings the counter up to `value`; a value below the last (a restarted source)

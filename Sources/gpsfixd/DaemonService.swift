@@ -7,6 +7,7 @@ import GPSFixMQTT
 import GPSFixMetrics
 import GPSFixServer
 import GPSFixTime
+import GPSFixTraccar
 import Logging
 import ServiceLifecycle
 import SystemdSupport
@@ -20,6 +21,8 @@ struct DaemonService: Service {
     let timeService: TimeService?
     /// Every device's reports to an MQTT broker; `nil` without `--mqtt`.
     let fleet: FleetPublisher<ContinuousClock>?
+    /// Positions to a Traccar server; `nil` without `--traccar`.
+    let traccar: TraccarForwarder?
     /// Where Prometheus scrapes `/metrics`; `nil` without `--metrics`.
     let metricsAddress: (host: String, port: Int)?
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
@@ -63,6 +66,7 @@ struct DaemonService: Service {
                 }
                 if let timeService { group.addTask { await timeService.run() } }
                 if let fleet { group.addTask { await fleet.run() } }
+                if let traccar { group.addTask { await traccar.run() } }
                 if let demo {
                     group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
                 }
@@ -100,11 +104,12 @@ struct DaemonService: Service {
     private func startMetrics() async throws -> MetricsHTTPServer? {
         guard let metricsAddress else { return nil }
         let collector = MetricsCollector()
-        let (server, timeService, fleet) = (self.server, self.timeService, self.fleet)
+        let (server, timeService, fleet, traccar) = (self.server, self.timeService, self.fleet, self.traccar)
         let metricsServer = MetricsHTTPServer(logger: logger) {
             if let snapshot = await server.snapshot() { collector.record(snapshot) }
             if let timeService { collector.record(time: timeService.counters()) }
             if let fleet { collector.record(mqtt: fleet.counters()) }
+            if let traccar { collector.record(traccar: traccar.counters) }
             return collector.exposition()
         }
         try await metricsServer.start(host: metricsAddress.host, port: metricsAddress.port)
@@ -125,12 +130,17 @@ struct DaemonService: Service {
         for (device, counters) in fleet?.counters() ?? [] {
             logger.info("mqtt: \(counters.summary)", metadata: ["device": "\(device)"])
         }
+        if let counters = traccar?.counters {
+            let failures = counters.failures.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            logger.info(
+                "traccar: queued \(counters.queued), sent \(counters.sent), dropped \(counters.dropped); failures: \(failures.isEmpty ? "none" : failures)")
+        }
     }
 
     /// The server's status, and the time service's and the MQTT publisher's when there
     /// are (not in systemd's STATUS, which would then change, and be sent, every second).
     private func statusLine() async -> String {
-        let parts = [await server.status(), timeService?.status, fleet?.status]
+        let parts = [await server.status(), timeService?.status, fleet?.status, traccar?.status]
         return parts.compactMap { $0 }.joined(separator: ", ")
     }
 

@@ -8,6 +8,7 @@ import GPSFixMQTT
 import GPSFixMetrics
 import GPSFixServer
 import GPSFixTime
+import GPSFixTraccar
 import Glibc
 import Logging
 import ServiceLifecycle
@@ -134,6 +135,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @OptionGroup(title: "NMEA 0183 out")
     var nmeaOut: NMEAOutputOptions
 
+    @OptionGroup(title: "Traccar")
+    var traccarOptions: TraccarOptions
+
     func validate() throws {
         guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
         for device in devices where DeviceName(device) == nil {
@@ -212,13 +216,17 @@ struct GPSFixDaemon: AsyncParsableCommand {
             logger.info("demo: replaying a bundled capture", metadata: ["pty": "\(terminal.path)"])
         }
         let fleet = try mqtt.map { try fleetPublisher(url: $0, devices: sources.map(\.name), environment: environment, logger: logger) }
+        let traccar = try sources.first.flatMap {
+            try traccarOptions.forwarder(device: $0.name, environment: environment, logger: logger)
+        }
+        let subscribers: [any ReportSubscriber] = (fleet.map { [$0] } ?? []) + (traccar.map { [$0] } ?? [])
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
                 tcpPort: address?.port, release: Self.release, stallTimeout: .milliseconds(Int64(stallTimeout * 1000)),
                 holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
                 nmeaOutput: try nmeaOut.output(allowRemote: allowRemote)),
-            subscribers: fleet.map { [$0] } ?? [], logger: logger)
+            subscribers: subscribers, logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,
             timeOffset: .nanoseconds(Int64((timeOffset * 1e9).rounded())), ppsDevices: pps)
@@ -233,7 +241,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let metricsAddress = try metrics.map { try Self.parseAddress($0, option: "--metrics") }
         let daemon = DaemonService(
-            server: server, providers: providers, timeService: timeService, fleet: fleet, metricsAddress: metricsAddress,
+            server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar,
+            metricsAddress: metricsAddress,
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)

@@ -1,0 +1,161 @@
+import Foundation
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An OsmAnd endpoint of the tests' own (`Tests/Tools/osmand_recorder.py`): it records the
+/// positions it answers 200, answers what its status file says, and can go away.
+final class OsmAndEndpoint {
+    static let script = Binaries.fixtures.deletingLastPathComponent().appendingPathComponent("Tests/Tools/osmand_recorder.py").path
+    let folder: URL
+    let port = freePort()
+    private var process: RunningProcess?
+
+    var log: String { folder.appendingPathComponent("positions.log").path }
+    var statusFile: String { folder.appendingPathComponent("status").path }
+
+    init(folder: URL) throws {
+        self.folder = folder
+        try start()
+    }
+
+    func start() throws {
+        process = try RunningProcess("/usr/bin/python3", [Self.script, "\(port)", log, statusFile])
+        try waitUntil("the OsmAnd endpoint") { (try? LineClient(tcpPort: port)) != nil }
+    }
+
+    func stop() {
+        process?.stop()
+        process = nil
+    }
+
+    /// Answers `status` from now on.
+    func answer(_ status: Int) throws {
+        try "\(status)".write(toFile: statusFile, atomically: true, encoding: .utf8)
+    }
+
+    /// The positions recorded, as their query fields.
+    var positions: [[String: String]] {
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").map { line in
+            Dictionary(line.split(separator: "&").compactMap { pair -> (String, String)? in
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+            }) { first, _ in first }
+        }
+    }
+
+    deinit { stop() }
+}
+
+@Suite("Traccar, with nothing lost", .serialized)
+struct TraccarTests {
+    static func daemon(_ folder: URL, _ endpoint: OsmAndEndpoint, extra: [String] = []) throws -> (RunningProcess, String) {
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            "--demo", "--socket", socket, "--log-level", "info", "--traccar", "http://127.0.0.1:\(endpoint.port)/",
+            "--traccar-id", "boat7", "--state-directory", folder.appendingPathComponent("state").path,
+        ] + extra)
+        _ = LineClient.connect(unixPath: socket)
+        return (daemon, socket)
+    }
+
+    /// The timestamps of `positions`, in the order they arrived.
+    static func times(_ positions: [[String: String]]) -> [Double] { positions.compactMap { $0["timestamp"].flatMap(Double.init) } }
+
+    /// Whether `times` are one a second, each once, in order (the demo's 1 Hz fixes).
+    static func isEverySecond(_ times: [Double]) -> Bool {
+        zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 1) < 0.01 }
+    }
+
+    @Test("the server goes away and comes back: every position arrives once, in order, speed in knots")
+    func outage() throws {
+        let folder = try makeTemporaryFolder("traccar")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let endpoint = try OsmAndEndpoint(folder: folder)
+        let (daemon, socket) = try Self.daemon(folder, endpoint)
+        defer { daemon.stop() }
+        let watcher = try #require(LineClient.connect(unixPath: socket))
+        watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        try waitUntil("positions at the endpoint") { endpoint.positions.count >= 3 }
+        endpoint.stop()
+        usleep(4_000_000)
+        try endpoint.start()
+        let sentBefore = endpoint.positions.count
+        try waitUntil("the backlog sent", within: 30) { endpoint.positions.count >= sentBefore + 6 }
+        usleep(2_000_000)
+        let times = Self.times(endpoint.positions)
+        #expect(times.count >= 9 && Set(times).count == times.count, "\(times)")
+        #expect(Self.isEverySecond(times), "\(times)")
+        // Units: the TPV's m/s in knots, for the same second.
+        var tpvSpeeds: [Double: Double] = [:]
+        while let line = watcher.readLine(timeout: 0.2) {
+            guard let json = line.json, json["class"] as? String == "TPV", let time = json["time"] as? String,
+                let speed = json["speed"] as? Double, let date = ISO8601DateFormatter.fractional.date(from: time)
+            else { continue }
+            tpvSpeeds[date.timeIntervalSince1970.rounded()] = speed
+        }
+        let compared = endpoint.positions.compactMap { position -> (Double, Double)? in
+            guard let time = position["timestamp"].flatMap(Double.init), let knots = position["speed"].flatMap(Double.init),
+                let speed = tpvSpeeds[time.rounded()]
+            else { return nil }
+            return (knots, speed)
+        }
+        #expect(!compared.isEmpty)
+        #expect(compared.allSatisfy { abs($0.0 - $0.1 * 1.943844) < 0.0015 }, "\(compared.prefix(3))")
+    }
+
+    @Test("killed with SIGKILL while the server is away: the journal's positions arrive after a restart")
+    func killedDuringOutage() throws {
+        let folder = try makeTemporaryFolder("traccar-kill")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let endpoint = try OsmAndEndpoint(folder: folder)
+        endpoint.stop()
+        var (daemon, _) = try Self.daemon(folder, endpoint)
+        let journal = folder.appendingPathComponent("state/traccar.journal").path
+        let queued = { () -> [Double] in
+            let text = (try? String(contentsOfFile: journal, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").filter { $0.hasPrefix("P ") }.compactMap { line in
+                line.split(separator: "&").first { $0.hasPrefix("timestamp=") }.flatMap { Double($0.dropFirst(10)) }
+            }
+        }
+        try waitUntil("positions in the journal", within: 20) { queued().count >= 4 }
+        daemon.stop(SIGKILL)
+        let before = queued()
+        try endpoint.start()
+        (daemon, _) = try Self.daemon(folder, endpoint)
+        defer { daemon.stop() }
+        try waitUntil("the journal sent", within: 30) { Set(Self.times(endpoint.positions)).isSuperset(of: before) }
+        let times = Self.times(endpoint.positions)
+        #expect(Array(times.prefix(before.count)) == before, "the killed run's positions first, in order")
+        #expect(Set(times).count == times.count)
+    }
+
+    @Test("a server answering 500 keeps the positions queued; they arrive, in order, once it answers 200")
+    func serverErrors() throws {
+        let folder = try makeTemporaryFolder("traccar-500")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let endpoint = try OsmAndEndpoint(folder: folder)
+        try endpoint.answer(500)
+        let (daemon, _) = try Self.daemon(folder, endpoint)
+        defer { daemon.stop() }
+        usleep(4_000_000)
+        #expect(endpoint.positions.isEmpty)
+        try endpoint.answer(200)
+        try waitUntil("positions after the errors", within: 40) { endpoint.positions.count >= 6 }
+        let times = Self.times(endpoint.positions)
+        #expect(Self.isEverySecond(times), "\(times)")
+        #expect(daemon.errorText.contains("Traccar server not reached: HTTP 500"))
+    }
+}
+
+extension ISO8601DateFormatter {
+    fileprivate static var fractional: ISO8601DateFormatter {
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return format
+    }
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""The tests' stand-in for Traccar's OsmAnd endpoint: records each request's query string,
+one line each, in LOG, and answers with the status code in STATUS_FILE (200 when absent).
+
+Usage: osmand_recorder.py PORT LOG STATUS_FILE
+"""
+import http.server
+import socketserver
+import sys
+import urllib.parse
+
+port, log, status_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def answer(self):
+        try:
+            with open(status_file) as f:
+                status = int(f.read().strip() or 200)
+        except OSError:
+            status = 200
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        if status == 200:
+            with open(log, "a") as out:
+                out.write(urllib.parse.urlparse(self.path).query + "\n")
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = answer
+    do_POST = answer
+
+    def log_message(self, *args):
+        pass
+
+
+class Server(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+
+Server(("127.0.0.1", port), Handler).serve_forever()
