@@ -28,11 +28,25 @@ struct ServiceAnnouncement {
         for descriptor: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        // The child starts with no signal blocked and every handler at its default: the
+        // daemon's threads block SIGTERM (ServiceLifecycle takes it), and a child that
+        // inherited that would never hear the withdrawal.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGHUP, SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let words: [String] = [Self.publisher, name, type, String(port)]
         let arguments = words.map { strdup($0) } + [nil]
         defer { arguments.forEach { free($0) } }
         var pid: pid_t = 0
-        guard posix_spawn(&pid, Self.publisher, &actions, nil, arguments, environ) == 0 else {
+        guard posix_spawn(&pid, Self.publisher, &actions, &attributes, arguments, environ) == 0 else {
             logger.warning("not announced over mDNS: \(Self.publisher) could not be started")
             child = nil
             return
@@ -54,6 +68,11 @@ struct ServiceAnnouncement {
         guard let child else { return }
         kill(child, SIGTERM)
         var status: Int32 = 0
-        waitpid(child, &status, 0)
+        // A second at most, then for certain: the daemon's own stop never waits on it.
+        for _ in 0..<20 where waitpid(child, &status, WNOHANG) == 0 { usleep(50_000) }
+        if waitpid(child, &status, WNOHANG) == 0 {
+            kill(child, SIGKILL)
+            waitpid(child, &status, 0)
+        }
     }
 }
