@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// publishing interval), its queue, and the task that hands the queue to its connection.
 final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     private enum Kind: Hashable {
-        case tpv, sky, ownTracks, location
+        case tpv, sky, ownTracks, location, toff
     }
 
     private struct State {
@@ -21,6 +21,9 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         var outageLogged = false
         /// Whether a refusal of the library has been logged (once).
         var refusalLogged = false
+        /// Whether the time service serves the device (a TOFF came): Home Assistant then
+        /// gets its time offset sensor too.
+        var timeServed = false
 
         /// Queues a report's message unless one of its kind was queued less than the
         /// publishing interval ago (`now` is `nil` without an interval). Cycles come a
@@ -107,6 +110,13 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                 if gpsd { state.offer(MQTTMessage(topic: topics.sky, payload: json, qos: qos), as: .sky, at: now, configuration) }
             case .device:
                 state.queue.enqueue(MQTTMessage(topic: topics.device, payload: json, qos: qos, retain: true))
+            case .time(let time):
+                guard let discovery, time.kind == .receiverTime else { break }
+                if !state.timeServed {
+                    state.timeServed = true
+                    for config in discovery.configs(timeServed: true) { state.queue.enqueue(config) }
+                }
+                state.offer(MQTTMessage(topic: topics.toff, payload: json, qos: qos), as: .toff, at: now, configuration)
             }
             return state.queue.canSend ? state.takeWaiter() : nil
         }
@@ -154,7 +164,7 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                 state.queue.connectionChanged(connected: true)
                 state.outageLogged = false
                 // Retained, but published at each connect: a broker may have lost them.
-                for config in discovery?.configs() ?? [] { state.queue.enqueue(config) }
+                for config in discovery?.configs(timeServed: state.timeServed) ?? [] { state.queue.enqueue(config) }
                 let queued = state.queue.queued
                 log = { [logger, device] in logger.info("MQTT connected", metadata: ["device": "\(device)", "queued": "\(queued)"]) }
             case .disconnected(let reason), .trouble(let reason):
@@ -173,7 +183,7 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
             case .received(let topic, let payload):
                 // Home Assistant restarted: it asks for the configs again this way.
                 if let discovery, topic == discovery.statusTopic, payload == Array("online".utf8) {
-                    for config in discovery.configs() { state.queue.enqueue(config) }
+                    for config in discovery.configs(timeServed: state.timeServed) { state.queue.enqueue(config) }
                     log = { [logger, device] in
                         logger.info("Home Assistant is online: discovery published again", metadata: ["device": "\(device)"])
                     }

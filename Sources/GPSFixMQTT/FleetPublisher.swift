@@ -126,6 +126,8 @@ struct FleetTopics: Sendable {
     var ownTracks: String
     /// Home Assistant's tracker attributes.
     var location: String
+    /// The time service's TOFF reports, for Home Assistant's time offset sensor.
+    var toff: String
 
     init(device path: String, configuration: FleetConfiguration) {
         name = FleetConfiguration.topicName(forDevice: path)
@@ -133,6 +135,7 @@ struct FleetTopics: Sendable {
         sky = "\(configuration.prefix)/\(name)/sky"
         device = "\(configuration.prefix)/\(name)/device"
         location = "\(configuration.prefix)/\(name)/location"
+        toff = "\(configuration.prefix)/\(name)/toff"
         ownTracks = "owntracks/\(configuration.hostName)/\(name)"
     }
 }

@@ -44,17 +44,18 @@ struct HomeAssistantDiscovery: Sendable {
         return String(raw.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? $0 : "_" })
     }
 
-    /// The retained discovery configs: the tracker, then the sensors.
-    func configs() -> [MQTTMessage] {
+    /// The retained discovery configs: the tracker, then the sensors, and the time offset
+    /// sensor where the time service serves the device (`timeServed`).
+    func configs(timeServed: Bool) -> [MQTTMessage] {
         var messages = [message(component: "device_tracker", id: objectID) { json in
             json.field("name", string: "Position")
             json.field("source_type", string: "gps")
             json.field("json_attributes_topic", string: topics.location)
         }]
-        for sensor in Self.sensors {
+        for sensor in Self.sensors + (timeServed ? [Self.timeOffset] : []) {
             messages.append(message(component: "sensor", id: "\(objectID)_\(sensor.key)") { json in
                 json.field("name", string: sensor.name)
-                json.field("state_topic", string: sensor.onSky ? topics.sky : topics.tpv)
+                json.field("state_topic", string: sensor.topic(in: topics))
                 json.field("value_template", string: sensor.template)
                 if let unit = sensor.unit { json.field("unit_of_measurement", string: unit) }
                 if let deviceClass = sensor.deviceClass { json.field("device_class", string: deviceClass) }
@@ -82,30 +83,47 @@ struct HomeAssistantDiscovery: Sendable {
     struct Sensor: Sendable {
         var key: String
         var name: String
-        /// Read from the SKY topic (else the TPV topic).
-        var onSky: Bool
+        /// Where it reads its reports.
+        var source: Source
         var template: String
         var unit: String?
         var deviceClass: String?
         var icon: String
+
+        enum Source: Sendable { case tpv, sky, toff }
+
+        func topic(in topics: FleetTopics) -> String {
+            switch source {
+            case .tpv: topics.tpv
+            case .sky: topics.sky
+            case .toff: topics.toff
+            }
+        }
     }
+
+    /// The receiver's time against the system clock, in milliseconds, from the time
+    /// service's TOFF reports.
+    static let timeOffset = Sensor(
+        key: "time_offset", name: "Time offset", source: .toff,
+        template: "{{ ((value_json.real_sec - value_json.clock_sec) * 1000 + (value_json.real_nsec - value_json.clock_nsec) / 1000000) | round(3) }}",
+        unit: "ms", icon: "mdi:clock-check-outline")
 
     /// A report may leave a value out (a SKY that repeats no satellites, a TPV without an
     /// error estimate): the sensor then keeps its state.
     static let sensors = [
         Sensor(
-            key: "fix_mode", name: "Fix mode", onSky: false,
+            key: "fix_mode", name: "Fix mode", source: .tpv,
             template: "{{ ['unknown', 'no fix', '2D', '3D'][value_json.mode] }}", icon: "mdi:crosshairs-gps"),
         Sensor(
-            key: "satellites_used", name: "Satellites used", onSky: true,
+            key: "satellites_used", name: "Satellites used", source: .sky,
             template: "{{ value_json.uSat if value_json.uSat is defined else this.state }}", unit: "satellites",
             icon: "mdi:satellite-variant"),
         Sensor(
-            key: "satellites_seen", name: "Satellites seen", onSky: true,
+            key: "satellites_seen", name: "Satellites seen", source: .sky,
             template: "{{ value_json.nSat if value_json.nSat is defined else this.state }}", unit: "satellites",
             icon: "mdi:satellite-uplink"),
         Sensor(
-            key: "horizontal_error", name: "Horizontal error", onSky: false,
+            key: "horizontal_error", name: "Horizontal error", source: .tpv,
             template: "{{ value_json.eph if value_json.eph is defined else this.state }}", unit: "m",
             deviceClass: "distance", icon: "mdi:map-marker-radius"),
     ]

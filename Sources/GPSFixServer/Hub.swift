@@ -275,9 +275,11 @@ final class Hub: @unchecked Sendable {
     func publish(_ report: TimeReport, of device: String) {
         eventLoop.assertInEventLoop()
         let recipients = sessions.values.filter { $0.settings.wantsTimeReports(of: device) }
-        guard !recipients.isEmpty else { return }
-        let buffer = ByteBuffer(bytes: GPSDReport.time(report, device: device))
+        guard !recipients.isEmpty || !subscribers.isEmpty else { return }
+        let json = GPSDReport.time(report, device: device)
+        let buffer = ByteBuffer(bytes: json)
         for session in recipients { send(buffer, to: session) }
+        for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: .time(report), json: json)) }
     }
 
     private func apply(_ event: DeviceEvent, to device: String) {

@@ -9,6 +9,8 @@ public struct PublishedReport: Sendable {
         case sky(SkyView)
         /// The device's state changed (activated, lost, silent, back).
         case device(DeviceInfo)
+        /// What the time service did with a sample (gpsd's TOFF or PPS).
+        case time(TimeReport)
     }
 
     /// The device's path, as configured.
@@ -23,8 +25,8 @@ public struct PublishedReport: Sendable {
     }
 }
 
-/// Something beyond the sockets that takes every TPV, SKY and DEVICE report of every
-/// device: the MQTT publisher.
+/// Something beyond the sockets that takes every TPV, SKY, DEVICE, TOFF and PPS report of
+/// every device: the MQTT publisher, Traccar's forwarder.
 ///
 /// ``receive(_:)`` is called on the server's event loop, in the order of the reports,
 /// so it must only hand the report over (to a bounded queue of its own) and return.

@@ -106,7 +106,7 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
             if let hdop = sky.hdop { state.withLockedValue { $0.hdop = hdop } }
         case .tpv(let fix):
             queue(fix)
-        case .device:
+        case .device, .time:
             break
         }
     }

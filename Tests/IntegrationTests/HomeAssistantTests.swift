@@ -70,4 +70,26 @@ struct HomeAssistantTests {
         let afterDeath = try broker.subscribe(availabilityTopic, count: 1, seconds: 10).first.flatMap { Self.json($0.payload) }
         #expect(afterDeath?["online"] as? Bool == false)
     }
+
+    @Test("where the time service serves the device, a time offset sensor reads its TOFF reports")
+    func timeOffsetSensor() throws {
+        let folder = try makeTemporaryFolder("ha-time")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let broker = try TestBroker(folder: folder)
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            "--demo", "--socket", socket, "--time-from-pty", "--no-shm", "--chrony-socket-dir", folder.path,
+            "--mqtt", "mqtt://127.0.0.1:\(broker.port)/fleet/boat", "--mqtt-homeassistant",
+        ])
+        defer { daemon.stop() }
+        _ = LineClient.connect(unixPath: socket)
+        // The retained configs, once the first TOFF has added the sensor.
+        _ = try broker.subscribe("fleet/boat/+/toff", count: 1, seconds: 15)
+        let configs = try broker.subscribe("homeassistant/sensor/+/config", count: 5, seconds: 15)
+        let sensor = try #require(configs.compactMap { Self.json($0.payload) }.first { $0["name"] as? String == "Time offset" })
+        #expect(sensor["unit_of_measurement"] as? String == "ms")
+        let topic = try #require(sensor["state_topic"] as? String)
+        let toff = try #require(try broker.subscribe(topic, count: 1, seconds: 10).first.flatMap { Self.json($0.payload) })
+        #expect(toff["class"] as? String == "TOFF" && toff["real_sec"] as? Int != nil && toff["clock_nsec"] as? Int != nil)
+    }
 }
