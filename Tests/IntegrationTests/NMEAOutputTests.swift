@@ -83,15 +83,8 @@ struct NMEAOutputTests {
 
     @Test("--nmea-udp sends each sentence as one datagram")
     func datagrams() throws {
-        let receiver = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        let (receiver, port) = boundLoopbackSocket(type: SOCK_DGRAM)
         defer { close(receiver) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(receiver, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let daemon = try DaemonUnderTest(fixture: Self.fixture, speed: 10, extra: ["--nmea-udp", "127.0.0.1:\(port)"])
         var datagrams: [String] = []
         var buffer = [UInt8](repeating: 0, count: 2048)

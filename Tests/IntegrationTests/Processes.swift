@@ -134,8 +134,14 @@ final class RunningProcess: @unchecked Sendable {
 
 /// A free loopback TCP port, found by binding port 0.
 func freePort() -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
+    let (descriptor, port) = boundLoopbackSocket(type: SOCK_STREAM)
+    close(descriptor)
+    return port
+}
+
+/// A socket of `type` bound to a free loopback port, and the port; the caller closes it.
+func boundLoopbackSocket(type: __socket_type) -> (descriptor: Int32, port: Int) {
+    let descriptor = socket(AF_INET, Int32(type.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -147,7 +153,7 @@ func freePort() -> Int {
             return getsockname(descriptor, pointer, &length)
         }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
 }
 
 /// A daemon on a replayed fixture, with its replayer; both stopped by PID at the end.

@@ -99,16 +99,9 @@ struct StartupTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let socketPath = folder.appendingPathComponent("s.sock").path
         // Another program holds the port.
-        let holder = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let (holder, port) = boundLoopbackSocket(type: SOCK_STREAM)
         defer { close(holder) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(holder, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         listen(holder, 1)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(holder, $0, &length) } }
-        let port = Int(UInt16(bigEndian: address.sin_port))
         let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socketPath, "--tcp", "127.0.0.1:\(port)"])
         let status = daemon.wait(timeout: 20)
         #expect(status != nil && status != 0)
