@@ -52,8 +52,11 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The status page, served at `/`.
+            resources: [.embedInCode("Web/index.html")]
         ),
         // Fixes to an MQTT broker for fleets: gpsd JSON (or OwnTracks) per device, off the
         // event loop, through libmosquitto.

@@ -130,6 +130,37 @@ public struct JSONWriter: ~Copyable {
         appendFixed(value, decimals: decimals)
     }
 
+    /// A number, or `null` when there is none: the HTTP API's fields are always present.
+    public mutating func field(_ name: StaticString, orNull value: Double?, decimals: Int) {
+        key(name)
+        if let value, value.isFinite { appendFixed(value, decimals: decimals) } else { append("null") }
+    }
+
+    /// A whole number, or `null`.
+    public mutating func field(_ name: StaticString, orNull value: Int?) {
+        key(name)
+        if let value { appendInteger(value) } else { append("null") }
+    }
+
+    /// A string, or `null`.
+    public mutating func field(_ name: StaticString, orNull value: String?) {
+        key(name)
+        if let value { appendQuoted(value) } else { append("null") }
+    }
+
+    /// Raw JSON already written elsewhere (a report, an object): `value` must be valid JSON.
+    public mutating func field(_ name: StaticString, json value: some Collection<UInt8>) {
+        key(name)
+        appendToken(maximumCount: value.count) { output in
+            var count = 0
+            for byte in value {
+                output[count] = byte
+                count += 1
+            }
+            return count
+        }
+    }
+
     /// One string element of an array being written by ``nested(_:open:close:_:)``.
     public mutating func element(string: String) {
         if needsComma { appendByte(UInt8(ascii: ",")) }

@@ -34,6 +34,9 @@ final class ClientSession: ChannelInboundHandler {
         case gpsd
         /// NMEA 0183 out: the devices' sentences that pass the filter, and nothing else.
         case nmeaFeed(SentenceFilter)
+        /// Server-Sent Events (`GET /events`): every report as `event: tpv` (the class,
+        /// in lower case) and `data:` its gpsd JSON, after an HTTP head already written.
+        case eventStream
     }
 
     /// One spell of lagging.
@@ -70,6 +73,11 @@ final class ClientSession: ChannelInboundHandler {
         return filter.passes(sentence)
     }
 
+    /// Whether the session is an HTTP event stream.
+    var isEventStream: Bool {
+        if case .eventStream = role { true } else { false }
+    }
+
     /// Whether the session is NMEA 0183 out, whose sentences carry a checksum always.
     var isNMEAFeed: Bool {
         if case .nmeaFeed = role { true } else { false }
@@ -78,7 +86,17 @@ final class ClientSession: ChannelInboundHandler {
     /// Whether the hub holds back sources that can wait for this client now.
     var holdsBack: Bool { lag?.holdsBack ?? false }
 
+    /// An event stream's session joins a connection that is already active.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive, self.context == nil { begin(context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        if self.context == nil { begin(context) }
+        context.fireChannelActive()
+    }
+
+    private func begin(_ context: ChannelHandlerContext) {
         self.context = context
         peer = context.remoteAddress?.description ?? "unix-socket client"
         hub.register(self)
@@ -89,8 +107,12 @@ final class ClientSession: ChannelInboundHandler {
             settings.enable = true
             settings.nmea = true
             hub.settingsChanged()
+        case .eventStream:
+            settings.enable = true
+            settings.json = true
+            settings.pps = true
+            hub.settingsChanged()
         }
-        context.fireChannelActive()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -223,7 +245,7 @@ final class ClientSession: ChannelInboundHandler {
             hub.noteDropped()
             return false
         }
-        context.write(wrapOutboundOut(buffer), promise: nil)
+        context.write(wrapOutboundOut(isEventStream ? EventStream.event(buffer) : buffer), promise: nil)
         sent += 1
         awaitsFlush = true
         return true

@@ -58,9 +58,9 @@ final class Hub: @unchecked Sendable {
     /// On while any session watches raw sentences, so providers copy them out only then.
     let sentenceDemand = SentenceDemand()
     private(set) var statistics = Statistics()
-    private var sessions: [ObjectIdentifier: ClientSession] = [:]
-    private var deviceOrder: [String] = []
-    private var devices: [String: DeviceState] = [:]
+    private(set) var sessions: [ObjectIdentifier: ClientSession] = [:]
+    private(set) var deviceOrder: [String] = []
+    private(set) var devices: [String: DeviceState] = [:]
     /// Takers of every report beyond the sockets (``ReportSubscriber``), fixed at start.
     private let subscribers: [any ReportSubscriber]
     /// Sessions with reports queued but not yet flushed, and whether a flush is scheduled.

@@ -24,7 +24,11 @@ struct DaemonService: Service {
     /// Positions to a Traccar server; `nil` without `--traccar`.
     let traccar: TraccarForwarder?
     /// Where Prometheus scrapes `/metrics`; `nil` without `--metrics`.
-    let metricsAddress: (host: String, port: Int)?
+    /// Where the HTTP server listens (`--http`, and `--metrics`, which serves the same);
+    /// none without either.
+    let httpAddresses: [(host: String, port: Int)]
+    /// The origin allowed to read the API and the events from another site.
+    let httpCORS: String?
     let demo: (terminal: PseudoTerminal, replayer: Replayer)?
     /// The service manager's notifier; `nil` when none listens (not run by systemd).
     let notifier: (any ServiceNotifier)?
@@ -34,10 +38,9 @@ struct DaemonService: Service {
     let logger: Logger
 
     func run() async throws {
-        let metricsServer: MetricsHTTPServer?
         do {
             try await server.start()
-            metricsServer = try await startMetrics()
+            try await startHTTP()
         } catch {
             // A listener that cannot be bound ends the daemon as cleanly as a signal does.
             logger.critical("cannot start: \(error)")
@@ -70,6 +73,12 @@ struct DaemonService: Service {
                 if let demo {
                     group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
                 }
+                if !httpAddresses.isEmpty {
+                    // The pages' status, pushed each second (nothing is sent while none is open).
+                    group.addTask {
+                        while (try? await Task.sleep(for: .seconds(1))) != nil { server.publishStatus(serviceLines()) }
+                    }
+                }
                 group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: statusInterval)
@@ -82,7 +91,6 @@ struct DaemonService: Service {
         logger.info("stopping")
         await logCounters()
         notifier?.notify("STOPPING=1")
-        await metricsServer?.shutdown()
         await server.shutdown()
     }
 
@@ -99,21 +107,28 @@ struct DaemonService: Service {
         return ServiceAnnouncement(name: "GPSFix NMEA on \(hostName)", type: "_nmea-0183._tcp", port: port, logger: logger)
     }
 
-    /// The metrics server, bound, when `--metrics` asks for one: each scrape reads the
-    /// server's, the time service's and the MQTT publisher's counters at that moment.
-    private func startMetrics() async throws -> MetricsHTTPServer? {
-        guard let metricsAddress else { return nil }
+    /// The HTTP server (the page, the API, the events, `/metrics`) on each address asked
+    /// for: each scrape reads the server's, the time service's, MQTT's and Traccar's
+    /// counters at that moment.
+    private func startHTTP() async throws {
+        guard !httpAddresses.isEmpty else { return }
         let collector = MetricsCollector()
         let (server, timeService, fleet, traccar) = (self.server, self.timeService, self.fleet, self.traccar)
-        let metricsServer = MetricsHTTPServer(logger: logger) {
-            if let snapshot = await server.snapshot() { collector.record(snapshot) }
-            if let timeService { collector.record(time: timeService.counters()) }
-            if let fleet { collector.record(mqtt: fleet.counters()) }
-            if let traccar { collector.record(traccar: traccar.counters) }
-            return collector.exposition()
-        }
-        try await metricsServer.start(host: metricsAddress.host, port: metricsAddress.port)
-        return metricsServer
+        let content = WebContent(
+            metrics: {
+                if let snapshot = await server.snapshot() { collector.record(snapshot) }
+                if let timeService { collector.record(time: timeService.counters()) }
+                if let fleet { collector.record(mqtt: fleet.counters()) }
+                if let traccar { collector.record(traccar: traccar.counters) }
+                return collector.exposition()
+            },
+            services: serviceLines, cors: httpCORS)
+        for address in httpAddresses { try await server.startHTTP(host: address.host, port: address.port, content: content) }
+    }
+
+    /// The services beside the hub, each as its status line.
+    @Sendable private func serviceLines() -> StatusLines {
+        StatusLines(timeService: timeService?.status, mqtt: fleet?.status, traccar: traccar?.status)
     }
 
     /// The status line, the clients' counters, and one line of counters per device.

@@ -129,7 +129,16 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Option(help: "Home Assistant's discovery prefix, if it was told another.")
     var mqttHomeassistantPrefix = "homeassistant"
 
-    @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics (loopback only, unless --allow-remote).")
+    @Option(help: """
+        Serve the status page at http://HOST:PORT/, the API at /api/v1/, the reports as Server-Sent Events at \
+        /events and Prometheus metrics at /metrics (loopback only, unless --allow-remote).
+        """)
+    var http: String?
+
+    @Option(help: "Allow this origin (https://dashboard.example) to read the API and the events from its pages.")
+    var httpCors: String?
+
+    @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics: the same server as --http, on this address.")
     var metrics: String?
 
     @OptionGroup(title: "NMEA 0183 out")
@@ -166,7 +175,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             throw ValidationError("--time-offset \(timeOffset) is out of range: give -2 to 2 seconds")
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("unknown --log-level \(logLevel)") }
-        for (option, address) in [("--tcp", tcp), ("--metrics", metrics)] {
+        for (option, address) in [("--tcp", tcp), ("--metrics", metrics), ("--http", http)] {
             guard let address else { continue }
             let (host, _) = try Self.parseAddress(address, option: option)
             if !allowRemote, !Self.isLoopback(host) {
@@ -239,10 +248,12 @@ struct GPSFixDaemon: AsyncParsableCommand {
                 silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand,
                 readingHold: server.readingHold)
         }
-        let metricsAddress = try metrics.map { try Self.parseAddress($0, option: "--metrics") }
+        let httpAddresses = try [("--http", http), ("--metrics", metrics)].compactMap { option, address in
+            try address.map { try Self.parseAddress($0, option: option) }
+        }
         let daemon = DaemonService(
             server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar,
-            metricsAddress: metricsAddress,
+            httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)

@@ -85,35 +85,4 @@ struct MetricsTests {
         #expect(samples[#"gpsfix_mqtt_published_total{device="/dev/ttyUSB0"}"#] == 120)
         #expect(samples[#"gpsfix_mqtt_dropped_total{device="/dev/ttyUSB0"}"#] == 4)
     }
-
-    @Test("GET /metrics answers 200 in Prometheus' text format, scraping each time; other paths 404, other methods 405")
-    func http() async throws {
-        let scrapes = Locked(0)
-        let server = MetricsHTTPServer(logger: Logger(label: "test")) {
-            let count = scrapes.withLock { value -> Int in
-                value += 1
-                return value
-            }
-            return Array("# TYPE scrapes counter\nscrapes \(count)\n".utf8)
-        }
-        try await server.start(host: "127.0.0.1", port: 0)
-        let port = try #require(server.port)
-        defer { Task { await server.shutdown() } }
-
-        for expected in 1...2 {
-            let client = try LineClient(tcpPort: port)
-            client.send("GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-            let lines = try #require(client.readLines(until: { $0.hasPrefix("scrapes ") }))
-            #expect(lines.first == "HTTP/1.1 200 OK")
-            #expect(lines.contains { $0.lowercased() == "content-type: text/plain; version=0.0.4; charset=utf-8" })
-            #expect(lines.last == "scrapes \(expected)")
-        }
-        let missing = try LineClient(tcpPort: port)
-        missing.send("GET /other HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        #expect(missing.readLine() == "HTTP/1.1 404 Not Found")
-        let posted = try LineClient(tcpPort: port)
-        posted.send("POST /metrics HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n")
-        #expect(posted.readLine() == "HTTP/1.1 405 Method Not Allowed")
-        #expect(scrapes.withLock { $0 } == 2)
-    }
 }

@@ -1,0 +1,156 @@
+import GPSDProtocol
+import GPSFix
+import NIOCore
+
+/// The HTTP API's documents (`/api/v1/...`), from the hub's state: JSON with a stable
+/// schema in which every field is present, `null` where there is no value (clients of
+/// gpsd's JSON trip over omitted keys). ``schema`` describes them all.
+extension Hub {
+    /// `/api/v1/devices`: every device as DEVICES describes it.
+    func devicesDocument() -> [UInt8] {
+        eventLoop.assertInEventLoop()
+        var json = JSONWriter(objectWithCapacity: 512)
+        json.nested("devices", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
+            for state in deviceOrder.compactMap({ devices[$0] }) {
+                let info = state.info
+                list.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { device in
+                    device.field("path", string: info.path)
+                    device.field("driver", orNull: info.driver)
+                    device.field("activated", orNull: info.activated)
+                    device.field("online", info.online)
+                    device.field("bps", orNull: info.line?.bps)
+                    device.field("parity", orNull: info.line.map { String($0.parity) })
+                    device.field("stopbits", orNull: info.line?.stopBits)
+                    device.field("cycle", orNull: info.cycle, decimals: 2)
+                }
+            }
+        }
+        return json.finish()
+    }
+
+    /// `/api/v1/fix`: the latest TPV of every device, and its age.
+    func fixDocument() -> [UInt8] {
+        eventLoop.assertInEventLoop()
+        let now = NIODeadline.now()
+        var json = JSONWriter(objectWithCapacity: 1024)
+        json.nested("fixes", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
+            for path in deviceOrder {
+                guard let state = devices[path] else { continue }
+                let fix = state.fix ?? Fix()
+                list.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { item in
+                    item.field("device", string: path)
+                    item.field("time", orNull: fix.time?.iso8601)
+                    item.field("mode", fix.mode.rawValue)
+                    item.field("status", orNull: fix.mode >= .twoDimensional ? fix.status.rawValue : nil)
+                    item.field("lat", orNull: fix.latitude, decimals: 9)
+                    item.field("lon", orNull: fix.longitude, decimals: 9)
+                    item.field("altHAE", orNull: fix.altitudeHAE, decimals: 3)
+                    item.field("altMSL", orNull: fix.altitudeMSL, decimals: 3)
+                    item.field("speed", orNull: fix.speed, decimals: 3)
+                    item.field("track", orNull: fix.track, decimals: 4)
+                    item.field("climb", orNull: fix.climb, decimals: 3)
+                    item.field("eph", orNull: fix.horizontalError, decimals: 3)
+                    item.field("epv", orNull: fix.verticalError, decimals: 3)
+                    let age = state.lastFixAt.map { Double((now - $0).nanoseconds) / 1e9 }
+                    item.field("age", orNull: age, decimals: 3)
+                }
+            }
+        }
+        return json.finish()
+    }
+
+    /// `/api/v1/sky`: every device's satellites and DOPs.
+    func skyDocument() -> [UInt8] {
+        eventLoop.assertInEventLoop()
+        var json = JSONWriter(objectWithCapacity: 4096)
+        json.nested("skies", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
+            for path in deviceOrder {
+                let sky = devices[path]?.sky ?? SkyView()
+                list.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { item in
+                    item.field("device", string: path)
+                    item.field("time", orNull: sky.time?.iso8601)
+                    item.field("hdop", orNull: sky.hdop, decimals: 2)
+                    item.field("vdop", orNull: sky.vdop, decimals: 2)
+                    item.field("pdop", orNull: sky.pdop, decimals: 2)
+                    item.field("tdop", orNull: sky.tdop, decimals: 2)
+                    item.field("gdop", orNull: sky.gdop, decimals: 2)
+                    item.field("xdop", orNull: sky.xdop, decimals: 2)
+                    item.field("ydop", orNull: sky.ydop, decimals: 2)
+                    item.field("nSat", sky.visibleCount)
+                    item.field("uSat", orNull: sky.usedCount)
+                    item.nested("satellites", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { satellites in
+                        for satellite in sky.satellites {
+                            satellites.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { entry in
+                                entry.field("PRN", satellite.identity.prn)
+                                entry.field("gnssid", satellite.identity.gnss.rawValue)
+                                entry.field("svid", satellite.identity.svid)
+                                entry.field("el", orNull: satellite.elevation, decimals: 1)
+                                entry.field("az", orNull: satellite.azimuth, decimals: 1)
+                                entry.field("ss", orNull: satellite.snr, decimals: 1)
+                                entry.field("used", satellite.used)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return json.finish()
+    }
+
+    /// `/api/v1/status`: the clients, each device's health, and the services beside the
+    /// hub (one line each, `null` where a service does not run), pushed to pages as the
+    /// `status` event too.
+    func statusDocument(services: StatusLines) -> [UInt8] {
+        eventLoop.assertInEventLoop()
+        let snapshot = self.snapshot
+        var json = JSONWriter(class: "STATUS", capacity: 1024)
+        json.nested("clients", open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { clients in
+            clients.field("connected", snapshot.clients.connected)
+            clients.field("accepted", snapshot.clients.accepted)
+            clients.field("cutOff", snapshot.clients.cutOff)
+            clients.field("reportsSent", snapshot.clients.reportsSent)
+            clients.field("reportsDropped", snapshot.clients.reportsDropped)
+            clients.field("requestsRefused", snapshot.clients.requestsRefused)
+        }
+        json.nested("devices", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
+            for device in snapshot.devices {
+                list.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { item in
+                    item.field("path", string: device.path)
+                    item.field("online", device.online)
+                    item.field("mode", orNull: device.mode?.rawValue)
+                    item.field("cycles", device.counters.assembly.cycles)
+                    item.field("sentences", device.counters.framing.sentences)
+                    item.field("rejected", device.counters.framing.rejected)
+                    item.field("reconnects", device.counters.reconnects)
+                }
+            }
+        }
+        json.nested("services", open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { lines in
+            lines.field("timeService", orNull: services.timeService)
+            lines.field("mqtt", orNull: services.mqtt)
+            lines.field("traccar", orNull: services.traccar)
+            lines.field("nmeaOutput", orNull: nmeaOutputLine)
+        }
+        return json.finish()
+    }
+
+    /// NMEA 0183 out's line in the status: its clients, or `nil` when it is off.
+    private var nmeaOutputLine: String? {
+        let feeds = sessions.values.filter(\.isNMEAFeed).count
+        guard feeds > 0 || nmeaDatagrams != nil else { return nil }
+        return "\(feeds) clients" + (nmeaDatagrams.map { ", UDP \($0.sent) sent, \($0.dropped) dropped" } ?? "")
+    }
+}
+
+/// The services beside the hub, as their status lines: `nil` for one that does not run.
+public struct StatusLines: Sendable {
+    public var timeService: String?
+    public var mqtt: String?
+    public var traccar: String?
+
+    public init(timeService: String? = nil, mqtt: String? = nil, traccar: String? = nil) {
+        self.timeService = timeService
+        self.mqtt = mqtt
+        self.traccar = traccar
+    }
+}

@@ -1,0 +1,163 @@
+import GPSDProtocol
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// What the HTTP server serves beside the hub's own documents.
+public struct WebContent: Sendable {
+    /// Prometheus' text for `/metrics`; no `/metrics` when `nil`.
+    public var metrics: (@Sendable () async -> [UInt8])?
+    /// The services beside the hub, for `/api/v1/status` and the page.
+    public var services: @Sendable () -> StatusLines
+    /// The origin allowed to read the API and the events from another site; none when `nil`.
+    public var cors: String?
+
+    public init(
+        metrics: (@Sendable () async -> [UInt8])? = nil, services: @escaping @Sendable () -> StatusLines = { StatusLines() },
+        cors: String? = nil
+    ) {
+        self.metrics = metrics
+        self.services = services
+        self.cors = cors
+    }
+}
+
+extension GPSFixServer {
+    /// Serves HTTP on `host:port` (port 0 for any free one), on the hub's event loop:
+    /// the status page at `/`, the API at `/api/v1/...`, the reports as Server-Sent Events
+    /// at `/events`, and `/metrics`. Read-only: no request changes anything. Returns the
+    /// port bound.
+    ///
+    /// An event stream is a session of the hub like a socket client, under the same bounds
+    /// (its cap, what it loses while it lags, the cut-off).
+    @discardableResult
+    public func startHTTP(host: String, port: Int, content: WebContent) async throws -> Int {
+        let hub = self.hub
+        let channel = try await ServerBootstrap(group: hub.eventLoop)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(
+                .writeBufferWaterMark,
+                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(HTTPResponseEncoder(), name: HTTPRequestHandler.encoderName)
+                    try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder()), name: HTTPRequestHandler.decoderName)
+                    try sync.addHandler(HTTPRequestHandler(hub: hub, content: content))
+                }
+            }
+            .bind(host: host, port: port).get()
+        nmeaListeners.withLock { $0.append(channel) }
+        hub.logger.info("serving HTTP", metadata: ["http": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
+        return channel.localAddress?.port ?? port
+    }
+
+    /// Pushes the status (the hub's and `services`') to the pages and event streams open
+    /// (the `status` event); costs nothing when none is.
+    public func publishStatus(_ services: StatusLines) {
+        let hub = self.hub
+        hub.eventLoop.execute {
+            let streams = hub.sessions.values.filter(\.isEventStream)
+            guard !streams.isEmpty else { return }
+            let buffer = ByteBuffer(bytes: hub.statusDocument(services: services))
+            for session in streams { hub.send(buffer, to: session) }
+        }
+    }
+}
+
+/// One HTTP connection: routes a request to the page, a document of the API, the metrics,
+/// or hands the connection over to an event stream.
+final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    static let encoderName = "http-encoder"
+    static let decoderName = "http-decoder"
+
+    private let hub: Hub
+    private let content: WebContent
+    private var request: HTTPRequestHead?
+
+    init(hub: Hub, content: WebContent) {
+        self.hub = hub
+        self.content = content
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            request = head
+        case .body:
+            break  // read-only: a request's body means nothing
+        case .end:
+            guard let head = request else { return }
+            request = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = String(head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
+        guard head.method == .GET || head.method == .HEAD else {
+            return send(.methodNotAllowed, body: Array("read-only: GET and HEAD only\n".utf8), to: head, context: context)
+        }
+        let json = "application/json"
+        switch path {
+        case "/", "/index.html":
+            send(.ok, contentType: "text/html; charset=utf-8", body: WebPage.html, to: head, context: context)
+        case "/api/v1/devices":
+            send(.ok, contentType: json, body: hub.devicesDocument(), to: head, context: context)
+        case "/api/v1/fix":
+            send(.ok, contentType: json, body: hub.fixDocument(), to: head, context: context)
+        case "/api/v1/sky":
+            send(.ok, contentType: json, body: hub.skyDocument(), to: head, context: context)
+        case "/api/v1/status":
+            send(.ok, contentType: json, body: hub.statusDocument(services: content.services()), to: head, context: context)
+        case "/api/v1/schema":
+            send(.ok, contentType: "application/schema+json", body: APISchema.document, to: head, context: context)
+        case "/events" where head.method == .GET:
+            streamEvents(context: context)
+        case "/metrics":
+            guard let metrics = content.metrics else { fallthrough }
+            let promise = context.eventLoop.makePromise(of: [UInt8].self)
+            promise.completeWithTask { await metrics() }
+            promise.futureResult.assumeIsolated().whenSuccess { body in
+                self.send(.ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body, to: head, context: context)
+            }
+        default:
+            send(.notFound, body: Array("not found: the page is at /, the API at /api/v1/\n".utf8), to: head, context: context)
+        }
+    }
+
+    /// The connection becomes an event stream: the HTTP handlers leave, the head is
+    /// written as it is, and a session of the hub sends the reports.
+    private func streamEvents(context: ChannelHandlerContext) {
+        let pipeline = context.pipeline.syncOperations
+        _ = pipeline.removeHandler(name: Self.encoderName)
+        _ = pipeline.removeHandler(name: Self.decoderName)
+        context.writeAndFlush(NIOAny(EventStream.head(cors: content.cors)), promise: nil)
+        try? pipeline.addHandler(ClientSession(hub: hub, role: .eventStream))
+        _ = pipeline.removeHandler(self)
+    }
+
+    private func send(
+        _ status: HTTPResponseStatus, contentType: String = "text/plain; charset=utf-8", body: [UInt8],
+        to request: HTTPRequestHead, context: ChannelHandlerContext
+    ) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: contentType)
+        headers.add(name: "Content-Length", value: "\(body.count)")
+        if let cors = content.cors { headers.add(name: "Access-Control-Allow-Origin", value: cors) }
+        let keepAlive = request.isKeepAlive
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
+        if request.method != .HEAD {
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        }
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/python3
+"""Loads the status page in headless Chromium (Selenium, Debian's chromium-driver), waits for
+it to fill from its event stream, and prints what a person would see as JSON:
+{"marks": [PRN...], "lat": .., "lon": .., "later": {"lat": .., "lon": ..}, "live": bool}.
+With SCREENSHOT, saves a PNG of the page.
+
+Usage: page_check.py URL [SCREENSHOT]
+"""
+import json
+import sys
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+
+url = sys.argv[1]
+options = webdriver.ChromeOptions()
+for argument in ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1100,1000"]:
+    options.add_argument(argument)
+browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+try:
+    browser.set_page_load_timeout(20)
+    browser.get(url)
+
+    def read():
+        return browser.execute_script("""
+            const p = document.querySelector('[data-lat]');
+            return {marks: [...document.querySelectorAll('svg.sky [data-prn]')].map(e => Number(e.getAttribute('data-prn'))),
+                    lat: p ? Number(p.getAttribute('data-lat')) : null, lon: p ? Number(p.getAttribute('data-lon')) : null,
+                    live: document.getElementById('connection').textContent === 'live'};""")
+
+    deadline = time.monotonic() + 20
+    first = read()
+    while (not first["marks"] or first["lat"] is None) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        first = read()
+    # The demo moves: the position shown changes as the page is pushed new fixes.
+    later = first
+    while (later["lat"], later["lon"]) == (first["lat"], first["lon"]) and time.monotonic() < deadline + 10:
+        time.sleep(0.2)
+        later = read()
+    first["later"] = {"lat": later["lat"], "lon": later["lon"]}
+    if len(sys.argv) > 2:
+        browser.save_screenshot(sys.argv[2])
+    print(json.dumps(first))
+finally:
+    browser.quit()
