@@ -63,6 +63,8 @@ public final class GPSFixServer: Sendable {
     /// The listeners of NMEA 0183 out, and its UDP sender.
     let nmeaListeners = Mutex<[any Channel]>([])
     let nmeaDatagrams = Mutex<NMEADatagramSender?>(nil)
+    /// The HTTP server's listeners.
+    let httpListeners = Mutex<[any Channel]>([])
 
     /// `subscribers` take every TPV, SKY and DEVICE report besides the sockets (the MQTT
     /// publisher), on the event loop: see ``ReportSubscriber``.
@@ -251,8 +253,10 @@ public final class GPSFixServer: Sendable {
         let channels = listeners.withLock { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
         // A socket from the service manager is the manager's to remove.
-        let nmea = nmeaListeners.withLock { channels in defer { channels = [] }; return channels }
-        for channel in nmea { try? await channel.close() }
+        let others = (nmeaListeners.withLock { $0 } + httpListeners.withLock { $0 })
+        nmeaListeners.withLock { $0 = [] }
+        httpListeners.withLock { $0 = [] }
+        for channel in others { try? await channel.close() }
         if let sender = nmeaDatagrams.withLock({ $0 }) {
             let hub = self.hub
             try? await hub.eventLoop.submit { sender.close() }.get()

@@ -33,22 +33,13 @@ extension GPSFixServer {
     @discardableResult
     public func startHTTP(host: String, port: Int, content: WebContent) async throws -> Int {
         let hub = self.hub
-        let channel = try await ServerBootstrap(group: hub.eventLoop)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(
-                .writeBufferWaterMark,
-                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high))
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(HTTPResponseEncoder(), name: HTTPRequestHandler.encoderName)
-                    try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder()), name: HTTPRequestHandler.decoderName)
-                    try sync.addHandler(HTTPRequestHandler(hub: hub, content: content))
-                }
-            }
-            .bind(host: host, port: port).get()
-        nmeaListeners.withLock { $0.append(channel) }
+        let channel = try await clientBootstrap { channel in
+            let sync = channel.pipeline.syncOperations
+            try sync.addHandler(HTTPResponseEncoder(), name: HTTPRequestHandler.encoderName)
+            try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder()), name: HTTPRequestHandler.decoderName)
+            try sync.addHandler(HTTPRequestHandler(hub: hub, content: content))
+        }.bind(host: host, port: port).get()
+        httpListeners.withLock { $0.append(channel) }
         hub.logger.info("serving HTTP", metadata: ["http": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         return channel.localAddress?.port ?? port
     }

@@ -123,17 +123,9 @@ extension GPSFixServer {
         let output = configuration.nmeaOutput
         guard output.isEnabled else { return }
         let hub = self.hub, filter = SentenceFilter(output.sentenceTypes)
-        let bootstrap = ServerBootstrap(group: hub.eventLoop)
-            .serverChannelOption(.backlog, value: 256)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(
-                .writeBufferWaterMark,
-                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high))
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub, role: .nmeaFeed(filter)))
-                }
-            }
+        let bootstrap = clientBootstrap { channel in
+            try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub, role: .nmeaFeed(filter)))
+        }
         if let (host, port) = output.tcp {
             let channel = try await bootstrap.bind(host: host, port: port).get()
             nmeaListeners.withLock { $0.append(channel) }
@@ -156,6 +148,18 @@ extension GPSFixServer {
             try await hub.eventLoop.submit { hub.send(sentencesTo: sender) }.get()
             hub.logger.info("NMEA 0183 out", metadata: ["udp": "\(host):\(port)"])
         }
+    }
+
+    /// A listener's bootstrap on the hub's loop, each client's buffer bounded as configured,
+    /// `addHandlers` setting up each client's pipeline.
+    func clientBootstrap(_ addHandlers: @escaping @Sendable (any Channel) throws -> Void) -> ServerBootstrap {
+        ServerBootstrap(group: hub.eventLoop)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(
+                .writeBufferWaterMark,
+                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high))
+            .childChannelInitializer { channel in channel.eventLoop.makeCompletedFuture { try addHandlers(channel) } }
     }
 
     /// The TCP port NMEA 0183 out listens on (useful with port 0).
