@@ -38,7 +38,10 @@ let package = Package(
         // The time service: receiver time and pulses to chrony (SOCK) and ntpd (SHM).
         .target(
             name: "GPSFixTime",
-            dependencies: ["GPSFix", "GPSFixDevices", "CTimeService", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "GPSFix", "GPSFixDevices", "CTimeService", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         // The structures and ioctls of the time service that only C can spell: ntpd's
         // shared memory, chrony's socket sample, RFC 2783 PPS, TIOCMIWAIT.
         .target(name: "CTimeService"),

@@ -1,6 +1,6 @@
 import GPSFix
 import Logging
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The time service: receiver time and pulses to the clock disciplines (chrony, ntpd),
 /// as gpsd serves them, beside the hub and never in its way.
@@ -201,7 +201,9 @@ public struct TimeServiceCounters: Hashable, Sendable {
     }
 }
 
-/// One device's pairing state and counters, shared by its receiver-time and pulse tasks.
+/// One device's pairing state and counters, shared by its receiver-time and pulse tasks
+/// and read by whoever asks for the counters: behind a pthread mutex, which ThreadSanitizer
+/// sees (the Synchronization module's `Mutex` waits on a futex it does not model).
 private final class DeviceState: Sendable {
     struct Values {
         var pairing = PulsePairing()
@@ -210,7 +212,7 @@ private final class DeviceState: Sendable {
         var failing: Set<String> = []
     }
 
-    private let values = Mutex(Values())
+    private let values = NIOLockedValueBox(Values())
 
-    func withLock<Result>(_ body: (inout Values) -> Result) -> Result { values.withLock { body(&$0) } }
+    func withLock<Result>(_ body: (inout Values) -> Result) -> Result { values.withLockedValue { body(&$0) } }
 }
