@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
+        // TLS for ntrips:// casters; AsyncHTTPClient builds it already.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
     ],
     targets: [
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
@@ -78,6 +80,17 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
+        // RTK corrections: an NTRIP client on SwiftNIO (TLS through swift-nio-ssl) whose
+        // RTCM 3 frames are written into the receiver's port, and the position sent back.
+        .target(
+            name: "GPSFixNTRIP",
+            dependencies: [
+                "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]),
         // libmosquitto, the Eclipse Mosquitto client library (Debian: libmosquitto-dev).
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // The daemon's counters in Prometheus' text format, through swift-metrics, served
@@ -85,7 +98,7 @@ let package = Package(
         .target(
             name: "GPSFixMetrics",
             dependencies: [
-                "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFix", "NMEA",
+                "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFixNTRIP", "GPSFix", "NMEA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -100,7 +113,7 @@ let package = Package(
             name: "gpsfixd",
             dependencies: [
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
-                "SystemdSupport",
+                "GPSFixNTRIP", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -113,7 +126,7 @@ let package = Package(
         .executableTarget(
             name: "gpsfix",
             dependencies: [
-                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices",
+                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -133,6 +146,9 @@ let package = Package(
         .testTarget(
             name: "GPSFixMetricsTests",
             dependencies: ["GPSFixMetrics", "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA", "TestSupport"]),
+        .testTarget(
+            name: "GPSFixNTRIPTests",
+            dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(

@@ -42,6 +42,8 @@ public enum GPSDReport {
         json.field("geoidSep", fix.geoidSeparation, decimals: 3)
         json.field("eph", fix.horizontalError, decimals: 3)
         json.field("sep", fix.sphericalError, decimals: 3)
+        json.field("dgpsAge", fix.differentialAge, decimals: 1)
+        if let station = fix.differentialStation { json.field("dgpsSta", station) }
         buffer = json.finish()
     }
 

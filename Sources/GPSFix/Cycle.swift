@@ -49,6 +49,8 @@ struct Cycle {
     private var latitudeError: Double?
     private var speedError: Double?
     private var trackError: Double?
+    /// The age and station of the corrections applied, when the receiver gives both.
+    private var differential: (age: Double, station: Int)?
 
     var hdop: Double?
     private var ggaGaveHDOP = false
@@ -77,6 +79,7 @@ struct Cycle {
             altitudeMSL = gga.altitude?.doubleValue ?? altitudeMSL
             ggaHasAltitude = gga.altitude != nil
             geoidSeparation = gga.geoidSeparation?.doubleValue ?? geoidSeparation
+            setDifferential(age: gga.differentialAge, station: gga.differentialStation)
         }
         // GGA's HDOP is the one of the position it reports: it wins over a GSA's.
         if let hdop = Self.dilution(gga.hdop) {
@@ -85,6 +88,12 @@ struct Cycle {
             hasSkyData = true
         }
         satellitesUsed = gga.satellitesUsed
+    }
+
+    /// A differential age is reported with its station, as gpsd does: either alone says
+    /// nothing a client can use.
+    private mutating func setDifferential(age: NMEADecimal?, station: Int?) {
+        if let age, let station { differential = (age.doubleValue, station) }
     }
 
     mutating func merge(_ rmc: RMC) {
@@ -121,6 +130,7 @@ struct Cycle {
             setPosition(gns.latitude, gns.longitude)
             altitudeMSL = gns.altitude?.doubleValue ?? altitudeMSL
             geoidSeparation = gns.geoidSeparation?.doubleValue ?? geoidSeparation
+            setDifferential(age: gns.differentialAge, station: gns.differentialStation)
         }
         if let hdop = Self.dilution(gns.hdop) { self.hdop = self.hdop ?? hdop }
     }
@@ -447,6 +457,8 @@ struct Cycle {
         fix.speedError = speedError
         fix.trackError = trackError
         fix.velocity = velocity
+        fix.differentialAge = differential?.age
+        fix.differentialStation = differential?.station
         if fix.mode == .threeDimensional, let altitudeMSL {
             fix.altitudeMSL = altitudeMSL
             fix.geoidSeparation = geoidSeparation

@@ -67,6 +67,11 @@ public struct Fix: Hashable, Sendable {
     /// cycle: gpsd's `epx` and `epy`.
     public var longitudeError: Double?
     public var latitudeError: Double?
+    /// Seconds since the differential corrections the receiver last applied, and the
+    /// station that sent them, as its GGA or GNS gives them: gpsd's `dgpsAge` and
+    /// `dgpsSta`. They show whether corrections written to the receiver reach its solution.
+    public var differentialAge: Double?
+    public var differentialStation: Int?
 
     public init() {}
 }

@@ -53,6 +53,35 @@ public final class PseudoTerminal: Sendable {
         try Task.checkCancellation()
     }
 
+    /// Copies every byte the slave's reader writes (corrections to a receiver, say) into
+    /// `file`, as it comes, on a thread of its own, until the returned copy is stopped.
+    /// The file descriptor stays the caller's.
+    public func copyWritten(to file: Int32) -> WrittenCopy {
+        let copy = WrittenCopy()
+        let master = self.master
+        _ = DeviceThread.start { [self] in
+            // The terminal is kept alive while its master is read.
+            withExtendedLifetime(self) {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while !copy.isStopped {
+                    var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+                    guard poll(&poller, 1, 100) > 0 else { continue }
+                    let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
+                    guard count > 0 else { continue }
+                    var offset = 0
+                    while offset < count {
+                        let written = buffer.withUnsafeBytes { Glibc.write(file, $0.baseAddress! + offset, count - offset) }
+                        if written < 0, errno == EINTR { continue }
+                        guard written > 0 else { break }
+                        offset += written
+                    }
+                }
+                copy.finished()
+            }
+        }
+        return copy
+    }
+
     /// Writes `bytes`, blocking; checks `isCancelled` each tenth of a second it waits.
     private func write(_ bytes: [UInt8], unless isCancelled: () -> Bool) throws(DeviceError) {
         var offset = 0
@@ -66,5 +95,20 @@ public final class PseudoTerminal: Sendable {
             }
             offset += written
         }
+    }
+}
+
+/// A running copy of what a pseudo-terminal's reader writes (see ``PseudoTerminal/copyWritten(to:)``).
+public final class WrittenCopy: Sendable {
+    private let stopped = Atomic<Bool>(false)
+    private let done = Atomic<Bool>(false)
+
+    var isStopped: Bool { stopped.load(ordering: .acquiring) }
+    func finished() { done.store(true, ordering: .releasing) }
+
+    /// Stops the copy, and waits (a fifth of a second at most) for what was read to be written.
+    public func stop() {
+        stopped.store(true, ordering: .releasing)
+        for _ in 0..<20 where !done.load(ordering: .acquiring) { usleep(10_000) }
     }
 }

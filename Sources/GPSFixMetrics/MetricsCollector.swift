@@ -1,6 +1,7 @@
 import CoreMetrics
 import GPSFix
 import GPSFixMQTT
+import GPSFixNTRIP
 import GPSFixServer
 import GPSFixTime
 import GPSFixTraccar
@@ -104,6 +105,32 @@ public final class MetricsCollector: Sendable {
         count("gpsfix_traccar_sent_total", to: counters.sent)
         count("gpsfix_traccar_dropped_total", to: counters.dropped)
         for (kind, failures) in counters.failures { count("gpsfix_traccar_failures_total", [("kind", kind)], to: failures) }
+    }
+
+    /// RTK corrections: bytes and frames from the caster (frames by message type), frames
+    /// written to the receiver and dropped (by reason), the newest correction's age,
+    /// reconnects, and the latency from a frame's arrival to its write.
+    public func record(ntrip counters: NTRIPClient.Counters) {
+        set("gpsfix_ntrip_connected", to: counters.connected ? 1 : 0)
+        count("gpsfix_ntrip_received_bytes_total", to: counters.bytesReceived)
+        for (type, frames) in counters.framesByType { count("gpsfix_ntrip_frames_total", [("type", String(type))], to: frames) }
+        count("gpsfix_ntrip_frames_written_total", to: counters.framesWritten)
+        count("gpsfix_ntrip_dropped_total", [("reason", "bad_crc")], to: counters.badCRC)
+        count("gpsfix_ntrip_dropped_total", [("reason", "queue_full")], to: counters.droppedQueueFull)
+        count("gpsfix_ntrip_dropped_total", [("reason", "stale")], to: counters.droppedStale)
+        count("gpsfix_ntrip_dropped_total", [("reason", "write_failed")], to: counters.failedWrites)
+        count("gpsfix_ntrip_skipped_bytes_total", to: counters.bytesSkipped)
+        count("gpsfix_ntrip_reconnects_total", to: counters.reconnects)
+        count("gpsfix_ntrip_positions_sent_total", to: counters.positionsSent)
+        if let age = counters.newestCorrectionAge { set("gpsfix_ntrip_correction_age_seconds", to: age) }
+        if let median = counters.latencyMedian, let p99 = counters.latency99 {
+            set("gpsfix_ntrip_write_latency_seconds", [("quantile", "0.5")], to: Self.seconds(median))
+            set("gpsfix_ntrip_write_latency_seconds", [("quantile", "0.99")], to: Self.seconds(p99))
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Brings the counter up to `value`; a value below the last (a restarted source)

@@ -51,6 +51,8 @@ extension Hub {
                     item.field("climb", orNull: fix.climb, decimals: 3)
                     item.field("eph", orNull: fix.horizontalError, decimals: 3)
                     item.field("epv", orNull: fix.verticalError, decimals: 3)
+                    item.field("dgpsAge", orNull: fix.differentialAge, decimals: 1)
+                    item.field("dgpsSta", orNull: fix.differentialStation)
                     let age = state.lastFixAt.map { Double((now - $0).nanoseconds) / 1e9 }
                     item.field("age", orNull: age, decimals: 3)
                 }
@@ -129,6 +131,7 @@ extension Hub {
             lines.field("timeService", orNull: services.timeService)
             lines.field("mqtt", orNull: services.mqtt)
             lines.field("traccar", orNull: services.traccar)
+            lines.field("ntrip", orNull: services.ntrip)
             lines.field("nmeaOutput", orNull: nmeaOutputLine)
         }
         return json.finish()
@@ -147,10 +150,13 @@ public struct StatusLines: Sendable {
     public var timeService: String?
     public var mqtt: String?
     public var traccar: String?
+    /// RTK corrections from an NTRIP caster to a receiver.
+    public var ntrip: String?
 
-    public init(timeService: String? = nil, mqtt: String? = nil, traccar: String? = nil) {
+    public init(timeService: String? = nil, mqtt: String? = nil, traccar: String? = nil, ntrip: String? = nil) {
         self.timeService = timeService
         self.mqtt = mqtt
         self.traccar = traccar
+        self.ntrip = ntrip
     }
 }

@@ -26,13 +26,14 @@ enum APISchema {
               "type": "object", "additionalProperties": false, "required": ["fixes"],
               "properties": {"fixes": {"type": "array", "items": {
                 "type": "object", "additionalProperties": false,
-                "required": ["device", "time", "mode", "status", "lat", "lon", "altHAE", "altMSL", "speed", "track", "climb", "eph", "epv", "age"],
+                "required": ["device", "time", "mode", "status", "lat", "lon", "altHAE", "altMSL", "speed", "track", "climb", "eph", "epv", "dgpsAge", "dgpsSta", "age"],
                 "properties": {
                   "device": {"type": "string"}, "time": {"$ref": "#/$defs/string"}, "mode": {"type": "integer", "minimum": 0, "maximum": 3},
                   "status": {"$ref": "#/$defs/integer"}, "lat": {"$ref": "#/$defs/number"}, "lon": {"$ref": "#/$defs/number"},
                   "altHAE": {"$ref": "#/$defs/number"}, "altMSL": {"$ref": "#/$defs/number"}, "speed": {"$ref": "#/$defs/number"},
                   "track": {"$ref": "#/$defs/number"}, "climb": {"$ref": "#/$defs/number"}, "eph": {"$ref": "#/$defs/number"},
-                  "epv": {"$ref": "#/$defs/number"}, "age": {"$ref": "#/$defs/number"}}}}}
+                  "epv": {"$ref": "#/$defs/number"}, "dgpsAge": {"$ref": "#/$defs/number"},
+                  "dgpsSta": {"$ref": "#/$defs/integer"}, "age": {"$ref": "#/$defs/number"}}}}}
             },
             "sky": {
               "type": "object", "additionalProperties": false, "required": ["skies"],
@@ -65,9 +66,9 @@ enum APISchema {
                     "cycles": {"type": "integer"}, "sentences": {"type": "integer"}, "rejected": {"type": "integer"},
                     "reconnects": {"type": "integer"}}}},
                 "services": {"type": "object", "additionalProperties": false,
-                  "required": ["timeService", "mqtt", "traccar", "nmeaOutput"],
+                  "required": ["timeService", "mqtt", "traccar", "ntrip", "nmeaOutput"],
                   "properties": {"timeService": {"$ref": "#/$defs/string"}, "mqtt": {"$ref": "#/$defs/string"},
-                    "traccar": {"$ref": "#/$defs/string"}, "nmeaOutput": {"$ref": "#/$defs/string"}}}}
+                    "traccar": {"$ref": "#/$defs/string"}, "ntrip": {"$ref": "#/$defs/string"}, "nmeaOutput": {"$ref": "#/$defs/string"}}}}
             }
           }
         }

@@ -35,6 +35,9 @@ struct Replay: AsyncParsableCommand {
     @Flag(help: "Rewrite each cycle's times and dates to the wall clock as it is written (checksums recomputed), so the replay looks like a live receiver; times keep increasing across --loop.")
     var retime = false
 
+    @Option(help: "Save every byte a reader writes to the pseudo-terminal (what a daemon sends the receiver: RTK corrections) in this file.")
+    var written: String?
+
     func validate() throws {
         guard speed > 0 else { throw ValidationError("--speed must be positive") }
         guard !(realtime && asFastAsPossible) else { throw ValidationError("--realtime and --as-fast-as-possible exclude each other") }
@@ -48,6 +51,18 @@ struct Replay: AsyncParsableCommand {
         if let link {
             try? FileManager.default.removeItem(atPath: link)
             try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+        }
+        var copy: (file: Int32, running: WrittenCopy)?
+        if let written {
+            let file = open(written, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            guard file >= 0 else { throw ValidationError("--written \(written) cannot be opened: \(String(cString: strerror(errno)))") }
+            copy = (file, terminal.copyWritten(to: file))
+        }
+        defer {
+            if let copy {
+                copy.running.stop()
+                close(copy.file)
+            }
         }
         FileHandle.standardOutput.write(Data((terminal.path + "\n").utf8))
         defer { if let link { try? FileManager.default.removeItem(atPath: link) } }

@@ -5,6 +5,7 @@ import GPSFix
 import GPSFixDevices
 import GPSFixMQTT
 import GPSFixMetrics
+import GPSFixNTRIP
 import GPSFixServer
 import GPSFixTime
 import GPSFixTraccar
@@ -23,6 +24,8 @@ struct DaemonService: Service {
     let fleet: FleetPublisher<ContinuousClock>?
     /// Positions to a Traccar server; `nil` without `--traccar`.
     let traccar: TraccarForwarder?
+    /// RTK corrections into a receiver; `nil` without `--ntrip`.
+    let ntrip: NTRIPClient?
     /// Where Prometheus scrapes `/metrics`; `nil` without `--metrics`.
     /// Where the HTTP server listens (`--http`, and `--metrics`, which serves the same);
     /// none without either.
@@ -70,6 +73,7 @@ struct DaemonService: Service {
                 if let timeService { group.addTask { await timeService.run() } }
                 if let fleet { group.addTask { await fleet.run() } }
                 if let traccar { group.addTask { await traccar.run() } }
+                if let ntrip { group.addTask { await ntrip.run() } }
                 if let demo {
                     group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
                 }
@@ -113,13 +117,14 @@ struct DaemonService: Service {
     private func startHTTP() async throws {
         guard !httpAddresses.isEmpty else { return }
         let collector = MetricsCollector()
-        let (server, timeService, fleet, traccar) = (self.server, self.timeService, self.fleet, self.traccar)
+        let (server, timeService, fleet, traccar, ntrip) = (self.server, self.timeService, self.fleet, self.traccar, self.ntrip)
         let content = WebContent(
             metrics: {
                 if let snapshot = await server.snapshot() { collector.record(snapshot) }
                 if let timeService { collector.record(time: timeService.counters()) }
                 if let fleet { collector.record(mqtt: fleet.counters()) }
                 if let traccar { collector.record(traccar: traccar.counters) }
+                if let ntrip { collector.record(ntrip: ntrip.counters) }
                 return collector.exposition()
             },
             services: serviceLines, cors: httpCORS)
@@ -128,7 +133,7 @@ struct DaemonService: Service {
 
     /// The services beside the hub, each as its status line.
     @Sendable private func serviceLines() -> StatusLines {
-        StatusLines(timeService: timeService?.status, mqtt: fleet?.status, traccar: traccar?.status)
+        StatusLines(timeService: timeService?.status, mqtt: fleet?.status, traccar: traccar?.status, ntrip: ntrip?.status)
     }
 
     /// The status line, the clients' counters, and one line of counters per device.
@@ -155,7 +160,7 @@ struct DaemonService: Service {
     /// The server's status, and the time service's and the MQTT publisher's when there
     /// are (not in systemd's STATUS, which would then change, and be sent, every second).
     private func statusLine() async -> String {
-        let parts = [await server.status(), timeService?.status, fleet?.status, traccar?.status]
+        let parts = [await server.status(), timeService?.status, fleet?.status, traccar?.status, ntrip?.status]
         return parts.compactMap { $0 }.joined(separator: ", ")
     }
 

@@ -13,15 +13,7 @@ extension GPSFixDaemon {
         -> FleetPublisher<ContinuousClock>
     {
         var password = environment["GPSFIX_MQTT_PASSWORD"]
-        if let mqttPasswordFile {
-            guard let line = Self.firstLine(ofFile: mqttPasswordFile) else {
-                throw ValidationError("--mqtt-password-file \(mqttPasswordFile) cannot be read: \(String(cString: strerror(errno)))")
-            }
-            guard !line.isEmpty else {
-                throw ValidationError("--mqtt-password-file \(mqttPasswordFile) is empty: write the password on its first line")
-            }
-            password = line
-        }
+        if let mqttPasswordFile { password = try Secrets.firstLine(of: mqttPasswordFile, option: "--mqtt-password-file") }
         let broker = try MQTTBroker(url: url).with(password: password)
         let configuration = FleetConfiguration(
             prefix: broker.prefix, format: mqttFormat, interval: .milliseconds(Int64(mqttInterval * 1000)), qos: mqttQos,
@@ -31,17 +23,6 @@ extension GPSFixDaemon {
             clientID, will throws(MQTTError) in
             try MosquittoPublisher(options: .init(broker: broker, clientID: clientID, will: will, certificateAuthorities: mqttCa))
         }
-    }
-
-    /// The first line of a file, without its line end; `nil` if it cannot be read.
-    static func firstLine(ofFile path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
-        guard getline(&line, &capacity, file) >= 0, let line else { return "" }
-        return String(cString: line).filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
     }
 }
 

@@ -6,6 +6,7 @@ import GPSFix
 import GPSFixDevices
 import GPSFixMQTT
 import GPSFixMetrics
+import GPSFixNTRIP
 import GPSFixServer
 import GPSFixTime
 import GPSFixTraccar
@@ -17,6 +18,8 @@ import SystemdSupport
 @main
 struct GPSFixDaemon: AsyncParsableCommand {
     static let release = "gpsfix-0.1"
+    /// How the daemon names itself to casters and servers.
+    static let userAgent = "GPSFix/0.1"
 
     static let configuration = CommandConfiguration(
         commandName: "gpsfixd",
@@ -147,6 +150,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @OptionGroup(title: "Traccar")
     var traccarOptions: TraccarOptions
 
+    @OptionGroup(title: "RTK corrections (NTRIP)")
+    var ntripOptions: NTRIPOptions
+
     func validate() throws {
         guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
         for device in devices where DeviceName(device) == nil {
@@ -200,6 +206,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
     }
 
     func run() async throws {
+        Secrets.hideInCommandLine()
         signal(SIGPIPE, SIG_IGN)
         Self.raiseDescriptorLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -228,7 +235,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let traccar = try sources.first.flatMap {
             try traccarOptions.forwarder(device: $0.name, environment: environment, logger: logger)
         }
-        let subscribers: [any ReportSubscriber] = (fleet.map { [$0] } ?? []) + (traccar.map { [$0] } ?? [])
+        let ntrip = try ntripOptions.client(sources: sources, environment: environment, userAgent: Self.userAgent, logger: logger)
+        let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
@@ -252,7 +260,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             try address.map { try Self.parseAddress($0, option: option) }
         }
         let daemon = DaemonService(
-            server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar,
+            server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar, ntrip: ntrip,
             httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,

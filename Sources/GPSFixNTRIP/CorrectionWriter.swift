@@ -1,0 +1,188 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import NIOPosix
+
+/// Writes RTCM frames into a receiver's serial port from the event loop, never blocking it.
+///
+/// Frames wait in a queue bounded in bytes; when it is full the oldest are dropped
+/// (counted), since a receiver is better served by no correction than by a stale one,
+/// and frames that waited longer than ``maximumAge`` are dropped too. The port is
+/// written through a SwiftNIO pipe channel over a duplicate of the descriptor its reader
+/// opened, so a slow line (a receiver at 9600 bps) makes the channel unwritable rather
+/// than blocking: frames are handed to it only while it is writable, and always whole.
+/// Reads from the receiver go on unaffected. When the port is closed (the receiver
+/// unplugged, the daemon reopening it), the channel fails and the next frame opens the
+/// port's new descriptor.
+///
+/// Every method runs on ``eventLoop``.
+final class CorrectionWriter: @unchecked Sendable {
+    struct Counters: Sendable {
+        var written = 0
+        var droppedQueueFull = 0
+        var droppedStale = 0
+        /// Frames lost in a write that failed (the port went away under them).
+        var failedWrites = 0
+        /// The time from a frame's arrival to its write, over the last frames written.
+        var latencies = LatencyWindow()
+    }
+
+    let eventLoop: any EventLoop
+    /// The queue's bound in bytes.
+    let capacity: Int
+    /// How long a frame may wait for the port before it is stale.
+    let maximumAge: TimeAmount
+    /// A duplicate of the receiver's open descriptor (the writer owns it), `nil` while closed.
+    private let openReceiver: @Sendable () -> Int32?
+    private let update: @Sendable ((inout Counters) -> Void) -> Void
+
+    private var queue = CircularBuffer<(frame: RTCMFrame, arrivedAt: NIODeadline)>()
+    private var queuedBytes = 0
+    private var channel: (any Channel)?
+    private var opening = false
+
+    init(
+        eventLoop: any EventLoop, capacity: Int, maximumAge: TimeAmount, openReceiver: @escaping @Sendable () -> Int32?,
+        update: @escaping @Sendable ((inout Counters) -> Void) -> Void
+    ) {
+        self.eventLoop = eventLoop
+        self.capacity = capacity
+        self.maximumAge = maximumAge
+        self.openReceiver = openReceiver
+        self.update = update
+    }
+
+    /// Queues `frame`, read from the caster at `arrivedAt`, and writes what the port takes.
+    func enqueue(_ frame: RTCMFrame, arrivedAt: NIODeadline) {
+        eventLoop.assertInEventLoop()
+        queue.append((frame, arrivedAt))
+        queuedBytes += frame.bytes.count
+        var dropped = 0
+        while queuedBytes > capacity, let oldest = queue.popFirst() {
+            queuedBytes -= oldest.frame.bytes.count
+            dropped += 1
+        }
+        if dropped > 0 { update { $0.droppedQueueFull += dropped } }
+        pump()
+    }
+
+    /// Closes the port's channel; queued frames are dropped.
+    func close() {
+        eventLoop.assertInEventLoop()
+        queue.removeAll()
+        queuedBytes = 0
+        channel?.close(promise: nil)
+        channel = nil
+    }
+
+    /// Hands the port as many frames as it takes now.
+    fileprivate func pump() {
+        dropStale()
+        guard !queue.isEmpty else { return }
+        guard let channel else { return open() }
+        var wrote = false
+        while channel.isWritable, let (frame, arrivedAt) = queue.popFirst() {
+            queuedBytes -= frame.bytes.count
+            let promise = eventLoop.makePromise(of: Void.self)
+            promise.futureResult.whenComplete { [update] result in
+                switch result {
+                case .success:
+                    let latency = NIODeadline.now() - arrivedAt
+                    update { counters in
+                        counters.written += 1
+                        counters.latencies.record(latency)
+                    }
+                case .failure:
+                    update { $0.failedWrites += 1 }
+                }
+            }
+            channel.write(ByteBuffer(bytes: frame.bytes), promise: promise)
+            wrote = true
+        }
+        if wrote { channel.flush() }
+    }
+
+    private func dropStale() {
+        let now = NIODeadline.now()
+        var stale = 0
+        while let first = queue.first, now - first.arrivedAt > maximumAge {
+            queuedBytes -= queue.removeFirst().frame.bytes.count
+            stale += 1
+        }
+        if stale > 0 { update { $0.droppedStale += stale } }
+    }
+
+    /// Opens a channel on the receiver's descriptor, if it is open.
+    private func open() {
+        guard !opening, let descriptor = openReceiver() else { return }
+        opening = true
+        NIOPipeBootstrap(group: eventLoop)
+            // Little is buffered past the queue: the queue decides what is stale.
+            .channelOption(.writeBufferWaterMark, value: .init(low: 1024, high: 4096))
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(PortHandler(writer: self)) }
+            }
+            .takingOwnershipOfDescriptor(output: descriptor)
+            .whenComplete { [self] result in
+                opening = false
+                switch result {
+                case .success(let channel):
+                    self.channel = channel
+                    pump()
+                case .failure:
+                    Glibc.close(descriptor)
+                }
+            }
+    }
+
+    fileprivate func closed(_ closing: any Channel) {
+        if channel === closing { channel = nil }
+    }
+}
+
+/// The port's channel's events, to its writer.
+private final class PortHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    let writer: CorrectionWriter
+
+    init(writer: CorrectionWriter) { self.writer = writer }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { writer.pump() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        writer.closed(context.channel)
+        context.fireChannelInactive()
+    }
+}
+
+/// The latencies of the last frames written, for their median and 99th percentile.
+struct LatencyWindow: Sendable {
+    private var samples: [Int64] = []
+    private var next = 0
+    static let size = 1024
+
+    mutating func record(_ latency: TimeAmount) {
+        if samples.count < Self.size {
+            samples.append(latency.nanoseconds)
+        } else {
+            samples[next] = latency.nanoseconds
+            next = (next + 1) % Self.size
+        }
+    }
+
+    /// The latency below which `fraction` of the samples lie; `nil` before any.
+    func percentile(_ fraction: Double) -> TimeAmount? {
+        guard !samples.isEmpty else { return nil }
+        let sorted = samples.sorted()
+        let rank = max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
+        return .nanoseconds(sorted[min(sorted.count - 1, rank)])
+    }
+}

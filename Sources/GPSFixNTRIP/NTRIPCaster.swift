@@ -1,0 +1,157 @@
+/// Where corrections come from: `ntrip://[USER[:PASSWORD]@]HOST[:PORT]/MOUNT`, or
+/// `ntrips://` for TLS. The port is 2101 (NTRIP's) unless given, for both.
+///
+/// Without a mountpoint the address names the caster alone, for its source table.
+public struct NTRIPCaster: Equatable, Sendable {
+    public var host: String
+    public var port: Int
+    public var usesTLS: Bool
+    public var username: String?
+    /// From the address, or (so that it stays out of `ps`) from a file or the
+    /// environment: see ``with(password:)``.
+    public var password: String?
+    /// The mountpoint, without its slash; empty for the caster's source table.
+    public var mountpoint: String
+
+    /// Parses an `ntrip://` or `ntrips://` address; percent escapes are decoded in the
+    /// user and the password, so either may hold `@`, `:` or `/`.
+    public init(url given: String) throws(NTRIPError) {
+        // Errors name the address without its password.
+        let url = Self.redacted(given)
+        var rest: Substring
+        if given.hasPrefix("ntrip://") {
+            (usesTLS, rest) = (false, given.dropFirst("ntrip://".count))
+        } else if given.hasPrefix("ntrips://") {
+            (usesTLS, rest) = (true, given.dropFirst("ntrips://".count))
+        } else {
+            throw .address("'\(url)' is not an NTRIP address: write ntrip://[USER@]HOST[:PORT]/MOUNT or ntrips://...")
+        }
+        mountpoint = ""
+        if let slash = rest.firstIndex(of: "/") {
+            mountpoint = String(rest[rest.index(after: slash)...])
+            rest = rest[..<slash]
+        }
+        guard mountpoint.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "/" }) else {
+            throw .address("'\(url)': a mountpoint is one name of printable ASCII, as /RTCM3")
+        }
+        if let at = rest.lastIndex(of: "@") {
+            let credentials = rest[..<at]
+            rest = rest[rest.index(after: at)...]
+            if let colon = credentials.firstIndex(of: ":") {
+                username = try Self.percentDecoded(credentials[..<colon], in: url)
+                password = try Self.percentDecoded(credentials[credentials.index(after: colon)...], in: url)
+            } else {
+                username = try Self.percentDecoded(credentials, in: url)
+            }
+        }
+        var hostPart = rest
+        port = 2101
+        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
+            guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else {
+                throw .address("'\(url)': the port must be a number from 1 to 65535")
+            }
+            port = number
+            hostPart = rest[..<colon]
+        }
+        if hostPart.hasPrefix("["), hostPart.hasSuffix("]") { hostPart = hostPart.dropFirst().dropLast() }
+        guard !hostPart.isEmpty else { throw .address("'\(url)' names no caster host") }
+        host = String(hostPart)
+    }
+
+    /// The same caster with `password` (read from a file or the environment) in place of
+    /// the address's.
+    public func with(password: String?) -> NTRIPCaster {
+        var caster = self
+        if let password { caster.password = password }
+        return caster
+    }
+
+    /// The address for logs and errors: never the password.
+    public var description: String {
+        let user = username.map { "\($0)@" } ?? ""
+        return "\(usesTLS ? "ntrips" : "ntrip")://\(user)\(host):\(port)/\(mountpoint)"
+    }
+
+    /// The request for the mountpoint (or, without one, the source table): NTRIP 2.0,
+    /// which a 1.0 caster also answers (it reads the request line and `Authorization`).
+    public func request(userAgent: String) -> [UInt8] {
+        var lines = [
+            "GET /\(mountpoint) HTTP/1.1",
+            "Host: \(host.contains(":") ? "[\(host)]" : host):\(port)",
+            "Ntrip-Version: Ntrip/2.0",
+            "User-Agent: NTRIP \(userAgent)",
+        ]
+        if let username {
+            let credentials = Array("\(username):\(password ?? "")".utf8)
+            lines.append("Authorization: Basic \(Base64.encode(credentials))")
+        }
+        lines.append("Connection: close")
+        return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+
+    /// `url` with the password, if it holds one, masked: for messages.
+    public static func redacted(_ url: String) -> String {
+        guard let schemeEnd = url.firstRange(of: "://") else { return url }
+        let authority = url[schemeEnd.upperBound...].prefix { $0 != "/" }
+        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
+        return String(url[..<authority.index(after: colon)]) + "***" + String(url[at...])
+    }
+
+    private static func percentDecoded(_ text: Substring, in url: String) throws(NTRIPError) -> String {
+        var bytes: [UInt8] = []
+        var index = text.utf8.startIndex
+        let utf8 = text.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%") {
+                let digits = utf8[utf8.index(after: index)...].prefix(2)
+                guard digits.count == 2, let value = UInt8(String(decoding: digits, as: UTF8.self), radix: 16) else {
+                    throw .address("'\(url)': a % in the user or password must be followed by two hex digits")
+                }
+                bytes.append(value)
+                index = utf8.index(index, offsetBy: 3)
+            } else {
+                bytes.append(byte)
+                index = utf8.index(after: index)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Why an NTRIP address or exchange failed. The text never holds a password.
+public enum NTRIPError: Error, Equatable, CustomStringConvertible {
+    /// The address is malformed.
+    case address(String)
+    /// The caster refused the request (a wrong password, no such mountpoint).
+    case refused(String)
+    /// The caster answered something that is not NTRIP.
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .address(let text), .refused(let text), .protocolViolation(let text): text
+        }
+    }
+}
+
+/// Base64 (RFC 4648, with padding), for Basic authentication.
+enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    static func encode(_ bytes: [UInt8]) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var group = 0
+            for offset in 0..<3 { group = group << 8 | Int(offset < count ? bytes[index + offset] : 0) }
+            for position in 0..<4 {
+                output.append(position <= count ? alphabet[(group >> (18 - 6 * position)) & 0x3F] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+}

@@ -1,0 +1,379 @@
+import GPSFix
+import GPSFixServer
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// RTCM corrections from an NTRIP caster into one receiver, and the receiver's position
+/// back to the caster.
+///
+/// Everything runs on one SwiftNIO event loop: resolving (off the loop, by NIO), connecting,
+/// TLS, reading the caster and writing the receiver's port (``CorrectionWriter``), so a
+/// caster that is slow, silent or gone delays neither the device nor any client. A
+/// connection that fails, is refused or goes silent for ``Configuration/timeout`` is
+/// logged once per outage with its reason and retried with a backoff, from a second up
+/// to ``Configuration/maximumBackoff``.
+///
+/// As a ``ReportSubscriber`` it follows its device's TPVs and SKYs: the position it sends
+/// is the live fix's (or the configured one before the first fix), from the moment the
+/// caster accepts and then every ``Configuration/positionInterval``.
+public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var caster: NTRIPCaster
+        /// The receiver's path, as the hub names its reports.
+        public var device: String
+        /// Between positions sent; zero sends none.
+        public var positionInterval: Duration
+        /// Sent before the first fix, when given.
+        public var fixedPosition: PositionReport?
+        /// The bound, in bytes, of the frames waiting for the receiver's port.
+        public var queueCapacity: Int
+        /// How long a frame may wait for the port before it is stale and dropped.
+        public var maximumAge: Duration
+        /// For the connection, the caster's answer, and the silence of an accepted stream.
+        public var timeout: Duration
+        public var maximumBackoff: Duration
+        /// The certificate authorities for `ntrips://` (a PEM file); the system's when `nil`.
+        public var certificateAuthorities: String?
+        /// After `NTRIP ` in `User-Agent`: `GPSFix/0.1`.
+        public var userAgent: String
+
+        public init(
+            caster: NTRIPCaster, device: String, positionInterval: Duration = .seconds(10), fixedPosition: PositionReport? = nil,
+            queueCapacity: Int = 16 * 1024, maximumAge: Duration = .seconds(5), timeout: Duration = .seconds(30),
+            maximumBackoff: Duration = .seconds(60), certificateAuthorities: String? = nil, userAgent: String
+        ) {
+            self.caster = caster
+            self.device = device
+            self.positionInterval = positionInterval
+            self.fixedPosition = fixedPosition
+            self.queueCapacity = queueCapacity
+            self.maximumAge = maximumAge
+            self.timeout = timeout
+            self.maximumBackoff = maximumBackoff
+            self.certificateAuthorities = certificateAuthorities
+            self.userAgent = userAgent
+        }
+    }
+
+    /// What the client received, wrote and dropped.
+    public struct Counters: Sendable {
+        /// Whether a caster's stream is open now.
+        public var connected = false
+        /// 1 or 2, of the current or last stream.
+        public var version: Int?
+        public var bytesReceived = 0
+        public var framesReceived = 0
+        /// Intact frames received, by message type.
+        public var framesByType: [Int: Int] = [:]
+        /// Dropped before the queue: candidate frames whose CRC failed, bytes outside frames.
+        public var badCRC = 0
+        public var bytesSkipped = 0
+        /// Accepted streams after the first.
+        public var reconnects = 0
+        public var positionsSent = 0
+        /// Why the caster is not streaming, during an outage.
+        public var lastError: String?
+        /// When the newest intact frame arrived.
+        var newestFrame: NIODeadline?
+        var writer = CorrectionWriter.Counters()
+
+        public var framesWritten: Int { writer.written }
+        public var droppedQueueFull: Int { writer.droppedQueueFull }
+        public var droppedStale: Int { writer.droppedStale }
+        public var failedWrites: Int { writer.failedWrites }
+        /// Seconds since the newest frame arrived; `nil` before the first.
+        public var newestCorrectionAge: Double? { newestFrame.map { Double((NIODeadline.now() - $0).nanoseconds) / 1e9 } }
+        /// From a frame's arrival to its write to the port, over the last 1024 frames.
+        public var latencyMedian: Duration? { writer.latencies.percentile(0.5).map { .nanoseconds($0.nanoseconds) } }
+        public var latency99: Duration? { writer.latencies.percentile(0.99).map { .nanoseconds($0.nanoseconds) } }
+    }
+
+    public let configuration: Configuration
+    let eventLoop: any EventLoop
+    private let logger: Logger
+    private let tls: NIOSSLContext?
+    private let box = NIOLockedValueBox(Counters())
+    private let writer: CorrectionWriter
+
+    // On the event loop only.
+    private var stream: (any Channel)?
+    /// Whether the live fix's position was sent on this stream yet.
+    private var livePositionSent = false
+    private var livePosition: PositionReport?
+    private var sky: (used: Int?, hdop: Double?) = (nil, nil)
+    private var positionTimer: RepeatedTask?
+    private var everAccepted = false
+
+    /// `openReceiver` gives a duplicate of the receiver's open descriptor (the client owns
+    /// it), `nil` while the port is closed. Throws when the certificate authorities
+    /// cannot be read.
+    public init(configuration: Configuration, openReceiver: @escaping @Sendable () -> Int32?, logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        if configuration.caster.usesTLS {
+            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+            if let authorities = configuration.certificateAuthorities { tlsConfiguration.trustRoots = .file(authorities) }
+            tls = try NIOSSLContext(configuration: tlsConfiguration)
+        } else {
+            tls = nil
+        }
+        let box = self.box
+        writer = CorrectionWriter(
+            eventLoop: eventLoop, capacity: configuration.queueCapacity, maximumAge: TimeAmount(configuration.maximumAge),
+            openReceiver: openReceiver, update: { change in box.withLockedValue { change(&$0.writer) } })
+    }
+
+    /// The counters now.
+    public var counters: Counters { box.withLockedValue { $0 } }
+
+    /// For the status line: `ntrip: ntrip://user@caster:2101/MOUNT streaming (NTRIP 2), 1200 frames, 1200 written, ...`.
+    public var status: String {
+        let counters = self.counters
+        let state = counters.connected
+            ? "streaming (NTRIP \(counters.version ?? 1))" : "retrying" + (counters.lastError.map { " (\($0))" } ?? "")
+        let age = counters.newestCorrectionAge.map { ", newest \(Self.seconds($0)) s ago" } ?? ""
+        return "ntrip: \(configuration.caster.description) \(state), \(counters.framesReceived) frames, \(counters.framesWritten) written, "
+            + "\(counters.droppedQueueFull + counters.droppedStale) dropped, \(counters.badCRC) bad CRC\(age), "
+            + "\(counters.reconnects) reconnects"
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    public func receive(_ report: PublishedReport) {
+        guard report.device == configuration.device else { return }
+        switch report.content {
+        case .tpv(let fix):
+            eventLoop.execute { [self] in
+                livePosition = PositionReport(fix: fix, satellitesUsed: sky.used, hdop: sky.hdop) ?? livePosition
+                // The first fix is sent at once: a virtual reference station needs it.
+                if livePosition != nil, !livePositionSent { sendPosition() }
+            }
+        case .sky(let view):
+            eventLoop.execute { [self] in sky = (view.usedCount, view.hdop) }
+        default:
+            break
+        }
+    }
+
+    /// Connects and reconnects until the task is cancelled.
+    public func run() async {
+        var backoff = Duration.seconds(1)
+        while !Task.isCancelled {
+            let (streamed, reason) = await connectOnce()
+            guard !Task.isCancelled else { break }
+            if streamed { backoff = .seconds(1) }
+            let firstOfOutage = box.withLockedValue { counters in
+                defer { counters.lastError = reason }
+                return counters.lastError == nil
+            }
+            if firstOfOutage {
+                logger.warning("NTRIP: no corrections from \(configuration.caster.description): \(reason); retrying until it answers")
+            } else {
+                logger.debug("NTRIP: still no corrections: \(reason)")
+            }
+            try? await Task.sleep(for: backoff)
+            backoff = min(backoff * 2, configuration.maximumBackoff)
+        }
+        try? await eventLoop.submit { [self] in
+            positionTimer?.cancel()
+            writer.close()
+        }.get()
+    }
+
+    /// One connection, until it ends: whether it streamed, and why it ended.
+    private func connectOnce() async -> (streamed: Bool, reason: String) {
+        let caster = configuration.caster
+        let handler = StreamHandler(client: self)
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(TimeAmount(configuration.timeout))
+            .channelInitializer { [tls] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: caster.host.isHostName ? caster.host : nil))
+                    }
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                }
+            }
+        do {
+            let channel = try await bootstrap.connect(host: caster.host, port: caster.port).get()
+            await withTaskCancellationHandler {
+                try? await channel.closeFuture.get()
+            } onCancel: {
+                channel.close(promise: nil)
+            }
+            return (try? await eventLoop.submit { (handler.streamed, handler.reason ?? "the caster closed the connection") }.get())
+                ?? (false, "stopped")
+        } catch {
+            return (false, Self.describe(error))
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case ChannelError.connectTimeout(let amount): "no connection within \(amount.nanoseconds / 1_000_000_000) s"
+        case let error as NIOConnectionError:
+            error.connectionErrors.first.map { "cannot connect: \($0.error)" } ?? (error.dnsAError ?? error.dnsAAAAError).map { "cannot resolve the caster: \($0)" }
+                ?? "cannot connect"
+        default: "\(error)"
+        }
+    }
+
+    // MARK: The stream, on the event loop
+
+    fileprivate func accepted(_ channel: any Channel, version: Int) {
+        stream = channel
+        livePositionSent = false
+        let resumed = box.withLockedValue { counters -> Bool in
+            counters.connected = true
+            counters.version = version
+            if everAccepted { counters.reconnects += 1 }
+            return counters.lastError != nil
+        }
+        everAccepted = true
+        if resumed {
+            logger.info("NTRIP: \(configuration.caster.description) accepted, corrections resume")
+        } else {
+            logger.info("NTRIP: streaming corrections from \(configuration.caster.description) (NTRIP \(version))")
+        }
+        sendPosition()
+        if configuration.positionInterval > .zero {
+            let interval = TimeAmount(configuration.positionInterval)
+            positionTimer = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [self] _ in sendPosition() }
+        }
+    }
+
+    /// `bytes` arrived at `arrivedAt`, completing `frames`; `badCRC` candidate frames and
+    /// `skipped` bytes were dropped.
+    fileprivate func received(bytes: Int, frames: [RTCMFrame], badCRC: Int, skipped: Int, arrivedAt: NIODeadline) {
+        box.withLockedValue { counters in
+            counters.bytesReceived += bytes
+            counters.framesReceived += frames.count
+            counters.badCRC += badCRC
+            counters.bytesSkipped += skipped
+            for frame in frames { counters.framesByType[frame.messageType, default: 0] += 1 }
+            if !frames.isEmpty {
+                counters.newestFrame = arrivedAt
+                counters.lastError = nil
+            }
+        }
+        for frame in frames { writer.enqueue(frame, arrivedAt: arrivedAt) }
+    }
+
+    fileprivate func ended(_ channel: any Channel) {
+        guard stream === channel else { return }
+        stream = nil
+        positionTimer?.cancel()
+        positionTimer = nil
+        box.withLockedValue { $0.connected = false }
+    }
+
+    /// Sends the position, when one is known and the caster streams.
+    private func sendPosition() {
+        guard configuration.positionInterval > .zero, let stream, let position = livePosition ?? configuration.fixedPosition else { return }
+        livePositionSent = livePosition != nil
+        stream.writeAndFlush(ByteBuffer(bytes: position.gga(at: .systemNow())), promise: nil)
+        box.withLockedValue { $0.positionsSent += 1 }
+    }
+}
+
+/// One connection to the caster: sends the request, reads the answer, finds the frames,
+/// and ends the connection when the caster does not answer or goes silent.
+private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let client: NTRIPClient
+    private var reader = NTRIPResponseReader()
+    private var finder = RTCMFrameFinder()
+    private var isAccepted = false
+    private var lastData = NIODeadline.now()
+    private var watch: Scheduled<Void>?
+    /// Whether frames arrived on this connection.
+    private(set) var streamed = false
+    /// Why the connection ended, once it has.
+    private(set) var reason: String?
+
+    init(client: NTRIPClient) { self.client = client }
+
+    private var timeout: TimeAmount { TimeAmount(client.configuration.timeout) }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let request = client.configuration.caster.request(userAgent: client.configuration.userAgent)
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: request)), promise: nil)
+        lastData = .now()
+        watchSilence(context: context, reason: "no answer within \(timeout.nanoseconds / 1_000_000_000) s")
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let arrivedAt = NIODeadline.now()
+        let bytes = Array(unwrapInboundIn(data).readableBytesView)
+        let events: [NTRIPResponseReader.Event]
+        do {
+            events = try reader.feed(bytes)
+        } catch {
+            return end(context, because: error.description)
+        }
+        for event in events {
+            switch event {
+            case .accepted(let version):
+                isAccepted = true
+                client.accepted(context.channel, version: version)
+            case .data(let payload):
+                lastData = arrivedAt
+                let before = finder.statistics
+                var frames: [RTCMFrame] = []
+                finder.feed(payload) { frames.append($0) }
+                streamed = streamed || !frames.isEmpty
+                client.received(
+                    bytes: payload.count, frames: frames, badCRC: finder.statistics.badCRC - before.badCRC,
+                    skipped: finder.statistics.bytesSkipped - before.bytesSkipped, arrivedAt: arrivedAt)
+            case .sourceTable:
+                return end(context, because: "the caster has no such mountpoint (it sent its source table)")
+            }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        watch?.cancel()
+        if reason == nil {
+            reason = isAccepted ? "the caster closed the stream" : "the caster closed the connection without answering"
+            if case .sourceTable? = reader.finish().first { reason = "the caster has no such mountpoint (it sent its source table)" }
+        }
+        client.ended(context.channel)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        end(context, because: "\(error)")
+    }
+
+    private func end(_ context: ChannelHandlerContext, because why: String) {
+        if reason == nil { reason = why }
+        context.close(promise: nil)
+    }
+
+    /// Ends the connection once nothing arrived for the timeout: no answer, or a stream
+    /// gone silent. One timer, set again for the time left after the last data.
+    private func watchSilence(context: ChannelHandlerContext, reason: String) {
+        let deadline = lastData + timeout
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        watch = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+            let context = loopBound.value
+            if lastData + timeout <= .now() {
+                let silence = isAccepted ? "no corrections for \(timeout.nanoseconds / 1_000_000_000) s" : reason
+                end(context, because: silence)
+            } else {
+                watchSilence(context: context, reason: reason)
+            }
+        }
+    }
+}

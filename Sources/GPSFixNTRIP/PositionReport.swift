@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import GPSFix
+
+/// The receiver's position as a caster wants it: an NMEA GGA sentence.
+///
+/// A network's virtual reference station is computed for this position, and a caster
+/// that picks the nearest base picks it from this position, so it is sent from the
+/// first fix (or the configured position before it) and then at a steady interval.
+public struct PositionReport: Equatable, Sendable {
+    public var latitude: Double
+    public var longitude: Double
+    /// Metres above mean sea level.
+    public var altitude: Double?
+    public var geoidSeparation: Double?
+    /// GGA's quality digit: 1 GPS, 2 differential, 4 RTK fixed, 5 RTK float.
+    public var quality: Int
+    public var satellitesUsed: Int?
+    public var hdop: Double?
+
+    public init(
+        latitude: Double, longitude: Double, altitude: Double? = nil, geoidSeparation: Double? = nil, quality: Int = 1,
+        satellitesUsed: Int? = nil, hdop: Double? = nil
+    ) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.altitude = altitude
+        self.geoidSeparation = geoidSeparation
+        self.quality = quality
+        self.satellitesUsed = satellitesUsed
+        self.hdop = hdop
+    }
+
+    /// The report for a fix of two or three dimensions; `nil` for one without a position.
+    public init?(fix: Fix, satellitesUsed: Int?, hdop: Double?) {
+        guard fix.mode >= .twoDimensional, let latitude = fix.latitude, let longitude = fix.longitude else { return nil }
+        let quality = switch fix.status {
+        case .differential: 2
+        case .rtkFixed: 4
+        case .rtkFloat: 5
+        case .deadReckoning: 6
+        default: 1
+        }
+        self.init(
+            latitude: latitude, longitude: longitude, altitude: fix.mode == .threeDimensional ? fix.altitudeMSL : nil,
+            geoidSeparation: fix.geoidSeparation, quality: quality, satellitesUsed: satellitesUsed, hdop: hdop)
+    }
+
+    /// The GGA sentence (`$GPGGA...*CS\r\n`) stamped with `time`, UTC.
+    public func gga(at time: WallTime) -> [UInt8] {
+        let secondOfDay = time.seconds % 86_400
+        let hours = Self.digits(secondOfDay / 3600, 2), minutes = Self.digits(secondOfDay / 60 % 60, 2)
+        let seconds = Self.digits(secondOfDay % 60, 2), hundredths = Self.digits(time.nanoseconds / 10_000_000, 2)
+        var fields: [String] = ["GPGGA", hours + minutes + seconds + "." + hundredths]
+        fields += [Self.angle(abs(latitude), degreeDigits: 2), latitude < 0 ? "S" : "N"]
+        fields += [Self.angle(abs(longitude), degreeDigits: 3), longitude < 0 ? "W" : "E"]
+        fields += [String(quality), satellitesUsed.map { Self.digits(min($0, 99), 2) } ?? "", hdop.map { Self.fixed($0, 1) } ?? ""]
+        fields += [altitude.map { Self.fixed($0, 3) } ?? "", "M", geoidSeparation.map { Self.fixed($0, 3) } ?? "", "M", "", ""]
+        let body = Array(fields.joined(separator: ",").utf8)
+        let checksum = body.reduce(UInt8(0), ^)
+        return [UInt8(ascii: "$")] + body + Array("*\(Self.hex(checksum))\r\n".utf8)
+    }
+
+    /// `ddmm.mmmmmmm` (or `dddmm...`): degrees and decimal minutes, to about a millimetre.
+    private static func angle(_ degrees: Double, degreeDigits: Int) -> String {
+        var whole = Int(degrees)
+        var minutes = (degrees - Double(whole)) * 60
+        if (minutes * 1e7).rounded() >= 60e7 {
+            whole += 1
+            minutes = 0
+        }
+        let text = fixed(minutes, 7)
+        return digits(whole, degreeDigits) + (minutes < 10 ? "0" : "") + text
+    }
+
+    private static func digits(_ value: Int, _ count: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, count - text.count)) + text
+    }
+
+    /// `value` with `places` decimals, rounded half away from zero.
+    private static func fixed(_ value: Double, _ places: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let scaled = Int((abs(value) * scale).rounded())
+        let whole = scaled / Int(scale), fraction = scaled % Int(scale)
+        return (value < 0 && scaled != 0 ? "-" : "") + "\(whole)." + digits(fraction, places)
+    }
+
+    private static func hex(_ byte: UInt8) -> String {
+        let symbols = Array("0123456789ABCDEF")
+        return String([symbols[Int(byte >> 4)], symbols[Int(byte & 0x0F)]])
+    }
+}

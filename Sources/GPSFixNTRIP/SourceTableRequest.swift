@@ -1,0 +1,87 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+extension SourceTable {
+    /// Asks `caster` for its source table (NTRIP 2.0's request, which 1.0 casters answer
+    /// too) and waits for it at most `timeout`.
+    public static func fetch(
+        from caster: NTRIPCaster, userAgent: String, certificateAuthorities: String? = nil, timeout: Duration = .seconds(10)
+    ) async throws -> SourceTable {
+        var tableCaster = caster
+        tableCaster.mountpoint = ""
+        let request = tableCaster.request(userAgent: userAgent)
+        let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        let received = eventLoop.makePromise(of: [UInt8].self)
+        let tls: NIOSSLContext? = try caster.usesTLS ? {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let certificateAuthorities { configuration.trustRoots = .file(certificateAuthorities) }
+            return try NIOSSLContext(configuration: configuration)
+        }() : nil
+        let channel = try await ClientBootstrap(group: eventLoop)
+            .connectTimeout(TimeAmount(timeout))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: caster.host.isHostName ? caster.host : nil))
+                    }
+                    try channel.pipeline.syncOperations.addHandler(
+                        TableHandler(request: request, received: received))
+                }
+            }
+            .connect(host: caster.host, port: caster.port).get()
+        let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) {
+            received.fail(NTRIPError.protocolViolation("no source table within \(timeout)"))
+        }
+        defer {
+            timer.cancel()
+            channel.close(promise: nil)
+        }
+        return SourceTable(try await received.futureResult.get())
+    }
+}
+
+extension String {
+    /// Whether this is a host name rather than an IP address (TLS names only host names).
+    var isHostName: Bool { !contains(":") && !allSatisfy { $0.isNumber || $0 == "." } }
+}
+
+/// Sends the request and hands the source table on, or the caster's refusal.
+private final class TableHandler: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let request: [UInt8]
+    private let received: EventLoopPromise<[UInt8]>
+    private let reader: NIOLoopBoundBox<NTRIPResponseReader>
+
+    init(request: [UInt8], received: EventLoopPromise<[UInt8]>) {
+        self.request = request
+        self.received = received
+        reader = NIOLoopBoundBox(NTRIPResponseReader(), eventLoop: received.futureResult.eventLoop)
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: request)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        do {
+            for event in try reader.value.feed(Array(unwrapInboundIn(data).readableBytesView)) {
+                switch event {
+                case .sourceTable(let table): received.succeed(table)
+                case .accepted: received.fail(NTRIPError.protocolViolation("the caster sent a stream, not its source table"))
+                case .data: break
+                }
+            }
+        } catch {
+            received.fail(error)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .sourceTable(let table)? = reader.value.finish().first { received.succeed(table) }
+        received.fail(NTRIPError.protocolViolation("the caster closed the connection without a source table"))
+    }
+}

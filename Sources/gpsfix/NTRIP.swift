@@ -1,0 +1,69 @@
+import ArgumentParser
+import GPSFixNTRIP
+
+/// `gpsfix ntrip`: an NTRIP caster's mountpoints.
+struct NTRIP: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ntrip",
+        abstract: "Ask an NTRIP caster what it offers.",
+        subcommands: [SourceTableCommand.self]
+    )
+}
+
+/// `gpsfix ntrip sourcetable URL`: the mountpoints, the nearest first when given a position.
+struct SourceTableCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sourcetable",
+        abstract: "List a caster's mountpoints with their formats, the nearest first with --near.",
+        discussion: "The password, when the caster wants one for its table, comes from GPSFIX_NTRIP_PASSWORD or --password-file."
+    )
+
+    @Argument(help: "The caster: ntrip://[USER@]HOST[:PORT] or ntrips://... (a mountpoint in it is ignored).")
+    var url: String
+
+    @Option(help: "LAT,LON: sort the mountpoints by their distance from here.")
+    var near: String?
+
+    @Option(help: "The certificate authorities for ntrips:// (a PEM file).")
+    var ca: String?
+
+    @Option(help: "Seconds to wait for the table.")
+    var timeout: Double = 10
+
+    func validate() throws {
+        do { _ = try NTRIPCaster(url: url) } catch { throw ValidationError("\(error)") }
+        _ = try position()
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    private func position() throws -> (latitude: Double, longitude: Double)? {
+        guard let near else { return nil }
+        let parts = near.split(separator: ",").map { Double($0.filter { $0 != " " }) }
+        guard parts.count == 2, let latitude = parts[0], let longitude = parts[1], (-90...90).contains(latitude),
+            (-180...180).contains(longitude)
+        else { throw ValidationError("--near '\(near)': give LAT,LON in degrees, as 52.37,4.89") }
+        return (latitude, longitude)
+    }
+
+    func run() async throws {
+        let caster = try NTRIPCaster(url: url)
+        let table: SourceTable
+        do {
+            table = try await SourceTable.fetch(
+                from: caster, userAgent: "GPSFix/0.1", certificateAuthorities: ca, timeout: .milliseconds(Int64(timeout * 1000)))
+        } catch {
+            throw ValidationError("\(caster.description): \(error)")
+        }
+        let here = try position()
+        print(["MOUNT", "FORMAT", "MESSAGES", "SYSTEMS", "COUNTRY", "LAT", "LON", "GGA", "AUTH"].joined(separator: "\t") + (here == nil ? "" : "\tKM"))
+        for (stream, kilometres) in table.sorted(near: here) {
+            var columns = [
+                stream.mountpoint, stream.format, stream.formatDetails, stream.navigationSystems, stream.country,
+                stream.latitude.map { String($0) } ?? "", stream.longitude.map { String($0) } ?? "",
+                stream.wantsPosition ? "yes" : "no", stream.authentication,
+            ]
+            if here != nil { columns.append(kilometres.map { String(Int($0.rounded())) } ?? "") }
+            print(columns.joined(separator: "\t"))
+        }
+    }
+}
