@@ -152,7 +152,8 @@ let package = Package(
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(
-            name: "IntegrationTests", dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "TestSupport"]),
+            name: "IntegrationTests",
+            dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -89,6 +89,18 @@ public struct NTRIPResponseReader: Sendable {
             body = .stream
             return (.accepted(version: 1), Array(head[(firstLineEnd + 2)...]))
         }
+        // A refusal is final with its status line: some casters close right after it.
+        let isTable = statusLine.hasPrefix("SOURCETABLE 200")
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard isTable || (parts.count >= 2 && parts[0].hasPrefix("HTTP/1.")), let status = isTable ? 200 : Int(parts[1]) else {
+            throw .protocolViolation("the caster answered '\(Self.printable(statusLine))', which is not NTRIP")
+        }
+        switch status {
+        case 200: break
+        case 401: throw .refused("the caster refused the user name or password (401 Unauthorized)")
+        case 404: throw .refused("the caster has no such mountpoint (404 Not Found)")
+        default: throw .refused("the caster answered '\(Self.printable(statusLine))'")
+        }
         guard let headEnd = Self.find([13, 10, 13, 10], in: head) else { return nil }
         let rest = Array(head[(headEnd + 4)...])
         var headers: [String: String] = [:]
@@ -99,33 +111,13 @@ public struct NTRIPResponseReader: Sendable {
             headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingSpaces
         }
         if headers["transfer-encoding"]?.lowercased().contains("chunked") == true { chunks = ChunkedDecoder() }
-        if statusLine.hasPrefix("SOURCETABLE 200") {
-            startTable(headers)
+        if isTable || headers["content-type"]?.lowercased().hasPrefix("gnss/sourcetable") == true {
+            body = .table
+            tableExpected = chunks == nil ? headers["content-length"].flatMap { Int($0) } : nil
             return (nil, rest)
         }
-        let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), let status = Int(parts[1]) else {
-            throw .protocolViolation("the caster answered '\(Self.printable(statusLine))', which is not NTRIP")
-        }
-        switch status {
-        case 200 where headers["content-type"]?.lowercased().hasPrefix("gnss/sourcetable") == true:
-            startTable(headers)
-            return (nil, rest)
-        case 200:
-            body = .stream
-            return (.accepted(version: headers["ntrip-version"]?.hasSuffix("2.0") == true ? 2 : 1), rest)
-        case 401:
-            throw .refused("the caster refused the user name or password (401 Unauthorized)")
-        case 404:
-            throw .refused("the caster has no such mountpoint (404 Not Found)")
-        default:
-            throw .refused("the caster answered '\(Self.printable(statusLine))'")
-        }
-    }
-
-    private mutating func startTable(_ headers: [String: String]) {
-        body = .table
-        tableExpected = chunks == nil ? headers["content-length"].flatMap { Int($0) } : nil
+        body = .stream
+        return (.accepted(version: headers["ntrip-version"]?.hasSuffix("2.0") == true ? 2 : 1), rest)
     }
 
     private static func hasEndMarker(_ table: [UInt8]) -> Bool {

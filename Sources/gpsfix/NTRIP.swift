@@ -21,7 +21,7 @@ struct SourceTableCommand: AsyncParsableCommand {
     @Argument(help: "The caster: ntrip://[USER@]HOST[:PORT] or ntrips://... (a mountpoint in it is ignored).")
     var url: String
 
-    @Option(help: "LAT,LON: sort the mountpoints by their distance from here.")
+    @Option(help: "LAT,LON: sort the mountpoints by their distance from here (--near=-33.9,151.2 when the first is negative).")
     var near: String?
 
     @Option(help: "The certificate authorities for ntrips:// (a PEM file).")
@@ -50,7 +50,7 @@ struct SourceTableCommand: AsyncParsableCommand {
         let table: SourceTable
         do {
             table = try await SourceTable.fetch(
-                from: caster, userAgent: "GPSFix/0.1", certificateAuthorities: ca, timeout: .milliseconds(Int64(timeout * 1000)))
+                from: caster, userAgent: GPSFixCommand.userAgent, certificateAuthorities: ca, timeout: .milliseconds(Int64(timeout * 1000)))
         } catch {
             throw ValidationError("\(caster.description): \(error)")
         }
