@@ -136,9 +136,19 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         let state = counters.connected
             ? "streaming (NTRIP \(counters.version ?? 1))" : "retrying" + (counters.lastError.map { " (\($0))" } ?? "")
         let age = counters.newestCorrectionAge.map { ", newest \(Self.seconds($0)) s ago" } ?? ""
+        let latency = counters.latencyMedian.flatMap { median in
+            counters.latency99.map { ", written in \(Self.milliseconds(median)) ms (p99 \(Self.milliseconds($0)) ms)" }
+        } ?? ""
         return "ntrip: \(configuration.caster.description) \(state), \(counters.framesReceived) frames, \(counters.framesWritten) written, "
-            + "\(counters.droppedQueueFull + counters.droppedStale) dropped, \(counters.badCRC) bad CRC\(age), "
+            + "\(counters.droppedQueueFull + counters.droppedStale) dropped, \(counters.badCRC) bad CRC\(age)\(latency), "
             + "\(counters.reconnects) reconnects"
+    }
+
+    /// `duration` in milliseconds, with three decimals.
+    private static func milliseconds(_ duration: Duration) -> String {
+        let microseconds = Int(duration.components.seconds) * 1_000_000 + Int(duration.components.attoseconds / 1_000_000_000_000)
+        let fraction = String(microseconds % 1000)
+        return "\(microseconds / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 
     private static func seconds(_ value: Double) -> String {

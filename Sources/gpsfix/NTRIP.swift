@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import GPSFixNTRIP
 
 /// `gpsfix ntrip`: an NTRIP caster's mountpoints.
@@ -15,7 +16,7 @@ struct SourceTableCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sourcetable",
         abstract: "List a caster's mountpoints with their formats, the nearest first with --near.",
-        discussion: "The password, when the caster wants one for its table, comes from GPSFIX_NTRIP_PASSWORD or --password-file."
+        discussion: "A password, when the caster wants one for its table, comes from GPSFIX_NTRIP_PASSWORD (or the URL)."
     )
 
     @Argument(help: "The caster: ntrip://[USER@]HOST[:PORT] or ntrips://... (a mountpoint in it is ignored).")
@@ -46,7 +47,7 @@ struct SourceTableCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let caster = try NTRIPCaster(url: url)
+        let caster = try NTRIPCaster(url: url).with(password: getenv("GPSFIX_NTRIP_PASSWORD").map { String(cString: $0) })
         let table: SourceTable
         do {
             table = try await SourceTable.fetch(
