@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
         // TLS for ntrips:// casters; AsyncHTTPClient builds it already.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
+        // The daemon's configuration file, /etc/gpsfix/gpsfixd.conf, in TOML.
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
@@ -115,6 +117,7 @@ let package = Package(
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
                 "GPSFixNTRIP", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

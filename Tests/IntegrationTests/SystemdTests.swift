@@ -105,7 +105,7 @@ struct SystemdTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         // The unit names the installed path; verify with the binary this build made.
         let service = try String(contentsOf: Self.repository.appendingPathComponent("systemd/gpsfixd.service"), encoding: .utf8)
-            .replacingOccurrences(of: "/usr/local/sbin/gpsfixd", with: Binaries.gpsfixd)
+            .replacingOccurrences(of: "/usr/sbin/gpsfixd", with: Binaries.gpsfixd)
         try service.write(to: folder.appendingPathComponent("gpsfixd.service"), atomically: true, encoding: .utf8)
         try FileManager.default.copyItem(
             at: Self.repository.appendingPathComponent("systemd/gpsfixd.socket"), to: folder.appendingPathComponent("gpsfixd.socket"))

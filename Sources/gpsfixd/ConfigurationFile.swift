@@ -1,0 +1,225 @@
+import ArgumentParser
+import FoundationEssentials
+import TOMLKit
+
+/// The daemon's configuration file (`/etc/gpsfix/gpsfixd.conf`), in TOML: one key per
+/// command-line option, named as the option without its dashes, and `devices` for the
+/// devices:
+///
+///     devices = ["/dev/serial/by-id/usb-u-blox_GNSS_receiver-if00"]
+///     tcp = "127.0.0.1:2947"
+///     mqtt = "mqtt://broker.local"
+///     mqtt-interval = 5
+///     pps = ["/dev/pps0"]
+///     no-shm = true
+///
+/// The file becomes command-line arguments placed before the real ones, except for the
+/// options the command line gives itself (and `devices`, when it names any): the command
+/// line overrides the file, option by option. So the file takes every option the command
+/// line has, with the same checks, and nothing else: an unknown key, a table, or a value
+/// of the wrong kind is an error naming the file's line.
+struct ConfigurationFile {
+    /// One key of the file, and the arguments it stands for.
+    struct Setting {
+        var key: String
+        var line: Int
+        var arguments: [String]
+    }
+
+    let path: String
+    let settings: [Setting]
+
+    /// Reads and checks the file at `path` against `options`.
+    init(path: String, options: OptionCatalogue) throws(ConfigurationError) {
+        self.path = path
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError(path: path, line: nil, message: "cannot be read (\(error.localizedDescription))")
+        }
+        let table: TOMLTable
+        do {
+            table = try TOMLTable(string: text)
+        } catch let error as TOMLParseError {
+            throw ConfigurationError(path: path, line: error.source.begin.line, message: error.description)
+        } catch {
+            throw ConfigurationError(path: path, line: nil, message: "\(error)")
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var settings: [Setting] = []
+        for (key, value) in table {
+            let line = Self.line(of: key, in: lines) ?? Self.line(ofTable: key, in: lines)
+            func fail(_ message: String) -> ConfigurationError { ConfigurationError(path: path, line: line, message: message) }
+            guard let kind = options.kinds[key] else {
+                throw fail("unknown key '\(key)': the keys are the options of gpsfixd --help, without their dashes")
+            }
+            guard value.type != .table else {
+                throw fail("[\(key)] is a table, and the file has none: write each option as KEY = VALUE")
+            }
+            var arguments: [String] = []
+            switch (kind, value.type) {
+            case (.flag, .bool):
+                if value.bool == true { arguments = ["--\(key)"] }
+            case (.flag, _):
+                throw fail("\(key) is true or false")
+            case (.positional, .array), (.repeating, .array):
+                for element in value.array ?? TOMLArray() {
+                    guard let text = Self.text(of: element) else { throw fail("\(key) holds strings or numbers") }
+                    arguments += kind == .positional ? [text] : ["--\(key)", text]
+                }
+            case (.positional, _), (.repeating, _):
+                guard let text = Self.text(of: value) else { throw fail("\(key) is a list, as [\"...\"]") }
+                arguments = kind == .positional ? [text] : ["--\(key)", text]
+            case (.option, _):
+                guard let text = Self.text(of: value) else { throw fail("\(key) is a string or a number") }
+                arguments = ["--\(key)", text]
+            }
+            settings.append(Setting(key: key, line: line ?? 0, arguments: arguments))
+        }
+        self.settings = settings.sorted { $0.line < $1.line }
+    }
+
+    /// The line where `key` is set (the first line starting with it and `=`).
+    private static func line(of key: String, in lines: [Substring]) -> Int? {
+        lines.firstIndex { line in
+            let trimmed = line.drop { $0 == " " || $0 == "\t" }
+            for spelling in [key, "\"\(key)\"", "'\(key)'"] where trimmed.hasPrefix(spelling) {
+                if trimmed.dropFirst(spelling.count).drop(while: { $0 == " " || $0 == "\t" }).first == "=" { return true }
+            }
+            return false
+        }.map { $0 + 1 }
+    }
+
+    /// The line of the table header `[key]`.
+    private static func line(ofTable key: String, in lines: [Substring]) -> Int? {
+        lines.firstIndex { $0.filter { $0 != " " && $0 != "\t" }.hasPrefix("[\(key)]") }.map { $0 + 1 }
+    }
+
+    /// A string or a number as an argument; `nil` for anything else.
+    private static func text(of value: any TOMLValueConvertible) -> String? {
+        switch value.type {
+        case .string: value.string
+        case .int: value.int.map(String.init)
+        case .double: value.double.map { "\($0)" }
+        default: nil
+        }
+    }
+
+    /// The arguments for the daemon: the file's settings that `commandLine` does not give,
+    /// then `commandLine`.
+    func arguments(overriddenBy commandLine: [String], options: OptionCatalogue) -> [String] {
+        let given = options.namesGiven(in: commandLine)
+        return settings.filter { !given.contains($0.key) }.flatMap(\.arguments) + commandLine
+    }
+
+    /// The setting whose option an error message names, for pointing at its line.
+    func setting(namedIn message: String) -> Setting? {
+        settings.first { setting in
+            setting.arguments.contains { $0.hasPrefix("--") && message.contains($0) }
+                || (setting.key == "devices" && setting.arguments.contains { message.contains($0) })
+        }
+    }
+}
+
+/// A configuration file that cannot be used, and where.
+struct ConfigurationError: Error, CustomStringConvertible {
+    var path: String
+    var line: Int?
+    var message: String
+
+    var description: String { "\(path)\(line.map { ":\($0)" } ?? ""): \(message)" }
+}
+
+/// The daemon's options as its command line defines them (ArgumentParser's own account of
+/// them), so that the file takes exactly those.
+struct OptionCatalogue {
+    enum Kind: Equatable {
+        case flag
+        case option
+        /// An option given several times (`--pps`).
+        case repeating
+        /// The devices.
+        case positional
+    }
+
+    /// By key: the long name, or `devices`.
+    let kinds: [String: Kind]
+    /// The options that take a value, the command line's own included (`config`).
+    private let takingValues: Set<String>
+    /// By key, the default, as the help shows it.
+    let defaults: [String: String]
+    /// The keys in the order of `--help`.
+    let order: [String]
+
+    /// Keys that configure nothing the daemon keeps: what the command line alone asks.
+    static let commandLineOnly: Set<String> = ["help", "version", "config", "check-config", "experimental-dump-help"]
+
+    init<Command: ParsableCommand>(of command: Command.Type) {
+        let info = try? JSONDecoder().decode(HelpDump.self, from: Data(command._dumpHelp().utf8))
+        var kinds: [String: Kind] = [:], defaults: [String: String] = [:], order: [String] = []
+        var takingValues: Set<String> = []
+        for argument in info?.command.arguments ?? [] {
+            let key = argument.kind == .positional
+                ? argument.valueName ?? "devices" : argument.names?.first { $0.kind == "long" }?.name ?? ""
+            if argument.kind == .option { takingValues.insert(key) }
+            guard !key.isEmpty, !Self.commandLineOnly.contains(key) else { continue }
+            kinds[key] = switch argument.kind {
+            case .positional: .positional
+            case .flag: .flag
+            case .option: argument.isRepeating == true ? .repeating : .option
+            }
+            defaults[key] = argument.defaultValue
+            order.append(key)
+        }
+        self.kinds = kinds
+        self.takingValues = takingValues
+        self.defaults = defaults
+        self.order = order
+    }
+
+    /// The keys `commandLine` gives: its long options, and `devices` when it names one.
+    func namesGiven(in commandLine: [String]) -> Set<String> {
+        var given: Set<String> = []
+        var index = 0
+        while index < commandLine.count {
+            let argument = commandLine[index]
+            index += 1
+            guard argument.hasPrefix("--") else {
+                if !argument.hasPrefix("-") { given.insert("devices") }
+                continue
+            }
+            let name = String(argument.dropFirst(2).prefix { $0 != "=" })
+            given.insert(name)
+            // A value in the next argument is not a device.
+            if !argument.contains("="), takingValues.contains(name) { index += 1 }
+        }
+        return given
+    }
+}
+
+/// The part of ArgumentParser's `--experimental-dump-help` document the catalogue reads.
+private struct HelpDump: Decodable {
+    struct Command: Decodable {
+        var arguments: [Argument]?
+    }
+
+    struct Argument: Decodable {
+        enum Kind: String, Decodable {
+            case positional, option, flag
+        }
+
+        struct Name: Decodable {
+            var kind: String
+            var name: String
+        }
+
+        var kind: Kind
+        var names: [Name]?
+        var isRepeating: Bool?
+        var defaultValue: String?
+        var valueName: String?
+    }
+
+    var command: Command
+}
