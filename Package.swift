@@ -110,6 +110,8 @@ let package = Package(
             ]),
         // systemd integration: sd_notify, the watchdog interval, socket activation.
         .target(name: "SystemdSupport"),
+        // The version and commit, for --version.
+        .plugin(name: "BuildInfo", capability: .buildTool()),
         // The daemon.
         .executableTarget(
             name: "gpsfixd",
@@ -123,7 +125,8 @@ let package = Package(
             ],
             // The demo receiver: a capture from gpsd's regression suite (BSD licence, see
             // fixtures/gpsd/COPYING), embedded so that --demo needs no file at run time.
-            resources: [.embedInCode("demo.nmea")]
+            resources: [.embedInCode("demo.nmea")],
+            plugins: ["BuildInfo"]
         ),
         // The companion tool: decode, and (with the devices) replay, record, watch, poll.
         .executableTarget(
@@ -131,7 +134,8 @@ let package = Package(
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            plugins: ["BuildInfo"]
         ),
         .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"]),
         // A manual clock and other helpers shared by the test targets.

@@ -17,9 +17,10 @@ import SystemdSupport
 
 @main
 struct GPSFixDaemon: AsyncParsableCommand {
-    static let release = "gpsfix-0.1"
+    /// The release gpsd's VERSION report names.
+    static let release = "gpsfix-\(BuildInfo.version)"
     /// How the daemon names itself to casters and servers.
-    static let userAgent = "GPSFix/0.1"
+    static let userAgent = "GPSFix/\(BuildInfo.version)"
 
     static let configuration = CommandConfiguration(
         commandName: "gpsfixd",
@@ -31,7 +32,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             and read as a serial port. gpsd's clients (gpspipe, cgps, the Python gps module, \
             libgps programs) connect over TCP: give --tcp 127.0.0.1:2947.
             """,
-        version: release
+        version: "gpsfixd \(BuildInfo.version) (\(BuildInfo.commit))"
     )
 
     @Argument(help: "Devices to read.")
