@@ -110,6 +110,9 @@ let package = Package(
             ]),
         // systemd integration: sd_notify, the watchdog interval, socket activation.
         .target(name: "SystemdSupport"),
+        // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
+        // in dialout, chrony without a refclock, ...), found under a root that tests fake.
+        .target(name: "GPSFixDoctor"),
         // The version and commit, for --version.
         .plugin(name: "BuildInfo", capability: .buildTool()),
         // The daemon.
@@ -132,8 +135,9 @@ let package = Package(
         .executableTarget(
             name: "gpsfix",
             dependencies: [
-                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP",
+                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             plugins: ["BuildInfo"]
         ),
@@ -156,6 +160,7 @@ let package = Package(
         .testTarget(
             name: "GPSFixNTRIPTests",
             dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "TestSupport"]),
+        .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(

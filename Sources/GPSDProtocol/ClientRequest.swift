@@ -7,6 +7,9 @@ public enum ClientRequest: Equatable, Sendable {
     case poll
     /// `?DEVICE;` reports the device; `?DEVICE={...}` names one (and would set it).
     case device(DeviceRequest?)
+    /// `?STATUS;`, GPSFix's own: the clients' and devices' counters and the services'
+    /// state, the document of the HTTP API's `/api/v1/status` (`gpsfix doctor` reads it).
+    case status
     /// Anything else, answered with an ERROR naming it.
     case unrecognized(String)
 
@@ -53,6 +56,7 @@ public enum ClientRequest: Equatable, Sendable {
             case ("VERSION", nil): requests.append(.version)
             case ("DEVICES", nil): requests.append(.devices)
             case ("POLL", nil): requests.append(.poll)
+            case ("STATUS", nil): requests.append(.status)
             case ("WATCH", let object): requests.append(.watch(object.map(WatchRequest.init)))
             case ("DEVICE", let object): requests.append(.device(object.map(DeviceRequest.init)))
             default: requests.append(.unrecognized(text))

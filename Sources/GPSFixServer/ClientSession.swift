@@ -219,6 +219,8 @@ final class ClientSession: ChannelInboundHandler {
             answer(ByteBuffer(bytes: hub.pollReport()))
         case .device(let device):
             answer(ByteBuffer(bytes: hub.deviceReport(for: device)))
+        case .status:
+            answer(ByteBuffer(bytes: hub.statusDocument(services: hub.services())))
         case .unrecognized(let text):
             hub.noteRefused()
             answer(ByteBuffer(bytes: SessionReport.error("Unrecognized request '\(text.prefix(80))'")))

@@ -44,6 +44,13 @@ extension GPSFixServer {
         return channel.localAddress?.port ?? port
     }
 
+    /// Where the hub learns the services' state for `?STATUS;` (the daemon's MQTT,
+    /// Traccar, NTRIP and time service lines); none until this is called.
+    public func describeServices(with lines: @escaping @Sendable () -> StatusLines) {
+        let hub = self.hub
+        hub.eventLoop.execute { hub.services = lines }
+    }
+
     /// Pushes the status (the hub's and `services`') to the pages and event streams open
     /// (the `status` event); costs nothing when none is.
     public func publishStatus(_ services: StatusLines) {

@@ -63,6 +63,8 @@ final class Hub: @unchecked Sendable {
     private(set) var devices: [String: DeviceState] = [:]
     /// Takers of every report beyond the sockets (``ReportSubscriber``), fixed at start.
     private let subscribers: [any ReportSubscriber]
+    /// The services beside the hub, for `?STATUS;` (see ``GPSFixServer/describeServices(with:)``).
+    var services: @Sendable () -> StatusLines = { StatusLines() }
     /// Sessions with reports queued but not yet flushed, and whether a flush is scheduled.
     private var unflushed: [ClientSession] = []
     private var flushScheduled = false

@@ -97,13 +97,21 @@ final class DaemonConnection {
         }
     }
 
-    /// The next report line, without its CR LF; `nil` when the daemon closes the connection.
-    func nextLine() -> String? {
+    /// The next report line, without its CR LF; `nil` when the daemon closes the connection,
+    /// or when `deadline` (on the monotonic clock) passes first.
+    func nextLine(before deadline: ContinuousClock.Instant? = nil) -> String? {
         while true {
             if let newline = pending.firstIndex(of: 10) {
                 let line = pending[..<newline]
                 pending.removeFirst(newline + 1)
                 return String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
+            }
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { return nil }
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+                guard poll(&poller, 1, milliseconds) > 0 else { continue }
             }
             var buffer = [UInt8](repeating: 0, count: 16384)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }

@@ -51,6 +51,7 @@ struct DaemonService: Service {
             await server.shutdown()
             throw error
         }
+        server.describeServices(with: serviceLines)
         let announcement = announceNMEAOutput()
         defer { announcement?.withdraw() }
         await server.announce(devices: providers.map(\.device))

@@ -1,0 +1,108 @@
+import Foundation
+
+/// What the doctor checks against, beyond what the daemon says: the configuration's
+/// devices (when the daemon is not running), the user it runs as, its time service.
+public struct DoctorSettings: Sendable {
+    /// Devices to check when the daemon names none (the configuration's).
+    public var devices: [String] = []
+    /// The configuration's kernel PPS devices.
+    public var ppsDevices: [String] = []
+    /// Where chronyd's SOCK refclock sockets are (`--chrony-socket-dir`).
+    public var chronySocketDirectory = "/run"
+    /// The user the daemon runs as.
+    public var user = "gpsfix"
+    /// `chronyc -n sources`' output, when chronyc can be run here; `nil` otherwise.
+    public var chronySources: String?
+
+    public init() {}
+}
+
+/// Finds the traps a GPS daemon falls into, and says how to fix each: the daemon, its
+/// devices and who else holds them, the receiver, the time service, the services.
+public enum Doctor {
+    public static func examine(root: SystemRoot, daemon: DaemonObservation, settings: DoctorSettings) -> [Finding] {
+        var findings = daemonFindings(daemon)
+        let processes = root.processes()
+        findings += portFindings(root: root, processes: processes)
+        let devices = daemon.devices.isEmpty ? settings.devices.map { DaemonObservation.Device(path: $0) } : daemon.devices
+        for device in devices where device.path.hasPrefix("/dev/") {
+            findings += DeviceChecks.findings(for: device.path, root: root, processes: processes, user: settings.user)
+        }
+        if daemon.failure == nil {
+            for device in devices { findings += receiverFindings(device, daemon) }
+        }
+        findings += TimeChecks.findings(root: root, daemon: daemon, devices: devices.map(\.path), settings: settings)
+        findings += serviceFindings(daemon)
+        return findings
+    }
+
+    static func daemonFindings(_ daemon: DaemonObservation) -> [Finding] {
+        if let failure = daemon.failure {
+            return [Finding("daemon", .fail, failure, fix: "systemctl start gpsfixd.socket gpsfixd.service (journalctl -u gpsfixd says why it stopped)")]
+        }
+        let release = daemon.release ?? "an unknown release"
+        return [Finding("daemon", .ok, "\(release) answers on \(daemon.address)")]
+    }
+
+    /// gpsd, or its socket unit, on gpsd's port 2947; ModemManager probing serial ports.
+    static func portFindings(root: SystemRoot, processes: [SystemRoot.Process]) -> [Finding] {
+        var findings: [Finding] = []
+        let inodes = root.listeningInodes(port: 2947)
+        let holders = processes.filter { process in process.openFiles.contains { inodes.contains(Self.inode(of: $0) ?? "") } }
+        if let holder = holders.first(where: { $0.name != "gpsfixd" }) {
+            let what = holder.name == "systemd" ? "systemd (gpsd.socket)" : "\(holder.name) (pid \(holder.id))"
+            findings.append(Finding("port 2947", .fail, "\(what) listens on gpsd's port 2947, so gpsd's clients reach it, not gpsfixd",
+                fix: "systemctl disable --now gpsd.socket gpsd.service"))
+        } else if let holder = holders.first {
+            findings.append(Finding("port 2947", .ok, "gpsfixd (pid \(holder.id)) serves gpsd's clients on 2947"))
+        }
+        if root.exists("/etc/systemd/system/sockets.target.wants/gpsd.socket") {
+            findings.append(Finding("gpsd.socket", .warn, "gpsd.socket is enabled: at boot it takes port 2947 and starts gpsd on a client",
+                fix: "systemctl disable --now gpsd.socket gpsd.service"))
+        }
+        if let manager = processes.first(where: { $0.name == "ModemManager" }) {
+            findings.append(Finding("ModemManager", .warn, "ModemManager (pid \(manager.id)) probes new serial ports, garbling a receiver's first seconds",
+                fix: "systemctl disable --now ModemManager, or tag the receiver ENV{ID_MM_DEVICE_IGNORE}=\"1\" in a udev rule"))
+        }
+        return findings
+    }
+
+    /// The inode of a `socket:[INODE]` descriptor target.
+    static func inode(of target: String) -> String? {
+        guard target.hasPrefix("socket:["), target.hasSuffix("]") else { return nil }
+        return String(target.dropFirst("socket:[".count).dropLast())
+    }
+
+    static func receiverFindings(_ device: DaemonObservation.Device, _ daemon: DaemonObservation) -> [Finding] {
+        let check = "receiver \(device.path)"
+        let fixes = daemon.fixes[device.path] ?? 0
+        let seconds = String(format: "%.0f", daemon.window)
+        guard device.online, fixes > 0 else {
+            let detail = device.sentences == 0
+                ? "no sentence read yet" : "\(device.sentences) sentences read, but no report in the last \(seconds) s"
+            return [Finding(check, .fail, detail, fix: "check the cable and the speed: gpsfix record \(device.path) -o /tmp/check.nmea --duration 5")]
+        }
+        var parts = ["\(fixes) reports in \(seconds) s"]
+        if let bps = device.bps { parts.append("\(bps) bps") }
+        let mode = daemon.modes[device.path] ?? 0
+        parts.append(["no mode", "no fix", "2D fix", "3D fix"][min(max(mode, 0), 3)])
+        if let satellites = daemon.satellites[device.path] {
+            parts.append("\(satellites.used)/\(satellites.visible) satellites used")
+        }
+        if device.rejected > 0 { parts.append("\(device.rejected) lines rejected") }
+        guard mode >= 2 else {
+            return [Finding(check, .warn, parts.joined(separator: ", "), fix: "give the antenna open sky; a cold start takes a few minutes")]
+        }
+        return [Finding(check, .ok, parts.joined(separator: ", "))]
+    }
+
+    static func serviceFindings(_ daemon: DaemonObservation) -> [Finding] {
+        let names = [("mqtt", "MQTT"), ("traccar", "Traccar"), ("ntrip", "NTRIP"), ("nmeaOutput", "NMEA 0183 out")]
+        return names.compactMap { key, name -> Finding? in
+            guard let line = daemon.services[key] else { return nil }
+            let troubled = ["retrying", "disconnected", "unreachable", "failed", "not connected"].contains { line.contains($0) }
+            return Finding(name, troubled ? .warn : .ok, line,
+                fix: troubled ? "see the daemon's log for the reason: journalctl -u gpsfixd -g '\(key)'" : nil)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import GPSFixDoctor
+import TOMLKit
+
+/// `gpsfix doctor`: the usual traps of a GPS daemon, checked, with the fix for each.
+struct DoctorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doctor",
+        abstract: "Check the daemon, its receivers, the time service and the services; say how to fix what is wrong.",
+        discussion: """
+            A checklist: ok, warn or fail, with the fix in one line. It asks the running daemon \
+            (its devices, counters and services, and a few seconds of its reports) and reads the \
+            system (/proc, /etc, /dev): who else holds a receiver (gpsd, ModemManager, a login, the \
+            kernel's console), gpsd's port and socket unit, group dialout, chrony's refclocks. \
+            Exits 1 when a check fails.
+            """
+    )
+
+    @OptionGroup var address: DaemonAddress
+
+    @Option(help: "The daemon's configuration file, for its devices and time service when it is not running.")
+    var config = "/etc/gpsfix/gpsfixd.conf"
+
+    @Option(help: "Read the system under this root instead of / (a copy of /proc, /sys, /etc, /dev).")
+    var root = "/"
+
+    @Option(help: "Seconds to watch the daemon's reports.")
+    var seconds: Double = 3
+
+    @Flag(help: "Print the findings as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard (0.5...60).contains(seconds) else { throw ValidationError("--seconds \(seconds): give 0.5 to 60") }
+    }
+
+    func run() throws {
+        let system = SystemRoot(root)
+        var settings = DoctorSettings()
+        readConfiguration(system.under(config), into: &settings)
+        if root == "/", FileManager.default.isExecutableFile(atPath: "/usr/bin/chronyc") {
+            settings.chronySources = Self.output(of: "/usr/bin/chronyc", ["-n", "sources"])
+        }
+        let findings = Doctor.examine(root: system, daemon: observeDaemon(), settings: settings)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(findings), as: UTF8.self))
+        } else {
+            print(findings.checklist)
+        }
+        if findings.worst == .fail { throw ExitCode(1) }
+    }
+
+    /// The daemon's answers and a few seconds of its reports.
+    private func observeDaemon() -> DaemonObservation {
+        let where_ = address.tcp ?? address.socket
+        let connection: DaemonConnection
+        do {
+            connection = try DaemonConnection(address)
+            try connection.send(#"?WATCH={"enable":true,"json":true,"pps":true};?STATUS;"# + "\n")
+        } catch {
+            return DaemonObservation(address: where_, failure: "\(error)")
+        }
+        var observation = DaemonObservation(address: where_)
+        let start = ContinuousClock.now
+        let deadline = start + .milliseconds(Int64(seconds * 1000))
+        while let line = connection.nextLine(before: deadline) { observation.take(line) }
+        observation.window = seconds
+        // The counters again at the end, so that what was read meanwhile counts.
+        if (try? connection.send("?STATUS;\n")) != nil {
+            while let line = connection.nextLine(before: .now + .seconds(2)) {
+                observation.take(line)
+                if line.contains(#""class":"STATUS""#) { break }
+            }
+        }
+        return observation
+    }
+
+    /// The devices, PPS devices and chrony socket directory of the configuration file.
+    private func readConfiguration(_ path: String, into settings: inout DoctorSettings) {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let table = try? TOMLTable(string: text) else { return }
+        settings.devices = table["devices"]?.array?.compactMap { $0.string } ?? []
+        settings.ppsDevices = table["pps"]?.array?.compactMap { $0.string } ?? []
+        if let directory = table["chrony-socket-dir"]?.string { settings.chronySocketDirectory = directory }
+    }
+
+    /// A program's standard output, or `nil` when it fails or takes over 5 s.
+    static func output(of executable: String, _ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let timer = DispatchWorkItem { process.terminate() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 5, execute: timer)
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        timer.cancel()
+        return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+    }
+}

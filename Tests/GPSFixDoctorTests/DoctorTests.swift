@@ -1,0 +1,226 @@
+import Foundation
+import GPSFixDoctor
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fake machine: `/proc`, `/etc`, `/dev` and `/run` under a temporary root.
+final class FakeMachine {
+    let folder: URL
+    var root: SystemRoot { SystemRoot(folder.path) }
+
+    init() throws {
+        folder = try makeTemporaryFolder("doctor")
+        write("/etc/group", "root:x:0:\ndialout:x:20:gpsfix\ngpsfix:x:998:\n")
+        write("/etc/passwd", "root:x:0:0::/root:/bin/sh\ngpsfix:x:998:998::/var/lib/gpsfixd:/usr/sbin/nologin\n")
+        write("/proc/cmdline", "BOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet\n")
+    }
+
+    private var sockets: [Int32] = []
+
+    deinit {
+        sockets.forEach { close($0) }
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    func write(_ path: String, _ text: String) {
+        let url = URL(fileURLWithPath: root.under(path))
+        try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? text.write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    /// A process with `files` open, as `/proc/PID/fd/N` links.
+    func process(_ id: Int, _ name: String, files: [String]) {
+        write("/proc/\(id)/comm", name + "\n")
+        let fd = root.under("/proc/\(id)/fd")
+        try? FileManager.default.createDirectory(atPath: fd, withIntermediateDirectories: true)
+        for (index, file) in files.enumerated() { symlink(file, "\(fd)/\(index + 3)") }
+    }
+
+    /// A character device node (root may make one).
+    func characterDevice(_ path: String, mode: mode_t, group: gid_t) {
+        try? FileManager.default.createDirectory(atPath: root.under((path as NSString).deletingLastPathComponent), withIntermediateDirectories: true)
+        mknod(root.under(path), S_IFCHR | mode, dev_t(1 << 8 | 3))  // major 1, minor 3
+        chown(root.under(path), 0, group)
+        chmod(root.under(path), mode)
+    }
+
+    /// A listening Unix socket at `path`, with `mode`; closed when the machine goes.
+    func unixSocket(_ path: String, mode: mode_t) {
+        try? FileManager.default.createDirectory(atPath: root.under((path as NSString).deletingLastPathComponent), withIntermediateDirectories: true)
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        sockets.append(descriptor)
+        var address = LineClient.unixAddress(root.under(path))
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        chmod(root.under(path), mode)
+    }
+
+    func examine(_ daemon: DaemonObservation = DaemonObservation(address: "/run/gpsfixd/gpsfixd.sock", failure: "cannot connect"),
+                 settings: DoctorSettings = DoctorSettings()) -> [Finding] {
+        Doctor.examine(root: root, daemon: daemon, settings: settings)
+    }
+}
+
+/// `gpsfix doctor`'s findings, each from a fake machine that has (or lacks) the trap.
+@Suite("gpsfix doctor")
+struct DoctorTests {
+    static let isRoot = getuid() == 0
+
+    static func settings(devices: [String], pps: [String] = []) -> DoctorSettings {
+        var settings = DoctorSettings()
+        settings.devices = devices
+        settings.ppsDevices = pps
+        return settings
+    }
+
+    static func finding(_ findings: [Finding], _ check: String, _ status: CheckStatus) -> Finding? {
+        findings.first { $0.check == check && $0.status == status }
+    }
+
+    @Test("the daemon not running is a failure, with how to start it")
+    func daemonDown() throws {
+        let machine = try FakeMachine()
+        let finding = try #require(Self.finding(machine.examine(), "daemon", .fail))
+        #expect(finding.fix?.contains("systemctl start gpsfixd.socket") == true)
+    }
+
+    @Test("gpsd holding the receiver and port 2947, and gpsd.socket enabled", .enabled(if: isRoot))
+    func gpsdInTheWay() throws {
+        let machine = try FakeMachine()
+        machine.characterDevice("/dev/ttyUSB0", mode: 0o660, group: 20)
+        machine.process(812, "gpsd", files: ["/dev/ttyUSB0", "socket:[4242]"])
+        machine.write("/proc/net/tcp", """
+              sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+               0: 0100007F:0B83 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0 100 0 0 10 0
+
+            """)
+        machine.write("/etc/systemd/system/sockets.target.wants/gpsd.socket", "")
+        let findings = machine.examine(settings: Self.settings(devices: ["/dev/ttyUSB0"]))
+        let held = try #require(Self.finding(findings, "device /dev/ttyUSB0", .fail))
+        #expect(held.detail == "held by gpsd (pid 812)")
+        #expect(held.fix == "systemctl disable --now gpsd.socket gpsd.service")
+        #expect(Self.finding(findings, "port 2947", .fail)?.detail.contains("gpsd (pid 812)") == true)
+        #expect(Self.finding(findings, "gpsd.socket", .warn) != nil)
+    }
+
+    @Test("ModemManager holding the receiver, and running", .enabled(if: isRoot))
+    func modemManager() throws {
+        let machine = try FakeMachine()
+        machine.characterDevice("/dev/ttyACM0", mode: 0o660, group: 20)
+        machine.process(400, "ModemManager", files: ["/dev/ttyACM0"])
+        let findings = machine.examine(settings: Self.settings(devices: ["/dev/ttyACM0"]))
+        #expect(Self.finding(findings, "device /dev/ttyACM0", .fail)?.fix?.contains("ID_MM_DEVICE_IGNORE") == true)
+        #expect(Self.finding(findings, "ModemManager", .warn) != nil)
+    }
+
+    @Test("the kernel's console and a login prompt on the receiver's UART", .enabled(if: isRoot))
+    func serialConsole() throws {
+        let machine = try FakeMachine()
+        machine.characterDevice("/dev/ttyS0", mode: 0o660, group: 20)
+        machine.write("/proc/cmdline", "console=ttyS0,115200 console=tty1 root=/dev/mmcblk0p2\n")
+        machine.write("/etc/systemd/system/getty.target.wants/serial-getty@ttyS0.service", "")
+        let findings = machine.examine(settings: Self.settings(devices: ["/dev/ttyS0"]))
+        let failures = findings.filter { $0.check == "device /dev/ttyS0" && $0.status == .fail }
+        #expect(failures.contains { $0.detail.contains("kernel's console") && $0.fix?.contains("console=ttyS0") == true })
+        #expect(failures.contains { $0.fix == "systemctl disable --now serial-getty@ttyS0.service" })
+    }
+
+    @Test("a device that is missing, or not a character device")
+    func missingDevice() throws {
+        let machine = try FakeMachine()
+        machine.write("/dev/ttyFILE", "not a device")
+        let findings = machine.examine(settings: Self.settings(devices: ["/dev/ttyUSB9", "/dev/ttyFILE"]))
+        #expect(Self.finding(findings, "device /dev/ttyUSB9", .fail)?.detail == "does not exist")
+        #expect(Self.finding(findings, "device /dev/ttyFILE", .fail)?.detail == "is not a character device")
+    }
+
+    @Test("group dialout: the device's group and mode, and the daemon's user in it", .enabled(if: isRoot))
+    func dialout() throws {
+        let machine = try FakeMachine()
+        machine.write("/etc/group", "root:x:0:\ndialout:x:20:\ngpsfix:x:998:\n")
+        machine.characterDevice("/dev/ttyUSB0", mode: 0o600, group: 0)
+        machine.characterDevice("/dev/ttyUSB1", mode: 0o660, group: 20)
+        var findings = machine.examine(settings: Self.settings(devices: ["/dev/ttyUSB0", "/dev/ttyUSB1"]))
+        #expect(Self.finding(findings, "device /dev/ttyUSB0", .fail)?.fix?.contains("GROUP=\"dialout\", MODE=\"0660\"") == true)
+        #expect(Self.finding(findings, "device /dev/ttyUSB1", .fail)?.fix == "adduser gpsfix dialout")
+        machine.write("/etc/group", "root:x:0:\ndialout:x:20:gpsfix\ngpsfix:x:998:\n")
+        findings = machine.examine(settings: Self.settings(devices: ["/dev/ttyUSB1"]))
+        #expect(Self.finding(findings, "device /dev/ttyUSB1", .ok) != nil)
+        #expect(!findings.contains { $0.check == "device /dev/ttyUSB1" && $0.status != .ok })
+    }
+
+    @Test("chrony: no refclock, then a refclock whose socket the daemon cannot write, then one it can", .enabled(if: isRoot))
+    func chrony() throws {
+        let machine = try FakeMachine()
+        machine.characterDevice("/dev/ttyUSB0", mode: 0o660, group: 20)
+        machine.write("/etc/chrony/chrony.conf", "pool 2.debian.pool.ntp.org iburst\nconfdir /etc/chrony/conf.d\n")
+        let settings = Self.settings(devices: ["/dev/ttyUSB0"])
+        var findings = machine.examine(settings: settings)
+        #expect(Self.finding(findings, "chrony", .warn)?.fix?.contains("refclock SOCK /run/chrony.clk.ttyUSB0.sock") == true)
+
+        machine.write("/etc/chrony/conf.d/gpsfix.conf", "refclock SOCK /run/chrony.clk.ttyUSB0.sock refid GPS\n")
+        findings = machine.examine(settings: settings)
+        #expect(Self.finding(findings, "chrony", .ok) != nil)
+        #expect(Self.finding(findings, "chrony socket", .warn)?.detail.contains("does not exist") == true)
+
+        machine.unixSocket("/run/chrony.clk.ttyUSB0.sock", mode: 0o600)
+        findings = machine.examine(settings: settings)
+        #expect(Self.finding(findings, "chrony socket", .fail)?.detail.contains("not writable by gpsfix") == true)
+        chmod(machine.root.under("/run/chrony.clk.ttyUSB0.sock"), 0o666)
+        var reached = settings
+        reached.chronySources = """
+            MS Name/IP address         Stratum Poll Reach LastRx Last sample
+            ===============================================================================
+            #* GPS                           0   4   377    14   +123us[ +130us] +/-  101ms
+
+            """
+        findings = machine.examine(settings: reached)
+        #expect(Self.finding(findings, "chrony socket", .ok) != nil)
+        #expect(Self.finding(findings, "chronyc sources", .ok) != nil)
+    }
+
+    @Test("the receiver: silent, without a fix, then fixed; PPS missing; the clock off by a second")
+    func receiverAndTime() throws {
+        let machine = try FakeMachine()
+        var daemon = DaemonObservation(address: "/run/gpsfixd/gpsfixd.sock")
+        daemon.release = "gpsfix-0.2.0"
+        daemon.window = 3
+        daemon.devices = [.init(path: "file:/tmp/log", online: true, sentences: 40)]
+        var findings = machine.examine(daemon, settings: Self.settings(devices: [], pps: ["/dev/pps0"]))
+        #expect(Self.finding(findings, "daemon", .ok)?.detail == "gpsfix-0.2.0 answers on /run/gpsfixd/gpsfixd.sock")
+        #expect(Self.finding(findings, "receiver file:/tmp/log", .fail)?.detail.contains("40 sentences read, but no report") == true)
+        #expect(Self.finding(findings, "pps /dev/pps0", .fail) != nil)
+
+        for line in [#"{"class":"TPV","device":"file:/tmp/log","mode":1}"#, #"{"class":"SKY","device":"file:/tmp/log","uSat":0,"nSat":7}"#] {
+            daemon.take(line)
+        }
+        findings = machine.examine(daemon)
+        #expect(Self.finding(findings, "receiver file:/tmp/log", .warn)?.detail.contains("no fix, 0/7 satellites used") == true)
+
+        daemon.take(#"{"class":"TPV","device":"file:/tmp/log","mode":3}"#)
+        for offset in [1.02, 1.01, 1.03] {
+            daemon.take(#"{"class":"TOFF","device":"file:/tmp/log","real_sec":1000,"real_nsec":0,"clock_sec":1001,"clock_nsec":\#(Int((offset - 1) * 1e9))}"#)
+        }
+        findings = machine.examine(daemon)
+        #expect(Self.finding(findings, "receiver file:/tmp/log", .ok)?.detail.contains("2 reports in 3 s, 3D fix") == true)
+        let time = try #require(Self.finding(findings, "receiver time", .warn))
+        #expect(time.fix?.contains("--time-offset -1.020") == true)
+    }
+
+    @Test("services: a caster the daemon retries is a warning with where to look")
+    func services() throws {
+        let machine = try FakeMachine()
+        var daemon = DaemonObservation(address: "s")
+        daemon.take(#"{"class":"STATUS","clients":{},"devices":[],"services":{"timeService":null,"mqtt":"mqtt: connected","traccar":null,"ntrip":"ntrip: ntrip://u@c:2101/M retrying (401)","nmeaOutput":null}}"#)
+        let findings = machine.examine(daemon)
+        #expect(Self.finding(findings, "MQTT", .ok)?.detail == "mqtt: connected")
+        #expect(Self.finding(findings, "NTRIP", .warn)?.fix?.contains("journalctl -u gpsfixd") == true)
+        #expect(!findings.contains { $0.check == "Traccar" })
+        #expect(findings.checklist.contains("warn  NTRIP"))
+    }
+}

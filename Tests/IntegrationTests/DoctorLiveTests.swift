@@ -1,0 +1,42 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `gpsfix doctor` against the real daemon on its demo receiver, and against none.
+@Suite("gpsfix doctor, live")
+struct DoctorLiveTests {
+    static func findings(_ output: String) -> [[String: Any]] {
+        (try? JSONSerialization.jsonObject(with: Data(output.utf8)) as? [[String: Any]]) ?? []
+    }
+
+    @Test("on the demo daemon: it answers, the receiver sends a 3D fix, the clock agrees; JSON for scripts")
+    func demo() throws {
+        let folder = try makeTemporaryFolder("doctor")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socket, "--time-from-pty", "--no-shm", "--chrony-socket-dir", folder.path])
+        defer { daemon.stop() }
+        _ = LineClient.connect(unixPath: socket)
+        // The time service pairs from the fourth fix on.
+        usleep(4_000_000)
+        let findings = Self.findings(try run(Binaries.gpsfix, ["doctor", "--socket", socket, "--json", "--seconds", "3"]))
+        func find(_ check: String) -> [String: Any]? { findings.first { ($0["check"] as? String) == check } }
+        #expect((find("daemon")?["status"] as? String) == "ok")
+        #expect((find("daemon")?["detail"] as? String)?.hasPrefix("gpsfix-") == true)
+        let receiver = try #require(findings.first { ($0["check"] as? String)?.hasPrefix("receiver /dev/pts/") == true })
+        #expect(receiver["status"] as? String == "ok")
+        #expect((receiver["detail"] as? String)?.contains("3D fix") == true, "\(receiver)")
+        #expect(findings.contains { ($0["check"] as? String)?.hasPrefix("device /dev/pts/") == true && $0["status"] as? String == "ok" })
+        #expect((find("receiver time")?["status"] as? String) == "ok", "\(findings)")
+    }
+
+    @Test("without a daemon: the failure, how to start it, and status 1")
+    func noDaemon() throws {
+        let folder = try makeTemporaryFolder("doctor")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let process = try RunningProcess(Binaries.gpsfix, ["doctor", "--socket", folder.appendingPathComponent("none.sock").path, "--seconds", "1"])
+        #expect(process.wait(timeout: 20) == 1)
+        #expect(process.outputText.contains("fail  daemon"))
+        #expect(process.outputText.contains("fix: systemctl start gpsfixd.socket gpsfixd.service"))
+    }
+}
