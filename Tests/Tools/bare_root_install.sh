@@ -1,0 +1,44 @@
+#!/bin/sh
+# Installs a GPSFix package into a bare Debian root and uses it there, where no Swift exists.
+#
+# Usage: unshare --mount --propagation private bare_root_install.sh ROOT DEB CAPTURE
+#
+# ROOT is made by `mmdebstrap --variant=apt bookworm ROOT`. In this mount namespace of its
+# own, /dev and /proc are mounted into ROOT (they go with the namespace); the package is
+# installed with apt (its dependencies from the registry); then gpsfixd --demo serves,
+# gpsfix poll reads a TPV, gpsfix decode decodes CAPTURE, and the package is purged.
+# Each step prints a line starting with "STEP"; anything failing ends the script non-zero.
+set -eu
+root=$1 deb=$2 capture=$3
+
+mount --rbind /dev "$root/dev"
+mount -t proc proc "$root/proc"
+cp "$deb" "$root/tmp/gpsfix.deb"
+cp "$capture" "$root/tmp/capture.nmea"
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive "$@"; }
+
+in_root apt-get update -qq
+in_root apt-get install -y -qq /tmp/gpsfix.deb > /dev/null
+echo "STEP installed $(in_root dpkg-query -W -f='${Version} ${Status}' gpsfix)"
+echo "STEP swift $(in_root sh -c 'ls /usr/lib/swift /usr/share/swift 2>/dev/null | wc -l') $(in_root sh -c 'command -v swift || echo none')"
+echo "STEP user $(in_root id -nG gpsfix)"
+echo "STEP version $(in_root gpsfixd --version)"
+in_root gpsfixd --config /etc/gpsfix/gpsfixd.conf --check-config > /dev/null && echo "STEP config checked"
+
+# chroot and env exec the daemon: $! is its PID.
+chroot "$root" env -i PATH=/usr/sbin:/usr/bin gpsfixd --demo --socket /tmp/gpsfixd.sock --log-level warning > /dev/null 2>&1 &
+daemon=$!
+tries=0
+until poll=$(in_root gpsfix poll --socket /tmp/gpsfixd.sock 2>/dev/null) && echo "$poll" | grep -q '"class":"TPV".*"mode":3'; do
+    tries=$((tries + 1))
+    if [ $tries -ge 100 ]; then kill $daemon; echo "STEP no TPV from the daemon"; exit 1; fi
+    sleep 0.2
+done
+echo "STEP poll $(echo "$poll" | grep -o '"class":"TPV"[^}]*' | head -1)"
+kill $daemon
+wait $daemon 2> /dev/null || true
+
+echo "STEP decode $(in_root gpsfix decode /tmp/capture.nmea | grep -c '"class":"TPV"') TPVs"
+
+in_root apt-get purge -y -qq gpsfix > /dev/null
+echo "STEP purged $(in_root sh -c 'ls /usr/sbin/gpsfixd /etc/gpsfix /var/lib/gpsfixd 2>&1 | grep -c "No such file"')"
