@@ -134,7 +134,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     public var status: String {
         let counters = self.counters
         let state = counters.connected
-            ? "streaming (NTRIP \(counters.version ?? 1))" : "retrying" + (counters.lastError.map { " (\($0))" } ?? "")
+            ? "streaming (NTRIP \(counters.version ?? 1))" : counters.lastError.map { "retrying (\($0))" } ?? "not connected"
         let age = counters.newestCorrectionAge.map { ", newest \(Self.seconds($0)) s ago" } ?? ""
         let latency = counters.latencyMedian.flatMap { median in
             counters.latency99.map { ", written in \(Self.milliseconds(median)) ms (p99 \(Self.milliseconds($0)) ms)" }
