@@ -26,6 +26,12 @@ struct RequestTests {
         #expect(Self.parse("?VERSION") == [.unrecognized("?VERSION")])
         #expect(Self.parse(#"?WATCH={"enable":tru"#) == [.unrecognized(#"?WATCH={"enable":tru"#)])
     }
+
+    @Test("?STATUS; is GPSFix's own request; with an argument it is not one")
+    func status() {
+        #expect(Self.parse("?STATUS;?POLL;") == [.status, .poll])
+        #expect(Self.parse(#"?STATUS={"x":1};"#) == [.unrecognized(#"?STATUS={"x":1};"#)])
+    }
 }
 
 @Suite("WATCH settings")

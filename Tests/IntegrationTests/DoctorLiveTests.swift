@@ -28,6 +28,13 @@ struct DoctorLiveTests {
         #expect((receiver["detail"] as? String)?.contains("3D fix") == true, "\(receiver)")
         #expect(findings.contains { ($0["check"] as? String)?.hasPrefix("device /dev/pts/") == true && $0["status"] as? String == "ok" })
         #expect((find("receiver time")?["status"] as? String) == "ok", "\(findings)")
+        // What doctor asks the daemon: ?STATUS; answers the API's status document.
+        let client = try LineClient(unixPath: socket)
+        client.send("?STATUS;\n")
+        let status = try #require(client.readLines(until: { $0.contains(#""class":"STATUS""#) })?.last?.json)
+        let devices = try #require(status["devices"] as? [[String: Any]])
+        #expect(devices.count == 1 && (devices.first?["online"] as? Bool) == true && (devices.first?["sentences"] as? Int ?? 0) > 0)
+        #expect((status["services"] as? [String: Any])?["timeService"] is String)
     }
 
     @Test("without a daemon: the failure, how to start it, and status 1")
