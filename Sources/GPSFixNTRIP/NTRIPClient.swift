@@ -241,18 +241,19 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     fileprivate func accepted(_ channel: any Channel, version: Int) {
         stream = channel
         livePositionSent = false
-        let resumed = box.withLockedValue { counters -> Bool in
+        box.withLockedValue { counters in
             counters.connected = true
             counters.version = version
             if everAccepted { counters.reconnects += 1 }
-            return counters.lastError != nil
+        }
+        // Said once; an outage ends with its first frame (see `received`), not here: a
+        // caster may accept and stay silent.
+        if !everAccepted {
+            logger.info("NTRIP: streaming corrections from \(configuration.caster.description) (NTRIP \(version))")
+        } else {
+            logger.debug("NTRIP: \(configuration.caster.description) accepted again (NTRIP \(version))")
         }
         everAccepted = true
-        if resumed {
-            logger.info("NTRIP: \(configuration.caster.description) accepted, corrections resume")
-        } else {
-            logger.info("NTRIP: streaming corrections from \(configuration.caster.description) (NTRIP \(version))")
-        }
         sendPosition()
         if configuration.positionInterval > .zero {
             let interval = TimeAmount(configuration.positionInterval)
@@ -263,17 +264,18 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     /// `bytes` arrived at `arrivedAt`, completing `frames`; `badCRC` candidate frames and
     /// `skipped` bytes were dropped.
     fileprivate func received(bytes: Int, frames: [RTCMFrame], badCRC: Int, skipped: Int, arrivedAt: NIODeadline) {
-        box.withLockedValue { counters in
+        let outage = box.withLockedValue { counters -> String? in
             counters.bytesReceived += bytes
             counters.framesReceived += frames.count
             counters.badCRC += badCRC
             counters.bytesSkipped += skipped
             for frame in frames { counters.framesByType[frame.messageType, default: 0] += 1 }
-            if !frames.isEmpty {
-                counters.newestFrame = arrivedAt
-                counters.lastError = nil
-            }
+            guard !frames.isEmpty else { return nil }
+            counters.newestFrame = arrivedAt
+            defer { counters.lastError = nil }
+            return counters.lastError
         }
+        if let outage { logger.info("NTRIP: corrections resume from \(configuration.caster.description) (the outage: \(outage))") }
         for frame in frames { writer.enqueue(frame, arrivedAt: arrivedAt) }
     }
 

@@ -263,6 +263,7 @@ struct NTRIPTests {
         try waitUntil("the silence logged", within: 15) { daemon.errorText.contains("no corrections for 1 s") }
         try waitUntil("two reconnections", within: 20) { Self.lines(record, "REQUEST /MOUNT").count >= 4 }
         #expect(daemon.errorText.components(separatedBy: "NTRIP: no corrections from").count == 2, "the outage is logged once")
+        #expect(!daemon.errorText.contains("corrections resume"), "accepting without sending ends no outage")
         watcher.stop()
         let times = watcher.tpvs.compactMap { $0["time"] as? String }.compactMap(Self.seconds)
         #expect(times.count >= 8)
