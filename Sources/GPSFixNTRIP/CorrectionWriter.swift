@@ -81,26 +81,34 @@ final class CorrectionWriter: @unchecked Sendable {
         dropStale()
         guard !queue.isEmpty else { return }
         guard let channel else { return open() }
-        var wrote = false
-        while channel.isWritable, let (frame, arrivedAt) = queue.popFirst() {
-            queuedBytes -= frame.bytes.count
-            let promise = eventLoop.makePromise(of: Void.self)
-            promise.futureResult.whenComplete { [update] result in
-                switch result {
-                case .success:
-                    let latency = NIODeadline.now() - arrivedAt
-                    update { counters in
-                        counters.written += 1
-                        counters.latencies.record(latency)
-                    }
-                case .failure:
-                    update { $0.failedWrites += 1 }
-                }
+        // One promise per batch, on its last frame: writes complete in order, so the
+        // batch is written (or lost) when that one is.
+        var arrivals: [NIODeadline] = []
+        var last: (frame: RTCMFrame, arrivedAt: NIODeadline)?
+        while channel.isWritable, let next = queue.popFirst() {
+            queuedBytes -= next.frame.bytes.count
+            if let last {
+                channel.write(ByteBuffer(bytes: last.frame.bytes), promise: nil)
+                arrivals.append(last.arrivedAt)
             }
-            channel.write(ByteBuffer(bytes: frame.bytes), promise: promise)
-            wrote = true
+            last = next
         }
-        if wrote { channel.flush() }
+        guard let last else { return }
+        arrivals.append(last.arrivedAt)
+        let promise = eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete { [update, arrivals] result in
+            switch result {
+            case .success:
+                let now = NIODeadline.now()
+                update { counters in
+                    counters.written += arrivals.count
+                    for arrival in arrivals { counters.latencies.record(now - arrival) }
+                }
+            case .failure:
+                update { $0.failedWrites += arrivals.count }
+            }
+        }
+        channel.writeAndFlush(ByteBuffer(bytes: last.frame.bytes), promise: promise)
     }
 
     private func dropStale() {

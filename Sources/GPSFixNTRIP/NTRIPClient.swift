@@ -98,12 +98,21 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     private let box = NIOLockedValueBox(Counters())
     private let writer: CorrectionWriter
 
+    /// The device's latest position and sky, and whether the stream has had the live
+    /// position yet: updated where the hub publishes (no hop to this client's loop per
+    /// report), read where a position is sent.
+    private struct Position {
+        var live: PositionReport?
+        var sky: (used: Int?, hdop: Double?) = (nil, nil)
+        /// Whether a stream is open, and whether the live position was sent on it yet.
+        var streaming = false
+        var liveSent = false
+    }
+
+    private let position = NIOLockedValueBox(Position())
+
     // On the event loop only.
     private var stream: (any Channel)?
-    /// Whether the live fix's position was sent on this stream yet.
-    private var livePositionSent = false
-    private var livePosition: PositionReport?
-    private var sky: (used: Int?, hdop: Double?) = (nil, nil)
     private var positionTimer: RepeatedTask?
     private var everAccepted = false
 
@@ -160,13 +169,14 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         guard report.device == configuration.device else { return }
         switch report.content {
         case .tpv(let fix):
-            eventLoop.execute { [self] in
-                livePosition = PositionReport(fix: fix, satellitesUsed: sky.used, hdop: sky.hdop) ?? livePosition
-                // The first fix is sent at once: a virtual reference station needs it.
-                if livePosition != nil, !livePositionSent { sendPosition() }
+            let sendNow = position.withLockedValue { position in
+                position.live = PositionReport(fix: fix, satellitesUsed: position.sky.used, hdop: position.sky.hdop) ?? position.live
+                return position.live != nil && position.streaming && !position.liveSent
             }
+            // The first fix is sent at once: a virtual reference station needs it.
+            if sendNow { eventLoop.execute { [self] in sendPosition() } }
         case .sky(let view):
-            eventLoop.execute { [self] in sky = (view.usedCount, view.hdop) }
+            position.withLockedValue { $0.sky = (view.usedCount, view.hdop) }
         default:
             break
         }
@@ -240,7 +250,10 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
 
     fileprivate func accepted(_ channel: any Channel, version: Int) {
         stream = channel
-        livePositionSent = false
+        position.withLockedValue { position in
+            position.streaming = true
+            position.liveSent = false
+        }
         box.withLockedValue { counters in
             counters.connected = true
             counters.version = version
@@ -282,6 +295,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     fileprivate func ended(_ channel: any Channel) {
         guard stream === channel else { return }
         stream = nil
+        position.withLockedValue { $0.streaming = false }
         positionTimer?.cancel()
         positionTimer = nil
         box.withLockedValue { $0.connected = false }
@@ -289,9 +303,13 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
 
     /// Sends the position, when one is known and the caster streams.
     private func sendPosition() {
-        guard configuration.positionInterval > .zero, let stream, let position = livePosition ?? configuration.fixedPosition else { return }
-        livePositionSent = livePosition != nil
-        stream.writeAndFlush(ByteBuffer(bytes: position.gga(at: .systemNow())), promise: nil)
+        guard configuration.positionInterval > .zero, let stream else { return }
+        let report = self.position.withLockedValue { position -> PositionReport? in
+            if position.live != nil { position.liveSent = true }
+            return position.live ?? configuration.fixedPosition
+        }
+        guard let report else { return }
+        stream.writeAndFlush(ByteBuffer(bytes: report.gga(at: .systemNow())), promise: nil)
         box.withLockedValue { $0.positionsSent += 1 }
     }
 }
