@@ -270,6 +270,45 @@ struct NTRIPTests {
         #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 0.5) < 0.01 || $1 < $0 }, "no cycle missed meanwhile")
     }
 
+    @Test("ntrips:// with --ntrip-ca: corrections over TLS from a caster whose certificate that authority signed; without it, refused")
+    func tls() throws {
+        let folder = try makeTemporaryFolder("ntrips")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificate = folder.appendingPathComponent("caster.pem").path, key = folder.appendingPathComponent("caster.key").path
+        _ = try run("/usr/bin/openssl", [
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", certificate, "-days", "1",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
+        try #require(FileManager.default.fileExists(atPath: certificate), "openssl made no certificate")
+        let (caster, port, _) = try Self.ownCaster(folder, mode: "chunked")
+        defer { caster.stop() }
+        // socat holds the TLS end in front of the plain caster, as a TLS proxy would.
+        let tlsPort = freePort()
+        let proxy = try RunningProcess("/usr/bin/socat", [
+            "OPENSSL-LISTEN:\(tlsPort),reuseaddr,fork,cert=\(certificate),key=\(key),verify=0", "TCP:127.0.0.1:\(port)",
+        ])
+        defer { proxy.stop() }
+        try waitUntil("the TLS proxy listening") { (try? LineClient(tcpPort: tlsPort)) != nil }
+        let (replay, link, written) = try Self.receiver(folder)
+        defer { replay.stop() }
+        let environment = ["GPSFIX_NTRIP_PASSWORD": Self.password]
+        let untrusting = try Self.daemon(
+            folder, device: link, ntrip: "ntrips://user@127.0.0.1:\(tlsPort)/MOUNT",
+            extra: ["--socket", folder.appendingPathComponent("u.sock").path], environment: environment)
+        try waitUntil("the untrusted certificate refused", within: 15) { untrusting.0.errorText.contains("NTRIP: no corrections from") }
+        untrusting.0.stop()
+        #expect(Corrections.frames(inFile: written).frames.isEmpty, "nothing written from an untrusted caster")
+
+        let (daemon, _) = try Self.daemon(
+            folder, device: link, ntrip: "ntrips://user@127.0.0.1:\(tlsPort)/MOUNT", extra: ["--ntrip-ca", certificate],
+            environment: environment)
+        defer { daemon.stop() }
+        try waitUntil("30 frames written over TLS", within: 30) { Corrections.frames(inFile: written).frames.count >= 30 }
+        let received = Corrections.frames(inFile: written)
+        #expect(received.statistics.bytesSkipped == 0 && received.statistics.badCRC == 0)
+        #expect(daemon.errorText.contains("streaming corrections from ntrips://user@127.0.0.1"))
+    }
+
     static func seconds(_ time: String) -> Double? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
