@@ -13,6 +13,22 @@ public struct DoctorSettings: Sendable {
     public var user = "gpsfix"
     /// `chronyc -n sources`' output, when chronyc can be run here; `nil` otherwise.
     public var chronySources: String?
+    /// The listeners the configuration asks for beside the socket (gpsd's TCP, HTTP,
+    /// NMEA 0183 out), and whether each answered a connection.
+    public var listeners: [Listener] = []
+
+    /// A configured listener and whether it answered.
+    public struct Listener: Sendable {
+        public var name: String
+        public var address: String
+        public var answered: Bool
+
+        public init(name: String, address: String, answered: Bool) {
+            self.name = name
+            self.address = address
+            self.answered = answered
+        }
+    }
 
     public init() {}
 }
@@ -33,7 +49,15 @@ public enum Doctor {
         }
         findings += TimeChecks.findings(root: root, daemon: daemon, devices: devices.map(\.path), settings: settings)
         findings += serviceFindings(daemon)
+        if daemon.failure == nil { findings += settings.listeners.map(listenerFinding) }
         return findings
+    }
+
+    static func listenerFinding(_ listener: DoctorSettings.Listener) -> Finding {
+        listener.answered
+            ? Finding(listener.name, .ok, "answers on \(listener.address)")
+            : Finding(listener.name, .fail, "nothing answers on \(listener.address), which the configuration names",
+                fix: "journalctl -u gpsfixd says why it was not bound (the address may be taken: ss -ltnp)")
     }
 
     static func daemonFindings(_ daemon: DaemonObservation) -> [Finding] {

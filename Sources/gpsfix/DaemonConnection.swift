@@ -57,8 +57,9 @@ final class DaemonConnection {
         }
     }
 
-    /// Resolves `host` (a name, IPv4 or IPv6) and connects to the first address that answers.
-    private static func connect(host: String, port: UInt16, name: String) throws -> Int32 {
+    /// Resolves `host` (a name, IPv4 or IPv6) and connects to the first address that
+    /// answers; the caller closes the descriptor.
+    static func connect(host: String, port: UInt16, name: String) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -84,6 +84,24 @@ struct DoctorCommand: ParsableCommand {
         settings.devices = table["devices"]?.array?.compactMap { $0.string } ?? []
         settings.ppsDevices = table["pps"]?.array?.compactMap { $0.string } ?? []
         if let directory = table["chrony-socket-dir"]?.string { settings.chronySocketDirectory = directory }
+        for (key, name) in [("tcp", "gpsd TCP"), ("http", "HTTP"), ("metrics", "metrics"), ("nmea-tcp", "NMEA 0183 out")] {
+            guard let address = table[key]?.string else { continue }
+            settings.listeners.append(.init(name: name, address: address, answered: Self.answers(address)))
+        }
+    }
+
+    /// Whether a TCP connection to HOST:PORT (NMEA 0183 out's port may be left out) is accepted.
+    static func answers(_ address: String) -> Bool {
+        var host = Substring(address), port = "10110"
+        if let colon = address.lastIndex(of: ":"), !address.hasSuffix("]") {
+            host = address[..<colon]
+            port = String(address[address.index(after: colon)...])
+        }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
+        guard let number = UInt16(port), let descriptor = try? DaemonConnection.connect(host: String(host), port: number, name: address)
+        else { return false }
+        close(descriptor)
+        return true
     }
 
     /// A program's standard output, or `nil` when it fails or takes over 5 s.

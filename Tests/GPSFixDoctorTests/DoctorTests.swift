@@ -212,6 +212,18 @@ struct DoctorTests {
         #expect(time.fix?.contains("--time-offset -1.020") == true)
     }
 
+    @Test("listeners the configuration names: one that answers, one that does not")
+    func listeners() throws {
+        let machine = try FakeMachine()
+        var settings = DoctorSettings()
+        settings.listeners = [.init(name: "gpsd TCP", address: "127.0.0.1:2947", answered: true),
+                              .init(name: "HTTP", address: "127.0.0.1:8047", answered: false)]
+        let findings = machine.examine(DaemonObservation(address: "s"), settings: settings)
+        #expect(Self.finding(findings, "gpsd TCP", .ok)?.detail == "answers on 127.0.0.1:2947")
+        #expect(Self.finding(findings, "HTTP", .fail)?.fix?.contains("journalctl -u gpsfixd") == true)
+        #expect(!machine.examine(settings: settings).contains { $0.check == "HTTP" }, "not checked while the daemon is down")
+    }
+
     @Test("services: a caster the daemon retries is a warning with where to look")
     func services() throws {
         let machine = try FakeMachine()

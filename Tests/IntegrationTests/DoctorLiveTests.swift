@@ -14,12 +14,19 @@ struct DoctorLiveTests {
         let folder = try makeTemporaryFolder("doctor")
         defer { try? FileManager.default.removeItem(at: folder) }
         let socket = folder.appendingPathComponent("gpsfixd.sock").path
-        let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socket, "--time-from-pty", "--no-shm", "--chrony-socket-dir", folder.path])
+        let tcpPort = freePort(), silentPort = freePort()
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            "--demo", "--socket", socket, "--tcp", "127.0.0.1:\(tcpPort)", "--time-from-pty", "--no-shm", "--chrony-socket-dir", folder.path,
+        ])
         defer { daemon.stop() }
         _ = LineClient.connect(unixPath: socket)
         // The time service pairs from the fourth fix on.
         usleep(4_000_000)
-        let findings = Self.findings(try run(Binaries.gpsfix, ["doctor", "--socket", socket, "--json", "--seconds", "3"]))
+        // The configuration names gpsd's TCP port, which the daemon serves, and an HTTP
+        // address nothing listens on.
+        let configuration = folder.appendingPathComponent("gpsfixd.conf").path
+        try "tcp = \"127.0.0.1:\(tcpPort)\"\nhttp = \"127.0.0.1:\(silentPort)\"\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let findings = Self.findings(try run(Binaries.gpsfix, ["doctor", "--socket", socket, "--config", configuration, "--json", "--seconds", "3"]))
         func find(_ check: String) -> [String: Any]? { findings.first { ($0["check"] as? String) == check } }
         #expect((find("daemon")?["status"] as? String) == "ok")
         #expect((find("daemon")?["detail"] as? String)?.hasPrefix("gpsfix-") == true)
@@ -28,6 +35,8 @@ struct DoctorLiveTests {
         #expect((receiver["detail"] as? String)?.contains("3D fix") == true, "\(receiver)")
         #expect(findings.contains { ($0["check"] as? String)?.hasPrefix("device /dev/pts/") == true && $0["status"] as? String == "ok" })
         #expect((find("receiver time")?["status"] as? String) == "ok", "\(findings)")
+        #expect((find("gpsd TCP")?["status"] as? String) == "ok")
+        #expect((find("HTTP")?["status"] as? String) == "fail" && (find("HTTP")?["detail"] as? String)?.contains("\(silentPort)") == true)
         // What doctor asks the daemon: ?STATUS; answers the API's status document.
         let client = try LineClient(unixPath: socket)
         client.send("?STATUS;\n")
