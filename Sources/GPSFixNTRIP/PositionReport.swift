@@ -32,6 +32,16 @@ public struct PositionReport: Equatable, Sendable {
         self.hdop = hdop
     }
 
+    /// A position written `LAT,LON` (or `LAT,LON,ALT` when `altitude` is allowed), degrees
+    /// and metres; `nil` when it is not one.
+    public init?(parsing text: String, allowingAltitude: Bool) {
+        let parts = text.split(separator: ",").map { Double($0.filter { $0 != " " }) }
+        guard parts.count == 2 || (allowingAltitude && parts.count == 3), parts.allSatisfy({ $0 != nil }),
+            let latitude = parts[0], let longitude = parts[1], (-90...90).contains(latitude), (-180...180).contains(longitude)
+        else { return nil }
+        self.init(latitude: latitude, longitude: longitude, altitude: parts.count == 3 ? parts[2] : nil)
+    }
+
     /// The report for a fix of two or three dimensions; `nil` for one without a position.
     public init?(fix: Fix, satellitesUsed: Int?, hdop: Double?) {
         guard fix.mode >= .twoDimensional, let latitude = fix.latitude, let longitude = fix.longitude else { return nil }

@@ -39,11 +39,10 @@ struct SourceTableCommand: AsyncParsableCommand {
 
     private func position() throws -> (latitude: Double, longitude: Double)? {
         guard let near else { return nil }
-        let parts = near.split(separator: ",").map { Double($0.filter { $0 != " " }) }
-        guard parts.count == 2, let latitude = parts[0], let longitude = parts[1], (-90...90).contains(latitude),
-            (-180...180).contains(longitude)
-        else { throw ValidationError("--near '\(near)': give LAT,LON in degrees, as 52.37,4.89") }
-        return (latitude, longitude)
+        guard let position = PositionReport(parsing: near, allowingAltitude: false) else {
+            throw ValidationError("--near '\(near)': give LAT,LON in degrees, as 52.37,4.89")
+        }
+        return (position.latitude, position.longitude)
     }
 
     func run() async throws {

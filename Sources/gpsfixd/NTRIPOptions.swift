@@ -60,13 +60,10 @@ struct NTRIPOptions: ParsableArguments {
     /// `--ntrip-position` read; `nil` when not given.
     func position() throws -> PositionReport? {
         guard let ntripPosition else { return nil }
-        let parts = ntripPosition.split(separator: ",").map { Double($0.filter { $0 != " " }) }
-        guard (2...3).contains(parts.count), let latitude = parts[0], let longitude = parts[1], parts.allSatisfy({ $0 != nil }),
-            (-90...90).contains(latitude), (-180...180).contains(longitude)
-        else {
+        guard let position = PositionReport(parsing: ntripPosition, allowingAltitude: true) else {
             throw ValidationError("--ntrip-position '\(ntripPosition)': give LAT,LON[,ALT] in degrees and metres, as 52.37,4.89,12")
         }
-        return PositionReport(latitude: latitude, longitude: longitude, altitude: parts.count == 3 ? parts[2] : nil)
+        return position
     }
 
     /// The client asked for, feeding the receiver among `sources` that `--ntrip-device`
