@@ -70,7 +70,8 @@ let package = Package(
         .target(
             name: "GPSFixMQTT",
             dependencies: [
-                "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", "ServiceAddress",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         // Positions to a Traccar server with nothing lost: a journal on disk, then OsmAnd
@@ -87,7 +88,7 @@ let package = Package(
         .target(
             name: "GPSFixNTRIP",
             dependencies: [
-                "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSFix", "ServiceAddress", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -110,6 +111,9 @@ let package = Package(
             ]),
         // systemd integration: sd_notify, the watchdog interval, socket activation.
         .target(name: "SystemdSupport"),
+        // SCHEME://USER:PASSWORD@HOST:PORT/PATH, read one way for every output that takes
+        // one (MQTT, NTRIP), and its password kept out of messages and of `ps`.
+        .target(name: "ServiceAddress"),
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
         .target(name: "GPSFixDoctor"),
@@ -120,7 +124,7 @@ let package = Package(
             name: "gpsfixd",
             dependencies: [
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
-                "GPSFixNTRIP", "SystemdSupport",
+                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -162,6 +166,7 @@ let package = Package(
             dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "TestSupport"]),
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
+        .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(
             name: "IntegrationTests",

@@ -1,3 +1,5 @@
+import ServiceAddress
+
 /// Where corrections come from: `ntrip://[USER[:PASSWORD]@]HOST[:PORT]/MOUNT`, or
 /// `ntrips://` for TLS. The port is 2101 (NTRIP's) unless given, for both.
 ///
@@ -17,45 +19,25 @@ public struct NTRIPCaster: Equatable, Sendable {
     /// user and the password, so either may hold `@`, `:` or `/`.
     public init(url given: String) throws(NTRIPError) {
         // Errors name the address without its password.
-        let url = Self.redacted(given)
-        var rest: Substring
-        if given.hasPrefix("ntrip://") {
-            (usesTLS, rest) = (false, given.dropFirst("ntrip://".count))
-        } else if given.hasPrefix("ntrips://") {
-            (usesTLS, rest) = (true, given.dropFirst("ntrips://".count))
-        } else {
+        let url = ServiceAddress.redacted(given)
+        guard given.hasPrefix("ntrip://") || given.hasPrefix("ntrips://") else {
             throw .address("'\(url)' is not an NTRIP address: write ntrip://[USER@]HOST[:PORT]/MOUNT or ntrips://...")
         }
-        mountpoint = ""
-        if let slash = rest.firstIndex(of: "/") {
-            mountpoint = String(rest[rest.index(after: slash)...])
-            rest = rest[..<slash]
+        let address: ServiceAddress
+        do throws(ServiceAddressError) {
+            address = try ServiceAddress(parsing: given, role: "caster")
+        } catch {
+            throw .address(error.description)
         }
+        mountpoint = address.path ?? ""
         guard mountpoint.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "/" }) else {
             throw .address("'\(url)': a mountpoint is one name of printable ASCII, as /RTCM3")
         }
-        if let at = rest.lastIndex(of: "@") {
-            let credentials = rest[..<at]
-            rest = rest[rest.index(after: at)...]
-            if let colon = credentials.firstIndex(of: ":") {
-                username = try Self.percentDecoded(credentials[..<colon], in: url)
-                password = try Self.percentDecoded(credentials[credentials.index(after: colon)...], in: url)
-            } else {
-                username = try Self.percentDecoded(credentials, in: url)
-            }
-        }
-        var hostPart = rest
-        port = 2101
-        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
-            guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else {
-                throw .address("'\(url)': the port must be a number from 1 to 65535")
-            }
-            port = number
-            hostPart = rest[..<colon]
-        }
-        if hostPart.hasPrefix("["), hostPart.hasSuffix("]") { hostPart = hostPart.dropFirst().dropLast() }
-        guard !hostPart.isEmpty else { throw .address("'\(url)' names no caster host") }
-        host = String(hostPart)
+        usesTLS = address.scheme == "ntrips"
+        host = address.host
+        port = address.port ?? 2101
+        username = address.username
+        password = address.password
     }
 
     /// The same caster with `password` (read from a file or the environment) in place of
@@ -87,35 +69,6 @@ public struct NTRIPCaster: Equatable, Sendable {
         }
         lines.append("Connection: close")
         return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
-    }
-
-    /// `url` with the password, if it holds one, masked: for messages.
-    public static func redacted(_ url: String) -> String {
-        guard let schemeEnd = url.firstRange(of: "://") else { return url }
-        let authority = url[schemeEnd.upperBound...].prefix { $0 != "/" }
-        guard let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") else { return url }
-        return String(url[..<authority.index(after: colon)]) + "***" + String(url[at...])
-    }
-
-    private static func percentDecoded(_ text: Substring, in url: String) throws(NTRIPError) -> String {
-        var bytes: [UInt8] = []
-        var index = text.utf8.startIndex
-        let utf8 = text.utf8
-        while index < utf8.endIndex {
-            let byte = utf8[index]
-            if byte == UInt8(ascii: "%") {
-                let digits = utf8[utf8.index(after: index)...].prefix(2)
-                guard digits.count == 2, let value = UInt8(String(decoding: digits, as: UTF8.self), radix: 16) else {
-                    throw .address("'\(url)': a % in the user or password must be followed by two hex digits")
-                }
-                bytes.append(value)
-                index = utf8.index(index, offsetBy: 3)
-            } else {
-                bytes.append(byte)
-                index = utf8.index(after: index)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

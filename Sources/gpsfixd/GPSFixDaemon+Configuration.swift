@@ -1,4 +1,5 @@
 import ArgumentParser
+import ServiceAddress
 import Glibc
 
 /// The configuration file, read before the arguments are parsed, and the effective
@@ -78,9 +79,7 @@ extension GPSFixDaemon {
             }
         }
         func quoted(_ value: String) -> String {
-            var masked = Array(value.utf8)
-            if let range = Secrets.passwordRange(in: masked) { masked.replaceSubrange(range, with: Array("***".utf8)) }
-            let text = String(decoding: masked, as: UTF8.self)
+            let text = ServiceAddress.redacted(value)
             if Double(text) != nil || text == "true" { return text }
             return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
         }

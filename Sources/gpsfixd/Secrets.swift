@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import ServiceAddress
 
 /// Passwords, kept out of `ps` and of messages.
 enum Secrets {
@@ -30,20 +31,8 @@ enum Secrets {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             let length = strlen(argument)
             let bytes = UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: length)
-            guard let range = passwordRange(in: bytes) else { continue }
+            guard let range = ServiceAddress.passwordRange(in: bytes) else { continue }
             for (offset, position) in range.enumerated() { bytes[position] = offset < 3 ? UInt8(ascii: "*") : UInt8(ascii: " ") }
         }
-    }
-
-    /// Where the password is in an argument holding an address with one.
-    static func passwordRange(in argument: some Collection<UInt8> & RandomAccessCollection<UInt8>) -> Range<Int>? {
-        let bytes = Array(argument)
-        guard let scheme = (0..<max(0, bytes.count - 2)).first(where: { bytes[$0...].starts(with: Array("://".utf8)) }) else { return nil }
-        let authorityStart = scheme + 3
-        let authorityEnd = bytes[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
-        guard let at = bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")),
-            let colon = bytes[authorityStart..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at
-        else { return nil }
-        return (colon + 1)..<at
     }
 }

@@ -145,7 +145,7 @@ struct StartupTests {
             (["gpsfix", "decode", "--max-length", "5", "/dev/null"], "--max-length 5 is out of range"),
             (["gpsfixd", "/dev/ttyS0", "/dev/ttyS0"], "/dev/ttyS0 is named twice"),
             (["gpsfixd", "--demo", "--tcp", "127.evil.example:2947"], "is not a loopback address"),
-            (["gpsfixd", "--demo", "--mqtt", "mqtt://fleet:hunter2@host:99999"], "mqtt://fleet:****@host:99999"),
+            (["gpsfixd", "--demo", "--mqtt", "mqtt://fleet:hunter2@host:99999"], "mqtt://fleet:***@host:99999"),
           ])
     func refusedInputs(_ command: [String], _ message: String) throws {
         let binary = command[0] == "gpsfix" ? Binaries.gpsfix : Binaries.gpsfixd

@@ -1,0 +1,50 @@
+import ServiceAddress
+import Testing
+
+@Suite("Service addresses")
+struct ServiceAddressTests {
+    @Test("every part, percent escapes decoded in the user and the password")
+    func parts() throws {
+        let address = try ServiceAddress(parsing: "mqtts://fleet%40sea:p%3As%2Fw%40rd@broker.example:8884/boats/7", role: "broker")
+        #expect(address.scheme == "mqtts")
+        #expect(address.username == "fleet@sea")
+        #expect(address.password == "p:s/w@rd")
+        #expect(address.host == "broker.example")
+        #expect(address.port == 8884)
+        #expect(address.path == "boats/7")
+    }
+
+    @Test("what an address leaves out is nil; a host in brackets is IPv6")
+    func leftOut() throws {
+        let plain = try ServiceAddress(parsing: "ntrip://caster.example", role: "caster")
+        #expect(plain.username == nil && plain.password == nil && plain.port == nil && plain.path == nil)
+        let user = try ServiceAddress(parsing: "ntrip://me@[::1]:2102/", role: "caster")
+        #expect(user.username == "me" && user.password == nil)
+        #expect(user.host == "::1" && user.port == 2102 && user.path == "")
+    }
+
+    @Test("a malformed address says what is wrong, never with its password",
+          arguments: [
+            ("mqtt://u:secret@host:0", "'mqtt://u:***@host:0': the port must be a number from 1 to 65535"),
+            ("mqtt://u:secret@host:x", "'mqtt://u:***@host:x': the port must be a number from 1 to 65535"),
+            ("ntrip://u:secret@:2101/M", "'ntrip://u:***@:2101/M' names no caster host"),
+            ("ntrip://u%4:secret@host/M", "'ntrip://u%4:***@host/M': a % in the user or password must be followed by two hexadecimal digits"),
+            ("u:secret@host", "the caster's address has no scheme: write SCHEME://HOST"),
+          ])
+    func malformed(url: String, message: String) {
+        let error = #expect(throws: ServiceAddressError.self) { try ServiceAddress(parsing: url, role: "caster") }
+        #expect(error?.description == message)
+        #expect(error?.description.contains("secret") == false)
+    }
+
+    @Test("the password is masked in messages and found for the command line; an address without one is left as it is")
+    func masking() {
+        #expect(ServiceAddress.redacted("mqtt://fleet:hunter2@broker:1883/x") == "mqtt://fleet:***@broker:1883/x")
+        #expect(ServiceAddress.redacted("ntrip://a:b:c@host/M") == "ntrip://a:***@host/M")
+        #expect(ServiceAddress.redacted("ntrip://user@host/M:x@y") == "ntrip://user@host/M:x@y")
+        #expect(ServiceAddress.redacted("--mqtt") == "--mqtt")
+        let argument = Array("--mqtt=mqtt://u:pw@h".utf8)
+        #expect(ServiceAddress.passwordRange(in: argument) == 16..<18)
+        #expect(ServiceAddress.passwordRange(in: Array("mqtt://u:@h".utf8)) == nil)
+    }
+}
