@@ -49,6 +49,10 @@ public final class MetricsCollector: Sendable {
         count("gpsfix_reports_sent_total", to: clients.reportsSent)
         count("gpsfix_reports_dropped_total", to: clients.reportsDropped)
         count("gpsfix_requests_refused_total", to: clients.requestsRefused)
+        set("gpsfix_connections", to: Double(clients.connections))
+        count("gpsfix_connections_idle_closed_total", to: clients.idleClosed)
+        count("gpsfix_connections_evicted_total", to: clients.evicted)
+        count("gpsfix_connections_refused_total", to: clients.refusedAtCap)
         for device in snapshot.devices {
             let labels = [("device", device.path)]
             let counters = device.counters

@@ -113,6 +113,10 @@ extension Hub {
             clients.field("reportsSent", snapshot.clients.reportsSent)
             clients.field("reportsDropped", snapshot.clients.reportsDropped)
             clients.field("requestsRefused", snapshot.clients.requestsRefused)
+            clients.field("connections", snapshot.clients.connections)
+            clients.field("idleClosed", snapshot.clients.idleClosed)
+            clients.field("evicted", snapshot.clients.evicted)
+            clients.field("refusedAtCap", snapshot.clients.refusedAtCap)
         }
         json.nested("devices", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
             for device in snapshot.devices {

@@ -21,14 +21,12 @@ public final class GPSFixServer: Sendable {
         public var tcpPort: Int?
         /// The release string clients see in VERSION.
         public var release: String
-        /// Each client's outbound buffer: past `high` bytes unread (the cap) the client
-        /// lags until it reads down to `low`. While it lags, its requests are not read,
-        /// sources that can wait are held back for it (for at most `holdBackLimit` in a
-        /// row) and the reports of the others are left out for it, counted.
-        public var clientBuffer: (low: Int, high: Int)
-        /// How long a client may stay over its cap before it is cut off, whether or not
-        /// it reads a little meanwhile.
-        public var stallTimeout: Duration
+        /// The bounds of every connection of every listener: its unsent bytes, the stall
+        /// cut-off, the idle timeouts, the connection caps. While a gpsd client is over
+        /// its cap its requests are not read, sources that can wait are held back for it
+        /// (for at most `holdBackLimit` in a row) and the reports of the others are left
+        /// out for it, counted.
+        public var limits: SessionLimits
         /// How long, in a row, sources that can wait are held back for one lagging client.
         public var holdBackLimit: Duration
         /// Listening sockets handed over by socket activation. They are served beside
@@ -39,15 +37,14 @@ public final class GPSFixServer: Sendable {
         public var nmeaOutput: NMEAOutput
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
-                    clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5),
+                    limits: SessionLimits = SessionLimits(),
                     holdBackLimit: Duration = .seconds(2), adoptedSockets: [Int32] = [],
                     nmeaOutput: NMEAOutput = NMEAOutput()) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
             self.release = release
-            self.clientBuffer = clientBuffer
-            self.stallTimeout = stallTimeout
+            self.limits = limits
             self.holdBackLimit = holdBackLimit
             self.adoptedSockets = adoptedSockets
             self.nmeaOutput = nmeaOutput
@@ -73,27 +70,16 @@ public final class GPSFixServer: Sendable {
         // One event loop: the hub and every session on it, so the fan-out takes no locks.
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         hub = Hub(
-            eventLoop: group.next(), release: configuration.release, stallTimeout: TimeAmount(configuration.stallTimeout),
+            eventLoop: group.next(), release: configuration.release, limits: configuration.limits,
             holdBackLimit: TimeAmount(configuration.holdBackLimit), subscribers: subscribers, logger: logger)
     }
 
     /// Binds the listeners. Throws when the socket is held by a live server.
     public func start() async throws {
         let hub = self.hub
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 4096)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(
-                .writeBufferWaterMark,
-                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high)
-            )
-            // A client that shuts down its sending side still gets its answers.
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub))
-                }
-            }
+        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout) { channel in
+            try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub))
+        }
         var bound: [any Channel] = []
         // Kept even when a later bind fails, so that ``shutdown()`` closes what was bound.
         defer { listeners.withLock { $0 = bound } }
@@ -262,6 +248,8 @@ public final class GPSFixServer: Sendable {
             try? await hub.eventLoop.submit { sender.close() }.get()
         }
         for path in boundSocketPaths.withLock({ $0 }) { unlink(path) }
+        let hub = self.hub
+        try? await hub.eventLoop.submit { hub.sessionTable.stop() }.get()
         try? await group.shutdownGracefully()
     }
 }

@@ -123,7 +123,8 @@ extension GPSFixServer {
         let output = configuration.nmeaOutput
         guard output.isEnabled else { return }
         let hub = self.hub, filter = SentenceFilter(output.sentenceTypes)
-        let bootstrap = clientBootstrap { channel in
+        // A feed watches from its first byte: never idle.
+        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout) { channel in
             try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub, role: .nmeaFeed(filter)))
         }
         if let (host, port) = output.tcp {
@@ -150,16 +151,27 @@ extension GPSFixServer {
         }
     }
 
-    /// A listener's bootstrap on the hub's loop, each client's buffer bounded as configured,
-    /// `addHandlers` setting up each client's pipeline.
-    func clientBootstrap(_ addHandlers: @escaping @Sendable (any Channel) throws -> Void) -> ServerBootstrap {
-        ServerBootstrap(group: hub.eventLoop)
-            .serverChannelOption(.backlog, value: 256)
+    /// A listener's bootstrap on the hub's loop: every connection it accepts starts with a
+    /// ``BoundedSession`` (its caps, its stall cut-off, `idleTimeout`, the connection
+    /// caps), then `addHandlers` sets up the protocol. Every listener is built on this,
+    /// so none can forget a bound.
+    func clientBootstrap(
+        idleTimeout: Duration, _ addHandlers: @escaping @Sendable (any Channel) throws -> Void
+    ) -> ServerBootstrap {
+        let hub = self.hub, limits = configuration.limits
+        return ServerBootstrap(group: hub.eventLoop)
+            .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(
-                .writeBufferWaterMark,
-                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high))
-            .childChannelInitializer { channel in channel.eventLoop.makeCompletedFuture { try addHandlers(channel) } }
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.queuedBytes.low, high: limits.queuedBytes.high))
+            // A client that shuts down its sending side still gets its answers.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        BoundedSession(table: hub.sessionTable, idleTimeout: idleTimeout, logger: hub.logger))
+                    try addHandlers(channel)
+                }
+            }
     }
 
     /// The TCP port NMEA 0183 out listens on (useful with port 0).

@@ -73,10 +73,20 @@ struct GPSFixDaemon: AsyncParsableCommand {
     var silenceTimeout: Double = 3
 
     @Option(help: """
-        Seconds (1 to 3600) a client may stay over its cap of unread reports (256 KiB) before it is cut off, \
+        Seconds (1 to 3600) a client may stay over its cap of unread bytes (64 KiB) before it is cut off, \
         whether or not it reads a little meanwhile.
         """)
     var stallTimeout: Double = 5
+
+    @Option(help: """
+        Connections (2 to 100000) on all listeners together: gpsd's socket and TCP port, HTTP, NMEA 0183 out; one \
+        listener takes two thirds of them at most. At a cap the connection idle the longest is closed to make room. \
+        Each connection costs the daemon 84 KB at most.
+        """)
+    var maxClients: Int = 192
+
+    @Option(help: "Seconds (10 to 86400) a gpsd client that watches nothing and asks nothing is kept.")
+    var idleTimeout: Double = 300
 
     @Option(help: """
         Seconds (0 to 3600) a lagging client may hold back a source that can wait (a pseudo-terminal, a file, \
@@ -181,6 +191,12 @@ struct GPSFixDaemon: AsyncParsableCommand {
         guard (1...3600).contains(stallTimeout) else {
             throw ValidationError("--stall-timeout \(stallTimeout) is out of range: give 1 to 3600 seconds")
         }
+        guard (2...100_000).contains(maxClients) else {
+            throw ValidationError("--max-clients \(maxClients) is out of range: give 2 to 100000")
+        }
+        guard (10...86400).contains(idleTimeout) else {
+            throw ValidationError("--idle-timeout \(idleTimeout) is out of range: give 10 to 86400 seconds")
+        }
         guard (0...3600).contains(holdBack) else {
             throw ValidationError("--hold-back \(holdBack) is out of range: give 0 to 3600 seconds")
         }
@@ -257,7 +273,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
-                tcpPort: address?.port, release: Self.release, stallTimeout: .milliseconds(Int64(stallTimeout * 1000)),
+                tcpPort: address?.port, release: Self.release,
+                limits: SessionLimits(
+                    stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
+                    connectionsPerListener: max(1, maxClients * 2 / 3), connections: maxClients),
                 holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
                 nmeaOutput: try nmeaOut.output(allowRemote: allowRemote)),
             subscribers: subscribers, logger: logger)

@@ -27,7 +27,9 @@ struct MetricsTests {
         counters.assembly.cycles = cycles
         counters.reconnects = 1
         return ServerSnapshot(
-            clients: .init(connected: 2, accepted: 5, cutOff: 1, reportsSent: 300, reportsDropped: 12, requestsRefused: 0),
+            clients: .init(
+                connected: 2, accepted: 5, cutOff: 1, reportsSent: 300, reportsDropped: 12, requestsRefused: 0,
+                connections: 3, idleClosed: 4, evicted: 1, refusedAtCap: 0),
             devices: [.init(path: "/dev/ttyUSB0", online: true, counters: counters, mode: mode, satellitesUsed: 9,
                             satellitesVisible: 14, sinceLastFix: sinceFix)])
     }

@@ -32,8 +32,8 @@ final class PtyServerUnderTest: Sendable {
         terminal = try PseudoTerminal()
         server = GPSFixServer(
             configuration: .init(
-                socketPath: folder.appendingPathComponent("s.sock").path, release: "test", clientBuffer: clientBuffer,
-                stallTimeout: stallTimeout, holdBackLimit: holdBackLimit),
+                socketPath: folder.appendingPathComponent("s.sock").path, release: "test",
+                limits: SessionLimits(queuedBytes: clientBuffer, stallTimeout: stallTimeout), holdBackLimit: holdBackLimit),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         var port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600))

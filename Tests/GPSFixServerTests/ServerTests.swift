@@ -75,8 +75,8 @@ final class ServerUnderTest: Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         server = GPSFixServer(
             configuration: .init(
-                socketPath: folder.appendingPathComponent("s.sock").path, release: "test", clientBuffer: clientBuffer,
-                stallTimeout: stallTimeout),
+                socketPath: folder.appendingPathComponent("s.sock").path, release: "test",
+                limits: SessionLimits(queuedBytes: clientBuffer, stallTimeout: stallTimeout)),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         let providers = devices.map { MockLocationProvider(device: $0, canWait: canWait) }
