@@ -234,7 +234,8 @@ struct FlowControlTests {
     func dropsForALaggingWatcherOfASerialSource() async throws {
         // A real UART cannot be had here: a mock provider that cannot wait stands in for it.
         let harness = try await ServerUnderTest(
-            devices: ["/dev/mock0"], canWait: false, clientBuffer: (8 * 1024, 32 * 1024), stallTimeout: .seconds(60))
+            devices: ["/dev/mock0"], canWait: false,
+            limits: SessionLimits(queuedBytes: (8 * 1024, 32 * 1024), stallTimeout: .seconds(60)))
         let provider = harness.providers[0]
         let client = try await harness.client()
         let reports = 5000
