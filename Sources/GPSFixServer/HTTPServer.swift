@@ -74,13 +74,23 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
+    /// A request head's bounds: 8 KiB a header, 16 KiB and 64 headers in all. A browser
+    /// sends about 1 KiB; past these the connection gets a 400 and is closed.
+    static let headLimits: NIOHTTPDecoderLimitConfiguration = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 8 * 1024
+        limits.maxHeaderListSize = 16 * 1024
+        limits.maxHeaderFieldCount = 64
+        return limits
+    }()
+
     /// SwiftNIO's HTTP server pipeline (what `configureHTTPServerPipeline` adds, with
     /// pipelining assistance and error handling), its handlers named so that an event
     /// stream can take them out.
     static func serverPipeline() -> [(String, any ChannelHandler)] {
         [
             ("http-encoder", HTTPResponseEncoder()),
-            ("http-decoder", ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes))),
+            ("http-decoder", ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: headLimits))),
             ("http-pipelining", HTTPServerPipelineHandler()),
             ("http-errors", HTTPServerProtocolErrorHandler()),
         ]
@@ -89,6 +99,8 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let hub: Hub
     private let content: WebContent
     private var request: HTTPRequestHead?
+    /// A whole request whose answer waits for the client to read what it was sent.
+    private var waiting: HTTPRequestHead?
 
     init(hub: Hub, content: WebContent) {
         self.hub = hub
@@ -105,8 +117,22 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .end:
             guard let head = request else { return }
             request = nil
+            // The pipeline handler gives the next request as soon as the last answer is
+            // written; it waits here while the client has not read what it was sent.
+            if context.channel.isWritable {
+                respond(to: head, context: context)
+            } else {
+                waiting = head
+            }
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let head = waiting {
+            waiting = nil
             respond(to: head, context: context)
         }
+        context.fireChannelWritabilityChanged()
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {

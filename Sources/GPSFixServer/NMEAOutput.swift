@@ -163,6 +163,11 @@ extension GPSFixServer {
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.queuedBytes.low, high: limits.queuedBytes.high))
+            // A client's bytes are taken 2 KiB at a time, one read per turn of the loop:
+            // what one read brings (HTTP requests parsed ahead of their answers included)
+            // stays small, and a flooding client waits its turn.
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 2048))
+            .childChannelOption(.maxMessagesPerRead, value: 1)
             // A client that shuts down its sending side still gets its answers.
             .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in

@@ -2,11 +2,12 @@
 /// socket and TCP, HTTP and its event streams, NMEA 0183 out), and so what a flood of
 /// clients can cost the daemon at most.
 ///
-/// A connection holds at most ``queuedBytes``' high mark of unsent bytes plus the one
-/// write that crossed it (a report is capped at 10 KB, an HTTP response at the page's
-/// 11 KB), its channel and handlers about 8 KB more: some 84 KB at most. With
-/// ``connections`` at 192 that is 16 MB for every connection of every listener together,
-/// whatever the clients do.
+/// A connection holds at most ``queuedBytes``' high mark of unsent bytes (32 KiB) plus the
+/// one write that crossed it (a report is capped at 10 KiB, an HTTP response at the page's
+/// 11 KiB), what one read brings (2 KiB; an HTTP connection holds the requests parsed
+/// from it, up to about 30 KiB) and its channel and handlers (about 5 KiB): some 80 KiB
+/// at most. With ``connections`` at 192 that is 15 MB for every connection of every
+/// listener together, whatever the clients do.
 public struct SessionLimits: Sendable {
     /// Each connection's unsent bytes: past `high` (the cap) the connection stops being
     /// read and lags, until it is down to `low`.
@@ -25,7 +26,7 @@ public struct SessionLimits: Sendable {
     public var connections: Int
 
     public init(
-        queuedBytes: (low: Int, high: Int) = (16 * 1024, 64 * 1024), stallTimeout: Duration = .seconds(5),
+        queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
         idleTimeout: Duration = .seconds(300), httpIdleTimeout: Duration = .seconds(5), connectionsPerListener: Int = 128,
         connections: Int = 192
     ) {

@@ -73,7 +73,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
     var silenceTimeout: Double = 3
 
     @Option(help: """
-        Seconds (1 to 3600) a client may stay over its cap of unread bytes (64 KiB) before it is cut off, \
+        Seconds (1 to 3600) a client may stay over its cap of unread bytes (32 KiB) before it is cut off, \
         whether or not it reads a little meanwhile.
         """)
     var stallTimeout: Double = 5
@@ -81,7 +81,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Option(help: """
         Connections (2 to 100000) on all listeners together: gpsd's socket and TCP port, HTTP, NMEA 0183 out; one \
         listener takes two thirds of them at most. At a cap the connection idle the longest is closed to make room. \
-        Each connection costs the daemon 84 KB at most.
+        Each connection costs the daemon 80 KiB at most.
         """)
     var maxClients: Int = 192
 
