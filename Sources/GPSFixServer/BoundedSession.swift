@@ -27,7 +27,8 @@ final class BoundedSession: ChannelDuplexHandler {
     private let table: SessionTable
     private let idleTimeout: Duration
     private let logger: Logger
-    /// The listener it came from (its server channel): caps are per listener.
+    /// The listener it came from (its server channel, known once active): caps are per
+    /// listener.
     private(set) var listener: ObjectIdentifier
     private var context: ChannelHandlerContext?
     private var admitted = false

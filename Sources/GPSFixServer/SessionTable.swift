@@ -85,7 +85,7 @@ final class SessionTable {
             metadata: ["per listener": "\(limits.connectionsPerListener)", "in all": "\(limits.connections)"])
     }
 
-    /// Once a second, closes the connections idle past their timeout.
+    /// Once a second while any connection is open, closes those idle past their timeout.
     private func startSweeping() {
         guard sweep == nil else { return }
         sweep = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
@@ -94,6 +94,8 @@ final class SessionTable {
     }
 
     private func closeIdle() {
+        // No connection, no wake-up: the next one starts the sweep again.
+        guard !sessions.isEmpty else { return stop() }
         let now = NIODeadline.now()
         for session in sessions.values where session.isIdle(at: now) {
             counts.idleClosed += 1
