@@ -58,6 +58,7 @@ public final class MetricsCollector: Sendable {
             }
             count("gpsfix_sentences_undecodable_total", labels, to: counters.assembly.decodingErrors)
             count("gpsfix_sentences_unknown_total", labels, to: counters.assembly.unknownSentences)
+            count("gpsfix_values_out_of_range_total", labels, to: counters.assembly.valuesOutOfRange)
             count("gpsfix_cycles_total", labels, to: counters.assembly.cycles)
             count("gpsfix_reconnects_total", labels, to: counters.reconnects)
             count("gpsfix_bytes_total", labels, to: counters.framing.bytes)

@@ -161,8 +161,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     }
 
     private static func seconds(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
+        FixedPoint.string(value, decimals: 1)
     }
 
     public func receive(_ report: PublishedReport) {
