@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "NMEA", targets: ["NMEA"]),
         .library(name: "GPSFix", targets: ["GPSFix"]),
         .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
+        // For the fuzz package: every encoder an output writes a fix with, without I/O.
+        .library(name: "OutputFormats", targets: ["OutputFormats"]),
         .executable(name: "gpsfix", targets: ["gpsfix"]),
         .executable(name: "gpsfixd", targets: ["gpsfixd"]),
     ],
@@ -51,11 +53,16 @@ let package = Package(
         .target(name: "CTimeService"),
         // gpsd's JSON protocol: reports encoded once into bytes, and client commands.
         .target(name: "GPSDProtocol", dependencies: ["GPSFix"]),
+        // The other ways a fix leaves the daemon, as bytes and without I/O, so that one
+        // fuzz target reaches them all: the GGA sent to casters, Traccar's OsmAnd query,
+        // OwnTracks and Home Assistant payloads, the HTTP API's entries and events, NMEA
+        // out's lines.
+        .target(name: "OutputFormats", dependencies: ["GPSFix", "GPSDProtocol"]),
         // The server: listeners, client sessions and the fan-out hub, on SwiftNIO.
         .target(
             name: "GPSFixServer",
             dependencies: [
-                "GPSDProtocol", "GPSFix", "GPSFixDevices",
+                "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -70,7 +77,7 @@ let package = Package(
         .target(
             name: "GPSFixMQTT",
             dependencies: [
-                "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", "ServiceAddress",
+                "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", "ServiceAddress", "OutputFormats",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
@@ -79,7 +86,7 @@ let package = Package(
         .target(
             name: "GPSFixTraccar",
             dependencies: [
-                "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSFix", "OutputFormats", .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
@@ -88,7 +95,7 @@ let package = Package(
         .target(
             name: "GPSFixNTRIP",
             dependencies: [
-                "GPSFixServer", "GPSFix", "ServiceAddress", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSFix", "ServiceAddress", "OutputFormats", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -124,7 +131,7 @@ let package = Package(
             name: "gpsfixd",
             dependencies: [
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
-                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress",
+                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -139,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "gpsfix",
             dependencies: [
-                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor",
+                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
@@ -163,7 +170,7 @@ let package = Package(
             dependencies: ["GPSFixMetrics", "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA", "TestSupport"]),
         .testTarget(
             name: "GPSFixNTRIPTests",
-            dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "TestSupport"]),
+            dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "OutputFormats", "TestSupport"]),
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import OutputFormats
 
 /// RTCM corrections from an NTRIP caster into one receiver, and the receiver's position
 /// back to the caster.

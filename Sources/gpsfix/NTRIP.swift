@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import GPSFix
 import GPSFixNTRIP
+import OutputFormats
 
 /// `gpsfix ntrip`: an NTRIP caster's mountpoints.
 struct NTRIP: AsyncParsableCommand {

@@ -5,6 +5,7 @@ import ArgumentParser
 import GPSFixDevices
 import GPSFixNTRIP
 import Logging
+import OutputFormats
 
 /// The options of RTK corrections from an NTRIP caster.
 struct NTRIPOptions: ParsableArguments {

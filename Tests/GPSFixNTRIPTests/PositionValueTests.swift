@@ -1,6 +1,7 @@
 import GPSFix
 import GPSFixNTRIP
 import NMEA
+import OutputFormats
 import Testing
 
 /// The GGA sent to casters takes its numbers from fixes and from `--ntrip-position`: a

@@ -90,9 +90,7 @@ public struct PositionReport: Equatable, Sendable {
         fields += [hasPosition ? String(quality) : "0", satellitesUsed.map { Self.digits(min(max($0, 0), 99), 2) } ?? "", hdopText]
         fields += [altitude.map { FixedPoint.string($0, decimals: 3) } ?? "", "M"]
         fields += [geoidSeparation.map { FixedPoint.string($0, decimals: 3) } ?? "", "M", "", ""]
-        let body = Array(fields.joined(separator: ",").utf8)
-        let checksum = body.reduce(UInt8(0), ^)
-        return [UInt8(ascii: "$")] + body + Array("*\(Self.hex(checksum))\r\n".utf8)
+        return NMEALine.terminated(Array(("$" + fields.joined(separator: ",")).utf8))
     }
 
     /// `ddmm.mmmmmmm` (or `dddmm...`): degrees and decimal minutes, to about a millimetre.
@@ -110,10 +108,5 @@ public struct PositionReport: Equatable, Sendable {
     private static func digits(_ value: Int, _ count: Int) -> String {
         let text = String(value)
         return String(repeating: "0", count: max(0, count - text.count)) + text
-    }
-
-    private static func hex(_ byte: UInt8) -> String {
-        let symbols = Array("0123456789ABCDEF")
-        return String([symbols[Int(byte >> 4)], symbols[Int(byte & 0x0F)]])
     }
 }
