@@ -46,17 +46,37 @@ public struct ServiceAddress: Equatable, Sendable {
             path = String(rest[rest.index(after: slash)...])
             rest = rest[..<slash]
         }
-        var hostPart = rest
-        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
-            guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else {
+        guard let (hostPart, portText) = Self.splitHostAndPort(rest) else {
+            throw ServiceAddressError("'\(shown)': write an IPv6 \(role) host in brackets, as [::1]:PORT")
+        }
+        if let portText {
+            guard let number = Int(portText), (1...65535).contains(number) else {
                 throw ServiceAddressError("'\(shown)': the port must be a number from 1 to 65535")
             }
             port = number
-            hostPart = rest[..<colon]
         }
-        if hostPart.hasPrefix("["), hostPart.hasSuffix("]") { hostPart = hostPart.dropFirst().dropLast() }
         guard !hostPart.isEmpty else { throw ServiceAddressError("'\(shown)' names no \(role) host") }
         host = String(hostPart)
+    }
+
+    /// `HOST[:PORT]` as every address, option and device name writes it, split: the one
+    /// reader of such text. A host in brackets is an IPv6 address (`[::1]:2947`, `[::1]`,
+    /// brackets removed); unbracketed text with more than one `:` is an IPv6 address
+    /// without a port (`::1`); otherwise the port follows the only `:`. `nil` when a
+    /// bracket does not close or something other than `:PORT` follows it. The port is
+    /// returned as written, for the caller to check against its own range.
+    public static func splitHostAndPort(_ text: Substring) -> (host: Substring, port: Substring?)? {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            if rest.isEmpty { return (host, nil) }
+            guard rest.hasPrefix(":") else { return nil }
+            return (host, rest.dropFirst())
+        }
+        let colons = text.count { $0 == ":" }
+        guard colons == 1, let colon = text.firstIndex(of: ":") else { return (text, nil) }
+        return (text[..<colon], text[text.index(after: colon)...])
     }
 
     /// `url` with its password, if it holds one, masked as `***`: for messages.

@@ -77,4 +77,20 @@ struct ServiceAddressTests {
         let plain = try ServiceAddress(parsing: "mqtt://broker.local/fleet/boats", role: "broker")
         #expect(plain.host == "broker.local" && plain.path == "fleet/boats" && plain.username == nil)
     }
+
+    @Test(
+        "HOST[:PORT] split one way for every option and device: IPv6 in brackets, or bare without a port",
+        arguments: [
+            ("127.0.0.1:2947", "127.0.0.1", "2947"), ("[::1]:2947", "::1", "2947"), ("[::1]", "::1", nil), ("::1", "::1", nil),
+            ("localhost", "localhost", nil), ("fe80::1%eth0", "fe80::1%eth0", nil), ("host:", "host", ""),
+        ] as [(String, String, String?)])
+    func hostAndPort(text: String, host: String, port: String?) throws {
+        let split = try #require(ServiceAddress.splitHostAndPort(text[...]))
+        #expect(split.host == host[...] && split.port == port.map { $0[...] })
+    }
+
+    @Test("a bracket that does not close, or text after it, is no HOST[:PORT]", arguments: ["[::1", "[::1]2947", "[::1]x:1"])
+    func malformedHostAndPort(text: String) {
+        #expect(ServiceAddress.splitHostAndPort(text[...]) == nil)
+    }
 }
