@@ -121,6 +121,9 @@ let package = Package(
         // SCHEME://USER:PASSWORD@HOST:PORT/PATH, read one way for every output that takes
         // one (MQTT, NTRIP), and its password kept out of messages and of `ps`.
         .target(name: "ServiceAddress"),
+        // NMEA 0183 out announced over mDNS through avahi's publisher, a child that gets
+        // no secret of the daemon's environment.
+        .target(name: "MDNSAnnouncement", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
         .target(name: "GPSFixDoctor"),
@@ -131,7 +134,7 @@ let package = Package(
             name: "gpsfixd",
             dependencies: [
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
-                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats",
+                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -174,6 +177,9 @@ let package = Package(
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),
+        .testTarget(
+            name: "MDNSAnnouncementTests",
+            dependencies: ["MDNSAnnouncement", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(
             name: "IntegrationTests",
