@@ -110,6 +110,7 @@ let package = Package(
             dependencies: [
                 "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFixNTRIP", "GPSFix", "NMEA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

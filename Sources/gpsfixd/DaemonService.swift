@@ -122,12 +122,14 @@ struct DaemonService: Service {
         let (server, timeService, fleet, traccar, ntrip) = (self.server, self.timeService, self.fleet, self.traccar, self.ntrip)
         let content = WebContent(
             metrics: {
-                if let snapshot = await server.snapshot() { collector.record(snapshot) }
-                if let timeService { collector.record(time: timeService.counters()) }
-                if let fleet { collector.record(mqtt: fleet.counters()) }
-                if let traccar { collector.record(traccar: traccar.counters) }
-                if let ntrip { collector.record(ntrip: ntrip.counters) }
-                return collector.exposition()
+                // One scrape at a time (concurrent ones would count twice).
+                await collector.scrape { collector in
+                    if let snapshot = await server.snapshot() { collector.record(snapshot) }
+                    if let timeService { collector.record(time: timeService.counters()) }
+                    if let fleet { collector.record(mqtt: fleet.counters()) }
+                    if let traccar { collector.record(traccar: traccar.counters) }
+                    if let ntrip { collector.record(ntrip: ntrip.counters) }
+                }
             },
             services: serviceLines, cors: httpCORS)
         for address in httpAddresses { try await server.startHTTP(host: address.host, port: address.port, content: content) }
