@@ -38,7 +38,10 @@ let package = Package(
         // SwiftNIO's thread pool.
         .target(
             name: "GPSFixDevices",
-            dependencies: ["GPSFix", "CLibGPS", "ServiceAddress", .product(name: "NIOPosix", package: "swift-nio")]),
+            dependencies: [
+                "GPSFix", "CLibGPS", "ServiceAddress", .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         // libgps, for reading from a running gpsd (Debian: libgps-dev).
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // The time service: receiver time and pulses to chrony (SOCK) and ntpd (SHM).
