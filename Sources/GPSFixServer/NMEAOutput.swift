@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import NIOPosix
+import OutputFormats
 
 /// NMEA 0183 out: the receivers' sentences as read, for chartplotters, Signal K,
 /// OpenCPN and geoclue, with no greeting and no handshake.
@@ -55,21 +56,12 @@ struct SentenceFilter: Sendable {
 
 extension NMEAOutput {
     /// Whether `sentence` ends in `*hh`.
-    static func hasChecksum(_ sentence: [UInt8]) -> Bool {
-        sentence.count >= 3 && sentence[sentence.count - 3] == UInt8(ascii: "*")
-    }
+    static func hasChecksum(_ sentence: [UInt8]) -> Bool { NMEALine.hasChecksum(sentence) }
 
-    /// `sentence` as it goes out: its checksum added when the receiver sent none, then CR LF.
+    /// `sentence` as it goes out (``NMEALine``): its checksum added when the receiver
+    /// sent none, then CR LF.
     static func line(_ sentence: [UInt8]) -> ByteBuffer {
-        var buffer = ByteBufferAllocator().buffer(capacity: sentence.count + 5)
-        buffer.writeBytes(sentence)
-        if !hasChecksum(sentence) {
-            let checksum = sentence.dropFirst().reduce(UInt8(0), ^)
-            let digits = Array("0123456789ABCDEF".utf8)
-            buffer.writeBytes([UInt8(ascii: "*"), digits[Int(checksum >> 4)], digits[Int(checksum & 0x0F)]])
-        }
-        buffer.writeBytes([13, 10])
-        return buffer
+        ByteBuffer(bytes: NMEALine.terminated(sentence))
     }
 }
 

@@ -2,6 +2,7 @@ import GPSFix
 import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
+import OutputFormats
 
 /// Where positions go, one request each: Traccar's OsmAnd endpoint over HTTP(S)
 /// (``HTTPPositionUploader``), or a test's fake.

@@ -12,6 +12,7 @@ import GPSFixTime
 import GPSFixTraccar
 import Glibc
 import Logging
+import ServiceAddress
 import ServiceLifecycle
 import SystemdSupport
 
@@ -333,11 +334,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
     }
 
-    static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
-        else { throw ValidationError("\(option) wants HOST:PORT, as 127.0.0.1:2947") }
-        var host = text[..<colon]
-        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }  // [::1]
+    static func parseAddress(_ text: String, option: String, defaultPort: Int? = nil) throws -> (host: String, port: Int) {
+        let usage = defaultPort.map { "HOST[:PORT], as 127.0.0.1 or [::1]:\($0)" } ?? "HOST:PORT, as 127.0.0.1:2947 or [::1]:2947"
+        guard let (host, portText) = ServiceAddress.splitHostAndPort(text[...]), !host.isEmpty else {
+            throw ValidationError("\(option) wants \(usage)")
+        }
+        guard let port = portText.map({ Int($0) }) ?? defaultPort, (0...65535).contains(port) else {
+            throw ValidationError("\(option) wants \(usage)")
+        }
         return (String(host), port)
     }
 
