@@ -5,9 +5,9 @@ import GPSDProtocol
 import GPSFix
 import GPSFixDevices
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// gpsfixd's server: location providers in, gpsd-protocol clients out, over a Unix socket
 /// and, on request, TCP.
@@ -54,14 +54,14 @@ public final class GPSFixServer: Sendable {
     public let configuration: Configuration
     private let group: MultiThreadedEventLoopGroup
     let hub: Hub
-    private let listeners = Mutex<[any Channel]>([])
+    private let listeners = NIOLockedValueBox<[any Channel]>([])
     /// The socket file this server bound itself, and so removes at shutdown.
-    let boundSocketPaths = Mutex<[String]>([])
+    let boundSocketPaths = NIOLockedValueBox<[String]>([])
     /// The listeners of NMEA 0183 out, and its UDP sender.
-    let nmeaListeners = Mutex<[any Channel]>([])
-    let nmeaDatagrams = Mutex<NMEADatagramSender?>(nil)
+    let nmeaListeners = NIOLockedValueBox<[any Channel]>([])
+    let nmeaDatagrams = NIOLockedValueBox<NMEADatagramSender?>(nil)
     /// The HTTP server's listeners.
-    let httpListeners = Mutex<[any Channel]>([])
+    let httpListeners = NIOLockedValueBox<[any Channel]>([])
 
     /// `subscribers` take every TPV, SKY and DEVICE report besides the sockets (the MQTT
     /// publisher), on the event loop: see ``ReportSubscriber``.
@@ -82,7 +82,7 @@ public final class GPSFixServer: Sendable {
         }
         var bound: [any Channel] = []
         // Kept even when a later bind fails, so that ``shutdown()`` closes what was bound.
-        defer { listeners.withLock { $0 = bound } }
+        defer { listeners.withLockedValue { $0 = bound } }
         for descriptor in configuration.adoptedSockets {
             let channel = try await bootstrap.withBoundSocket(descriptor).get()
             bound.append(channel)
@@ -99,7 +99,7 @@ public final class GPSFixServer: Sendable {
             defer { umask(previousMask) }
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             bound.append(channel)
-            boundSocketPaths.withLock { $0.append(path) }
+            boundSocketPaths.withLockedValue { $0.append(path) }
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
         if let host = configuration.tcpHost, let port = configuration.tcpPort {
@@ -123,7 +123,7 @@ public final class GPSFixServer: Sendable {
 
     /// The TCP port actually bound (useful with port 0).
     public var tcpPort: Int? {
-        listeners.withLock { $0.compactMap { $0.localAddress?.port }.first }
+        listeners.withLockedValue { $0.compactMap { $0.localAddress?.port }.first }
     }
 
     /// The event loop the hub and every session run on.
@@ -236,18 +236,18 @@ public final class GPSFixServer: Sendable {
 
     /// Closes the listeners and every client, removes the socket file, stops the loop.
     public func shutdown() async {
-        let channels = listeners.withLock { channels in defer { channels = [] }; return channels }
+        let channels = listeners.withLockedValue { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
         // A socket from the service manager is the manager's to remove.
-        let others = (nmeaListeners.withLock { $0 } + httpListeners.withLock { $0 })
-        nmeaListeners.withLock { $0 = [] }
-        httpListeners.withLock { $0 = [] }
+        let others = (nmeaListeners.withLockedValue { $0 } + httpListeners.withLockedValue { $0 })
+        nmeaListeners.withLockedValue { $0 = [] }
+        httpListeners.withLockedValue { $0 = [] }
         for channel in others { try? await channel.close() }
-        if let sender = nmeaDatagrams.withLock({ $0 }) {
+        if let sender = nmeaDatagrams.withLockedValue({ $0 }) {
             let hub = self.hub
             try? await hub.eventLoop.submit { sender.close() }.get()
         }
-        for path in boundSocketPaths.withLock({ $0 }) { unlink(path) }
+        for path in boundSocketPaths.withLockedValue({ $0 }) { unlink(path) }
         let hub = self.hub
         try? await hub.eventLoop.submit { hub.sessionTable.stop() }.get()
         try? await group.shutdownGracefully()
@@ -257,14 +257,14 @@ public final class GPSFixServer: Sendable {
 /// The first of several racing answers, handed to one waiting continuation; later ones
 /// are dropped.
 private final class FirstAnswer: Sendable {
-    private let waiting = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    private let waiting = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(nil)
 
     func await(_ continuation: CheckedContinuation<Bool, Never>) {
-        waiting.withLock { $0 = continuation }
+        waiting.withLockedValue { $0 = continuation }
     }
 
     func give(_ answer: Bool) {
-        waiting.withLock { continuation in
+        waiting.withLockedValue { continuation in
             defer { continuation = nil }
             return continuation
         }?.resume(returning: answer)

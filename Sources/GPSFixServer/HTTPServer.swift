@@ -43,7 +43,7 @@ extension GPSFixServer {
             for (name, handler) in HTTPRequestHandler.serverPipeline() { try sync.addHandler(handler, name: name) }
             try sync.addHandler(HTTPRequestHandler(hub: hub, content: content))
         }.bind(host: host, port: port).get()
-        httpListeners.withLock { $0.append(channel) }
+        httpListeners.withLockedValue { $0.append(channel) }
         hub.logger.info("serving HTTP", metadata: ["http": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         return channel.localAddress?.port ?? port
     }

@@ -121,7 +121,7 @@ extension GPSFixServer {
         }
         if let (host, port) = output.tcp {
             let channel = try await bootstrap.bind(host: host, port: port).get()
-            nmeaListeners.withLock { $0.append(channel) }
+            nmeaListeners.withLockedValue { $0.append(channel) }
             hub.logger.info("NMEA 0183 out", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         }
         if let path = output.socketPath {
@@ -131,13 +131,13 @@ extension GPSFixServer {
             let previousMask = umask(0o111)
             defer { umask(previousMask) }
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-            nmeaListeners.withLock { $0.append(channel) }
-            boundSocketPaths.withLock { $0.append(path) }
+            nmeaListeners.withLockedValue { $0.append(channel) }
+            boundSocketPaths.withLockedValue { $0.append(path) }
             hub.logger.info("NMEA 0183 out", metadata: ["socket": "\(path)"])
         }
         if let (host, port) = output.udp {
             let sender = try await NMEADatagramSender.start(on: hub.eventLoop, to: host, port: port, filter: filter)
-            nmeaDatagrams.withLock { $0 = sender }
+            nmeaDatagrams.withLockedValue { $0 = sender }
             try await hub.eventLoop.submit { hub.send(sentencesTo: sender) }.get()
             hub.logger.info("NMEA 0183 out", metadata: ["udp": "\(host):\(port)"])
         }
@@ -173,6 +173,6 @@ extension GPSFixServer {
 
     /// The TCP port NMEA 0183 out listens on (useful with port 0).
     public var nmeaTCPPort: Int? {
-        nmeaListeners.withLock { $0.compactMap { $0.localAddress?.port }.first }
+        nmeaListeners.withLockedValue { $0.compactMap { $0.localAddress?.port }.first }
     }
 }
