@@ -84,9 +84,11 @@ final class BoundedSession: ChannelDuplexHandler {
         }
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    /// Something was sent: the connection is not idle (one clock reading per flush, not
+    /// per report).
+    func flush(context: ChannelHandlerContext) {
         lastActivity = .now()
-        context.write(data, promise: promise)
+        context.flush()
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
