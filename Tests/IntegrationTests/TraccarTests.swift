@@ -51,6 +51,35 @@ final class OsmAndEndpoint {
     deinit { stop() }
 }
 
+/// A tmpfs of `bytes` mounted at a folder (root only): a disk that fills up.
+struct SmallFileSystem {
+    static var canMount: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount") }
+    let path: String
+
+    init(at folder: URL, bytes: Int) throws {
+        path = folder.path
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        _ = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path])
+        guard available != nil, size == bytes else { throw TimedOut(description: "a \(bytes)-byte tmpfs at \(path) was not mounted") }
+    }
+
+    private var statistics: statvfs? {
+        var result = statvfs()
+        return statvfs(path, &result) == 0 ? result : nil
+    }
+
+    /// Its size, in bytes.
+    var size: Int? { statistics.map { Int($0.f_blocks) * Int($0.f_frsize) } }
+
+    /// Bytes free, in whole blocks.
+    var available: Int? { statistics.map { Int($0.f_bavail) * Int($0.f_frsize) } }
+
+    /// Unmounts it (lazily, should a process still hold a file there).
+    func unmount() {
+        _ = try? run("/bin/umount", ["--lazy", path])
+    }
+}
+
 @Suite("Traccar, with nothing lost", .serialized)
 struct TraccarTests {
     static func daemon(_ folder: URL, _ endpoint: OsmAndEndpoint, extra: [String] = []) throws -> (RunningProcess, String) {
@@ -149,6 +178,64 @@ struct TraccarTests {
         let times = Self.times(endpoint.positions)
         #expect(Self.isEverySecond(times), "\(times)")
         #expect(daemon.errorText.contains("Traccar server not reached: HTTP 500"))
+    }
+
+    @Test(
+        "the journal's disk fills up while the server is away: every position arrives, in order, each once, when it is back",
+        .enabled(if: SmallFileSystem.canMount, "mounts a 16 kB tmpfs: root only"))
+    func fullDisk() throws {
+        let folder = try makeTemporaryFolder("traccar-full")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try SmallFileSystem(at: folder.appendingPathComponent("state"), bytes: 16 * 1024)
+        defer { disk.unmount() }
+        let endpoint = try OsmAndEndpoint(folder: folder)
+        endpoint.stop()
+        // A 10 Hz receiver: each cycle one second after the last, so every time is new.
+        let daemon = try DaemonUnderTest(speed: 10, retime: true, extra: [
+            "--traccar", "http://127.0.0.1:\(endpoint.port)/", "--traccar-id", "boat7", "--state-directory", disk.path,
+        ])
+        let watcher = try daemon.client()
+        watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        // The times of the TPVs with a position: each is a position queued.
+        var seen: [Double] = []
+        func watch() {
+            while let line = watcher.readLine(timeout: 0.02) {
+                guard let json = line.json, json["class"] as? String == "TPV", json["lat"] != nil, json["lon"] != nil,
+                    let time = (json["time"] as? String).flatMap(ISO8601DateFormatter.fractional.date(from:))
+                else { continue }
+                seen.append(time.timeIntervalSince1970)
+            }
+        }
+        // Full: less room left than a line takes (the last page of a tmpfs is counted used
+        // from its first byte, so the journal's size says it, not the free blocks).
+        let journal = disk.path + "/traccar.journal"
+        try waitUntil("the journal's disk full", within: 40) {
+            watch()
+            let size = (try? FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int) ?? 0
+            return size > 16 * 1024 - 150
+        }
+        // A few seconds more of positions that the disk cannot take.
+        let full = Date()
+        while Date().timeIntervalSince(full) < 3 { watch() }
+        daemon.replay.stop()
+        let quiet = Date()
+        while Date().timeIntervalSince(quiet) < 1 { watch() }
+        let last = try #require(seen.last)
+        try endpoint.start()
+        let arrived = (try? waitUntil("the last position at the endpoint", within: 40) {
+            watch()
+            return Self.times(endpoint.positions).contains { abs($0 - last) < 0.01 }
+        }) != nil
+        // Time for a position sent again to show.
+        usleep(1_000_000)
+        let times = Self.times(endpoint.positions)
+        #expect(arrived, "\(times.count) requests, \(Set(times).count) positions; \(seen.count) TPVs")
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "in order, each once: \(times.prefix(20))")
+        let missing = seen.filter { time in !times.contains { abs($0 - time) < 0.01 } }
+        #expect(missing.isEmpty, "\(missing.count) of \(seen.count) positions never arrived")
+        #expect(!FileManager.default.fileExists(atPath: disk.path + "/traccar.journal.new"))
+        let said = daemon.daemon.errorText.components(separatedBy: "the journal cannot be written").count - 1
+        #expect(said == 1, "the full disk said once in the log: \(daemon.daemon.errorText.suffix(2000))")
     }
 }
 
