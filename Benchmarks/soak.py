@@ -9,7 +9,7 @@ the pace it sends at, so it keeps up). Every stream is read and dropped. The dae
 VmRSS is sampled every second, with the TPVs the watcher has read so far; after the
 warm-up's fixes, the growth against the first sample past it is printed.
 
-Usage: Benchmarks/soak.py --bin DIR [--fixes 100000] [--warm-up 5000] [--speed 600]
+Usage: Benchmarks/soak.py --bin DIR [--fixes 100000] [--warm-up 5000] [--speed 600] [--outputs events,nmea,mqtt,traccar]
 (DIR holds gpsfixd and gpsfix; Benchmarks/soak builds them in release mode and runs this.)
 """
 import argparse
@@ -65,7 +65,9 @@ def main():
     parser.add_argument("--warm-up", type=int, default=5_000, help="fixes before the baseline sample")
     parser.add_argument("--speed", type=float, default=600, help="times real time (the capture is 1 Hz)")
     parser.add_argument("--fixture", default=os.path.join(ROOT, "fixtures/gpsd/haicom-305N.log"))
+    parser.add_argument("--outputs", default="events,nmea,mqtt,traccar", help="beside the watcher (to find which one grows)")
     args = parser.parse_args()
+    outputs = set(args.outputs.split(",")) - {""}
 
     folder = tempfile.mkdtemp(prefix="gpsfix-soak-")
     processes = []
@@ -88,22 +90,30 @@ def main():
         link, sock = os.path.join(folder, "gps0"), os.path.join(folder, "gpsfixd.sock")
         start([os.path.join(args.bin, "gpsfix"), "replay", args.fixture, "--link", link, "--loop", "--speed", str(args.speed)])
         wait_for("the replay's link", lambda: os.path.exists(link))
-        daemon = start([
-            os.path.join(args.bin, "gpsfixd"), link, "--socket", sock, "--log-level", "warning",
-            "--http", f"127.0.0.1:{http_port}", "--nmea-tcp", f"127.0.0.1:{nmea_port}",
-            "--mqtt", f"mqtt://127.0.0.1:{broker_port}/fleet/soak", "--mqtt-homeassistant",
-            "--traccar", f"http://127.0.0.1:{endpoint_port}/", "--traccar-id", "soak", "--traccar-interval", "0.1",
-            "--state-directory", os.path.join(folder, "state"),
-        ])
-        wait_for("the daemon", lambda: connects(sock) and connects(("127.0.0.1", http_port)) and connects(("127.0.0.1", nmea_port)))
+        options = []
+        if "events" in outputs:
+            options += ["--http", f"127.0.0.1:{http_port}"]
+        if "nmea" in outputs:
+            options += ["--nmea-tcp", f"127.0.0.1:{nmea_port}"]
+        if "mqtt" in outputs:
+            options += ["--mqtt", f"mqtt://127.0.0.1:{broker_port}/fleet/soak", "--mqtt-homeassistant"]
+        if "traccar" in outputs:
+            options += ["--traccar", f"http://127.0.0.1:{endpoint_port}/", "--traccar-id", "soak", "--traccar-interval", "0.1",
+                        "--state-directory", os.path.join(folder, "state")]
+        daemon = start([os.path.join(args.bin, "gpsfixd"), link, "--socket", sock, "--log-level", "warning"] + options)
+        wait_for("the daemon", lambda: connects(sock) and ("events" not in outputs or connects(("127.0.0.1", http_port)))
+                 and ("nmea" not in outputs or connects(("127.0.0.1", nmea_port))))
 
         watcher = socket.socket(socket.AF_UNIX)
         watcher.connect(sock)
         watcher.sendall(b'?WATCH={"enable":true,"json":true}\n')
-        events = socket.create_connection(("127.0.0.1", http_port))
-        events.sendall(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        nmea = socket.create_connection(("127.0.0.1", nmea_port))
-        streams = {watcher: 0, events: 0, nmea: 0}
+        streams = {watcher: 0}
+        if "events" in outputs:
+            events = socket.create_connection(("127.0.0.1", http_port))
+            events.sendall(b"GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            streams[events] = 0
+        if "nmea" in outputs:
+            streams[socket.create_connection(("127.0.0.1", nmea_port))] = 0
         marker, tail, fixes = b'"class":"TPV"', b"", 0
 
         started = time.monotonic()
@@ -134,10 +144,12 @@ def main():
         rss = resident_kilobytes(daemon.pid)
         samples.append((time.monotonic() - started, fixes, rss))
         after = [s[2] for s in samples if s[1] >= args.warm_up]
-        with open(os.path.join(folder, "positions.log")) as log:
-            positions = sum(1 for _ in log)
-        print(f"fixes {fixes} in {samples[-1][0]:.0f} s; bytes read: watcher {streams[watcher]}, events {streams[events]}, "
-              f"NMEA {streams[nmea]}; Traccar positions {positions}")
+        positions = 0
+        if os.path.exists(os.path.join(folder, "positions.log")):
+            with open(os.path.join(folder, "positions.log")) as log:
+                positions = sum(1 for _ in log)
+        print(f"fixes {fixes} in {samples[-1][0]:.0f} s with {','.join(sorted(outputs)) or 'the watcher alone'}; "
+              f"bytes read: {', '.join(str(count) for count in streams.values())}; Traccar positions {positions}")
         print(f"RSS after {args.warm_up} fixes: {baseline} kB; at the end {rss} kB; highest {max(after)} kB; "
               f"growth {rss - baseline} kB (highest {max(after) - baseline} kB)")
     finally:
