@@ -2,7 +2,7 @@
 /// journal follows on disk (``PositionJournal``, written by ``JournalWriter``).
 ///
 /// Bounded by ``capacity``: past it the oldest are dropped, counted. Each position costs
-/// about 200 bytes here (see ``PositionJournal/Entry``): 20 MB at the default 100,000.
+/// about 230 bytes here (measured; see ``PositionJournal/Entry``): 23 MB at the default 100,000.
 struct PositionQueue {
     typealias Entry = PositionJournal.Entry
 
@@ -80,6 +80,8 @@ struct PositionQueue {
 
     private mutating func removeOldest() {
         acknowledged = entries[head].sequence
+        // Its query is freed now; only its slot waits for the front to be given back.
+        entries[head].query = ""
         head += 1
         // The array's front is given back now and then, not at each position.
         if head > 4096, head * 2 > entries.count {
