@@ -170,7 +170,9 @@ let package = Package(
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),
-        .testTarget(name: "GPSFixTraccarTests", dependencies: ["GPSFixTraccar"]),
+        .testTarget(
+            name: "GPSFixTraccarTests",
+            dependencies: ["GPSFixTraccar", "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log")]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(
             name: "IntegrationTests",
