@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "NMEA", targets: ["NMEA"]),
         .library(name: "GPSFix", targets: ["GPSFix"]),
         .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
+        // For the fuzz package: every encoder an output writes a fix with, without I/O.
+        .library(name: "OutputFormats", targets: ["OutputFormats"]),
         .executable(name: "gpsfix", targets: ["gpsfix"]),
         .executable(name: "gpsfixd", targets: ["gpsfixd"]),
     ],
@@ -36,7 +38,10 @@ let package = Package(
         // SwiftNIO's thread pool.
         .target(
             name: "GPSFixDevices",
-            dependencies: ["GPSFix", "CLibGPS", .product(name: "NIOPosix", package: "swift-nio")]),
+            dependencies: [
+                "GPSFix", "CLibGPS", "ServiceAddress", .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         // libgps, for reading from a running gpsd (Debian: libgps-dev).
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // The time service: receiver time and pulses to chrony (SOCK) and ntpd (SHM).
@@ -51,11 +56,16 @@ let package = Package(
         .target(name: "CTimeService"),
         // gpsd's JSON protocol: reports encoded once into bytes, and client commands.
         .target(name: "GPSDProtocol", dependencies: ["GPSFix"]),
+        // The other ways a fix leaves the daemon, as bytes and without I/O, so that one
+        // fuzz target reaches them all: the GGA sent to casters, Traccar's OsmAnd query,
+        // OwnTracks and Home Assistant payloads, the HTTP API's entries and events, NMEA
+        // out's lines.
+        .target(name: "OutputFormats", dependencies: ["GPSFix", "GPSDProtocol"]),
         // The server: listeners, client sessions and the fan-out hub, on SwiftNIO.
         .target(
             name: "GPSFixServer",
             dependencies: [
-                "GPSDProtocol", "GPSFix", "GPSFixDevices",
+                "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -70,7 +80,7 @@ let package = Package(
         .target(
             name: "GPSFixMQTT",
             dependencies: [
-                "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", "ServiceAddress",
+                "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", "ServiceAddress", "OutputFormats",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
@@ -80,7 +90,7 @@ let package = Package(
         .target(
             name: "GPSFixTraccar",
             dependencies: [
-                "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSFix", "OutputFormats", .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The journal's writes and syncs, on its thread pool.
@@ -91,7 +101,7 @@ let package = Package(
         .target(
             name: "GPSFixNTRIP",
             dependencies: [
-                "GPSFixServer", "GPSFix", "ServiceAddress", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSFix", "ServiceAddress", "OutputFormats", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -106,6 +116,7 @@ let package = Package(
             dependencies: [
                 "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFixNTRIP", "GPSFix", "NMEA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -117,6 +128,9 @@ let package = Package(
         // SCHEME://USER:PASSWORD@HOST:PORT/PATH, read one way for every output that takes
         // one (MQTT, NTRIP), and its password kept out of messages and of `ps`.
         .target(name: "ServiceAddress"),
+        // NMEA 0183 out announced over mDNS through avahi's publisher, a child that gets
+        // no secret of the daemon's environment.
+        .target(name: "MDNSAnnouncement", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
         .target(name: "GPSFixDoctor"),
@@ -127,7 +141,7 @@ let package = Package(
             name: "gpsfixd",
             dependencies: [
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
-                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress",
+                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -142,7 +156,7 @@ let package = Package(
         .executableTarget(
             name: "gpsfix",
             dependencies: [
-                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor",
+                "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
@@ -166,13 +180,16 @@ let package = Package(
             dependencies: ["GPSFixMetrics", "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA", "TestSupport"]),
         .testTarget(
             name: "GPSFixNTRIPTests",
-            dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "TestSupport"]),
+            dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "OutputFormats", "TestSupport"]),
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),
         .testTarget(
             name: "GPSFixTraccarTests",
             dependencies: ["GPSFixTraccar", "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(
+            name: "MDNSAnnouncementTests",
+            dependencies: ["MDNSAnnouncement", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(
             name: "IntegrationTests",

@@ -12,7 +12,7 @@ let package = Package(
     name: "GPSFixFuzz",
     dependencies: [.package(path: "..")],
     targets: [
-        // The hand-over to libFuzzer that both targets share.
+        // The hand-over to libFuzzer that every target shares.
         .target(name: "FuzzSupport"),
         .executableTarget(
             name: "FuzzNMEA",
@@ -20,6 +20,14 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzRequests", dependencies: ["FuzzSupport", .product(name: "GPSDProtocol", package: project)]),
+        // Bytes through the framer and the assembler into every encoder of every output.
+        .executableTarget(
+            name: "FuzzOutputs",
+            dependencies: [
+                "FuzzSupport", .product(name: "NMEA", package: project), .product(name: "GPSFix", package: project),
+                .product(name: "GPSDProtocol", package: project), .product(name: "OutputFormats", package: project),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,5 @@
+import GPSFix
+
 /// Writes one gpsd report: compact JSON, `class` first, no `null`, ended by CR LF.
 ///
 /// gpsd's clients depend on the exact shape: cgps and gpxlogger look for the literal
@@ -246,52 +248,13 @@ public struct JSONWriter: ~Copyable {
     /// many bytes it wrote (at most 20, or `minimumDigits`).
     @inline(__always)
     static func writeDigits(_ value: UInt, minimumDigits: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
-        var digits = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
-            digits += 1
-        }
-        let count = max(digits, minimumDigits)
-        var remaining = value
-        for position in (0..<count).reversed() {
-            output[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-            remaining /= 10
-        }
-        return count
+        FixedPoint.writeDigits(value, minimumDigits: minimumDigits, to: output)
     }
 
-    /// `value` rounded half away from zero to `decimals` places (0...9), as `printf("%.*f")`
-    /// prints it except at exact binary ties.
+    /// `value` with `decimals` places (0...9), as ``FixedPoint`` writes every number.
     mutating func appendFixed(_ value: Double, decimals: Int) {
-        precondition((0...9).contains(decimals), "at most nine decimals")
-        let scaled = (value.magnitude * Double(Self.powerOfTen(decimals))).rounded()
-        guard scaled < 9e18 else {
-            for byte in String(value).utf8 { appendByte(byte) }
-            return
+        appendToken(maximumCount: FixedPoint.maximumCount(for: value, decimals: decimals)) { output in
+            FixedPoint.write(value, decimals: decimals, to: output)
         }
-        let digits = UInt(scaled)
-        appendToken(maximumCount: 22 + decimals) { output in
-            var count = 0
-            if value < 0, digits != 0 {
-                output[0] = UInt8(ascii: "-")
-                count = 1
-            }
-            // All the digits as one integer, then the last `decimals` of them moved one
-            // place right to make room for the point: no division by a power of ten.
-            count += Self.writeDigits(digits, minimumDigits: decimals + 1, to: output + count)
-            if decimals > 0 {
-                for position in (count - decimals..<count).reversed() { output[position + 1] = output[position] }
-                output[count - decimals] = UInt8(ascii: ".")
-                count += 1
-            }
-            return count
-        }
-    }
-
-    private static func powerOfTen(_ exponent: Int) -> UInt {
-        var power: UInt = 1
-        for _ in 0..<exponent { power &*= 10 }
-        return power
     }
 }

@@ -18,8 +18,9 @@ public struct WatchSettings: Equatable, Sendable {
     /// Applies a request as gpsd's `json_watch_read` does: `json`, `nmea` and `raw` keep
     /// their values unless named; every other option takes the request's value or its
     /// default (`pps`, `scaled`, `split24`, `timing` false, `device` none), and `enable`,
-    /// left out, turns watching on (gpsmon sends `?WATCH={"raw":2,"pps":true}`). Enabling
-    /// with neither `json` nor `nmea` nor `raw` means JSON, as gpsd takes it.
+    /// left out, turns watching on (gpsmon sends `?WATCH={"raw":2,"pps":true}`). As with
+    /// gpsd 3.22, enabling without `json` on a connection that never asked for it streams
+    /// no reports: only `"json":true` does.
     ///
     /// `scaled`, `split24` and `timing` are kept and echoed but change nothing: gpsd's
     /// `scaled` and `split24` concern AIS and subframe reports, which an NMEA position
@@ -35,7 +36,6 @@ public struct WatchSettings: Equatable, Sendable {
         pps = request.pps ?? false
         timing = request.timing ?? false
         device = request.device
-        if enable, request.json == nil, request.nmea == nil, request.raw == nil, !nmea, raw == 0 { json = true }
     }
 
     /// Whether the session wants reports (TPV, SKY, ...) of `device`.

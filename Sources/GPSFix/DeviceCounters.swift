@@ -22,5 +22,6 @@ public struct DeviceCounters: Hashable, Sendable {
             + "undecodable \(assembly.decodingErrors), unknown \(assembly.unknownSentences), "
             + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(framing.bytes)"
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026) \(distrustedTimes)" : "")
+            + (assembly.valuesOutOfRange > 0 ? ", values out of range \(assembly.valuesOutOfRange)" : "")
     }
 }

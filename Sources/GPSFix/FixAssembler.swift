@@ -30,6 +30,9 @@ public struct FixAssembler {
         public var decodingErrors = 0
         /// Sentences of types GPSFix does not read (passed on to raw watchers only).
         public var unknownSentences = 0
+        /// Values left out of fixes, sky views, error estimates and headings for lying
+        /// outside their ``ValueRanges`` (or not being finite numbers).
+        public var valuesOutOfRange = 0
 
         public init() {}
     }
@@ -188,15 +191,26 @@ public struct FixAssembler {
         takeDilutions(into: &sky, holding: heldSky.isFresh(at: sky.time, cycle: cycleCount))
         sky.satellites = satellites.takeView()
         sky.fillMissingDilutions()
-        completed.append(.sky(sky))
+        complete(.sky(sky))
         viewAwaitingReport = false
         viewReportedThisCycle = true
+    }
+
+    /// Queues `update` for delivery, every value outside its range left out and counted:
+    /// the one place through which the assembler's numbers leave it.
+    private mutating func complete(_ update: LocationUpdate) {
+        var update = update
+        statistics.valuesOutOfRange += update.dropValuesOutOfRange()
+        completed.append(update)
     }
 
     private mutating func endCycle() {
         let time = cycleTime
         var fix = cycle.fix(previous: previousFix, time: time)
         fix.time = time
+        // Before motion is derived from it and before it is held for the next cycle;
+        // ``complete(_:)`` checks what is derived.
+        statistics.valuesOutOfRange += fix.dropValuesOutOfRange()
         if let time {
             // gpsd's reference for motion: the last fix whose time differs by 10 ms or more.
             if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
@@ -209,7 +223,7 @@ public struct FixAssembler {
         }
         fix.fillMotionFromVelocity()
         statistics.cycles += 1
-        completed.append(.fix(fix))
+        complete(.fix(fix))
         // A GSA or GSV (or PUBX,03) this cycle renews the held sky; past its age limit
         // the receiver's last satellites and DOPs are forgotten.
         let satelliteNews = satellites.hasNews
@@ -233,13 +247,13 @@ public struct FixAssembler {
                 sky.reportedUsedCount = satellites.listedUsedCount
             }
             sky.fillMissingDilutions()
-            completed.append(.sky(sky))
+            complete(.sky(sky))
         }
         if var estimate = cycle.errorEstimate {
             estimate.time = fix.time
-            completed.append(.errorEstimate(estimate))
+            complete(.errorEstimate(estimate))
         }
-        if let heading = cycle.heading { completed.append(.attitude(Attitude(time: fix.time, heading: heading))) }
+        if let heading = cycle.heading { complete(.attitude(Attitude(time: fix.time, heading: heading))) }
         if fix.mode >= .twoDimensional { previousFix = fix }
         satellites.beginCycle()
         viewAwaitingReport = false

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import GPSFix
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// The hand-over from a device's reading thread to the consumer of its chunks.
@@ -35,8 +36,9 @@ final class ChunkChannel: Sendable {
     }
 
     private let consumer: Consumer
-    /// A direct consumer's task, waiting for the reading to end.
-    private let ending = Mutex<CheckedContinuation<Void, any Error>?>(nil)
+    /// A direct consumer's task, waiting for the reading to end: set by that task, taken
+    /// by the reading thread, behind a pthread mutex (which ThreadSanitizer sees).
+    private let ending = NIOLockedValueBox<CheckedContinuation<Void, any Error>?>(nil)
     private let waiting = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
     private let wakeup: WakeupPipe
@@ -65,7 +67,7 @@ final class ChunkChannel: Sendable {
                 let channel = ChunkChannel(consumer: .direct(handler), wakeup: try WakeupPipe())
                 try await withTaskCancellationHandler {
                     try await withCheckedThrowingContinuation { continuation in
-                        channel.ending.withLock { $0 = continuation }
+                        channel.ending.withLockedValue { $0 = continuation }
                         channel.start(source, read)
                     }
                 } onCancel: {
@@ -123,7 +125,7 @@ final class ChunkChannel: Sendable {
         case .stream(let continuation):
             continuation.finish(throwing: error)
         case .direct:
-            let continuation = ending.withLock { waiting in
+            let continuation = ending.withLockedValue { waiting in
                 defer { waiting = nil }
                 return waiting
             }

@@ -1,7 +1,9 @@
 import GPSFix
+import ServiceAddress
 
 /// Where a device is, as users name it: `/dev/ttyUSB0` (a serial port),
-/// `file:log.nmea` (a recorded log), or `gpsd://host:port[/device]` (a running gpsd).
+/// `file:log.nmea` (a recorded log), or `gpsd://host:port[/device]` (a running gpsd;
+/// `gpsd://[::1]:2947` for an IPv6 host).
 public enum DeviceName: Hashable, Sendable, CustomStringConvertible {
     case serial(path: String)
     case file(path: String)
@@ -15,9 +17,9 @@ public enum DeviceName: Hashable, Sendable, CustomStringConvertible {
             let rest = text.dropFirst("gpsd://".count)
             let hostPort = rest.prefix { $0 != "/" }
             let device = rest.dropFirst(hostPort.count)
-            let parts = hostPort.split(separator: ":", maxSplits: 1)
-            guard let host = parts.first, !host.isEmpty else { return nil }
-            let port = parts.count == 2 ? Int(parts[1]) : 2947
+            // `[::1]:2947` and `[::1]`: an IPv6 host is written in brackets.
+            guard let (host, portText) = ServiceAddress.splitHostAndPort(hostPort), !host.isEmpty else { return nil }
+            let port = portText.map { Int($0) } ?? 2947
             guard let port, (1...65535).contains(port) else { return nil }
             self = .gpsd(host: String(host), port: port, device: device.isEmpty ? nil : String(device))
         } else if text.hasPrefix("/") {
@@ -31,7 +33,8 @@ public enum DeviceName: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .serial(let path): path
         case .file(let path): "file:" + path
-        case .gpsd(let host, let port, let device): "gpsd://\(host):\(port)\(device ?? "")"
+        case .gpsd(let host, let port, let device):
+            "gpsd://\(host.contains(":") ? "[\(host)]" : host):\(port)\(device ?? "")"
         }
     }
 

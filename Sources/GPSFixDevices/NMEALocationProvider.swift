@@ -1,5 +1,6 @@
 import GPSFix
 import NMEA
+import NIOConcurrencyHelpers
 import Synchronization
 
 /// The real ``LocationProvider``: NMEA bytes from any ``ByteSource``, framed, assembled
@@ -134,7 +135,9 @@ private final class Activity: Sendable {
     private let timers: any TimerScheduler
     private let timeout: Duration
     private let reportSilence: @Sendable () -> Void
-    private let state = Mutex(State())
+    /// Touched by the reader's thread and the timers' loop: behind a pthread mutex, which
+    /// ThreadSanitizer sees.
+    private let state = NIOLockedValueBox(State())
     /// Reported silent, and no sentence since: an atomic, read for every sentence.
     private let silent = Atomic<Bool>(false)
     /// The consumer's hold on a source that can wait; `nil` for one that cannot.
@@ -155,7 +158,7 @@ private final class Activity: Sendable {
     /// Sentences arrived (called by the reader for each chunk that had some).
     func record() {
         let now = elapsed()
-        state.withLock { state in
+        state.withLockedValue { state in
             state.lastSentence = now
             if state.timer == nil, !state.stopped { state.timer = arm(in: timeout) }
         }
@@ -169,7 +172,7 @@ private final class Activity: Sendable {
 
     /// Stops the watch: no silence is reported after this.
     func stop() {
-        state.withLock { state in
+        state.withLockedValue { state in
             state.stopped = true
             state.timer?.cancel()
             state.timer = nil
@@ -182,7 +185,7 @@ private final class Activity: Sendable {
 
     private func fire() {
         let now = elapsed(), held = hold?.isHolding ?? false, releases = hold?.releaseCount ?? 0
-        let isSilent = state.withLock { state -> Bool in
+        let isSilent = state.withLockedValue { state -> Bool in
             guard !state.stopped else { return false }
             // A reading held back by its consumer (a lagging client), now or since the
             // last look, is not silence: the time counts from when it was let go.

@@ -2,24 +2,27 @@
 import Glibc
 #endif
 import GPSFix
-import Synchronization
+import NIOConcurrencyHelpers
 
-/// The speed autobaud found, shared by the copies of a port value.
+/// The speed autobaud found, shared by the copies of a port value (the reader's thread
+/// writes it, anyone reads it): behind a pthread mutex, which ThreadSanitizer sees.
 final class SharedSpeed: Sendable {
-    private let speed = Mutex<Int?>(nil)
-    func withLock<Result>(_ body: (inout Int?) -> Result) -> Result { speed.withLock { body(&$0) } }
+    private let speed = NIOLockedValueBox<Int?>(nil)
+    func withLock<Result>(_ body: (inout Int?) -> Result) -> Result { speed.withLockedValue { body(&$0) } }
 }
 
 /// The descriptor of the port while the reader has it open, shared by the copies of a
-/// port value, so that a pulse source can wait on the same line.
+/// port value, so that a pulse source (another thread) can wait on the same line.
 final class OpenDescriptor: Sendable {
-    private let descriptor = Mutex<Int32?>(nil)
+    private let descriptor = NIOLockedValueBox<Int32?>(nil)
 
-    func set(_ value: Int32?) { descriptor.withLock { $0 = value } }
+    func set(_ value: Int32?) { descriptor.withLockedValue { $0 = value } }
 
     /// A duplicate of the open descriptor (the caller closes it), `nil` while closed.
     func duplicate() -> Int32? {
-        descriptor.withLock { current in current.flatMap { fcntl($0, F_DUPFD_CLOEXEC, 0) }.flatMap { $0 >= 0 ? $0 : nil } }
+        descriptor.withLockedValue { current in
+            current.flatMap { fcntl($0, F_DUPFD_CLOEXEC, 0) }.flatMap { $0 >= 0 ? $0 : nil }
+        }
     }
 }
 

@@ -2,6 +2,7 @@ import GPSDProtocol
 import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
+import OutputFormats
 
 /// One device's way to the broker: its reports turned into messages (thinned to the
 /// publishing interval), its queue, and the task that hands the queue to its connection.

@@ -1,5 +1,6 @@
 import GPSDProtocol
 import GPSFix
+import OutputFormats
 
 /// What Home Assistant's MQTT discovery needs to know (`--mqtt-homeassistant`).
 public struct HomeAssistantOptions: Sendable {
@@ -68,15 +69,7 @@ struct HomeAssistantDiscovery: Sendable {
 
     /// The tracker's attributes for `fix`; `nil` unless it has a position.
     func attributes(for fix: Fix) -> MQTTMessage? {
-        guard fix.mode >= .twoDimensional, let latitude = fix.latitude, let longitude = fix.longitude else { return nil }
-        var json = JSONWriter(objectWithCapacity: 160)
-        json.field("latitude", latitude, decimals: 7)
-        json.field("longitude", longitude, decimals: 7)
-        json.field("gps_accuracy", fix.horizontalError, decimals: 1)
-        json.field("altitude", fix.altitudeMSL, decimals: 1)
-        json.field("speed", fix.speed, decimals: 2)
-        json.field("course", fix.track, decimals: 1)
-        return MQTTMessage(topic: topics.location, payload: json.finish().dropLast(2), qos: qos, retain: true)
+        HomeAssistantAttributes.payload(for: fix).map { MQTTMessage(topic: topics.location, payload: $0, qos: qos, retain: true) }
     }
 
     /// A sensor of the device: what it shows and where it reads it.

@@ -13,8 +13,8 @@ public struct MQTTBroker: Equatable, Sendable {
     /// The topics' prefix (`fleet/boat7`); `nil` for the default, `gpsfix/HOSTNAME`.
     public var prefix: String?
 
-    /// Parses an `mqtt://` or `mqtts://` address; percent escapes are decoded in the user
-    /// and the password, so either may hold `@`, `:` or `/`.
+    /// Parses an `mqtt://` or `mqtts://` address as ``ServiceAddress`` reads one: the
+    /// password may hold `@`, `:`, `/` and `%` as they are.
     public init(url: String) throws(MQTTAddressError) {
         // Errors name the address without its password.
         let shown = ServiceAddress.redacted(url)

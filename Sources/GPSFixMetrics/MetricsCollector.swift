@@ -5,9 +5,9 @@ import GPSFixNTRIP
 import GPSFixServer
 import GPSFixTime
 import GPSFixTraccar
+import NIOConcurrencyHelpers
 import NMEA
 import Prometheus
-import Synchronization
 
 /// The daemon's counters as Prometheus metrics, through swift-metrics.
 ///
@@ -16,11 +16,18 @@ import Synchronization
 /// so a scrape reads those once and brings the swift-metrics counters up to them (by the
 /// difference since the last scrape) and sets the gauges. Between scrapes this costs
 /// nothing, and no timer wakes the daemon.
+///
+/// Scrapes go through ``scrape(_:)``, one after another: two at once would read the
+/// daemon's counts in one order and record them in the other, and a count that seemed
+/// to go down would be taken for a restarted source and counted again.
 public final class MetricsCollector: Sendable {
     /// The registry the metrics are written to: the text ``exposition()`` returns.
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
-    private let state = Mutex(State())
+    /// Behind a pthread mutex, which ThreadSanitizer sees (scrapes run on any thread).
+    private let state = NIOLockedValueBox(State())
+    /// The last scrape asked for: the next one starts when it has ended.
+    private let lastScrape = NIOLockedValueBox<Task<[UInt8], Never>?>(nil)
 
     private struct State {
         /// The last value each counter was brought to, by name and labels.
@@ -39,6 +46,24 @@ public final class MetricsCollector: Sendable {
         registry.emitToBuffer()
     }
 
+    /// One scrape: `read` reads the daemon's counts and records them (the `record`
+    /// methods), then the exposition is taken. Scrapes asked for at once run one after
+    /// another, in the order asked, so each reads its counts after the one before it
+    /// recorded its own: no count ever seems to go down, and none is counted twice.
+    public func scrape(_ read: @escaping @Sendable (MetricsCollector) async -> Void) async -> [UInt8] {
+        let scrape = lastScrape.withLockedValue { last -> Task<[UInt8], Never> in
+            let previous = last
+            let next = Task { [self] in
+                _ = await previous?.value
+                await read(self)
+                return exposition()
+            }
+            last = next
+            return next
+        }
+        return await scrape.value
+    }
+
     /// The clients and every device: sentences, rejections by reason, cycles, reconnects,
     /// fix mode, satellites, the last fix's age.
     public func record(_ snapshot: ServerSnapshot) {
@@ -49,6 +74,10 @@ public final class MetricsCollector: Sendable {
         count("gpsfix_reports_sent_total", to: clients.reportsSent)
         count("gpsfix_reports_dropped_total", to: clients.reportsDropped)
         count("gpsfix_requests_refused_total", to: clients.requestsRefused)
+        set("gpsfix_connections", to: Double(clients.connections))
+        count("gpsfix_connections_idle_closed_total", to: clients.idleClosed)
+        count("gpsfix_connections_evicted_total", to: clients.evicted)
+        count("gpsfix_connections_refused_total", to: clients.refusedAtCap)
         for device in snapshot.devices {
             let labels = [("device", device.path)]
             let counters = device.counters
@@ -58,6 +87,7 @@ public final class MetricsCollector: Sendable {
             }
             count("gpsfix_sentences_undecodable_total", labels, to: counters.assembly.decodingErrors)
             count("gpsfix_sentences_unknown_total", labels, to: counters.assembly.unknownSentences)
+            count("gpsfix_values_out_of_range_total", labels, to: counters.assembly.valuesOutOfRange)
             count("gpsfix_cycles_total", labels, to: counters.assembly.cycles)
             count("gpsfix_reconnects_total", labels, to: counters.reconnects)
             count("gpsfix_bytes_total", labels, to: counters.framing.bytes)
@@ -137,7 +167,7 @@ public final class MetricsCollector: Sendable {
     /// counts from zero again.
     private func count(_ name: String, _ labels: [(String, String)] = [], to value: Int) {
         let key = Self.key(name, labels)
-        let (counter, increment) = state.withLock { state -> (CoreMetrics.Counter, Int) in
+        let (counter, increment) = state.withLockedValue { state -> (CoreMetrics.Counter, Int) in
             let counter = state.counters[key] ?? CoreMetrics.Counter(label: name, dimensions: labels, factory: factory)
             state.counters[key] = counter
             let last = state.counted[key] ?? 0
@@ -149,7 +179,7 @@ public final class MetricsCollector: Sendable {
 
     private func set(_ name: String, _ labels: [(String, String)] = [], to value: Double) {
         let key = Self.key(name, labels)
-        let gauge = state.withLock { state in
+        let gauge = state.withLockedValue { state in
             let gauge = state.gauges[key] ?? CoreMetrics.Gauge(label: name, dimensions: labels, factory: factory)
             state.gauges[key] = gauge
             return gauge

@@ -15,8 +15,8 @@ public struct NTRIPCaster: Equatable, Sendable {
     /// The mountpoint, without its slash; empty for the caster's source table.
     public var mountpoint: String
 
-    /// Parses an `ntrip://` or `ntrips://` address; percent escapes are decoded in the
-    /// user and the password, so either may hold `@`, `:` or `/`.
+    /// Parses an `ntrip://` or `ntrips://` address as ``ServiceAddress`` reads one: the
+    /// password may hold `@`, `:`, `/` and `%` as they are.
     public init(url given: String) throws(NTRIPError) {
         // Errors name the address without its password.
         let url = ServiceAddress.redacted(given)

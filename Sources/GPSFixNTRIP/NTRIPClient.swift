@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import OutputFormats
 
 /// RTCM corrections from an NTRIP caster into one receiver, and the receiver's position
 /// back to the caster.
@@ -161,8 +162,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     }
 
     private static func seconds(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(tenths % 10)"
+        FixedPoint.string(value, decimals: 1)
     }
 
     public func receive(_ report: PublishedReport) {

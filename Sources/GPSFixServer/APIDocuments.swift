@@ -1,6 +1,7 @@
 import GPSDProtocol
 import GPSFix
 import NIOCore
+import OutputFormats
 
 /// The HTTP API's documents (`/api/v1/...`), from the hub's state: JSON with a stable
 /// schema in which every field is present, `null` where there is no value (clients of
@@ -37,24 +38,9 @@ extension Hub {
             for path in deviceOrder {
                 guard let state = devices[path] else { continue }
                 let fix = state.fix ?? Fix()
+                let age = state.lastFixAt.map { Double((now - $0).nanoseconds) / 1e9 }
                 list.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { item in
-                    item.field("device", string: path)
-                    item.field("time", orNull: fix.time?.iso8601)
-                    item.field("mode", fix.mode.rawValue)
-                    item.field("status", orNull: fix.mode >= .twoDimensional ? fix.status.rawValue : nil)
-                    item.field("lat", orNull: fix.latitude, decimals: 9)
-                    item.field("lon", orNull: fix.longitude, decimals: 9)
-                    item.field("altHAE", orNull: fix.altitudeHAE, decimals: 3)
-                    item.field("altMSL", orNull: fix.altitudeMSL, decimals: 3)
-                    item.field("speed", orNull: fix.speed, decimals: 3)
-                    item.field("track", orNull: fix.track, decimals: 4)
-                    item.field("climb", orNull: fix.climb, decimals: 3)
-                    item.field("eph", orNull: fix.horizontalError, decimals: 3)
-                    item.field("epv", orNull: fix.verticalError, decimals: 3)
-                    item.field("dgpsAge", orNull: fix.differentialAge, decimals: 1)
-                    item.field("dgpsSta", orNull: fix.differentialStation)
-                    let age = state.lastFixAt.map { Double((now - $0).nanoseconds) / 1e9 }
-                    item.field("age", orNull: age, decimals: 3)
+                    APIEntries.writeFix(fix, device: path, age: age, into: &item)
                 }
             }
         }
@@ -69,30 +55,7 @@ extension Hub {
             for path in deviceOrder {
                 let sky = devices[path]?.sky ?? SkyView()
                 list.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { item in
-                    item.field("device", string: path)
-                    item.field("time", orNull: sky.time?.iso8601)
-                    item.field("hdop", orNull: sky.hdop, decimals: 2)
-                    item.field("vdop", orNull: sky.vdop, decimals: 2)
-                    item.field("pdop", orNull: sky.pdop, decimals: 2)
-                    item.field("tdop", orNull: sky.tdop, decimals: 2)
-                    item.field("gdop", orNull: sky.gdop, decimals: 2)
-                    item.field("xdop", orNull: sky.xdop, decimals: 2)
-                    item.field("ydop", orNull: sky.ydop, decimals: 2)
-                    item.field("nSat", sky.visibleCount)
-                    item.field("uSat", orNull: sky.usedCount)
-                    item.nested("satellites", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { satellites in
-                        for satellite in sky.satellites {
-                            satellites.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { entry in
-                                entry.field("PRN", satellite.identity.prn)
-                                entry.field("gnssid", satellite.identity.gnss.rawValue)
-                                entry.field("svid", satellite.identity.svid)
-                                entry.field("el", orNull: satellite.elevation, decimals: 1)
-                                entry.field("az", orNull: satellite.azimuth, decimals: 1)
-                                entry.field("ss", orNull: satellite.snr, decimals: 1)
-                                entry.field("used", satellite.used)
-                            }
-                        }
-                    }
+                    APIEntries.writeSky(sky, device: path, into: &item)
                 }
             }
         }
@@ -113,6 +76,10 @@ extension Hub {
             clients.field("reportsSent", snapshot.clients.reportsSent)
             clients.field("reportsDropped", snapshot.clients.reportsDropped)
             clients.field("requestsRefused", snapshot.clients.requestsRefused)
+            clients.field("connections", snapshot.clients.connections)
+            clients.field("idleClosed", snapshot.clients.idleClosed)
+            clients.field("evicted", snapshot.clients.evicted)
+            clients.field("refusedAtCap", snapshot.clients.refusedAtCap)
         }
         json.nested("devices", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
             for device in snapshot.devices {

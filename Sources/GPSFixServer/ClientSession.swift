@@ -2,22 +2,16 @@ import GPSDProtocol
 import Logging
 import NIOCore
 
-/// One client connection speaking gpsd's protocol: the handler of its channel.
+/// One client connection speaking gpsd's protocol: the handler of its channel, after the
+/// ``BoundedSession`` that every connection starts with (which reads only while answers
+/// can be written, and cuts off a client that stays over its cap for the stall timeout).
 ///
-/// It greets with VERSION, answers requests line by line, keeps the client's WATCH
-/// settings, and sends what the hub publishes. It is bounded both ways:
-///
-/// - **Requests are read only while answers can be written.** While the channel is past
-///   its high-water mark the session answers nothing and stops reading (`autoRead` off),
-///   so a client that sends requests without reading the answers fills its own socket,
-///   never the daemon's memory.
-/// - **Reports past the cap are left out.** While the client *lags* (its unwritten bytes
-///   past the high-water mark, the cap), the reports of sources that cannot wait are left
-///   out for it, counted. Sources that can wait are held back for it instead (when it
-///   watches), at most ``Hub/holdBackLimit`` in a row; after that it loses their reports
-///   too (logged once).
-/// - **A client that stays over the cap for ``Hub/stallTimeout`` is cut off**, whether
-///   or not it trickles a few bytes meanwhile.
+/// It greets with VERSION, answers requests as they come, keeps the client's WATCH
+/// settings, and sends what the hub publishes. While the client *lags* (its unwritten
+/// bytes past the cap), it answers nothing, and the reports of sources that cannot wait
+/// are left out for it, counted. Sources that can wait are held back for it instead (when
+/// it watches), at most ``Hub/holdBackLimit`` in a row; after that it loses their reports
+/// too (logged once).
 ///
 /// A session of NMEA 0183 out (``Role/nmeaFeed(_:)``) is the same, but says nothing but
 /// the sentences that pass its filter, and throws away what the client sends.
@@ -113,6 +107,7 @@ final class ClientSession: ChannelInboundHandler {
             settings.pps = true
             hub.settingsChanged()
         }
+        tellWatching()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -185,10 +180,17 @@ final class ClientSession: ChannelInboundHandler {
             context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in context.close(promise: nil) }
             return
         }
-        context.channel.setOption(.autoRead, value: context.channel.isWritable).whenFailure { _ in }
+        // Reading on: while the channel is over its cap, its bounded session holds the reads.
+        context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
+    }
+
+    /// Tells the connection's bounds whether it watches: a watcher is never idle.
+    private func tellWatching() {
+        context?.triggerUserOutboundEvent(SessionActivity.watching(settings.enable), promise: nil)
     }
 
     private func take(_ line: RequestLine) {
+        context?.triggerUserOutboundEvent(SessionActivity.request, promise: nil)
         switch line {
         case .line(let bytes):
             unanswered += ClientRequest.parse(line: bytes.readableBytesView)
@@ -212,6 +214,7 @@ final class ClientSession: ChannelInboundHandler {
             if let watch {
                 settings.apply(watch)
                 hub.settingsChanged()
+                tellWatching()
             }
             answer(ByteBuffer(bytes: hub.devicesReport()))
             answer(ByteBuffer(bytes: SessionReport.watch(settings)))
@@ -263,9 +266,9 @@ final class ClientSession: ChannelInboundHandler {
         context?.flush()
     }
 
-    /// The channel went past its high-water mark: the hub holds back what can wait, the
-    /// hold runs out after ``Hub/holdBackLimit``, and the client is cut off if it still
-    /// lags after ``Hub/stallTimeout``.
+    /// The channel went past its high-water mark: the hub holds back what can wait, and
+    /// the hold runs out after ``Hub/holdBackLimit`` (the cut-off is the bounded
+    /// session's).
     private func startLag() {
         guard lag == nil, context != nil else { return }
         lagSpells += 1
@@ -273,12 +276,10 @@ final class ClientSession: ChannelInboundHandler {
         // Only a watcher holds sources back: a client behind on answers to its own
         // requests has no report to wait for.
         lag = Lag(number: spell, holdsBack: settings.enable)
-        let loop = hub.eventLoop.assumeIsolated()
         if settings.enable {
             hub.lags(self)
-            loop.scheduleTask(in: hub.holdBackLimit) { [weak self] in self?.endHold(of: spell) }
+            hub.eventLoop.assumeIsolated().scheduleTask(in: hub.holdBackLimit) { [weak self] in self?.endHold(of: spell) }
         }
-        loop.scheduleTask(in: hub.stallTimeout) { [weak self] in self?.cutOff(after: spell) }
     }
 
     private func endHold(of spell: Int) {
@@ -294,19 +295,5 @@ final class ClientSession: ChannelInboundHandler {
         guard lag != nil else { return }
         lag = nil
         hub.caughtUp(self)
-    }
-
-    /// Cuts the client off when it is still in the spell of lagging that began `spell`.
-    private func cutOff(after spell: Int) {
-        guard lag?.number == spell, let context else { return }
-        let unread = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-        hub.noteCutOff()
-        hub.logger.warning(
-            "client cut off: its unread reports stayed over the cap for \(hub.stallTimeout)",
-            metadata: ["peer": "\(peer)", "sent": "\(sent)", "dropped": "\(dropped)", "unread": "\(unread) bytes"])
-        endLag()
-        self.context = nil
-        hub.unregister(self)
-        context.close(promise: nil)
     }
 }

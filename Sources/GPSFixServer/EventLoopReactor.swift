@@ -5,7 +5,7 @@ import GPSFix
 import GPSFixDevices
 import NIOCore
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The hub's event loop as a ``DescriptorReactor``: a device's descriptor is read by a
 /// SwiftNIO pipe channel on the loop (NIO supports serial lines there), so that each read
@@ -57,10 +57,12 @@ private final class PipeRegistration: ReactorRegistration {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    /// Set from the event loop and from the reader's task: behind a pthread mutex, which
+    /// ThreadSanitizer sees.
+    private let state = NIOLockedValueBox(State())
 
     func attach(_ channel: any Channel) {
-        let stopped = state.withLock { state in
+        let stopped = state.withLockedValue { state in
             state.channel = channel
             return state.stopped
         }
@@ -68,7 +70,7 @@ private final class PipeRegistration: ReactorRegistration {
     }
 
     func stop() {
-        let channel = state.withLock { state in
+        let channel = state.withLockedValue { state in
             state.stopped = true
             return state.channel
         }

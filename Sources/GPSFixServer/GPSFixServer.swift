@@ -5,9 +5,9 @@ import GPSDProtocol
 import GPSFix
 import GPSFixDevices
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// gpsfixd's server: location providers in, gpsd-protocol clients out, over a Unix socket
 /// and, on request, TCP.
@@ -21,14 +21,12 @@ public final class GPSFixServer: Sendable {
         public var tcpPort: Int?
         /// The release string clients see in VERSION.
         public var release: String
-        /// Each client's outbound buffer: past `high` bytes unread (the cap) the client
-        /// lags until it reads down to `low`. While it lags, its requests are not read,
-        /// sources that can wait are held back for it (for at most `holdBackLimit` in a
-        /// row) and the reports of the others are left out for it, counted.
-        public var clientBuffer: (low: Int, high: Int)
-        /// How long a client may stay over its cap before it is cut off, whether or not
-        /// it reads a little meanwhile.
-        public var stallTimeout: Duration
+        /// The bounds of every connection of every listener: its unsent bytes, the stall
+        /// cut-off, the idle timeouts, the connection caps. While a gpsd client is over
+        /// its cap its requests are not read, sources that can wait are held back for it
+        /// (for at most `holdBackLimit` in a row) and the reports of the others are left
+        /// out for it, counted.
+        public var limits: SessionLimits
         /// How long, in a row, sources that can wait are held back for one lagging client.
         public var holdBackLimit: Duration
         /// Listening sockets handed over by socket activation. They are served beside
@@ -39,15 +37,14 @@ public final class GPSFixServer: Sendable {
         public var nmeaOutput: NMEAOutput
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
-                    clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5),
+                    limits: SessionLimits = SessionLimits(),
                     holdBackLimit: Duration = .seconds(2), adoptedSockets: [Int32] = [],
                     nmeaOutput: NMEAOutput = NMEAOutput()) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
             self.release = release
-            self.clientBuffer = clientBuffer
-            self.stallTimeout = stallTimeout
+            self.limits = limits
             self.holdBackLimit = holdBackLimit
             self.adoptedSockets = adoptedSockets
             self.nmeaOutput = nmeaOutput
@@ -57,14 +54,14 @@ public final class GPSFixServer: Sendable {
     public let configuration: Configuration
     private let group: MultiThreadedEventLoopGroup
     let hub: Hub
-    private let listeners = Mutex<[any Channel]>([])
+    private let listeners = NIOLockedValueBox<[any Channel]>([])
     /// The socket file this server bound itself, and so removes at shutdown.
-    let boundSocketPaths = Mutex<[String]>([])
+    let boundSocketPaths = NIOLockedValueBox<[String]>([])
     /// The listeners of NMEA 0183 out, and its UDP sender.
-    let nmeaListeners = Mutex<[any Channel]>([])
-    let nmeaDatagrams = Mutex<NMEADatagramSender?>(nil)
+    let nmeaListeners = NIOLockedValueBox<[any Channel]>([])
+    let nmeaDatagrams = NIOLockedValueBox<NMEADatagramSender?>(nil)
     /// The HTTP server's listeners.
-    let httpListeners = Mutex<[any Channel]>([])
+    let httpListeners = NIOLockedValueBox<[any Channel]>([])
 
     /// `subscribers` take every TPV, SKY and DEVICE report besides the sockets (the MQTT
     /// publisher), on the event loop: see ``ReportSubscriber``.
@@ -73,30 +70,19 @@ public final class GPSFixServer: Sendable {
         // One event loop: the hub and every session on it, so the fan-out takes no locks.
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         hub = Hub(
-            eventLoop: group.next(), release: configuration.release, stallTimeout: TimeAmount(configuration.stallTimeout),
+            eventLoop: group.next(), release: configuration.release, limits: configuration.limits,
             holdBackLimit: TimeAmount(configuration.holdBackLimit), subscribers: subscribers, logger: logger)
     }
 
     /// Binds the listeners. Throws when the socket is held by a live server.
     public func start() async throws {
         let hub = self.hub
-        let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 4096)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(
-                .writeBufferWaterMark,
-                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high)
-            )
-            // A client that shuts down its sending side still gets its answers.
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub))
-                }
-            }
+        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout) { channel in
+            try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub))
+        }
         var bound: [any Channel] = []
         // Kept even when a later bind fails, so that ``shutdown()`` closes what was bound.
-        defer { listeners.withLock { $0 = bound } }
+        defer { listeners.withLockedValue { $0 = bound } }
         for descriptor in configuration.adoptedSockets {
             let channel = try await bootstrap.withBoundSocket(descriptor).get()
             bound.append(channel)
@@ -113,7 +99,7 @@ public final class GPSFixServer: Sendable {
             defer { umask(previousMask) }
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
             bound.append(channel)
-            boundSocketPaths.withLock { $0.append(path) }
+            boundSocketPaths.withLockedValue { $0.append(path) }
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
         if let host = configuration.tcpHost, let port = configuration.tcpPort {
@@ -137,7 +123,7 @@ public final class GPSFixServer: Sendable {
 
     /// The TCP port actually bound (useful with port 0).
     public var tcpPort: Int? {
-        listeners.withLock { $0.compactMap { $0.localAddress?.port }.first }
+        listeners.withLockedValue { $0.compactMap { $0.localAddress?.port }.first }
     }
 
     /// The event loop the hub and every session run on.
@@ -250,18 +236,20 @@ public final class GPSFixServer: Sendable {
 
     /// Closes the listeners and every client, removes the socket file, stops the loop.
     public func shutdown() async {
-        let channels = listeners.withLock { channels in defer { channels = [] }; return channels }
+        let channels = listeners.withLockedValue { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
         // A socket from the service manager is the manager's to remove.
-        let others = (nmeaListeners.withLock { $0 } + httpListeners.withLock { $0 })
-        nmeaListeners.withLock { $0 = [] }
-        httpListeners.withLock { $0 = [] }
+        let others = (nmeaListeners.withLockedValue { $0 } + httpListeners.withLockedValue { $0 })
+        nmeaListeners.withLockedValue { $0 = [] }
+        httpListeners.withLockedValue { $0 = [] }
         for channel in others { try? await channel.close() }
-        if let sender = nmeaDatagrams.withLock({ $0 }) {
+        if let sender = nmeaDatagrams.withLockedValue({ $0 }) {
             let hub = self.hub
             try? await hub.eventLoop.submit { sender.close() }.get()
         }
-        for path in boundSocketPaths.withLock({ $0 }) { unlink(path) }
+        for path in boundSocketPaths.withLockedValue({ $0 }) { unlink(path) }
+        let hub = self.hub
+        try? await hub.eventLoop.submit { hub.sessionTable.stop() }.get()
         try? await group.shutdownGracefully()
     }
 }
@@ -269,14 +257,14 @@ public final class GPSFixServer: Sendable {
 /// The first of several racing answers, handed to one waiting continuation; later ones
 /// are dropped.
 private final class FirstAnswer: Sendable {
-    private let waiting = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+    private let waiting = NIOLockedValueBox<CheckedContinuation<Bool, Never>?>(nil)
 
     func await(_ continuation: CheckedContinuation<Bool, Never>) {
-        waiting.withLock { $0 = continuation }
+        waiting.withLockedValue { $0 = continuation }
     }
 
     func give(_ answer: Bool) {
-        waiting.withLock { continuation in
+        waiting.withLockedValue { continuation in
             defer { continuation = nil }
             return continuation
         }?.resume(returning: answer)

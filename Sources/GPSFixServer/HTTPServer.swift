@@ -28,18 +28,22 @@ extension GPSFixServer {
     /// at `/events`, and `/metrics`. Read-only: no request changes anything. Returns the
     /// port bound.
     ///
-    /// An event stream is a session of the hub like a socket client, under the same bounds
-    /// (its cap, what it loses while it lags, the cut-off).
+    /// Each connection is a bounded session like a gpsd client's (its cap, the stall
+    /// cut-off, the connection caps), idle after ``SessionLimits/httpIdleTimeout`` (so a
+    /// request head must arrive within it), under SwiftNIO's HTTP server pipeline:
+    /// requests are read one at a time, the next only once the answer to the last is
+    /// written, and answered in order; a head is at most 80 KB (NIO's parser), a body is
+    /// read and thrown away. An event stream is a session of the hub like a socket
+    /// client, under the same bounds (its cap, what it loses while it lags, the cut-off).
     @discardableResult
     public func startHTTP(host: String, port: Int, content: WebContent) async throws -> Int {
         let hub = self.hub
-        let channel = try await clientBootstrap { channel in
+        let channel = try await clientBootstrap(idleTimeout: configuration.limits.httpIdleTimeout) { channel in
             let sync = channel.pipeline.syncOperations
-            try sync.addHandler(HTTPResponseEncoder(), name: HTTPRequestHandler.encoderName)
-            try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder()), name: HTTPRequestHandler.decoderName)
+            for (name, handler) in HTTPRequestHandler.serverPipeline() { try sync.addHandler(handler, name: name) }
             try sync.addHandler(HTTPRequestHandler(hub: hub, content: content))
         }.bind(host: host, port: port).get()
-        httpListeners.withLock { $0.append(channel) }
+        httpListeners.withLockedValue { $0.append(channel) }
         hub.logger.info("serving HTTP", metadata: ["http": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         return channel.localAddress?.port ?? port
     }
@@ -70,12 +74,33 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    static let encoderName = "http-encoder"
-    static let decoderName = "http-decoder"
+    /// A request head's bounds: 8 KiB a header, 16 KiB and 64 headers in all. A browser
+    /// sends about 1 KiB; past these the connection gets a 400 and is closed.
+    static let headLimits: NIOHTTPDecoderLimitConfiguration = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 8 * 1024
+        limits.maxHeaderListSize = 16 * 1024
+        limits.maxHeaderFieldCount = 64
+        return limits
+    }()
+
+    /// SwiftNIO's HTTP server pipeline (what `configureHTTPServerPipeline` adds, with
+    /// pipelining assistance and error handling), its handlers named so that an event
+    /// stream can take them out.
+    static func serverPipeline() -> [(String, any ChannelHandler)] {
+        [
+            ("http-encoder", HTTPResponseEncoder()),
+            ("http-decoder", ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: headLimits))),
+            ("http-pipelining", HTTPServerPipelineHandler()),
+            ("http-errors", HTTPServerProtocolErrorHandler()),
+        ]
+    }
 
     private let hub: Hub
     private let content: WebContent
     private var request: HTTPRequestHead?
+    /// A whole request whose answer waits for the client to read what it was sent.
+    private var waiting: HTTPRequestHead?
 
     init(hub: Hub, content: WebContent) {
         self.hub = hub
@@ -86,13 +111,28 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             request = head
+            context.triggerUserOutboundEvent(SessionActivity.request, promise: nil)
         case .body:
             break  // read-only: a request's body means nothing
         case .end:
             guard let head = request else { return }
             request = nil
+            // The pipeline handler gives the next request as soon as the last answer is
+            // written; it waits here while the client has not read what it was sent.
+            if context.channel.isWritable {
+                respond(to: head, context: context)
+            } else {
+                waiting = head
+            }
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable, let head = waiting {
+            waiting = nil
             respond(to: head, context: context)
         }
+        context.fireChannelWritabilityChanged()
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -132,8 +172,7 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// written as it is, and a session of the hub sends the reports.
     private func streamEvents(context: ChannelHandlerContext) {
         let pipeline = context.pipeline.syncOperations
-        _ = pipeline.removeHandler(name: Self.encoderName)
-        _ = pipeline.removeHandler(name: Self.decoderName)
+        for (name, _) in Self.serverPipeline() { _ = pipeline.removeHandler(name: name) }
         context.writeAndFlush(NIOAny(EventStream.head(cors: content.cors)), promise: nil)
         try? pipeline.addHandler(ClientSession(hub: hub, role: .eventStream))
         _ = pipeline.removeHandler(self)

@@ -35,7 +35,6 @@ final class Hub: @unchecked Sendable {
     /// Counters, for logs and the service status line.
     struct Statistics {
         var clientsAccepted = 0
-        var clientsCutOff = 0
         var reportsSent = 0
         var reportsDropped = 0
         var requestsRefused = 0
@@ -44,8 +43,8 @@ final class Hub: @unchecked Sendable {
     let eventLoop: any EventLoop
     let release: String
     let logger: Logger
-    /// How long a session may lag before it is cut off.
-    let stallTimeout: TimeAmount
+    /// Every connection of every listener, within the caps of its limits.
+    let sessionTable: SessionTable
     /// How long, in a row, sources that can wait are held back for one lagging session.
     let holdBackLimit: TimeAmount
     /// On while sources that can wait are held back: their providers' silence watches
@@ -70,12 +69,12 @@ final class Hub: @unchecked Sendable {
     private var flushScheduled = false
 
     init(
-        eventLoop: any EventLoop, release: String, stallTimeout: TimeAmount = .seconds(5),
+        eventLoop: any EventLoop, release: String, limits: SessionLimits = SessionLimits(),
         holdBackLimit: TimeAmount = .seconds(2), subscribers: [any ReportSubscriber] = [], logger: Logger
     ) {
         self.eventLoop = eventLoop
         self.release = release
-        self.stallTimeout = stallTimeout
+        sessionTable = SessionTable(limits: limits, eventLoop: eventLoop, logger: logger)
         self.holdBackLimit = holdBackLimit
         self.subscribers = subscribers
         self.logger = logger
@@ -192,11 +191,6 @@ final class Hub: @unchecked Sendable {
         eventLoop.assertInEventLoop()
         nmeaDatagrams = sender
         updateSentenceDemand()
-    }
-
-    func noteCutOff() {
-        eventLoop.assertInEventLoop()
-        statistics.clientsCutOff += 1
     }
 
     func noteDropped() {
@@ -359,9 +353,11 @@ final class Hub: @unchecked Sendable {
         eventLoop.assertInEventLoop()
         let now = NIODeadline.now()
         let clients = ServerSnapshot.Clients(
-            connected: sessions.count, accepted: statistics.clientsAccepted, cutOff: statistics.clientsCutOff,
+            connected: sessions.count, accepted: statistics.clientsAccepted, cutOff: sessionTable.counts.cutOff,
             reportsSent: statistics.reportsSent, reportsDropped: statistics.reportsDropped,
-            requestsRefused: statistics.requestsRefused)
+            requestsRefused: statistics.requestsRefused, connections: sessionTable.count,
+            idleClosed: sessionTable.counts.idleClosed, evicted: sessionTable.counts.evicted,
+            refusedAtCap: sessionTable.counts.refused)
         let states = deviceOrder.compactMap { path in devices[path] }
         return ServerSnapshot(clients: clients, devices: states.map { state in
             ServerSnapshot.Device(

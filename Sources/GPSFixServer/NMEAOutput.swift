@@ -3,6 +3,7 @@ import Glibc
 #endif
 import NIOCore
 import NIOPosix
+import OutputFormats
 
 /// NMEA 0183 out: the receivers' sentences as read, for chartplotters, Signal K,
 /// OpenCPN and geoclue, with no greeting and no handshake.
@@ -55,21 +56,12 @@ struct SentenceFilter: Sendable {
 
 extension NMEAOutput {
     /// Whether `sentence` ends in `*hh`.
-    static func hasChecksum(_ sentence: [UInt8]) -> Bool {
-        sentence.count >= 3 && sentence[sentence.count - 3] == UInt8(ascii: "*")
-    }
+    static func hasChecksum(_ sentence: [UInt8]) -> Bool { NMEALine.hasChecksum(sentence) }
 
-    /// `sentence` as it goes out: its checksum added when the receiver sent none, then CR LF.
+    /// `sentence` as it goes out (``NMEALine``): its checksum added when the receiver
+    /// sent none, then CR LF.
     static func line(_ sentence: [UInt8]) -> ByteBuffer {
-        var buffer = ByteBufferAllocator().buffer(capacity: sentence.count + 5)
-        buffer.writeBytes(sentence)
-        if !hasChecksum(sentence) {
-            let checksum = sentence.dropFirst().reduce(UInt8(0), ^)
-            let digits = Array("0123456789ABCDEF".utf8)
-            buffer.writeBytes([UInt8(ascii: "*"), digits[Int(checksum >> 4)], digits[Int(checksum & 0x0F)]])
-        }
-        buffer.writeBytes([13, 10])
-        return buffer
+        ByteBuffer(bytes: NMEALine.terminated(sentence))
     }
 }
 
@@ -123,12 +115,13 @@ extension GPSFixServer {
         let output = configuration.nmeaOutput
         guard output.isEnabled else { return }
         let hub = self.hub, filter = SentenceFilter(output.sentenceTypes)
-        let bootstrap = clientBootstrap { channel in
+        // A feed watches from its first byte: never idle.
+        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout) { channel in
             try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub, role: .nmeaFeed(filter)))
         }
         if let (host, port) = output.tcp {
             let channel = try await bootstrap.bind(host: host, port: port).get()
-            nmeaListeners.withLock { $0.append(channel) }
+            nmeaListeners.withLockedValue { $0.append(channel) }
             hub.logger.info("NMEA 0183 out", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         }
         if let path = output.socketPath {
@@ -138,32 +131,48 @@ extension GPSFixServer {
             let previousMask = umask(0o111)
             defer { umask(previousMask) }
             let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-            nmeaListeners.withLock { $0.append(channel) }
-            boundSocketPaths.withLock { $0.append(path) }
+            nmeaListeners.withLockedValue { $0.append(channel) }
+            boundSocketPaths.withLockedValue { $0.append(path) }
             hub.logger.info("NMEA 0183 out", metadata: ["socket": "\(path)"])
         }
         if let (host, port) = output.udp {
             let sender = try await NMEADatagramSender.start(on: hub.eventLoop, to: host, port: port, filter: filter)
-            nmeaDatagrams.withLock { $0 = sender }
+            nmeaDatagrams.withLockedValue { $0 = sender }
             try await hub.eventLoop.submit { hub.send(sentencesTo: sender) }.get()
             hub.logger.info("NMEA 0183 out", metadata: ["udp": "\(host):\(port)"])
         }
     }
 
-    /// A listener's bootstrap on the hub's loop, each client's buffer bounded as configured,
-    /// `addHandlers` setting up each client's pipeline.
-    func clientBootstrap(_ addHandlers: @escaping @Sendable (any Channel) throws -> Void) -> ServerBootstrap {
-        ServerBootstrap(group: hub.eventLoop)
-            .serverChannelOption(.backlog, value: 256)
+    /// A listener's bootstrap on the hub's loop: every connection it accepts starts with a
+    /// ``BoundedSession`` (its caps, its stall cut-off, `idleTimeout`, the connection
+    /// caps), then `addHandlers` sets up the protocol. Every listener is built on this,
+    /// so none can forget a bound.
+    func clientBootstrap(
+        idleTimeout: Duration, _ addHandlers: @escaping @Sendable (any Channel) throws -> Void
+    ) -> ServerBootstrap {
+        let hub = self.hub, limits = configuration.limits
+        return ServerBootstrap(group: hub.eventLoop)
+            .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(
-                .writeBufferWaterMark,
-                value: .init(low: configuration.clientBuffer.low, high: configuration.clientBuffer.high))
-            .childChannelInitializer { channel in channel.eventLoop.makeCompletedFuture { try addHandlers(channel) } }
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.queuedBytes.low, high: limits.queuedBytes.high))
+            // A client's bytes are taken 2 KiB at a time, one read per turn of the loop:
+            // what one read brings (HTTP requests parsed ahead of their answers included)
+            // stays small, and a flooding client waits its turn.
+            .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 2048))
+            .childChannelOption(.maxMessagesPerRead, value: 1)
+            // A client that shuts down its sending side still gets its answers.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        BoundedSession(table: hub.sessionTable, idleTimeout: idleTimeout, logger: hub.logger))
+                    try addHandlers(channel)
+                }
+            }
     }
 
     /// The TCP port NMEA 0183 out listens on (useful with port 0).
     public var nmeaTCPPort: Int? {
-        nmeaListeners.withLock { $0.compactMap { $0.localAddress?.port }.first }
+        nmeaListeners.withLockedValue { $0.compactMap { $0.localAddress?.port }.first }
     }
 }

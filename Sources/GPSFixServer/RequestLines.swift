@@ -1,3 +1,4 @@
+import GPSDProtocol
 import NIOCore
 
 /// A request line from a client, or news that one was too long.
@@ -32,7 +33,8 @@ struct RequestLines {
         buffer.writeBuffer(&bytes)
     }
 
-    /// The next complete line, or `nil` until more bytes arrive.
+    /// The next complete line (or what was received since the last one, when it ends a
+    /// whole request: see ``endsWithWholeRequest(_:)``), or `nil` until more bytes arrive.
     mutating func next() -> RequestLine? {
         while let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - buffer.readerIndex
@@ -43,14 +45,33 @@ struct RequestLines {
                 continue
             }
             if line.readableBytesView.last == UInt8(ascii: "\r") { line.moveWriterIndex(to: line.writerIndex - 1) }
+            // What is left of a line whose request was taken at the end of a read.
+            if line.readableBytes == 0 { continue }
             guard line.readableBytes <= Self.maximumLength else { return .tooLong(limit: Self.maximumLength) }
             return .line(line)
+        }
+        if !discarding, buffer.readableBytes > 0, Self.endsWithWholeRequest(buffer.readableBytesView) {
+            return .line(buffer.readSlice(length: buffer.readableBytes)!)
         }
         guard buffer.readableBytes > Self.maximumLength else { return nil }
         buffer.clear()
         guard !discarding else { return nil }
         discarding = true
         return .tooLong(limit: Self.maximumLength)
+    }
+
+    /// Whether what was received after the last newline ends a request, as gpsd takes a
+    /// read: at a `;`, or at the `}` that closes a request's JSON object. Client
+    /// libraries send `?WATCH={...}` or `?POLL;` with no newline and wait for the answer.
+    static func endsWithWholeRequest(_ bytes: ByteBufferView) -> Bool {
+        guard let last = bytes.last(where: { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\r") }) else { return false }
+        switch last {
+        case UInt8(ascii: ";"): return true
+        case UInt8(ascii: "}"):
+            guard case .unrecognized? = ClientRequest.parse(line: bytes).last else { return true }
+            return false
+        default: return false
+        }
     }
 
     /// The client's input ended: what it sent after its last newline, as a last line.

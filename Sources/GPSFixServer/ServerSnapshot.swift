@@ -13,6 +13,14 @@ public struct ServerSnapshot: Sendable {
         public var reportsDropped: Int
         /// Malformed or unsupported requests answered with an ERROR.
         public var requestsRefused: Int
+        /// Open connections on every listener (gpsd's, HTTP, NMEA 0183 out).
+        public var connections: Int
+        /// Connections closed after their idle timeout (watching nothing, asking nothing).
+        public var idleClosed: Int
+        /// Idle connections closed at a connection cap to make room for a new one.
+        public var evicted: Int
+        /// New connections refused at a cap when none was idle.
+        public var refusedAtCap: Int
     }
 
     /// One device, as the hub sees it.

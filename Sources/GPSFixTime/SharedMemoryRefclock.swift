@@ -3,17 +3,21 @@ import Glibc
 #endif
 import CTimeService
 import GPSFix
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An NTP shared-memory segment (ntpd's and chrony's `SHM` refclock, unit N at key
 /// `0x4E545030 + N`), written with the mode 1 count/valid protocol as gpsd writes it.
 ///
 /// Units 0 and 1 are created owner-only (0600), as ntpd creates them, so only root can
 /// feed them; higher units are created 0666.
-public final class SharedMemoryRefclock: TimeSink {
+///
+/// Written from the receiver-time and pulse tasks: each write is under a pthread mutex
+/// (`NIOLock`), which ThreadSanitizer sees; the segment's address never changes.
+public final class SharedMemoryRefclock: TimeSink, @unchecked Sendable {
     public let unit: Int
     public var name: String { "shm:NTP\(unit)" }
-    private let segment: Mutex<UnsafeMutablePointer<gpsfix_shm_time>>
+    private let segment: UnsafeMutablePointer<gpsfix_shm_time>
+    private let lock = NIOLock()
 
     /// Attaches unit `unit`, creating it when needed. Throws when the system refuses (a
     /// segment owned by another user, or IPC forbidden).
@@ -22,10 +26,10 @@ public final class SharedMemoryRefclock: TimeSink {
         guard let attached = gpsfix_shm_attach(Int32(unit), unit < 2 ? 0o600 : 0o666) else {
             throw .system(call: "shmget/shmat(NTP\(unit))", errno: errno)
         }
-        segment = Mutex(attached)
+        segment = attached
     }
 
-    deinit { segment.withLock { gpsfix_shm_detach($0) } }
+    deinit { gpsfix_shm_detach(segment) }
 
     /// The units of the `index`th device (from 0): receiver time in 2n and pulses in
     /// 2n + 1 when run as root, as gpsd does; otherwise from unit 2 on (2n + 2, 2n + 3),
@@ -36,7 +40,7 @@ public final class SharedMemoryRefclock: TimeSink {
     }
 
     public func send(_ sample: TimeSample, precision: Int) throws(TimeSinkError) {
-        segment.withLock { segment in
+        lock.withLock {
             gpsfix_shm_write(
                 segment, Int64(sample.real.seconds), sample.real.nanoseconds, Int64(sample.clock.seconds),
                 sample.clock.nanoseconds, 0, Int32(precision))

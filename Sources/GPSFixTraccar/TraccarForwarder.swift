@@ -3,6 +3,7 @@ import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
+import OutputFormats
 
 /// Where positions go, one request each: Traccar's OsmAnd endpoint over HTTP(S)
 /// (``HTTPPositionUploader``), or a test's fake.

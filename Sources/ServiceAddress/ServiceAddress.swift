@@ -2,8 +2,14 @@
 /// an MQTT broker, an NTRIP caster. One reading of such addresses, and one way of keeping
 /// their passwords out of messages and of `ps`, for every output that takes one.
 ///
-/// Percent escapes are decoded in the user and the password, so either may hold `@`, `:`
-/// or `/`. A host in brackets is an IPv6 address (`[::1]:1883`).
+/// The user and password end at the **last** `@` of the address, so a password may hold
+/// `/`, `@`, `:` and `%` as they are (`mqtt://fleet:pa/s@:s%@broker`): generated passwords
+/// hold such characters, and a path never needs an `@` (an NTRIP mountpoint, an MQTT topic
+/// prefix), so the address cannot be read two ways. A user ends at its first `:`. In the
+/// user and the password, `%` and two hexadecimal digits is a percent escape (`%40` is
+/// `@`; write a `%` followed by two such digits as `%25`); any other `%` is itself. The
+/// host ends at the first `/` after the `@`; a host in brackets is an IPv6 address
+/// (`[::1]:1883`). No message ever holds the password.
 public struct ServiceAddress: Equatable, Sendable {
     /// What comes before `://`, as written (`mqtts`).
     public var scheme: String
@@ -26,31 +32,51 @@ public struct ServiceAddress: Equatable, Sendable {
         }
         scheme = String(url[..<schemeEnd.lowerBound])
         var rest = url[schemeEnd.upperBound...]
-        if let slash = rest.firstIndex(of: "/") {
-            path = String(rest[rest.index(after: slash)...])
-            rest = rest[..<slash]
-        }
         if let at = rest.lastIndex(of: "@") {
             let credentials = rest[..<at]
             rest = rest[rest.index(after: at)...]
             if let colon = credentials.firstIndex(of: ":") {
-                username = try Self.percentDecoded(credentials[..<colon], in: shown)
-                password = try Self.percentDecoded(credentials[credentials.index(after: colon)...], in: shown)
+                username = Self.percentDecoded(credentials[..<colon])
+                password = Self.percentDecoded(credentials[credentials.index(after: colon)...])
             } else {
-                username = try Self.percentDecoded(credentials, in: shown)
+                username = Self.percentDecoded(credentials)
             }
         }
-        var hostPart = rest
-        if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]") {
-            guard let number = Int(rest[rest.index(after: colon)...]), (1...65535).contains(number) else {
+        if let slash = rest.firstIndex(of: "/") {
+            path = String(rest[rest.index(after: slash)...])
+            rest = rest[..<slash]
+        }
+        guard let (hostPart, portText) = Self.splitHostAndPort(rest) else {
+            throw ServiceAddressError("'\(shown)': write an IPv6 \(role) host in brackets, as [::1]:PORT")
+        }
+        if let portText {
+            guard let number = Int(portText), (1...65535).contains(number) else {
                 throw ServiceAddressError("'\(shown)': the port must be a number from 1 to 65535")
             }
             port = number
-            hostPart = rest[..<colon]
         }
-        if hostPart.hasPrefix("["), hostPart.hasSuffix("]") { hostPart = hostPart.dropFirst().dropLast() }
         guard !hostPart.isEmpty else { throw ServiceAddressError("'\(shown)' names no \(role) host") }
         host = String(hostPart)
+    }
+
+    /// `HOST[:PORT]` as every address, option and device name writes it, split: the one
+    /// reader of such text. A host in brackets is an IPv6 address (`[::1]:2947`, `[::1]`,
+    /// brackets removed); unbracketed text with more than one `:` is an IPv6 address
+    /// without a port (`::1`); otherwise the port follows the only `:`. `nil` when a
+    /// bracket does not close or something other than `:PORT` follows it. The port is
+    /// returned as written, for the caller to check against its own range.
+    public static func splitHostAndPort(_ text: Substring) -> (host: Substring, port: Substring?)? {
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            let host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            if rest.isEmpty { return (host, nil) }
+            guard rest.hasPrefix(":") else { return nil }
+            return (host, rest.dropFirst())
+        }
+        let colons = text.count { $0 == ":" }
+        guard colons == 1, let colon = text.firstIndex(of: ":") else { return (text, nil) }
+        return (text[..<colon], text[text.index(after: colon)...])
     }
 
     /// `url` with its password, if it holds one, masked as `***`: for messages.
@@ -71,25 +97,28 @@ public struct ServiceAddress: Equatable, Sendable {
             return nil
         }
         let authorityStart = scheme + separator.count
-        let authorityEnd = bytes[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
-        guard let at = bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")),
+        // The same reading as ``init(parsing:role:)``: the user and password end at the last `@`.
+        guard let at = bytes[authorityStart...].lastIndex(of: UInt8(ascii: "@")),
             let colon = bytes[authorityStart..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at
         else { return nil }
         return (colon + 1)..<at
     }
 
-    private static func percentDecoded(_ text: Substring, in shown: String) throws(ServiceAddressError) -> String {
+    /// `text` with each `%` and two hexadecimal digits decoded; any other `%` kept.
+    private static func percentDecoded(_ text: Substring) -> String {
+        let utf8 = Array(text.utf8)
         var bytes: [UInt8] = []
-        var utf8 = text.utf8.makeIterator()
-        while let byte = utf8.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "%"), index + 2 < utf8.count, let high = hexValue(utf8[index + 1]),
+                let low = hexValue(utf8[index + 2])
+            {
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(utf8[index])
+                index += 1
             }
-            guard let high = utf8.next().flatMap(hexValue), let low = utf8.next().flatMap(hexValue) else {
-                throw ServiceAddressError("'\(shown)': a % in the user or password must be followed by two hexadecimal digits")
-            }
-            bytes.append(high << 4 | low)
         }
         return String(decoding: bytes, as: UTF8.self)
     }

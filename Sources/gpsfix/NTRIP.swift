@@ -1,6 +1,8 @@
 import ArgumentParser
 import Glibc
+import GPSFix
 import GPSFixNTRIP
+import OutputFormats
 
 /// `gpsfix ntrip`: an NTRIP caster's mountpoints.
 struct NTRIP: AsyncParsableCommand {
@@ -39,10 +41,12 @@ struct SourceTableCommand: AsyncParsableCommand {
 
     private func position() throws -> (latitude: Double, longitude: Double)? {
         guard let near else { return nil }
-        guard let position = PositionReport(parsing: near, allowingAltitude: false) else {
-            throw ValidationError("--near '\(near)': give LAT,LON in degrees, as 52.37,4.89")
+        do {
+            let position = try PositionReport(parsing: near, allowingAltitude: false)
+            return (position.latitude, position.longitude)
+        } catch {
+            throw ValidationError("--near '\(near)': \(error); give LAT,LON in degrees, as 52.37,4.89")
         }
-        return (position.latitude, position.longitude)
     }
 
     func run() async throws {
@@ -62,7 +66,7 @@ struct SourceTableCommand: AsyncParsableCommand {
                 stream.latitude.map { String($0) } ?? "", stream.longitude.map { String($0) } ?? "",
                 stream.wantsPosition ? "yes" : "no", stream.authentication,
             ]
-            if here != nil { columns.append(kilometres.map { String(Int($0.rounded())) } ?? "") }
+            if here != nil { columns.append(kilometres.map { FixedPoint.string($0, decimals: 0) } ?? "") }
             print(columns.joined(separator: "\t"))
         }
     }

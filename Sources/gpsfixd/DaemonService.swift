@@ -10,6 +10,7 @@ import GPSFixServer
 import GPSFixTime
 import GPSFixTraccar
 import Logging
+import MDNSAnnouncement
 import ServiceLifecycle
 import SystemdSupport
 
@@ -52,8 +53,7 @@ struct DaemonService: Service {
             throw error
         }
         server.describeServices(with: serviceLines)
-        let announcement = announceNMEAOutput()
-        defer { announcement?.withdraw() }
+        let announcement = await announceNMEAOutput()
         await server.announce(devices: providers.map(\.device))
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
         await cancelWhenGracefulShutdown {
@@ -94,13 +94,14 @@ struct DaemonService: Service {
             }
         }
         logger.info("stopping")
+        await announcement?.withdraw()
         await logCounters()
         notifier?.notify("STOPPING=1")
         await server.shutdown()
     }
 
     /// NMEA 0183 out's TCP service over mDNS, when other hosts can reach it.
-    private func announceNMEAOutput() -> ServiceAnnouncement? {
+    private func announceNMEAOutput() async -> ServiceAnnouncement? {
         guard let (host, _) = server.configuration.nmeaOutput.tcp, let port = server.nmeaTCPPort else { return nil }
         guard !GPSFixDaemon.isLoopback(host) else {
             logger.info("NMEA 0183 out is not announced over mDNS: it listens on loopback only")
@@ -109,7 +110,7 @@ struct DaemonService: Service {
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, name.count)
         let hostName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return ServiceAnnouncement(name: "GPSFix NMEA on \(hostName)", type: "_nmea-0183._tcp", port: port, logger: logger)
+        return await ServiceAnnouncement(name: "GPSFix NMEA on \(hostName)", type: "_nmea-0183._tcp", port: port, logger: logger)
     }
 
     /// The HTTP server (the page, the API, the events, `/metrics`) on each address asked
@@ -121,12 +122,14 @@ struct DaemonService: Service {
         let (server, timeService, fleet, traccar, ntrip) = (self.server, self.timeService, self.fleet, self.traccar, self.ntrip)
         let content = WebContent(
             metrics: {
-                if let snapshot = await server.snapshot() { collector.record(snapshot) }
-                if let timeService { collector.record(time: timeService.counters()) }
-                if let fleet { collector.record(mqtt: fleet.counters()) }
-                if let traccar { collector.record(traccar: traccar.counters) }
-                if let ntrip { collector.record(ntrip: ntrip.counters) }
-                return collector.exposition()
+                // One scrape at a time (concurrent ones would count twice).
+                await collector.scrape { collector in
+                    if let snapshot = await server.snapshot() { collector.record(snapshot) }
+                    if let timeService { collector.record(time: timeService.counters()) }
+                    if let fleet { collector.record(mqtt: fleet.counters()) }
+                    if let traccar { collector.record(traccar: traccar.counters) }
+                    if let ntrip { collector.record(ntrip: ntrip.counters) }
+                }
             },
             services: serviceLines, cors: httpCORS)
         for address in httpAddresses { try await server.startHTTP(host: address.host, port: address.port, content: content) }

@@ -12,6 +12,7 @@ import GPSFixTime
 import GPSFixTraccar
 import Glibc
 import Logging
+import ServiceAddress
 import ServiceLifecycle
 import SystemdSupport
 
@@ -73,10 +74,20 @@ struct GPSFixDaemon: AsyncParsableCommand {
     var silenceTimeout: Double = 3
 
     @Option(help: """
-        Seconds (1 to 3600) a client may stay over its cap of unread reports (256 KiB) before it is cut off, \
+        Seconds (1 to 3600) a client may stay over its cap of unread bytes (32 KiB) before it is cut off, \
         whether or not it reads a little meanwhile.
         """)
     var stallTimeout: Double = 5
+
+    @Option(help: """
+        Connections (2 to 100000) on all listeners together: gpsd's socket and TCP port, HTTP, NMEA 0183 out; one \
+        listener takes two thirds of them at most. At a cap the connection idle the longest is closed to make room. \
+        Each connection costs the daemon 80 KiB at most.
+        """)
+    var maxClients: Int = 192
+
+    @Option(help: "Seconds (10 to 86400) a gpsd client that watches nothing and asks nothing is kept.")
+    var idleTimeout: Double = 300
 
     @Option(help: """
         Seconds (0 to 3600) a lagging client may hold back a source that can wait (a pseudo-terminal, a file, \
@@ -181,6 +192,12 @@ struct GPSFixDaemon: AsyncParsableCommand {
         guard (1...3600).contains(stallTimeout) else {
             throw ValidationError("--stall-timeout \(stallTimeout) is out of range: give 1 to 3600 seconds")
         }
+        guard (2...100_000).contains(maxClients) else {
+            throw ValidationError("--max-clients \(maxClients) is out of range: give 2 to 100000")
+        }
+        guard (10...86400).contains(idleTimeout) else {
+            throw ValidationError("--idle-timeout \(idleTimeout) is out of range: give 10 to 86400 seconds")
+        }
         guard (0...3600).contains(holdBack) else {
             throw ValidationError("--hold-back \(holdBack) is out of range: give 0 to 3600 seconds")
         }
@@ -257,7 +274,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
-                tcpPort: address?.port, release: Self.release, stallTimeout: .milliseconds(Int64(stallTimeout * 1000)),
+                tcpPort: address?.port, release: Self.release,
+                limits: SessionLimits(
+                    stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
+                    connectionsPerListener: max(1, maxClients * 2 / 3), connections: maxClients),
                 holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
                 nmeaOutput: try nmeaOut.output(allowRemote: allowRemote)),
             subscribers: subscribers, logger: logger)
@@ -314,11 +334,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
     }
 
-    static func parseAddress(_ text: String, option: String) throws -> (host: String, port: Int) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port)
-        else { throw ValidationError("\(option) wants HOST:PORT, as 127.0.0.1:2947") }
-        var host = text[..<colon]
-        if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }  // [::1]
+    static func parseAddress(_ text: String, option: String, defaultPort: Int? = nil) throws -> (host: String, port: Int) {
+        let usage = defaultPort.map { "HOST[:PORT], as 127.0.0.1 or [::1]:\($0)" } ?? "HOST:PORT, as 127.0.0.1:2947 or [::1]:2947"
+        guard let (host, portText) = ServiceAddress.splitHostAndPort(text[...]), !host.isEmpty else {
+            throw ValidationError("\(option) wants \(usage)")
+        }
+        guard let port = portText.map({ Int($0) }) ?? defaultPort, (0...65535).contains(port) else {
+            throw ValidationError("\(option) wants \(usage)")
+        }
         return (String(host), port)
     }
 

@@ -26,8 +26,7 @@ struct NMEAOutputOptions: ParsableArguments {
     func output(allowRemote: Bool) throws -> NMEAOutput {
         var output = NMEAOutput()
         if let nmeaTcp {
-            let address = nmeaTcp.contains(":") && !nmeaTcp.hasSuffix("]")
-                ? try GPSFixDaemon.parseAddress(nmeaTcp, option: "--nmea-tcp") : (host: nmeaTcp, port: Self.defaultPort)
+            let address = try GPSFixDaemon.parseAddress(nmeaTcp, option: "--nmea-tcp", defaultPort: Self.defaultPort)
             try Self.check(address.host, option: "--nmea-tcp", allowRemote: allowRemote)
             output.tcp = address
         }

@@ -5,6 +5,7 @@ import ArgumentParser
 import GPSFixDevices
 import GPSFixNTRIP
 import Logging
+import OutputFormats
 
 /// The options of RTK corrections from an NTRIP caster.
 struct NTRIPOptions: ParsableArguments {
@@ -60,10 +61,12 @@ struct NTRIPOptions: ParsableArguments {
     /// `--ntrip-position` read; `nil` when not given.
     func position() throws -> PositionReport? {
         guard let ntripPosition else { return nil }
-        guard let position = PositionReport(parsing: ntripPosition, allowingAltitude: true) else {
-            throw ValidationError("--ntrip-position '\(ntripPosition)': give LAT,LON[,ALT] in degrees and metres, as 52.37,4.89,12")
+        do {
+            return try PositionReport(parsing: ntripPosition, allowingAltitude: true)
+        } catch {
+            throw ValidationError(
+                "--ntrip-position '\(ntripPosition)': \(error); give LAT,LON[,ALT] in degrees and metres, as 52.37,4.89,12")
         }
-        return position
     }
 
     /// The client asked for, feeding the receiver among `sources` that `--ntrip-device`

@@ -157,10 +157,22 @@ struct DeviceTests {
         ("file:log.nmea", .file(path: "log.nmea")),
         ("gpsd://localhost:2948/dev/ttyS0", .gpsd(host: "localhost", port: 2948, device: "/dev/ttyS0")),
         ("gpsd://127.0.0.1", .gpsd(host: "127.0.0.1", port: 2947, device: nil)),
+        ("gpsd://[::1]:2947", .gpsd(host: "::1", port: 2947, device: nil)),
+        ("gpsd://[::1]", .gpsd(host: "::1", port: 2947, device: nil)),
+        ("gpsd://[fe80::1%eth0]:2948/dev/ttyACM0", .gpsd(host: "fe80::1%eth0", port: 2948, device: "/dev/ttyACM0")),
     ])
     func deviceNames(text: String, name: DeviceName) {
         #expect(DeviceName(text) == name)
+        // Written back as it was given, with the port.
+        #expect(DeviceName(name.description) == name)
         #expect(DeviceName("ttyUSB0") == nil)
+    }
+
+    @Test("a gpsd device name with a broken IPv6 host or port is none", arguments: [
+        "gpsd://[::1", "gpsd://[::1]x", "gpsd://[::1]:0", "gpsd://[]:2947", "gpsd://:2947", "gpsd://host:99999",
+    ])
+    func malformedGPSDNames(text: String) {
+        #expect(DeviceName(text) == nil)
     }
 
     @Test("the replayer cuts a log into cycles paced by its times")

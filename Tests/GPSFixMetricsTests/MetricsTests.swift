@@ -27,7 +27,9 @@ struct MetricsTests {
         counters.assembly.cycles = cycles
         counters.reconnects = 1
         return ServerSnapshot(
-            clients: .init(connected: 2, accepted: 5, cutOff: 1, reportsSent: 300, reportsDropped: 12, requestsRefused: 0),
+            clients: .init(
+                connected: 2, accepted: 5, cutOff: 1, reportsSent: 300, reportsDropped: 12, requestsRefused: 0,
+                connections: 3, idleClosed: 4, evicted: 1, refusedAtCap: 0),
             devices: [.init(path: "/dev/ttyUSB0", online: true, counters: counters, mode: mode, satellitesUsed: 9,
                             satellitesVisible: 14, sinceLastFix: sinceFix)])
     }
@@ -60,6 +62,29 @@ struct MetricsTests {
 
         collector.record(Self.snapshot(sentences: 40, badChecksums: 2, cycles: 30, mode: .threeDimensional, sinceFix: .zero))
         #expect(Self.samples(collector.exposition())[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 220)
+    }
+
+    @Test("Scrapes asked for at once run one after another: the count each reads is recorded before the next is read, so none is counted twice")
+    func concurrentScrapes() async {
+        let collector = MetricsCollector()
+        // The daemon's count goes up by 10 between any two reads.
+        let count = Locked(0)
+        await withDiscardingTaskGroup { group in
+            for _ in 0..<200 {
+                group.addTask {
+                    _ = await collector.scrape { collector in
+                        let sentences = count.withLock { count in
+                            count += 10
+                            return count
+                        }
+                        // Another scrape would read here, between this one's read and its record.
+                        await Task.yield()
+                        collector.record(Self.snapshot(sentences: sentences, badChecksums: 0, cycles: 0, mode: nil, sinceFix: nil))
+                    }
+                }
+            }
+        }
+        #expect(Self.samples(collector.exposition())[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 2000)
     }
 
     @Test("The time service's and MQTT's counters, labelled by device, sink and reason")

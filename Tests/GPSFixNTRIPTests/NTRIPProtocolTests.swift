@@ -1,6 +1,7 @@
 import GPSFix
 import GPSFixNTRIP
 import NMEA
+import OutputFormats
 import Testing
 
 @Suite("NTRIP: addresses, requests and answers")

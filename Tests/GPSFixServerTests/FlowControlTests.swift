@@ -32,8 +32,8 @@ final class PtyServerUnderTest: Sendable {
         terminal = try PseudoTerminal()
         server = GPSFixServer(
             configuration: .init(
-                socketPath: folder.appendingPathComponent("s.sock").path, release: "test", clientBuffer: clientBuffer,
-                stallTimeout: stallTimeout, holdBackLimit: holdBackLimit),
+                socketPath: folder.appendingPathComponent("s.sock").path, release: "test",
+                limits: SessionLimits(queuedBytes: clientBuffer, stallTimeout: stallTimeout), holdBackLimit: holdBackLimit),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         var port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600))
@@ -234,7 +234,8 @@ struct FlowControlTests {
     func dropsForALaggingWatcherOfASerialSource() async throws {
         // A real UART cannot be had here: a mock provider that cannot wait stands in for it.
         let harness = try await ServerUnderTest(
-            devices: ["/dev/mock0"], canWait: false, clientBuffer: (8 * 1024, 32 * 1024), stallTimeout: .seconds(60))
+            devices: ["/dev/mock0"], canWait: false,
+            limits: SessionLimits(queuedBytes: (8 * 1024, 32 * 1024), stallTimeout: .seconds(60)))
         let provider = harness.providers[0]
         let client = try await harness.client()
         let reports = 5000

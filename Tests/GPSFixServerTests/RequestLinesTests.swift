@@ -20,6 +20,19 @@ struct RequestLinesTests {
         #expect(Self.lines(["?VERS", "ION;\r\n?POLL;", "\n"]) == [.line(ByteBuffer(string: "?VERSION;")), .line(ByteBuffer(string: "?POLL;"))])
     }
 
+    @Test("a request is taken at the end of a read without a newline when it ends there: at a ';' or at its JSON object's '}'")
+    func requestAtTheEndOfARead() {
+        #expect(Self.lines(["?POLL;"]) == [.line(ByteBuffer(string: "?POLL;"))])
+        #expect(Self.lines([#"?WATCH={"enable":true,"json":true}"#]) == [.line(ByteBuffer(string: #"?WATCH={"enable":true,"json":true}"#))])
+        #expect(Self.lines([#"?WATCH={"enable":true};?POLL;"#]) == [.line(ByteBuffer(string: #"?WATCH={"enable":true};?POLL;"#))])
+        // Not yet whole: a JSON object cut short, a bare name without its ';'.
+        #expect(Self.lines([#"?WATCH={"enable":tr"#, #"ue}"#]) == [.line(ByteBuffer(string: #"?WATCH={"enable":true}"#))])
+        #expect(Self.lines([#"?WATCH={"device":"}"#]).isEmpty)
+        #expect(Self.lines(["?VERSION"]).isEmpty)
+        // The newline that follows in the next read adds nothing.
+        #expect(Self.lines(["?POLL;", "\r\n", "?VERSION;\n"]) == [.line(ByteBuffer(string: "?POLL;")), .line(ByteBuffer(string: "?VERSION;"))])
+    }
+
     @Test("a line over the limit is refused even when its newline comes in the same read, and the next line is read")
     func longLineInOneRead() {
         let long = String(repeating: "x", count: RequestLines.maximumLength + 1)

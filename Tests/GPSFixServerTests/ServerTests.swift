@@ -70,13 +70,12 @@ final class ServerUnderTest: Sendable {
     /// Serves mocks through `updates()` or, `delivering`, through their own `run(delivering:)`.
     init(
         devices: [String], delivering: Bool = false, canWait: Bool = false,
-        clientBuffer: (low: Int, high: Int) = (64 * 1024, 256 * 1024), stallTimeout: Duration = .seconds(5)
+        limits: SessionLimits = SessionLimits()
     ) async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         server = GPSFixServer(
             configuration: .init(
-                socketPath: folder.appendingPathComponent("s.sock").path, release: "test", clientBuffer: clientBuffer,
-                stallTimeout: stallTimeout),
+                socketPath: folder.appendingPathComponent("s.sock").path, release: "test", limits: limits),
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         let providers = devices.map { MockLocationProvider(device: $0, canWait: canWait) }

@@ -73,6 +73,16 @@ struct WatchSettingsTests {
         #expect(settings.json && settings.nmea && settings.raw == 1)
         #expect(!settings.pps && !settings.scaled && !settings.timing && !settings.split24 && settings.device == nil)
     }
+
+    @Test("a WATCH that enables without naming json streams no reports on a connection that never asked for json, as gpsd 3.22 does")
+    func enableAloneIsNotJSON() {
+        var settings = WatchSettings()
+        settings.apply(Self.watch(#"{"enable":true}"#))
+        #expect(settings.enable && !settings.json && !settings.wantsReports(of: "/dev/x"))
+        settings.apply(Self.watch(#"{"enable":true,"json":true}"#))
+        settings.apply(Self.watch(#"{"enable":true}"#))
+        #expect(settings.wantsReports(of: "/dev/x"), "a later WATCH that does not name json keeps it")
+    }
 }
 
 @Suite("JSON arguments")

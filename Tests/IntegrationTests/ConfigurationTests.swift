@@ -74,6 +74,30 @@ struct ConfigurationTests {
         #expect(errors.contains(words), "\(errors)")
     }
 
+    @Test(
+        "--ntrip-position is finite and in range: inf, nan and a latitude past the pole are refused, naming the option",
+        arguments: ["52,4,inf", "52,4,nan", "91,4", "52,4,1e17"])
+    func ntripPositionOutOfRange(position: String) throws {
+        let (status, _, errors) = try Self.check([
+            "/dev/ttyACM0", "--ntrip", "ntrip://rover@caster.example.net:2101/MOUNT", "--ntrip-position", position,
+            "--check-config",
+        ])
+        #expect(status != 0 && status != nil, "\(errors)")
+        #expect(errors.contains("--ntrip-position '\(position)'"), "\(errors)")
+    }
+
+    @Test(
+        "IPv6 loopback is loopback: --nmea-tcp [::1] and ::1 (port 10110), [::1]:PORT for --nmea-tcp and --tcp",
+        arguments: [
+            ["--nmea-tcp", "[::1]"], ["--nmea-tcp", "::1"], ["--nmea-tcp", "[::1]:10111"], ["--tcp", "[::1]:2948"],
+            ["gpsd://[::1]:2947"],
+        ])
+    func ipv6Loopback(arguments: [String]) throws {
+        let (status, output, errors) = try Self.check(["--demo"] + arguments + ["--check-config"])
+        #expect(status == 0, "\(errors)")
+        #expect(output.contains("::1"), "\(output)")
+    }
+
     @Test("the packaged default passes its own check")
     func packagedDefault() throws {
         let (status, output, errors) = try Self.check(["--config", Self.packagedDefault, "--check-config"])

@@ -199,9 +199,9 @@ struct DaemonTests {
 
 @Suite("gpsfixd under load", .serialized)
 struct LoadTests {
-    @Test("a burst of 1000 connects is absorbed, and 1000 watchers all receive the cycles")
+    @Test("a burst of 1000 connects is absorbed, and 1000 watchers all receive the cycles (--max-clients 1500)")
     func thousandWatchers() throws {
-        let daemon = try DaemonUnderTest(speed: 4)
+        let daemon = try DaemonUnderTest(speed: 4, extra: ["--max-clients", "1500"])
         var limit = rlimit()
         getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
         if limit.rlim_cur < 4096 {

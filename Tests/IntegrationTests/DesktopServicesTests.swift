@@ -94,13 +94,23 @@ struct DesktopServicesTests {
         #expect(avahi.wait(timeout: 0.1) == nil, "avahi-daemon ended: \(avahi.errorText.suffix(300))")
         let port = freePort()
         let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        // A password in the environment, as the service's EnvironmentFile would give it.
         let daemon = try RunningProcess(
-            Binaries.gpsfixd, ["--demo", "--socket", socket, "--nmea-tcp", "0.0.0.0:\(port)", "--allow-remote"], environment: bus.environment)
+            Binaries.gpsfixd, ["--demo", "--socket", socket, "--nmea-tcp", "0.0.0.0:\(port)", "--allow-remote"],
+            environment: bus.environment.merging(["GPSFIX_MQTT_PASSWORD": "hunter2-in-env"]) { $1 })
         _ = LineClient.connect(unixPath: socket)
         let browse = try RunningProcess("/usr/bin/avahi-browse", ["-rtp", "_nmea-0183._tcp"], environment: bus.environment)
         if browse.wait(timeout: 15) == nil { browse.stop() }
         let resolved = browse.outputText.split(separator: "\n").filter { $0.hasPrefix("=") }
         #expect(resolved.contains { $0.hasSuffix(";\(port);") && $0.contains("GPSFix") }, "\(browse.outputText) \(browse.errorText) \(avahi.errorText.suffix(500)) \(avahi.outputText.suffix(500))")
+        // The publisher, the daemon's child, has the bus but none of the daemon's secrets.
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task")) ?? []
+        let children = tasks.flatMap { task in
+            ((try? String(contentsOfFile: "/proc/\(daemon.pid)/task/\(task)/children", encoding: .utf8)) ?? "").split(separator: " ")
+        }
+        let environments = children.compactMap { try? String(contentsOfFile: "/proc/\($0)/environ", encoding: .utf8) }
+        #expect(!environments.isEmpty && environments.allSatisfy { $0.contains("DBUS_SYSTEM_BUS_ADDRESS=") })
+        #expect(!environments.contains { $0.contains("hunter2") || $0.contains("GPSFIX_") })
         // Stopping the daemon withdraws the announcement, at once.
         daemon.stop()
         #expect(daemon.wait(timeout: 5) != nil)

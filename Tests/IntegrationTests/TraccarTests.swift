@@ -278,7 +278,8 @@ struct TraccarTests {
         while Date().timeIntervalSince(quiet) < 1 { watcher.read() }
         let last = try #require(watcher.times.last)
         try endpoint.start()
-        let arrived = (try? waitUntil("the last position at the endpoint", within: 40) {
+        // The sender retries after 1, 2, 4 ... 30 s: up to 30 s before it knows, then the backlog at 20 a second.
+        let arrived = (try? waitUntil("the last position at the endpoint", within: 70) {
             watcher.read()
             return Self.times(endpoint.positions).contains { abs($0 - last) < 0.01 }
         }) != nil

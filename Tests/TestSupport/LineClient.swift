@@ -97,9 +97,12 @@ public final class LineClient: @unchecked Sendable {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0 else { return nil }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, Int32(remaining * 1000)) > 0 else { return nil }
+            let ready = poll(&poller, 1, Int32(remaining * 1000))
+            if ready < 0, errno == EINTR { continue }  // a signal (a child's end) is no timeout
+            guard ready > 0 else { return nil }
             var buffer = [UInt8](repeating: 0, count: 65536)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
             guard count > 0 else { return nil }
             pending += buffer[0..<count]
         }

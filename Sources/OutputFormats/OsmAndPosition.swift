@@ -7,41 +7,34 @@ import GPSFix
 /// OsmAnd decoder takes knots; a TPV's m/s × 1.943844), `bearing` in degrees true,
 /// `altitude` above mean sea level and `accuracy` (the receiver's horizontal error
 /// estimate) in metres. What the fix does not know is left out.
-enum OsmAndPosition {
+public enum OsmAndPosition {
     /// Knots per metre per second.
-    static let knotsPerMetrePerSecond = 3600.0 / 1852.0
+    public static let knotsPerMetrePerSecond = 3600.0 / 1852.0
 
     /// The query for `fix` of the device `id`, with the last HDOP the device reported;
     /// `nil` unless the fix has a position and a time.
-    static func query(for fix: Fix, id: String, hdop: Double?) -> String? {
+    public static func query(for fix: Fix, id: String, hdop: Double?) -> String? {
         guard fix.mode >= .twoDimensional, let latitude = fix.latitude, let longitude = fix.longitude, let time = fix.time
         else { return nil }
+        // Every number through the project's one formatter, FixedPoint.
         var fields = [
-            ("id", escaped(id)), ("lat", format(latitude, 7)), ("lon", format(longitude, 7)),
-            ("timestamp", format(time.secondsSince1970, 3)),
+            ("id", escaped(id)), ("lat", FixedPoint.string(latitude, decimals: 7)),
+            ("lon", FixedPoint.string(longitude, decimals: 7)),
+            ("timestamp", FixedPoint.string(time.secondsSince1970, decimals: 3)),
         ]
-        if let speed = fix.speed, speed.isFinite { fields.append(("speed", format(speed * knotsPerMetrePerSecond, 3))) }
-        if let track = fix.track, track.isFinite { fields.append(("bearing", format(track, 1))) }
-        if let altitude = fix.altitudeMSL, altitude.isFinite { fields.append(("altitude", format(altitude, 1))) }
-        if let error = fix.horizontalError, error.isFinite { fields.append(("accuracy", format(error, 1))) }
-        if let hdop, hdop.isFinite { fields.append(("hdop", format(hdop, 2))) }
+        func add(_ name: String, _ value: Double?, decimals: Int) {
+            if let value, value.isFinite { fields.append((name, FixedPoint.string(value, decimals: decimals))) }
+        }
+        add("speed", fix.speed.map { $0 * knotsPerMetrePerSecond }, decimals: 3)
+        add("bearing", fix.track, decimals: 1)
+        add("altitude", fix.altitudeMSL, decimals: 1)
+        add("accuracy", fix.horizontalError, decimals: 1)
+        add("hdop", hdop, decimals: 2)
         return fields.map { "\($0.0)=\($0.1)" }.joined(separator: "&")
     }
 
-    /// `value` with `decimals` digits after the point, trailing zeros left.
-    static func format(_ value: Double, _ decimals: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<decimals { scale *= 10 }
-        let scaled = (abs(value) * scale).rounded()
-        let whole = Int(scaled / scale), fraction = Int(scaled.truncatingRemainder(dividingBy: scale))
-        let sign = value < 0 && scaled != 0 ? "-" : ""
-        guard decimals > 0 else { return "\(sign)\(whole)" }
-        let digits = String(fraction)
-        return "\(sign)\(whole)." + String(repeating: "0", count: decimals - digits.count) + digits
-    }
-
     /// `text` percent-encoded for a query (letters, digits and `-._~` as they are).
-    static func escaped(_ text: String) -> String {
+    public static func escaped(_ text: String) -> String {
         var result = ""
         for byte in text.utf8 {
             switch byte {

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import GPSFix
 
 /// The receiver's position as a caster wants it: an NMEA GGA sentence.
@@ -32,14 +29,31 @@ public struct PositionReport: Equatable, Sendable {
         self.hdop = hdop
     }
 
+    /// Why a position could not be read from text.
+    public struct ParsingError: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
     /// A position written `LAT,LON` (or `LAT,LON,ALT` when `altitude` is allowed), degrees
-    /// and metres; `nil` when it is not one.
-    public init?(parsing text: String, allowingAltitude: Bool) {
-        let parts = text.split(separator: ",").map { Double($0.filter { $0 != " " }) }
-        guard parts.count == 2 || (allowingAltitude && parts.count == 3), parts.allSatisfy({ $0 != nil }),
-            let latitude = parts[0], let longitude = parts[1], (-90...90).contains(latitude), (-180...180).contains(longitude)
-        else { return nil }
-        self.init(latitude: latitude, longitude: longitude, altitude: parts.count == 3 ? parts[2] : nil)
+    /// and metres, each a finite number within its ``ValueRanges`` range.
+    public init(parsing text: String, allowingAltitude: Bool) throws(ParsingError) {
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.filter { $0 != " " } }
+        guard parts.count == 2 || (allowingAltitude && parts.count == 3) else {
+            throw ParsingError(description: allowingAltitude ? "give LAT,LON or LAT,LON,ALT" : "give LAT,LON")
+        }
+        func number(_ index: Int, _ name: String, _ unit: String, _ range: ClosedRange<Double>) throws(ParsingError) -> Double {
+            // Double("inf") and Double("nan") are numbers to Swift; not here.
+            guard let value = Double(parts[index]), range.contains(value) else {
+                throw ParsingError(
+                    description: "the \(name) '\(parts[index])' is not a number of \(unit) from "
+                        + "\(FixedPoint.string(range.lowerBound, decimals: 0)) to \(FixedPoint.string(range.upperBound, decimals: 0))")
+            }
+            return value
+        }
+        let latitude = try number(0, "latitude", "degrees", ValueRanges.latitude)
+        let longitude = try number(1, "longitude", "degrees", ValueRanges.longitude)
+        let altitude = parts.count == 3 ? try number(2, "altitude", "metres", ValueRanges.altitude) : nil
+        self.init(latitude: latitude, longitude: longitude, altitude: altitude)
     }
 
     /// The report for a fix of two or three dimensions; `nil` for one without a position.
@@ -63,13 +77,20 @@ public struct PositionReport: Equatable, Sendable {
         let hours = Self.digits(secondOfDay / 3600, 2), minutes = Self.digits(secondOfDay / 60 % 60, 2)
         let seconds = Self.digits(secondOfDay % 60, 2), hundredths = Self.digits(time.nanoseconds / 10_000_000, 2)
         var fields: [String] = ["GPGGA", hours + minutes + seconds + "." + hundredths]
-        fields += [Self.angle(abs(latitude), degreeDigits: 2), latitude < 0 ? "S" : "N"]
-        fields += [Self.angle(abs(longitude), degreeDigits: 3), longitude < 0 ? "W" : "E"]
-        fields += [String(quality), satellitesUsed.map { Self.digits(min($0, 99), 2) } ?? "", hdop.map { Self.fixed($0, 1) } ?? ""]
-        fields += [altitude.map { Self.fixed($0, 3) } ?? "", "M", geoidSeparation.map { Self.fixed($0, 3) } ?? "", "M", "", ""]
-        let body = Array(fields.joined(separator: ",").utf8)
-        let checksum = body.reduce(UInt8(0), ^)
-        return [UInt8(ascii: "$")] + body + Array("*\(Self.hex(checksum))\r\n".utf8)
+        // A position outside the Earth's ranges (only a caller's own values can be: fixes
+        // and the configured position are checked) is sent as none, quality 0.
+        let hasPosition = ValueRanges.latitude.contains(latitude) && ValueRanges.longitude.contains(longitude)
+        if hasPosition {
+            fields += [Self.angle(abs(latitude), degreeDigits: 2), latitude < 0 ? "S" : "N"]
+            fields += [Self.angle(abs(longitude), degreeDigits: 3), longitude < 0 ? "W" : "E"]
+        } else {
+            fields += ["", "", "", ""]
+        }
+        let hdopText = hdop.map { FixedPoint.string($0, decimals: 1) } ?? ""
+        fields += [hasPosition ? String(quality) : "0", satellitesUsed.map { Self.digits(min(max($0, 0), 99), 2) } ?? "", hdopText]
+        fields += [altitude.map { FixedPoint.string($0, decimals: 3) } ?? "", "M"]
+        fields += [geoidSeparation.map { FixedPoint.string($0, decimals: 3) } ?? "", "M", "", ""]
+        return NMEALine.terminated(Array(("$" + fields.joined(separator: ",")).utf8))
     }
 
     /// `ddmm.mmmmmmm` (or `dddmm...`): degrees and decimal minutes, to about a millimetre.
@@ -80,26 +101,12 @@ public struct PositionReport: Equatable, Sendable {
             whole += 1
             minutes = 0
         }
-        let text = fixed(minutes, 7)
+        let text = FixedPoint.string(minutes, decimals: 7)
         return digits(whole, degreeDigits) + (minutes < 10 ? "0" : "") + text
     }
 
     private static func digits(_ value: Int, _ count: Int) -> String {
         let text = String(value)
         return String(repeating: "0", count: max(0, count - text.count)) + text
-    }
-
-    /// `value` with `places` decimals, rounded half away from zero.
-    private static func fixed(_ value: Double, _ places: Int) -> String {
-        var scale = 1.0
-        for _ in 0..<places { scale *= 10 }
-        let scaled = Int((abs(value) * scale).rounded())
-        let whole = scaled / Int(scale), fraction = scaled % Int(scale)
-        return (value < 0 && scaled != 0 ? "-" : "") + "\(whole)." + digits(fraction, places)
-    }
-
-    private static func hex(_ byte: UInt8) -> String {
-        let symbols = Array("0123456789ABCDEF")
-        return String([symbols[Int(byte >> 4)], symbols[Int(byte & 0x0F)]])
     }
 }

@@ -1,0 +1,158 @@
+/// The range each value of a fix, sky view, error estimate and heading must lie in to
+/// leave the assembler: a receiver's field can hold any number NMEA can spell (an
+/// altitude of `99999999999999999` is a valid field), and every output formats what the
+/// assembler gives it. A value outside its range, or not finite, is left out of the
+/// update and counted (``FixAssembler/Statistics/valuesOutOfRange``), so no encoder ever
+/// sees it.
+///
+/// The ranges are wide: they keep out what no receiver on or near the Earth can mean,
+/// not what is unlikely.
+public enum ValueRanges {
+    public static let latitude = -90.0...90.0
+    public static let longitude = -180.0...180.0
+    /// Metres, above the geoid or the ellipsoid: the deepest trench to well beyond low orbit.
+    public static let altitude = -20_000.0...1_000_000.0
+    /// Metres between geoid and ellipsoid (about ±110 on the Earth).
+    public static let geoidSeparation = -500.0...500.0
+    /// Metres per second over ground (past orbital speed).
+    public static let speed = 0.0...20_000.0
+    /// Metres per second, up or down, and each component of a measured velocity: within
+    /// ``speed`` together.
+    public static let climb = -10_000.0...10_000.0
+    /// Degrees from true north (some receivers send 360).
+    public static let direction = 0.0...360.0
+    /// Degrees east, for a magnetic variation or an error ellipse's orientation.
+    public static let signedAngle = -360.0...360.0
+    /// An estimated error: metres, metres per second or degrees.
+    public static let error = 0.0...1_000_000.0
+    /// A dilution of precision, the receiver's or computed.
+    public static let dilution = 0.0...10_000.0
+    /// Seconds since the last differential correction.
+    public static let differentialAge = 0.0...1_000_000.0
+    /// Degrees above the horizon.
+    public static let elevation = -90.0...90.0
+    /// Signal to noise ratio, dB-Hz.
+    public static let signalToNoise = 0.0...255.0
+    /// Years of a time: GPS began in 1980; four digits at most.
+    public static let year = 1980...9999
+
+    /// Leaves `value` out (and counts it) when it is not in `range`; NaN is in no range.
+    @inline(__always)
+    static func check(_ value: inout Double?, _ range: ClosedRange<Double>, _ dropped: inout Int) {
+        if let number = value, !range.contains(number) {
+            value = nil
+            dropped += 1
+        }
+    }
+
+    static func check(_ time: inout GPSTime?, _ dropped: inout Int) {
+        if let year = time?.year, !Self.year.contains(year) {
+            time = nil
+            dropped += 1
+        }
+    }
+}
+
+extension Fix {
+    /// Leaves out every value outside its ``ValueRanges`` range; returns how many. A
+    /// latitude or longitude out of range takes the other with it (a position is both).
+    mutating func dropValuesOutOfRange() -> Int {
+        var dropped = 0
+        ValueRanges.check(&time, &dropped)
+        ValueRanges.check(&latitude, ValueRanges.latitude, &dropped)
+        ValueRanges.check(&longitude, ValueRanges.longitude, &dropped)
+        if latitude == nil || longitude == nil {
+            latitude = nil
+            longitude = nil
+        }
+        ValueRanges.check(&altitudeMSL, ValueRanges.altitude, &dropped)
+        ValueRanges.check(&altitudeHAE, ValueRanges.altitude, &dropped)
+        ValueRanges.check(&geoidSeparation, ValueRanges.geoidSeparation, &dropped)
+        ValueRanges.check(&speed, ValueRanges.speed, &dropped)
+        ValueRanges.check(&track, ValueRanges.direction, &dropped)
+        ValueRanges.check(&climb, ValueRanges.climb, &dropped)
+        if let measured = velocity,
+            !(ValueRanges.climb.contains(measured.north) && ValueRanges.climb.contains(measured.east)
+                && ValueRanges.climb.contains(measured.down))
+        {
+            velocity = nil
+            dropped += 1
+        }
+        ValueRanges.check(&magneticVariation, ValueRanges.signedAngle, &dropped)
+        ValueRanges.check(&horizontalError, ValueRanges.error, &dropped)
+        ValueRanges.check(&verticalError, ValueRanges.error, &dropped)
+        ValueRanges.check(&sphericalError, ValueRanges.error, &dropped)
+        ValueRanges.check(&speedError, ValueRanges.error, &dropped)
+        ValueRanges.check(&trackError, ValueRanges.error, &dropped)
+        ValueRanges.check(&longitudeError, ValueRanges.error, &dropped)
+        ValueRanges.check(&latitudeError, ValueRanges.error, &dropped)
+        ValueRanges.check(&differentialAge, ValueRanges.differentialAge, &dropped)
+        if differentialAge == nil { differentialStation = nil }
+        return dropped
+    }
+}
+
+extension SkyView {
+    /// Leaves out every DOP and satellite position or signal outside its range; returns how many.
+    mutating func dropValuesOutOfRange() -> Int {
+        var dropped = 0
+        ValueRanges.check(&time, &dropped)
+        ValueRanges.check(&hdop, ValueRanges.dilution, &dropped)
+        ValueRanges.check(&vdop, ValueRanges.dilution, &dropped)
+        ValueRanges.check(&pdop, ValueRanges.dilution, &dropped)
+        ValueRanges.check(&tdop, ValueRanges.dilution, &dropped)
+        ValueRanges.check(&xdop, ValueRanges.dilution, &dropped)
+        ValueRanges.check(&ydop, ValueRanges.dilution, &dropped)
+        ValueRanges.check(&gdop, ValueRanges.dilution, &dropped)
+        for index in satellites.indices {
+            ValueRanges.check(&satellites[index].elevation, ValueRanges.elevation, &dropped)
+            ValueRanges.check(&satellites[index].azimuth, ValueRanges.direction, &dropped)
+            ValueRanges.check(&satellites[index].snr, ValueRanges.signalToNoise, &dropped)
+        }
+        return dropped
+    }
+}
+
+extension ErrorEstimate {
+    /// Leaves out every value outside its range; returns how many.
+    mutating func dropValuesOutOfRange() -> Int {
+        var dropped = 0
+        ValueRanges.check(&time, &dropped)
+        ValueRanges.check(&rangeRMS, ValueRanges.error, &dropped)
+        ValueRanges.check(&semiMajor, ValueRanges.error, &dropped)
+        ValueRanges.check(&semiMinor, ValueRanges.error, &dropped)
+        ValueRanges.check(&latitudeError, ValueRanges.error, &dropped)
+        ValueRanges.check(&longitudeError, ValueRanges.error, &dropped)
+        ValueRanges.check(&altitudeError, ValueRanges.error, &dropped)
+        ValueRanges.check(&orientation, ValueRanges.signedAngle, &dropped)
+        return dropped
+    }
+}
+
+extension LocationUpdate {
+    /// The update with every value outside its range left out, and how many were.
+    mutating func dropValuesOutOfRange() -> Int {
+        switch self {
+        case .fix(var fix):
+            let dropped = fix.dropValuesOutOfRange()
+            self = .fix(fix)
+            return dropped
+        case .sky(var sky):
+            let dropped = sky.dropValuesOutOfRange()
+            self = .sky(sky)
+            return dropped
+        case .errorEstimate(var estimate):
+            let dropped = estimate.dropValuesOutOfRange()
+            self = .errorEstimate(estimate)
+            return dropped
+        case .attitude(var attitude):
+            var dropped = 0
+            ValueRanges.check(&attitude.time, &dropped)
+            ValueRanges.check(&attitude.heading, ValueRanges.direction, &dropped)
+            self = .attitude(attitude)
+            return dropped
+        default:
+            return 0
+        }
+    }
+}

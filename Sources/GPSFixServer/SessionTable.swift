@@ -1,0 +1,112 @@
+import Logging
+import NIOCore
+
+/// Every open connection of every listener, on the hub's event loop: it admits a new one
+/// within the caps of ``SessionLimits``, closes idle ones, and counts what it closed.
+///
+/// At a cap, the connection idle the longest (watching nothing, asking nothing) is closed
+/// to make room, on the same listener when the listener is full, anywhere when all are:
+/// an attacker holding idle connections never locks out the next real client. Only when
+/// none is idle is the newest refused.
+final class SessionTable {
+    /// What the table closed, since the server started.
+    struct Counts: Sendable, Equatable {
+        /// Closed to make room for a new connection.
+        var evicted = 0
+        /// Refused at a cap with no idle connection to close.
+        var refused = 0
+        /// Closed after their idle timeout.
+        var idleClosed = 0
+        /// Cut off for staying over their cap past the stall timeout.
+        var cutOff = 0
+    }
+
+    let limits: SessionLimits
+    private let eventLoop: any EventLoop
+    private let logger: Logger
+    private var sessions: [ObjectIdentifier: BoundedSession] = [:]
+    private var perListener: [ObjectIdentifier: Int] = [:]
+    private var sweep: RepeatedTask?
+    private var loggedCap = false
+    private(set) var counts = Counts()
+
+    init(limits: SessionLimits, eventLoop: any EventLoop, logger: Logger) {
+        self.limits = limits
+        self.eventLoop = eventLoop
+        self.logger = logger
+    }
+
+    /// Open connections, on every listener.
+    var count: Int { sessions.count }
+
+    /// Takes `session` in, closing an idle one to make room when a cap is reached;
+    /// `false` when it must be refused.
+    func admit(_ session: BoundedSession) -> Bool {
+        eventLoop.assertInEventLoop()
+        let listenerFull = perListener[session.listener, default: 0] >= limits.connectionsPerListener
+        let allFull = sessions.count >= limits.connections
+        if listenerFull || allFull {
+            let candidates = sessions.values.filter { !$0.isWatching && (!listenerFull || $0.listener == session.listener) }
+            guard let idlest = candidates.min(by: { $0.lastActivity < $1.lastActivity }) else {
+                counts.refused += 1
+                noteCap("a connection refused: every connection is in use, none idle")
+                return false
+            }
+            counts.evicted += 1
+            noteCap("the connection idle the longest closed to make room")
+            remove(idlest)
+            idlest.close()
+        }
+        sessions[ObjectIdentifier(session)] = session
+        perListener[session.listener, default: 0] += 1
+        startSweeping()
+        return true
+    }
+
+    /// `session` has closed.
+    func remove(_ session: BoundedSession) {
+        eventLoop.assertInEventLoop()
+        guard sessions.removeValue(forKey: ObjectIdentifier(session)) != nil else { return }
+        perListener[session.listener, default: 1] -= 1
+        if perListener[session.listener] == 0 { perListener[session.listener] = nil }
+    }
+
+    /// `session` was cut off after staying over its cap.
+    func noteCutOff() {
+        counts.cutOff += 1
+    }
+
+    /// Logs the first time a cap is reached; later ones are counted (the metrics).
+    private func noteCap(_ what: String) {
+        guard !loggedCap else { return }
+        loggedCap = true
+        logger.warning(
+            "connection cap reached: \(what); further ones are counted, not logged",
+            metadata: ["per listener": "\(limits.connectionsPerListener)", "in all": "\(limits.connections)"])
+    }
+
+    /// Once a second while any connection is open, closes those idle past their timeout.
+    private func startSweeping() {
+        guard sweep == nil else { return }
+        sweep = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+            self?.closeIdle()
+        }
+    }
+
+    private func closeIdle() {
+        // No connection, no wake-up: the next one starts the sweep again.
+        guard !sessions.isEmpty else { return stop() }
+        let now = NIODeadline.now()
+        for session in sessions.values where session.isIdle(at: now) {
+            counts.idleClosed += 1
+            remove(session)
+            session.close()
+        }
+    }
+
+    /// Stops the sweep (the loop is shutting down).
+    func stop() {
+        sweep?.cancel()
+        sweep = nil
+    }
+}

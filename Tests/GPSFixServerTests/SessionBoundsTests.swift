@@ -1,0 +1,120 @@
+import Foundation
+import GPSFixServer
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The bounds every listener's connections share: connection caps, idle timeouts, the
+/// stall cut-off, and HTTP under SwiftNIO's server pipeline.
+@Suite("Bounded sessions", .serialized)
+struct SessionBoundsTests {
+    /// Whether the server has closed `client`'s connection: waits up to `seconds` for its
+    /// end of stream, throwing away what it reads meanwhile.
+    static func isClosed(_ client: LineClient, within seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while Date() < deadline {
+            var poller = pollfd(fd: client.descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { recv(client.descriptor, $0.baseAddress, $0.count, 0) }
+            if count <= 0 { return true }
+        }
+        return false
+    }
+
+    @Test("at a listener's cap the connection idle the longest is closed to make room; when every one watches, the newest is refused")
+    func capsMakeRoomFromTheIdle() async throws {
+        let harness = try await ServerUnderTest(
+            devices: ["/dev/mock0"], limits: SessionLimits(connectionsPerListener: 3, connections: 3))
+        let first = try await harness.client(watching: nil)
+        let second = try await harness.client(watching: nil)
+        let third = try await harness.client(watching: nil)
+        // A fourth gets its banner; the first, idle the longest, makes room.
+        let fourth = try await harness.client(watching: nil)
+        #expect(Self.isClosed(first, within: 5))
+        #expect(!Self.isClosed(second, within: 0.2) && !Self.isClosed(third, within: 0.2))
+        // All three watch now: nothing is idle, so a fifth is refused without a word.
+        for client in [second, third, fourth] {
+            client.send(#"?WATCH={"enable":true,"json":true};"# + "\n")
+            _ = await client.line()
+            _ = await client.line()
+        }
+        let fifth = try LineClient(unixPath: harness.socketPath)
+        #expect(Self.isClosed(fifth, within: 5))
+        let clients = try #require(await harness.server.snapshot()?.clients)
+        #expect(clients.evicted == 1 && clients.refusedAtCap == 1 && clients.connections == 3)
+        await harness.stop()
+    }
+
+    @Test("a client that watches nothing and asks nothing is closed after the idle timeout; a watcher and a client that asks stay")
+    func idleClientsAreClosed() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], limits: SessionLimits(idleTimeout: .seconds(1)))
+        let idle = try await harness.client(watching: nil)
+        let watcher = try await harness.client()
+        let asking = try await harness.client(watching: nil)
+        var closed = false
+        for _ in 0..<20 where !closed {
+            asking.send("?VERSION;\n")
+            #expect(await asking.line()?.contains(#""class":"VERSION""#) == true)
+            closed = Self.isClosed(idle, within: 0.25)
+        }
+        #expect(closed, "the idle client was kept")
+        #expect(!Self.isClosed(watcher, within: 0.2) && !Self.isClosed(asking, within: 0.2))
+        #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 1)
+        await harness.stop()
+    }
+
+    @Test("HTTP: requests pipelined in one write are answered one by one, in order, /metrics answered later included, an event stream last")
+    func pipelinedRequestsInOrder() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let content = WebContent(metrics: {
+            try? await Task.sleep(for: .milliseconds(300))
+            return Array("# TYPE scrapes counter\nscrapes 1\n".utf8)
+        })
+        let port = try await harness.server.startHTTP(host: "127.0.0.1", port: 0, content: content)
+        let client = try LineClient(tcpPort: port)
+        client.send(["/metrics", "/api/v1/fix", "/metrics", "/events"].map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        let lines = try #require(client.readLines(until: { $0.lowercased().hasPrefix("content-type: text/event-stream") }))
+        let types = lines.filter { $0.lowercased().hasPrefix("content-type:") }.map { $0.lowercased() }
+        #expect(types == [
+            "content-type: text/plain; version=0.0.4; charset=utf-8", "content-type: application/json",
+            "content-type: text/plain; version=0.0.4; charset=utf-8", "content-type: text/event-stream",
+        ])
+        await harness.stop()
+    }
+
+    @Test("HTTP: a request head that does not arrive within the idle timeout loses its connection")
+    func slowRequestHead() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], limits: SessionLimits(httpIdleTimeout: .seconds(1)))
+        let port = try await harness.server.startHTTP(host: "127.0.0.1", port: 0, content: WebContent())
+        let client = try LineClient(tcpPort: port)
+        client.send("GET / HTTP/1.1\r\nHost:")
+        #expect(Self.isClosed(client, within: 5))
+        await harness.stop()
+    }
+
+    @Test("HTTP: a client sending requests without reading is read no further than it reads, and is cut off after the stall timeout")
+    func requestFloodWithoutReading() async throws {
+        let harness = try await ServerUnderTest(
+            devices: ["/dev/mock0"], limits: SessionLimits(stallTimeout: .seconds(1), httpIdleTimeout: .seconds(60)))
+        let port = try await harness.server.startHTTP(host: "127.0.0.1", port: 0, content: WebContent())
+        let client = try LineClient(tcpPort: port)
+        let requests = Array(String(repeating: "GET / HTTP/1.1\r\nHost: x\r\n\r\n", count: 500).utf8)
+        var sent = 0
+        var cut = false
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let count = requests.withUnsafeBytes {
+                send(client.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            if count > 0 { sent += count } else if count < 0, errno != EAGAIN, errno != EINTR { cut = true; break }
+            usleep(10_000)
+        }
+        #expect(cut, "the flooder was never cut off, after \(sent) bytes")
+        #expect(try #require(await harness.server.snapshot()?.clients).cutOff == 1)
+        await harness.stop()
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import MDNSAnnouncement
+import TestSupport
+import Testing
+
+/// The daemon announces NMEA 0183 out through avahi's publisher, a child process: given
+/// a stand-in publisher that stays (as avahi's does while the daemon serves).
+@Suite("mDNS announcement: the publisher child", .serialized)
+struct ServiceAnnouncementTests {
+    /// A publisher that stays until it is told to end, in `folder`.
+    static func stayingPublisher(in folder: URL) throws -> String {
+        let path = folder.appendingPathComponent("publish").path
+        try "#!/bin/sh\nexec sleep 60\n".write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    /// Waits (for 10 s at most) until a task sleeps on `clock`.
+    static func waitForSleeper(on clock: ManualClock) async throws {
+        for _ in 0..<1000 where clock.sleeping == 0 { try await Task.sleep(for: .milliseconds(10)) }
+    }
+
+    @Test("the publisher waits for avahi's answer on the clock, holding no thread, and gets none of the daemon's secrets")
+    func childEnvironmentAndWaiting() async throws {
+        let folder = try makeTemporaryFolder("mdns")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let publisher = try Self.stayingPublisher(in: folder)
+        let secrets = ["GPSFIX_MQTT_PASSWORD": "hunter2-mqtt", "GPSFIX_NTRIP_PASSWORD": "hunter2-ntrip", "BROKER_Password": "hunter2-b"]
+        for (name, value) in secrets { setenv(name, value, 1) }
+        setenv("GPSFIX_TEST_HARMLESS_NEIGHBOUR", "kept?", 1)
+        defer { for name in Array(secrets.keys) + ["GPSFIX_TEST_HARMLESS_NEIGHBOUR"] { unsetenv(name) } }
+
+        let clock = ManualClock()
+        async let started = ServiceAnnouncement(
+            name: "GPSFix test", type: "_nmea-0183._tcp", port: 10110, publisher: publisher, clock: clock,
+            logger: Logger(label: "test"))
+        // The wait for avahi's answer is a sleep on the clock (a blocking sleep would never
+        // show here, and would hold one of the pool's threads for 300 ms).
+        try await Self.waitForSleeper(on: clock)
+        #expect(clock.sleeping == 1)
+        clock.advance(by: ServiceAnnouncement.settling)
+        let announcement = await started
+        #expect(announcement.isAnnounced)
+        let child = try #require(announcement.processID)
+        // The kernel's copy of what the child was started with.
+        let environment = try String(contentsOfFile: "/proc/\(child)/environ", encoding: .utf8).split(separator: "\0")
+        #expect(environment.contains { $0.hasPrefix("PATH=") }, "the rest of the environment is passed on")
+        #expect(!environment.contains { $0.contains("hunter2") }, "\(environment)")
+        #expect(!environment.contains { $0.hasPrefix("GPSFIX_") })
+        await announcement.withdraw()
+        #expect(kill(child, 0) != 0, "withdrawn: the child has ended and been reaped")
+    }
+
+    @Test("what counts as a secret: every GPSFIX_ variable and every name that says so")
+    func secrets() {
+        let kept = ChildEnvironment.withoutSecrets([
+            "PATH=/usr/bin", "GPSFIX_MQTT_PASSWORD=a", "GPSFIX_NTRIP_PASSWORD=b", "GPSFIX_ANYTHING=c", "DB_PASSWORD=d",
+            "api_token=e", "AWS_SECRET_ACCESS_KEY=f", "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/x", "NOTE=PASSWORD=g",
+        ])
+        #expect(kept == ["PATH=/usr/bin", "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/x", "NOTE=PASSWORD=g"])
+    }
+}
