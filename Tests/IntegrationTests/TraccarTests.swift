@@ -32,6 +32,9 @@ final class OsmAndEndpoint {
         process = nil
     }
 
+    /// Whether the endpoint's process runs.
+    var isRunning: Bool { process?.isRunning ?? false }
+
     /// Answers `status` from now on.
     func answer(_ status: Int) throws {
         try "\(status)".write(toFile: statusFile, atomically: true, encoding: .utf8)
@@ -286,7 +289,9 @@ struct TraccarTests {
         // Time for a position sent again to show.
         usleep(1_000_000)
         let times = Self.times(endpoint.positions)
-        #expect(arrived, "\(times.count) requests, \(Set(times).count) positions; \(watcher.times.count) TPVs")
+        #expect(
+            arrived,
+            "\(times.count) requests, \(Set(times).count) positions; \(watcher.times.count) TPVs; endpoint \(endpoint.isRunning ? "running" : "gone"); \(daemon.daemon.errorText.suffix(1500))")
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "in order, each once: \(times.prefix(20))")
         let missing = watcher.times.filter { time in !times.contains { abs($0 - time) < 0.01 } }
         #expect(missing.isEmpty, "\(missing.count) of \(watcher.times.count) positions never arrived")
