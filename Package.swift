@@ -84,14 +84,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
-        // Positions to a Traccar server with nothing lost: a journal on disk, then OsmAnd
-        // requests over HTTP(S) through AsyncHTTPClient.
+        // Positions to a Traccar server with nothing lost: a queue in memory that a journal
+        // on disk follows (written on SwiftNIO's thread pool, never the event loop), then
+        // OsmAnd requests over HTTP(S) through AsyncHTTPClient.
         .target(
             name: "GPSFixTraccar",
             dependencies: [
                 "GPSFixServer", "GPSFix", "OutputFormats", .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // The journal's writes and syncs, on its thread pool.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         // RTK corrections: an NTRIP client on SwiftNIO (TLS through swift-nio-ssl) whose
         // RTCM 3 frames are written into the receiver's port, and the position sent back.
@@ -181,6 +184,9 @@ let package = Package(
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),
+        .testTarget(
+            name: "GPSFixTraccarTests",
+            dependencies: ["GPSFixTraccar", "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "MDNSAnnouncementTests",
             dependencies: ["MDNSAnnouncement", "TestSupport", .product(name: "Logging", package: "swift-log")]),

@@ -2,6 +2,7 @@ import GPSFix
 import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
+import NIOPosix
 import OutputFormats
 
 /// Where positions go, one request each: Traccar's OsmAnd endpoint over HTTP(S)
@@ -14,15 +15,20 @@ public protocol PositionUploader: Sendable {
 /// Positions to a Traccar server, with nothing lost: store and forward.
 ///
 /// Every TPV of the device with a position (at most one per ``Configuration/interval``,
-/// and only after ``Configuration/minimumDistance`` of movement when given) goes into a
-/// ``PositionJournal`` on disk before anything is sent, and leaves it only when the server
-/// answered 200. An outage, a server restart or the daemon's own SIGKILL loses nothing:
-/// the journal is sent in order, oldest first, at most
+/// and only after ``Configuration/minimumDistance`` of movement when given) joins a queue
+/// in memory (``PositionQueue``) that a journal on disk follows (``PositionJournal``), and
+/// leaves it only when the server answered 200. An outage, a server restart or the
+/// daemon's own SIGKILL loses nothing: the queue is sent in order, oldest first, at most
 /// ``Configuration/requestsPerSecond`` a second, when the server answers again. Past
-/// ``Configuration/capacity`` positions the oldest are dropped, counted and logged.
+/// ``Configuration/capacity`` positions the oldest are dropped, counted and logged; each
+/// position waiting costs about 230 bytes of memory (23 MB at the default 100,000).
 ///
-/// ``receive(_:)`` runs on the server's event loop and only appends to the journal (a
-/// `write(2)` to the page cache); the requests and the journal's `fdatasync` run in ``run()``.
+/// ``receive(_:)`` runs on the server's event loop and touches memory alone: the journal
+/// is written, synced (once a second) and rewritten by ``run()``, on SwiftNIO's thread
+/// pool (``JournalWriter``), so a slow or full disk never holds up the hub. A disk that
+/// refuses a write leaves the positions queued in memory until it takes them again; a
+/// position is on disk within moments of being queued, so a SIGKILL loses at most those
+/// moments' positions, and a power cut at most the last second's.
 public final class TraccarForwarder: ReportSubscriber, Sendable {
     public struct Configuration: Sendable {
         /// The OsmAnd endpoint: `http://traccar.example:5055/` (or `https://`).
@@ -69,34 +75,46 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
     }
 
     private struct State {
-        var journal: PositionJournal
         var counters = Counters()
         var lastQueuedAt: ContinuousClock.Instant?
         var lastQueuedPosition: (latitude: Double, longitude: Double)?
         var hdop: Double?
         var droppingLogged = false
-        var journalFailureLogged = false
     }
 
     public let configuration: Configuration
     private let uploader: any PositionUploader
     private let logger: Logger
     private let state: NIOLockedValueBox<State>
+    /// The positions waiting; behind its own lock, which the journal's writer takes too.
+    private let queue: NIOLockedValueBox<PositionQueue>
+    private let writer: JournalWriter
+    /// Rung when a position is queued: the sender's.
     private let doorbell: AsyncStream<Void>.Continuation
     private let rings: AsyncStream<Void>
+    /// Rung when the queue changed, and once a second: the journal writer's.
+    private let journalDoorbell: AsyncStream<Void>.Continuation
+    private let journalRings: AsyncStream<Void>
 
     /// Opens the journal, whose positions left from an earlier run are sent first.
     public init(configuration: Configuration, uploader: any PositionUploader, logger: Logger) throws(JournalError) {
         self.configuration = configuration
         self.uploader = uploader
         self.logger = logger
-        let journal = try PositionJournal(path: configuration.journalPath)
-        var initial = State(journal: journal)
-        initial.counters.queued = journal.count
+        let (journal, waiting) = try PositionJournal.open(path: configuration.journalPath)
+        let queue = PositionQueue(
+            capacity: configuration.capacity, waiting: waiting, acknowledged: journal.acknowledgedThrough,
+            lastSequence: journal.writtenThrough)
+        var initial = State()
+        initial.counters.queued = queue.count
+        initial.counters.dropped = queue.dropped
         state = NIOLockedValueBox(initial)
+        self.queue = NIOLockedValueBox(queue)
+        writer = JournalWriter(journal: journal, queue: self.queue, logger: logger)
         (rings, doorbell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        if journal.count > 0 {
-            logger.info("Traccar: positions from before are sent first", metadata: ["queued": "\(journal.count)"])
+        (journalRings, journalDoorbell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        if queue.count > 0 {
+            logger.info("Traccar: positions from before are sent first", metadata: ["queued": "\(queue.count)"])
         }
     }
 
@@ -114,60 +132,56 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
 
     private func queue(_ fix: Fix) {
         let now = ContinuousClock.now
-        let (configuration, logger) = (self.configuration, self.logger)
-        let queued = state.withLockedValue { state -> Bool in
-            guard let query = OsmAndPosition.query(for: fix, id: configuration.deviceID, hdop: state.hdop),
-                let latitude = fix.latitude, let longitude = fix.longitude
-            else { return false }
-            if let last = state.lastQueuedAt, last.duration(to: now) < configuration.interval * 0.9 { return false }
+        let configuration = self.configuration
+        let query = state.withLockedValue { state -> String? in
+            guard let latitude = fix.latitude, let longitude = fix.longitude else { return nil }
+            // The interval and the distance first: the query is formatted only for a position that goes.
+            if let last = state.lastQueuedAt, last.duration(to: now) < configuration.interval * 0.9 { return nil }
             if let minimum = configuration.minimumDistance, let last = state.lastQueuedPosition,
                 let moved = Geodesy.inverse(from: (last.latitude, last.longitude), to: (latitude, longitude))?.distance,
                 moved < minimum
             {
-                return false
+                return nil
             }
-            do {
-                try state.journal.append(query)
-                while state.journal.count > configuration.capacity {
-                    try state.journal.removeOldest()
-                    state.counters.dropped += 1
-                    if !state.droppingLogged {
-                        state.droppingLogged = true
-                        logger.warning("Traccar: queue full, the oldest positions are dropped (counted)", metadata: ["capacity": "\(configuration.capacity)"])
-                    }
-                }
-            } catch {
-                state.counters.dropped += 1
-                if !state.journalFailureLogged {
-                    state.journalFailureLogged = true
-                    logger.error("Traccar: a position could not be queued (counted): \(error)")
-                }
-                return false
-            }
+            guard let query = OsmAndPosition.query(for: fix, id: configuration.deviceID, hdop: state.hdop) else { return nil }
             state.lastQueuedAt = now
             state.lastQueuedPosition = (latitude, longitude)
-            state.counters.queued = state.journal.count
-            return true
+            return query
         }
-        if queued { doorbell.yield() }
+        guard let query else { return }
+        let (dropped, count) = queue.withLockedValue { ($0.append(query), $0.count) }
+        let logDropping = state.withLockedValue { state in
+            state.counters.queued = count
+            state.counters.dropped += dropped
+            defer { if dropped > 0 { state.droppingLogged = true } }
+            return dropped > 0 && !state.droppingLogged
+        }
+        if logDropping {
+            logger.warning("Traccar: queue full, the oldest positions are dropped (counted)", metadata: ["capacity": "\(configuration.capacity)"])
+        }
+        doorbell.yield()
+        journalDoorbell.yield()
     }
 
-    /// Sends the journal's positions until the task is cancelled, and makes the journal
-    /// durable once a second.
+    /// Sends the queue's positions until the task is cancelled, and keeps the journal up
+    /// with the queue (on SwiftNIO's thread pool), synced once a second; at the end, the
+    /// journal is brought up to date and synced a last time.
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.send() }
             group.addTask {
-                while (try? await Task.sleep(for: .seconds(1))) != nil {
-                    self.state.withLockedValue { state in
-                        state.journal.sync()
-                        try? state.journal.compactIfWorthIt()
-                    }
+                for await _ in self.journalRings {
+                    try? await NIOThreadPool.singleton.runIfActive { self.writer.write() }
                 }
             }
+            group.addTask {
+                while (try? await Task.sleep(for: .seconds(1))) != nil { self.journalDoorbell.yield() }
+            }
         }
-        state.withLockedValue { $0.journal.sync() }
+        // Not in the cancelled task: the pool would refuse its work.
+        await Task { try? await NIOThreadPool.singleton.runIfActive { self.writer.write(final: true) } }.value
         doorbell.finish()
+        journalDoorbell.finish()
     }
 
     private func send() async {
@@ -176,7 +190,7 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
         var bell = rings.makeAsyncIterator()
         let pace = Duration.milliseconds(1000 / max(1, configuration.requestsPerSecond))
         while !Task.isCancelled {
-            guard let entry = state.withLockedValue({ $0.journal.oldest }) else {
+            guard let entry = queue.withLockedValue({ $0.oldest }) else {
                 // Until the next position (the wait ends when the task is cancelled).
                 guard await bell.next() != nil else { return }
                 continue
@@ -194,7 +208,7 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
                     state.counters.reachable = false
                 }
                 if outage == nil {
-                    let queued = state.withLockedValue { $0.journal.count }
+                    let queued = queue.withLockedValue { $0.count }
                     logger.warning(
                         "Traccar server not reached: \(failure); positions are kept and sent when it answers",
                         metadata: ["queued": "\(queued)"])
@@ -204,13 +218,17 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
                 backoff = min(backoff * 2, .seconds(30))
                 continue
             }
-            let left = state.withLockedValue { state -> Int in
-                if state.journal.oldest?.sequence == entry.sequence { try? state.journal.removeOldest() }
+            // The position has left the queue, whether or not the journal can say so yet.
+            let left = queue.withLockedValue { queue in
+                queue.remove(entry.sequence)
+                return queue.count
+            }
+            journalDoorbell.yield()
+            state.withLockedValue { state in
                 state.counters.sent += 1
-                state.counters.queued = state.journal.count
+                state.counters.queued = left
                 state.counters.reachable = true
                 state.droppingLogged = false
-                return state.journal.count
             }
             if outage != nil {
                 logger.info("Traccar server answers again", metadata: ["queued": "\(left)"])

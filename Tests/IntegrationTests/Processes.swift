@@ -164,15 +164,19 @@ final class DaemonUnderTest {
     let replay: RunningProcess
     let daemon: RunningProcess
 
-    /// Replays `fixture` in a loop at `speed`, or as fast as the daemon takes it (`flood`).
-    init(fixture: String = "gpsd/haicom-305N.log", speed: Double = 4, flood: Bool = false, extra: [String] = []) throws {
+    /// Replays `fixture` in a loop at `speed`, or as fast as the daemon takes it (`flood`);
+    /// `retime` stamps each cycle one interval after the last, so no time repeats across loops.
+    init(
+        fixture: String = "gpsd/haicom-305N.log", speed: Double = 4, flood: Bool = false, retime: Bool = false,
+        extra: [String] = []
+    ) throws {
         folder = try makeTemporaryFolder("it")
         socket = folder.appendingPathComponent("gpsfixd.sock").path
         let link = folder.appendingPathComponent("gps0").path
         tcpPort = freePort()
         replay = try RunningProcess(Binaries.gpsfix, [
             "replay", Binaries.fixtures.appendingPathComponent(fixture).path, "--link", link, "--loop",
-        ] + (flood ? ["--as-fast-as-possible"] : ["--speed", "\(speed)"]))
+        ] + (flood ? ["--as-fast-as-possible"] : ["--speed", "\(speed)"]) + (retime ? ["--retime"] : []))
         try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
         daemon = try RunningProcess(
             Binaries.gpsfixd, [link, "--socket", socket, "--tcp", "127.0.0.1:\(tcpPort)", "--log-level", "warning"] + extra)

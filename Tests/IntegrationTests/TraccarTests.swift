@@ -32,6 +32,9 @@ final class OsmAndEndpoint {
         process = nil
     }
 
+    /// Whether the endpoint's process runs.
+    var isRunning: Bool { process?.isRunning ?? false }
+
     /// Answers `status` from now on.
     func answer(_ status: Int) throws {
         try "\(status)".write(toFile: statusFile, atomically: true, encoding: .utf8)
@@ -49,6 +52,102 @@ final class OsmAndEndpoint {
     }
 
     deinit { stop() }
+}
+
+/// A tmpfs of `bytes` mounted at a folder (root only): a disk that fills up.
+struct SmallFileSystem {
+    static var canMount: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount") }
+    let path: String
+
+    init(at folder: URL, bytes: Int) throws {
+        path = folder.path
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        _ = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path])
+        guard available != nil, size == bytes else { throw TimedOut(description: "a \(bytes)-byte tmpfs at \(path) was not mounted") }
+    }
+
+    private var statistics: statvfs? {
+        var result = statvfs()
+        return statvfs(path, &result) == 0 ? result : nil
+    }
+
+    /// Its size, in bytes.
+    var size: Int? { statistics.map { Int($0.f_blocks) * Int($0.f_frsize) } }
+
+    /// Bytes free, in whole blocks.
+    var available: Int? { statistics.map { Int($0.f_bavail) * Int($0.f_frsize) } }
+
+    /// Unmounts it (lazily, should a process still hold a file there).
+    func unmount() {
+        _ = try? run("/bin/umount", ["--lazy", path])
+    }
+}
+
+/// An ext4 image on a loop device, mounted at a folder (root only): a disk that can be
+/// frozen (`fsfreeze`), so that every write to it waits, as on a stalled SD card.
+struct FreezableFileSystem {
+    static var canMount: Bool {
+        getuid() == 0 && FileManager.default.fileExists(atPath: "/dev/loop-control")
+            && ["/sbin/mkfs.ext4", "/sbin/fsfreeze", "/bin/mount"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
+    }
+
+    let path: String
+    private let image: String
+
+    init(at folder: URL, megabytes: Int = 8) throws {
+        path = folder.path
+        image = folder.path + ".img"
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: image, contents: nil), truncate(image, off_t(megabytes) << 20) == 0 else {
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        _ = try run("/sbin/mkfs.ext4", ["-q", "-F", image])
+        _ = try run("/bin/mount", ["-o", "loop", image, path])
+        var mounted = stat(), parent = stat()
+        guard stat(path, &mounted) == 0, stat(folder.deletingLastPathComponent().path, &parent) == 0, mounted.st_dev != parent.st_dev
+        else { throw TimedOut(description: "an ext4 image at \(path) was not mounted") }
+    }
+
+    /// Freezes it for `seconds`, in a process of its own that thaws it whatever becomes of
+    /// the test; returns once it is frozen, with the process (it ends at the thaw). The
+    /// file `marker + ".thawing"` appears half a second before the thaw.
+    func freeze(for seconds: Int, marker: String) throws -> RunningProcess {
+        let freezer = try RunningProcess("/bin/sh", [
+            "-c", "/sbin/fsfreeze -f \"$0\" && : > \"$1\"; sleep \(seconds); : > \"$1.thawing\"; sleep 0.5; /sbin/fsfreeze -u \"$0\"",
+            path, marker,
+        ])
+        try waitUntil("the file system frozen") { FileManager.default.fileExists(atPath: marker) }
+        return freezer
+    }
+
+    /// Thaws it (should the freezer have been stopped), unmounts it and removes its image.
+    func remove() {
+        _ = try? run("/sbin/fsfreeze", ["-u", path])
+        _ = try? run("/bin/umount", ["--lazy", path])
+        unlink(image)
+    }
+}
+
+/// A gpsd watcher of the daemon's that keeps the times of its TPVs with a position: each is
+/// a position the forwarder queues.
+final class PositionWatcher {
+    private let client: LineClient
+    private(set) var times: [Double] = []
+
+    init(_ daemon: DaemonUnderTest) throws {
+        client = try daemon.client()
+        client.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+    }
+
+    /// Reads what has come, without waiting for more.
+    func read() {
+        while let line = client.readLine(timeout: 0.02) {
+            guard let json = line.json, json["class"] as? String == "TPV", json["lat"] != nil, json["lon"] != nil,
+                let time = (json["time"] as? String).flatMap(ISO8601DateFormatter.fractional.date(from:))
+            else { continue }
+            times.append(time.timeIntervalSince1970)
+        }
+    }
 }
 
 @Suite("Traccar, with nothing lost", .serialized)
@@ -149,6 +248,99 @@ struct TraccarTests {
         let times = Self.times(endpoint.positions)
         #expect(Self.isEverySecond(times), "\(times)")
         #expect(daemon.errorText.contains("Traccar server not reached: HTTP 500"))
+    }
+
+    @Test(
+        "the journal's disk fills up while the server is away: every position arrives, in order, each once, when it is back",
+        .enabled(if: SmallFileSystem.canMount, "mounts a 16 kB tmpfs: root only"))
+    func fullDisk() throws {
+        let folder = try makeTemporaryFolder("traccar-full")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try SmallFileSystem(at: folder.appendingPathComponent("state"), bytes: 16 * 1024)
+        defer { disk.unmount() }
+        let endpoint = try OsmAndEndpoint(folder: folder)
+        endpoint.stop()
+        // A 10 Hz receiver: each cycle one second after the last, so every time is new.
+        let daemon = try DaemonUnderTest(speed: 10, retime: true, extra: [
+            "--traccar", "http://127.0.0.1:\(endpoint.port)/", "--traccar-id", "boat7", "--state-directory", disk.path,
+        ])
+        let watcher = try PositionWatcher(daemon)
+        // Full: less room left than a line takes (the last page of a tmpfs is counted used
+        // from its first byte, so the journal's size says it, not the free blocks).
+        let journal = disk.path + "/traccar.journal"
+        try waitUntil("the journal's disk full", within: 40) {
+            watcher.read()
+            let size = (try? FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int) ?? 0
+            return size > 16 * 1024 - 150
+        }
+        // A few seconds more of positions that the disk cannot take.
+        let full = Date()
+        while Date().timeIntervalSince(full) < 3 { watcher.read() }
+        daemon.replay.stop()
+        let quiet = Date()
+        while Date().timeIntervalSince(quiet) < 1 { watcher.read() }
+        let last = try #require(watcher.times.last)
+        try endpoint.start()
+        // The sender retries after 1, 2, 4 ... 30 s: up to 30 s before it knows, then the backlog at 20 a second.
+        let arrived = (try? waitUntil("the last position at the endpoint", within: 70) {
+            watcher.read()
+            return Self.times(endpoint.positions).contains { abs($0 - last) < 0.01 }
+        }) != nil
+        // Time for a position sent again to show.
+        usleep(1_000_000)
+        let times = Self.times(endpoint.positions)
+        #expect(
+            arrived,
+            "\(times.count) requests, \(Set(times).count) positions; \(watcher.times.count) TPVs; endpoint \(endpoint.isRunning ? "running" : "gone"); \(daemon.daemon.errorText.suffix(1500))")
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "in order, each once: \(times.prefix(20))")
+        let missing = watcher.times.filter { time in !times.contains { abs($0 - time) < 0.01 } }
+        #expect(missing.isEmpty, "\(missing.count) of \(watcher.times.count) positions never arrived")
+        #expect(!FileManager.default.fileExists(atPath: disk.path + "/traccar.journal.new"))
+        let said = daemon.daemon.errorText.components(separatedBy: "the journal cannot be written").count - 1
+        #expect(said == 1, "the full disk said once in the log: \(daemon.daemon.errorText.suffix(2000))")
+    }
+    @Test(
+        "a stalled disk (its file system frozen) holds up no client, and the positions of the stall arrive, in order, each once",
+        .enabled(if: FreezableFileSystem.canMount, "mounts an ext4 image on a loop device: root only"))
+    func stalledDisk() throws {
+        let folder = try makeTemporaryFolder("traccar-stalled")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let disk = try FreezableFileSystem(at: folder.appendingPathComponent("state"))
+        defer { disk.remove() }
+        let endpoint = try OsmAndEndpoint(folder: folder)
+        let daemon = try DaemonUnderTest(speed: 10, retime: true, extra: [
+            "--traccar", "http://127.0.0.1:\(endpoint.port)/", "--traccar-id", "boat7", "--state-directory", disk.path,
+        ])
+        let watcher = try PositionWatcher(daemon)
+        try waitUntil("positions at the endpoint") {
+            watcher.read()
+            return endpoint.positions.count >= 5
+        }
+        // Four seconds of a disk that takes no write: about 40 TPVs of a 10 Hz receiver.
+        let frozen = folder.appendingPathComponent("frozen").path
+        let freezer = try disk.freeze(for: 4, marker: frozen)
+        let before = watcher.times.count
+        // What the watcher read before the thaw was announced came while the disk stalled.
+        try waitUntil("the thaw announced", within: 20) {
+            guard !FileManager.default.fileExists(atPath: frozen + ".thawing") else { return true }
+            watcher.read()
+            return false
+        }
+        let duringStall = watcher.times.count - before
+        #expect(duringStall >= 10, "TPVs to a watcher while the disk stalled: \(duringStall)")
+        try waitUntil("the file system thawed", within: 20) {
+            watcher.read()
+            return !freezer.isRunning
+        }
+        let last = try #require(watcher.times.last)
+        let arrived = (try? waitUntil("the stall's positions at the endpoint", within: 20) {
+            watcher.read()
+            return Self.times(endpoint.positions).contains { abs($0 - last) < 0.01 }
+        }) != nil
+        let times = Self.times(endpoint.positions)
+        #expect(arrived && zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "in order, each once: \(times.suffix(20))")
+        let missing = watcher.times[before...].filter { time in !times.contains { abs($0 - time) < 0.01 } }
+        #expect(missing.isEmpty, "\(missing.count) of the \(watcher.times.count - before) positions from the stall on never arrived")
     }
 }
 

@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@testable import GPSFixTraccar
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Traccar's queue and its journal")
+struct PositionJournalTests {
+    /// A journal file of the test's own, with `text` in it.
+    static func journal(_ text: String) throws -> (path: String, folder: URL) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-journal-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let path = folder.appendingPathComponent("traccar.journal").path
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+        return (path, folder)
+    }
+
+    @Test("read back: the positions past the last acknowledgement, a last line cut short cut off, and appending goes on after whole lines")
+    func readBack() throws {
+        let (path, folder) = try Self.journal("P 1 a=1\nP 2 a=2\nA 1\nP 3 a=3\nP 4 a=")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (journal, waiting) = try PositionJournal.open(path: path)
+        #expect(waiting.map(\.sequence) == [2, 3])
+        #expect(journal.writtenThrough == 3 && journal.acknowledgedThrough == 1)
+        try journal.append([.init(sequence: 4, query: "a=4")], acknowledged: 2)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "P 1 a=1\nP 2 a=2\nA 1\nP 3 a=3\nA 2\nP 4 a=4\n")
+    }
+
+    @Test("an acknowledgement never written: read back, the position is sent again (at least once), nothing lost")
+    func acknowledgementLost() throws {
+        let (path, folder) = try Self.journal("P 1 a=1\nP 2 a=2\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (_, waiting) = try PositionJournal.open(path: path)
+        let queue = PositionQueue(capacity: 10, waiting: waiting, acknowledged: 0, lastSequence: 2)
+        #expect(queue.oldest?.sequence == 1 && queue.count == 2)
+    }
+
+    @Test("a rewrite keeps the waiting positions alone; clearing empties the file in place; sequences go on")
+    func rewriteAndClear() throws {
+        let (path, folder) = try Self.journal("P 1 a=1\nP 2 a=2\nA 1\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (journal, waiting) = try PositionJournal.open(path: path)
+        try journal.rewrite(waiting)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "P 2 a=2\n")
+        #expect(!FileManager.default.fileExists(atPath: path + ".new"))
+        try journal.append([.init(sequence: 3, query: "a=3")], acknowledged: 2)
+        try journal.clear()
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "")
+        var queue = PositionQueue(capacity: 10, waiting: [], acknowledged: 2, lastSequence: journal.writtenThrough)
+        queue.append("a=4")
+        #expect(queue.oldest?.sequence == 4)
+    }
+
+    @Test("the queue: past its capacity the oldest are dropped, counted; a position sent leaves it only if still the oldest")
+    func queue() {
+        var queue = PositionQueue(capacity: 3, waiting: [], acknowledged: 0, lastSequence: 0)
+        for index in 1...5 { queue.append("a=\(index)") }
+        #expect(queue.count == 3 && queue.dropped == 2 && queue.acknowledged == 2)
+        #expect(queue.oldest?.sequence == 3)
+        queue.remove(4)
+        #expect(queue.oldest?.sequence == 3)
+        queue.remove(3)
+        #expect(queue.oldest?.sequence == 4 && queue.acknowledged == 3)
+        #expect(queue.waiting(after: 4).map(\.sequence) == [5])
+        #expect(queue.countWaiting(through: 4) == 1)
+    }
+}

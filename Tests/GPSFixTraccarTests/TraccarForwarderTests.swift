@@ -1,0 +1,51 @@
+import Foundation
+import GPSFix
+import GPSFixServer
+import Logging
+import Testing
+
+@testable import GPSFixTraccar
+
+/// A server that is never there.
+private struct Away: PositionUploader {
+    struct Refused: Error {}
+    func upload(_ query: String) async throws -> Int { throw Refused() }
+}
+
+@Suite("Traccar's forwarder and the event loop")
+struct TraccarForwarderTests {
+    static let device = "/dev/gps0"
+
+    static func report(second: Int) -> PublishedReport {
+        var fix = Fix()
+        fix.mode = .threeDimensional
+        fix.latitude = 52.37
+        fix.longitude = 4.89
+        fix.time = GPSTime(millisecondsSince1970: 1_700_000_000_000 + second * 1000)
+        return PublishedReport(device: device, content: .tpv(fix), json: [])
+    }
+
+    @Test("a TPV is queued in memory alone, on the caller's thread (the event loop); run() writes it to the journal")
+    func receiveTouchesNoDisk() async throws {
+        let (path, folder) = try PositionJournalTests.journal("")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let forwarder = try TraccarForwarder(
+            configuration: .init(url: "http://127.0.0.1:9/", deviceID: "boat7", device: Self.device, journalPath: path),
+            uploader: Away(), logger: Logger(label: "test"))
+        forwarder.receive(Self.report(second: 0))
+        #expect(forwarder.counters.queued == 1)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "", "nothing written by receive")
+
+        let running = Task { await forwarder.run() }
+        defer { running.cancel() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        var journal = ""
+        while !journal.hasPrefix("P 1 id=boat7&"), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            journal = try String(contentsOfFile: path, encoding: .utf8)
+        }
+        #expect(journal.hasPrefix("P 1 id=boat7&lat=52.37"), "\(journal)")
+        running.cancel()
+        await running.value
+    }
+}
