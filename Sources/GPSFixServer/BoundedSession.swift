@@ -37,6 +37,8 @@ final class BoundedSession: ChannelDuplexHandler {
     private var stall: Scheduled<Void>?
     private(set) var lastActivity = NIODeadline.now()
     private(set) var isWatching = false
+    /// Whether a whole request ever came.
+    private(set) var hasAsked = false
 
     init(table: SessionTable, idleTimeout: Duration, logger: Logger) {
         self.table = table
@@ -111,7 +113,9 @@ final class BoundedSession: ChannelDuplexHandler {
             return context.triggerUserOutboundEvent(event, promise: promise)
         }
         switch activity {
-        case .request: lastActivity = .now()
+        case .request:
+            lastActivity = .now()
+            hasAsked = true
         case .watching(let watching):
             isWatching = watching
             lastActivity = .now()

@@ -184,9 +184,11 @@ final class ClientSession: ChannelInboundHandler {
         context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
     }
 
-    /// Tells the connection's bounds whether it watches: a watcher is never idle.
+    /// Tells the connection's bounds whether it watches: a watcher is never idle. A WATCH
+    /// that streams nothing (enabled without json, nmea, raw or pps) is no watcher.
     private func tellWatching() {
-        context?.triggerUserOutboundEvent(SessionActivity.watching(settings.enable), promise: nil)
+        let streams = settings.enable && (settings.json || settings.nmea || settings.raw > 0 || settings.pps)
+        context?.triggerUserOutboundEvent(SessionActivity.watching(streams), promise: nil)
     }
 
     private func take(_ line: RequestLine) {

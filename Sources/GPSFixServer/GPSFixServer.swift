@@ -77,7 +77,8 @@ public final class GPSFixServer: Sendable {
     /// Binds the listeners. Throws when the socket is held by a live server.
     public func start() async throws {
         let hub = self.hub
-        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout) { channel in
+        // A client that shuts down its sending side still gets its answers.
+        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout, halfClosure: true) { channel in
             try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub))
         }
         var bound: [any Channel] = []

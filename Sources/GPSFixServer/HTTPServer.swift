@@ -32,7 +32,7 @@ extension GPSFixServer {
     /// cut-off, the connection caps), idle after ``SessionLimits/httpIdleTimeout`` (so a
     /// request head must arrive within it), under SwiftNIO's HTTP server pipeline:
     /// requests are read one at a time, the next only once the answer to the last is
-    /// written, and answered in order; a head is at most 80 KB (NIO's parser), a body is
+    /// written, and answered in order; a head is at most 16 KiB (``headLimits``), a body is
     /// read and thrown away. An event stream is a session of the hub like a socket
     /// client, under the same bounds (its cap, what it loses while it lags, the cut-off).
     @discardableResult
@@ -101,6 +101,9 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var request: HTTPRequestHead?
     /// A whole request whose answer waits for the client to read what it was sent.
     private var waiting: HTTPRequestHead?
+    /// The connection became an event stream: requests the pipeline still held, handed
+    /// on as its handlers leave, are not answered (there is no HTTP encoder any more).
+    private var handedOver = false
 
     init(hub: Hub, content: WebContent) {
         self.hub = hub
@@ -108,6 +111,7 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !handedOver else { return }
         switch unwrapInboundIn(data) {
         case .head(let head):
             request = head
@@ -128,7 +132,7 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, let head = waiting {
+        if context.channel.isWritable, !handedOver, let head = waiting {
             waiting = nil
             respond(to: head, context: context)
         }
@@ -171,6 +175,8 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The connection becomes an event stream: the HTTP handlers leave, the head is
     /// written as it is, and a session of the hub sends the reports.
     private func streamEvents(context: ChannelHandlerContext) {
+        handedOver = true
+        waiting = nil
         let pipeline = context.pipeline.syncOperations
         for (name, _) in Self.serverPipeline() { _ = pipeline.removeHandler(name: name) }
         context.writeAndFlush(NIOAny(EventStream.head(cors: content.cors)), promise: nil)

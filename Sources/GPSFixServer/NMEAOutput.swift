@@ -147,8 +147,13 @@ extension GPSFixServer {
     /// ``BoundedSession`` (its caps, its stall cut-off, `idleTimeout`, the connection
     /// caps), then `addHandlers` sets up the protocol. Every listener is built on this,
     /// so none can forget a bound.
+    ///
+    /// `halfClosure` keeps a connection whose client ended its sending side open, for
+    /// gpsd's protocol, which answers what was asked before that end; elsewhere the end
+    /// closes the connection (a reader of a silent feed would otherwise never be noticed
+    /// gone).
     func clientBootstrap(
-        idleTimeout: Duration, _ addHandlers: @escaping @Sendable (any Channel) throws -> Void
+        idleTimeout: Duration, halfClosure: Bool = false, _ addHandlers: @escaping @Sendable (any Channel) throws -> Void
     ) -> ServerBootstrap {
         let hub = self.hub, limits = configuration.limits
         return ServerBootstrap(group: hub.eventLoop)
@@ -160,8 +165,7 @@ extension GPSFixServer {
             // stays small, and a flooding client waits its turn.
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 2048))
             .childChannelOption(.maxMessagesPerRead, value: 1)
-            // A client that shuts down its sending side still gets its answers.
-            .childChannelOption(.allowRemoteHalfClosure, value: true)
+            .childChannelOption(.allowRemoteHalfClosure, value: halfClosure)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(

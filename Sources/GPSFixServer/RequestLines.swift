@@ -50,7 +50,9 @@ struct RequestLines {
             guard line.readableBytes <= Self.maximumLength else { return .tooLong(limit: Self.maximumLength) }
             return .line(line)
         }
-        if !discarding, buffer.readableBytes > 0, Self.endsWithWholeRequest(buffer.readableBytesView) {
+        if !discarding, buffer.readableBytes > 0, buffer.readableBytes <= Self.maximumLength,
+            Self.endsWithWholeRequest(buffer.readableBytesView)
+        {
             return .line(buffer.readSlice(length: buffer.readableBytes)!)
         }
         guard buffer.readableBytes > Self.maximumLength else { return nil }

@@ -4,8 +4,9 @@ import NIOCore
 /// Every open connection of every listener, on the hub's event loop: it admits a new one
 /// within the caps of ``SessionLimits``, closes idle ones, and counts what it closed.
 ///
-/// At a cap, the connection idle the longest (watching nothing, asking nothing) is closed
-/// to make room, on the same listener when the listener is full, anywhere when all are:
+/// At a cap, the connection idle the longest (watching nothing, asking nothing; one that
+/// never asked anything before one that did) is closed to make room, on the same listener
+/// when the listener is full, anywhere when all are:
 /// an attacker holding idle connections never locks out the next real client. Only when
 /// none is idle is the newest refused.
 final class SessionTable {
@@ -47,7 +48,10 @@ final class SessionTable {
         let allFull = sessions.count >= limits.connections
         if listenerFull || allFull {
             let candidates = sessions.values.filter { !$0.isWatching && (!listenerFull || $0.listener == session.listener) }
-            guard let idlest = candidates.min(by: { $0.lastActivity < $1.lastActivity }) else {
+            // A connection that never asked anything goes before one that did (a client
+            // polling now and then), the one idle the longest first.
+            guard let idlest = candidates.min(by: { ($0.hasAsked ? 1 : 0, $0.lastActivity) < ($1.hasAsked ? 1 : 0, $1.lastActivity) })
+            else {
                 counts.refused += 1
                 noteCap("a connection refused: every connection is in use, none idle")
                 return false

@@ -29,6 +29,9 @@ struct RequestLinesTests {
         #expect(Self.lines([#"?WATCH={"enable":tr"#, #"ue}"#]) == [.line(ByteBuffer(string: #"?WATCH={"enable":true}"#))])
         #expect(Self.lines([#"?WATCH={"device":"}"#]).isEmpty)
         #expect(Self.lines(["?VERSION"]).isEmpty)
+        // The end of a read takes no request past the limit.
+        let long = String(repeating: "?POLL;", count: RequestLines.maximumLength / 6 + 1)
+        #expect(Self.lines([long]) == [.tooLong(limit: RequestLines.maximumLength)])
         // The newline that follows in the next read adds nothing.
         #expect(Self.lines(["?POLL;", "\r\n", "?VERSION;\n"]) == [.line(ByteBuffer(string: "?POLL;")), .line(ByteBuffer(string: "?VERSION;"))])
     }

@@ -53,6 +53,8 @@ struct SessionBoundsTests {
     func idleClientsAreClosed() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"], limits: SessionLimits(idleTimeout: .seconds(1)))
         let idle = try await harness.client(watching: nil)
+        // Enabled, but streaming nothing (no json, nmea, raw or pps): no watcher.
+        let enabledOnly = try await harness.client(watching: #"?WATCH={"enable":true};"#)
         let watcher = try await harness.client()
         let asking = try await harness.client(watching: nil)
         var closed = false
@@ -62,8 +64,9 @@ struct SessionBoundsTests {
             closed = Self.isClosed(idle, within: 0.25)
         }
         #expect(closed, "the idle client was kept")
+        #expect(Self.isClosed(enabledOnly, within: 3), "a WATCH that streams nothing kept its client from being idle")
         #expect(!Self.isClosed(watcher, within: 0.2) && !Self.isClosed(asking, within: 0.2))
-        #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 1)
+        #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 2)
         await harness.stop()
     }
 
@@ -83,6 +86,16 @@ struct SessionBoundsTests {
             "content-type: text/plain; version=0.0.4; charset=utf-8", "content-type: application/json",
             "content-type: text/plain; version=0.0.4; charset=utf-8", "content-type: text/event-stream",
         ])
+        // Requests pipelined after /events are not answered once the connection streams
+        // (its HTTP encoder is gone), and the server serves on.
+        let streaming = try LineClient(tcpPort: port)
+        streaming.send(["/metrics", "/events", "/", "/events"].map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+        let head = try #require(streaming.readLines(until: { $0.lowercased().hasPrefix("content-type: text/event-stream") }))
+        #expect(head.filter { $0.hasPrefix("HTTP/1.1") } == ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"])
+        #expect(streaming.readLines(until: { $0.hasPrefix("HTTP/") }, timeout: 1) == nil, "an answer after the stream began")
+        let next = try LineClient(tcpPort: port)
+        next.send("GET /api/v1/fix HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(next.readLine() == "HTTP/1.1 200 OK")
         await harness.stop()
     }
 
