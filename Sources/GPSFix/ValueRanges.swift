@@ -104,12 +104,32 @@ extension SkyView {
         ValueRanges.check(&xdop, ValueRanges.dilution, &dropped)
         ValueRanges.check(&ydop, ValueRanges.dilution, &dropped)
         ValueRanges.check(&gdop, ValueRanges.dilution, &dropped)
-        for index in satellites.indices {
+        // Read first: writing through the array's subscript would copy its storage,
+        // shared with the sky view the assembler keeps, every cycle.
+        for index in satellites.indices where !satellites[index].isInRange {
             ValueRanges.check(&satellites[index].elevation, ValueRanges.elevation, &dropped)
             ValueRanges.check(&satellites[index].azimuth, ValueRanges.direction, &dropped)
             ValueRanges.check(&satellites[index].snr, ValueRanges.signalToNoise, &dropped)
         }
         return dropped
+    }
+}
+
+extension SkyView {
+    /// Whether every value is absent or in its range, read without writing anything.
+    var isInRange: Bool {
+        func inRange(_ dilution: Double?) -> Bool { dilution.map(ValueRanges.dilution.contains) ?? true }
+        return time.map { ValueRanges.year.contains($0.year) } ?? true
+            && inRange(hdop) && inRange(vdop) && inRange(pdop) && inRange(tdop) && inRange(xdop) && inRange(ydop)
+            && inRange(gdop) && satellites.allSatisfy(\.isInRange)
+    }
+}
+
+extension Satellite {
+    /// Whether its elevation, azimuth and signal are each absent or in range.
+    var isInRange: Bool {
+        elevation.map(ValueRanges.elevation.contains) ?? true && azimuth.map(ValueRanges.direction.contains) ?? true
+            && snr.map(ValueRanges.signalToNoise.contains) ?? true
     }
 }
 
@@ -137,6 +157,8 @@ extension LocationUpdate {
             let dropped = fix.dropValuesOutOfRange()
             self = .fix(fix)
             return dropped
+        case .sky(let sky) where sky.isInRange:
+            return 0  // nothing written: the satellites' storage, shared, is not copied
         case .sky(var sky):
             let dropped = sky.dropValuesOutOfRange()
             self = .sky(sky)
