@@ -38,6 +38,10 @@ public struct WatchSettings: Equatable, Sendable {
         device = request.device
     }
 
+    /// Whether the session streams anything: JSON reports, sentences, bytes or the time
+    /// service's reports.
+    public var streamsAnything: Bool { enable && (json || nmea || raw > 0 || pps) }
+
     /// Whether the session wants reports (TPV, SKY, ...) of `device`.
     public func wantsReports(of device: String) -> Bool { enable && json && self.device.map { $0 == device } ?? true }
 

@@ -95,6 +95,9 @@ extension Fix {
 extension SkyView {
     /// Leaves out every DOP and satellite position or signal outside its range; returns how many.
     mutating func dropValuesOutOfRange() -> Int {
+        // Read first: a view in range is not written, so the satellites' storage it
+        // shares with the view the assembler keeps is not copied, once a cycle.
+        guard !isInRange else { return 0 }
         var dropped = 0
         ValueRanges.check(&time, &dropped)
         ValueRanges.check(&hdop, ValueRanges.dilution, &dropped)
@@ -104,8 +107,6 @@ extension SkyView {
         ValueRanges.check(&xdop, ValueRanges.dilution, &dropped)
         ValueRanges.check(&ydop, ValueRanges.dilution, &dropped)
         ValueRanges.check(&gdop, ValueRanges.dilution, &dropped)
-        // Read first: writing through the array's subscript would copy its storage,
-        // shared with the sky view the assembler keeps, every cycle.
         for index in satellites.indices where !satellites[index].isInRange {
             ValueRanges.check(&satellites[index].elevation, ValueRanges.elevation, &dropped)
             ValueRanges.check(&satellites[index].azimuth, ValueRanges.direction, &dropped)
@@ -157,8 +158,6 @@ extension LocationUpdate {
             let dropped = fix.dropValuesOutOfRange()
             self = .fix(fix)
             return dropped
-        case .sky(let sky) where sky.isInRange:
-            return 0  // nothing written: the satellites' storage, shared, is not copied
         case .sky(var sky):
             let dropped = sky.dropValuesOutOfRange()
             self = .sky(sky)

@@ -187,8 +187,7 @@ final class ClientSession: ChannelInboundHandler {
     /// Tells the connection's bounds whether it watches: a watcher is never idle. A WATCH
     /// that streams nothing (enabled without json, nmea, raw or pps) is no watcher.
     private func tellWatching() {
-        let streams = settings.enable && (settings.json || settings.nmea || settings.raw > 0 || settings.pps)
-        context?.triggerUserOutboundEvent(SessionActivity.watching(streams), promise: nil)
+        context?.triggerUserOutboundEvent(SessionActivity.watching(settings.streamsAnything), promise: nil)
     }
 
     private func take(_ line: RequestLine) {
