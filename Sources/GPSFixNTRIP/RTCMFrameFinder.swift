@@ -1,3 +1,5 @@
+import ReceiverFraming
+
 /// One RTCM 3 frame, whole: the preamble `0xD3`, six reserved bits and a 10-bit length,
 /// the message, and its CRC-24Q.
 public struct RTCMFrame: Hashable, Sendable {
@@ -80,26 +82,5 @@ public struct RTCMFrameFinder: Sendable {
             statistics.bytesSkipped += 1
         }
         return nil
-    }
-}
-
-/// The CRC-24Q of RTCM 3 (and SBAS): polynomial 0x1864CFB, initial value zero.
-public enum CRC24Q {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index) << 16
-        for _ in 0..<8 {
-            value <<= 1
-            if value & 0x100_0000 != 0 { value ^= 0x186_4CFB }
-        }
-        return value & 0xFF_FFFF
-    }
-
-    /// The checksum of `bytes`.
-    public static func checksum(_ bytes: some Sequence<UInt8>) -> Int {
-        var crc: UInt32 = 0
-        for byte in bytes {
-            crc = ((crc << 8) & 0xFF_FFFF) ^ table[Int((crc >> 16) ^ UInt32(byte)) & 0xFF]
-        }
-        return Int(crc)
     }
 }

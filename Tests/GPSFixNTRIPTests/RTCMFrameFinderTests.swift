@@ -1,5 +1,6 @@
 import Foundation
 import GPSFixNTRIP
+import ReceiverFraming
 import TestSupport
 import Testing
 

@@ -1,0 +1,66 @@
+/// One checksum-verified UBX frame, borrowed from the framer's memory: the sync bytes
+/// `B5 62`, class, id, little-endian payload length, payload and Fletcher-8 checksum.
+///
+/// A view, not a copy: valid only while the framer's callback runs. Decode it (the
+/// `UBX` module's messages read it in place) or copy ``bytes`` out before returning.
+public struct UBXFrame {
+    /// The whole frame as received, sync bytes through checksum.
+    public let bytes: UnsafeRawBufferPointer
+
+    /// Frames `bytes` as they are; the caller has verified length and checksum.
+    init(bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    /// Frames `bytes` when they are exactly one whole UBX frame with a good checksum:
+    /// for messages held outside a stream (tests, a configuration tool's replies).
+    public init?(validating bytes: UnsafeRawBufferPointer) {
+        guard bytes.count >= UBXFrame.overhead, bytes[0] == UBXFrame.sync1, bytes[1] == UBXFrame.sync2,
+            Int(bytes[4]) | Int(bytes[5]) << 8 == bytes.count - UBXFrame.overhead,
+            UBXFrame.checksum(of: UnsafeRawBufferPointer(rebasing: bytes[2..<(bytes.count - 2)]))
+                == (bytes[bytes.count - 2], bytes[bytes.count - 1])
+        else { return nil }
+        self.bytes = bytes
+    }
+
+    /// The message class (`0x01` NAV, `0x0D` TIM, ...).
+    public var messageClass: UInt8 { bytes[2] }
+    /// The message id within its class.
+    public var messageID: UInt8 { bytes[3] }
+    /// Class and id together, `0x0107` for NAV-PVT: one value to switch on.
+    public var message: UInt16 { UInt16(bytes[2]) << 8 | UInt16(bytes[3]) }
+    /// The payload, without header or checksum.
+    public var payload: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[6..<(bytes.count - 2)])
+    }
+
+    /// The first sync byte, `µ`.
+    public static let sync1: UInt8 = 0xB5
+    /// The second sync byte, `b`.
+    public static let sync2: UInt8 = 0x62
+    /// Bytes of a frame that are not payload: two sync, class, id, two length, two checksum.
+    public static let overhead = 8
+
+    /// The 8-bit Fletcher checksum over class, id, length and payload (u-blox's CK_A, CK_B).
+    public static func checksum(of bytes: UnsafeRawBufferPointer) -> (UInt8, UInt8) {
+        var a: UInt8 = 0
+        var b: UInt8 = 0
+        for byte in bytes {
+            a &+= byte
+            b &+= a
+        }
+        return (a, b)
+    }
+
+    /// A whole frame for `messageClass`/`id` with `payload`: for writing to a receiver
+    /// and for tests.
+    public static func encode(messageClass: UInt8, id: UInt8, payload: some Collection<UInt8>) -> [UInt8] {
+        var frame: [UInt8] = [sync1, sync2, messageClass, id, UInt8(payload.count & 0xFF), UInt8(payload.count >> 8)]
+        frame.reserveCapacity(payload.count + overhead)
+        frame.append(contentsOf: payload)
+        let (a, b) = frame.withUnsafeBytes { checksum(of: UnsafeRawBufferPointer(rebasing: $0[2...])) }
+        frame.append(a)
+        frame.append(b)
+        return frame
+    }
+}

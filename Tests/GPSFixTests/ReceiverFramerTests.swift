@@ -1,0 +1,130 @@
+import GPSFix
+import NMEA
+import ReceiverFraming
+import Testing
+
+/// A frame as handed out, copied: which protocol, and its bytes.
+enum Framed: Equatable {
+    case nmea(String)
+    case ubx([UInt8])
+    case rtcm3([UInt8])
+}
+
+/// Frames `stream` in chunks of `chunkSize` bytes (the whole at once when 0).
+func frames(of stream: [UInt8], chunkSize: Int = 0, framer: ReceiverFramer = ReceiverFramer()) -> [Framed] {
+    var result: [Framed] = []
+    let collect: (ReceiverFrame) -> Void = { frame in
+        switch frame {
+        case .nmea(let sentence): result.append(.nmea(String(decoding: sentence.line, as: UTF8.self)))
+        case .ubx(let message): result.append(.ubx(Array(message.bytes)))
+        case .rtcm3(let message): result.append(.rtcm3(Array(message.bytes)))
+        }
+    }
+    stream.withUnsafeBytes { bytes in
+        let size = chunkSize == 0 ? max(bytes.count, 1) : chunkSize
+        for start in stride(from: 0, to: bytes.count, by: size) {
+            framer.feed(UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + size, bytes.count)]), collect)
+        }
+    }
+    framer.finish(collect)
+    return result
+}
+
+/// An RTCM 3 frame around `message`, its CRC-24Q computed.
+func rtcm3(_ message: [UInt8]) -> [UInt8] {
+    var frame: [UInt8] = [0xD3, UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message
+    let crc = CRC24Q.checksum(frame)
+    frame += [UInt8(crc >> 16), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+    return frame
+}
+
+@Suite("Receiver framer: NMEA, UBX and RTCM 3 from one port")
+struct ReceiverFramerTests {
+    let gga = sentence("$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")
+    let pvt = UBXFrame.encode(messageClass: 0x01, id: 0x07, payload: [UInt8](repeating: 7, count: 92))
+    let eoe = UBXFrame.encode(messageClass: 0x01, id: 0x61, payload: [1, 2, 3, 4])
+    /// RTCM 1005, a base station's position (19 bytes), its message number in the first 12 bits.
+    let station = rtcm3([0x3E, 0xD0] + [UInt8](repeating: 0x11, count: 17))
+
+    var mixed: [UInt8] { Array(gga.utf8) + pvt + station + eoe + Array(gga.utf8) }
+    /// The sentence as framed: without its line ending.
+    var ggaLine: String { String(decoding: Array(gga.utf8.dropLast(2)), as: UTF8.self) }
+    var expected: [Framed] { [.nmea(ggaLine), .ubx(pvt), .rtcm3(station), .ubx(eoe), .nmea(ggaLine)] }
+
+    @Test("a mixed stream comes out frame by frame, in order, each counted under its protocol")
+    func mixedStream() {
+        let framer = ReceiverFramer()
+        #expect(frames(of: mixed, framer: framer) == expected)
+        #expect(framer.nmea.statistics.sentences == 2)
+        #expect(framer.binaryStatistics.ubxFrames == 2)
+        #expect(framer.binaryStatistics.rtcm3Frames == 1)
+        #expect(framer.binaryStatistics.bytes == mixed.count)
+        #expect(framer.binaryStatistics.ubxRefused == 0 && framer.binaryStatistics.rtcm3Refused == 0)
+    }
+
+    @Test("the frames do not depend on how the stream is cut into reads", arguments: [1, 2, 3, 5, 7, 64])
+    func chunking(size: Int) {
+        #expect(frames(of: mixed, chunkSize: size) == expected)
+    }
+
+    @Test("a frame whose checksum fails is refused, and the good frame right after it is kept", arguments: [0, 1, 5])
+    func badChecksum(chunkSize: Int) {
+        var broken = pvt
+        broken[broken.count - 1] ^= 0x55
+        let framer = ReceiverFramer()
+        #expect(frames(of: broken + eoe, chunkSize: chunkSize, framer: framer) == [.ubx(eoe)])
+        #expect(framer.binaryStatistics.ubxBadChecksums == 1)
+    }
+
+    @Test("a frame cut short by the next frame does not take that frame with it", arguments: [0, 1, 3, 11])
+    func truncatedFrame(chunkSize: Int) {
+        let cut = Array(pvt.prefix(40))
+        let framer = ReceiverFramer()
+        // The cut frame's length swallows the next frame and the sentence; both come back.
+        #expect(frames(of: cut + eoe + Array(gga.utf8), chunkSize: chunkSize, framer: framer)
+            == [.ubx(eoe), .nmea(ggaLine)])
+        #expect(framer.binaryStatistics.ubxBadChecksums + framer.binaryStatistics.ubxTruncated == 1)
+    }
+
+    @Test("a length past the limit is refused at once, without waiting for that many bytes")
+    func oversizedFrame() {
+        let framer = ReceiverFramer(maximumUBXPayload: 1024)
+        let header: [UInt8] = [0xB5, 0x62, 0x01, 0x07, 0x00, 0x08]  // 2048 bytes declared
+        #expect(frames(of: header + eoe, framer: framer) == [.ubx(eoe)])
+        #expect(framer.binaryStatistics.ubxTooLong == 1)
+    }
+
+    @Test("stray sync bytes and an unknown class between lines cost no sentence and no frame")
+    func falseStarts() {
+        let noise: [UInt8] = [0xB5, 0x00, 0xD3, 0xFF, 0xB5, 0x62, 0x77, 0x01, 0xD3, 0x00, 0x00]
+        let framer = ReceiverFramer()
+        #expect(frames(of: noise + Array(gga.utf8) + noise + eoe, framer: framer)
+            == [.nmea(ggaLine), .ubx(eoe)])
+        #expect(framer.binaryStatistics.ubxImpossibleHeaders + framer.binaryStatistics.rtcm3ImpossibleHeaders >= 4)
+    }
+
+    @Test("a frame left unfinished at the end is counted as truncated, and text after its start is still read")
+    func unfinishedAtEnd() {
+        let framer = ReceiverFramer()
+        let stream = [0xB5, 0x62, 0x01, 0x07, 0x00, 0x02] + Array(gga.utf8)  // 512 bytes declared
+        #expect(frames(of: stream, framer: framer) == [.nmea(ggaLine)])
+        #expect(framer.binaryStatistics.ubxTruncated == 1)
+    }
+
+    @Test("an RTCM 3 frame whose CRC fails is refused and counted")
+    func badCRC() {
+        var broken = station
+        broken[5] ^= 0x01
+        let framer = ReceiverFramer()
+        #expect(frames(of: broken + eoe, framer: framer) == [.ubx(eoe)])
+        #expect(framer.binaryStatistics.rtcm3BadChecksums == 1)
+    }
+
+    @Test("the NMEA framer's own refusals still count beside binary frames")
+    func nmeaRefusalsStillCounted() {
+        let bad = "$GPGGA,123519,4807.038,N*00\r\n"
+        let framer = ReceiverFramer()
+        #expect(frames(of: Array(bad.utf8) + eoe, framer: framer) == [.ubx(eoe)])
+        #expect(framer.nmea.statistics[.badChecksum] == 1)
+    }
+}
