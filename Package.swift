@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "NMEA", targets: ["NMEA"]),
         .library(name: "GPSFix", targets: ["GPSFix"]),
+        .library(name: "UBX", targets: ["UBX", "ReceiverFraming"]),
         .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
         // For the fuzz package: every encoder an output writes a fix with, without I/O.
         .library(name: "OutputFormats", targets: ["OutputFormats"]),
@@ -29,8 +30,14 @@ let package = Package(
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
         // No Foundation and no dependencies, so it builds anywhere and allocates nothing per sentence.
         .target(name: "NMEA"),
-        // Fixes and sky views from sentences: the assembler, the value types, the provider seam.
-        .target(name: "GPSFix", dependencies: ["NMEA"]),
+        // What one receiver port sends, split: NMEA 0183 sentences (to the NMEA framer),
+        // UBX frames and RTCM 3 frames, each checked; allocation-free like the NMEA framer.
+        .target(name: "ReceiverFraming", dependencies: ["NMEA"]),
+        // u-blox's binary protocol: its messages read in place from a frame, by generation.
+        .target(name: "UBX", dependencies: ["ReceiverFraming"]),
+        // Fixes and sky views from sentences and UBX messages: the assemblers, the value
+        // types, the stream decoder and the provider seam.
+        .target(name: "GPSFix", dependencies: ["NMEA", "ReceiverFraming", "UBX"]),
         // The runtime of a device: every way bytes reach the parser (serial ports,
         // pseudo-terminals, files, gpsd), the provider that reads, reopens and watches a
         // device for silence, and the server's small values carried to it (reactor,
@@ -39,7 +46,7 @@ let package = Package(
         .target(
             name: "GPSFixDevices",
             dependencies: [
-                "GPSFix", "CLibGPS", "ServiceAddress", .product(name: "NIOPosix", package: "swift-nio"),
+                "GPSFix", "CLibGPS", "ServiceAddress", "OutputFormats", .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         // libgps, for reading from a running gpsd (Debian: libgps-dev).
@@ -101,8 +108,8 @@ let package = Package(
         .target(
             name: "GPSFixNTRIP",
             dependencies: [
-                "GPSFixServer", "GPSFix", "ServiceAddress", "OutputFormats", .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                "GPSFixServer", "GPSFix", "ReceiverFraming", "ServiceAddress", "OutputFormats",
+                .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -165,7 +172,9 @@ let package = Package(
         .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"]),
         // A manual clock and other helpers shared by the test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "GPSFixTests", dependencies: ["GPSFix", "GPSFixDevices", "GPSDProtocol", "TestSupport"]),
+        .testTarget(
+            name: "GPSFixTests",
+            dependencies: ["GPSFix", "GPSFixDevices", "GPSDProtocol", "ReceiverFraming", "UBX", "TestSupport"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix", "TestSupport"]),
         .testTarget(
             name: "GPSFixServerTests",

@@ -18,6 +18,15 @@ let package = Package(
             name: "FuzzNMEA",
             dependencies: ["FuzzSupport", .product(name: "NMEA", package: project), .product(name: "GPSFix", package: project)]
         ),
+        // u-blox streams built from the input, checksums and all, through the framer and
+        // the UBX decoders.
+        .executableTarget(
+            name: "FuzzUBX",
+            dependencies: [
+                "FuzzSupport", .product(name: "NMEA", package: project), .product(name: "GPSFix", package: project),
+                .product(name: "UBX", package: project),
+            ]
+        ),
         .executableTarget(
             name: "FuzzRequests", dependencies: ["FuzzSupport", .product(name: "GPSDProtocol", package: project)]),
         // Bytes through the framer and the assembler into every encoder of every output.

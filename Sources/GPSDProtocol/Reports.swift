@@ -20,6 +20,8 @@ public enum GPSDReport {
         if fix.status.rawValue >= FixStatus.differential.rawValue { json.field("status", fix.status.rawValue) }
         json.field("mode", fix.mode.rawValue)
         if let time = fix.time { json.time("time", time) }
+        if let leapSeconds = fix.leapSeconds { json.field("leapseconds", leapSeconds) }
+        json.field("ept", fix.timeError, decimals: 3)
         json.field("lat", fix.latitude, decimals: 9)
         json.field("lon", fix.longitude, decimals: 9)
         json.field("altHAE", fix.altitudeHAE, decimals: 4)
@@ -80,6 +82,9 @@ public enum GPSDReport {
                         object.field("gnssid", satellite.identity.gnss.rawValue)
                         object.field("svid", satellite.identity.svid)
                         if let signal = satellite.signal { object.field("sigid", signal) }
+                        object.field("prRes", satellite.residual, decimals: 1)
+                        if let quality = satellite.quality { object.field("qual", quality) }
+                        if let health = satellite.health { object.field("health", health) }
                     }
                 }
             }

@@ -41,6 +41,10 @@ public struct CaptureLog: Sendable {
         private var comment: [UInt8]?
         /// A run with the cookie removed, reused from run to run.
         private var filtered: [UInt8] = []
+        /// Whether the payload line being read holds only text so far. A `#` begins a
+        /// comment only after a line of text: in a binary capture (UBX) a newline byte
+        /// followed by `#` inside a frame is data, as gpsd's reader takes it.
+        private var lineIsText = true
 
         public init() {}
 
@@ -74,14 +78,17 @@ public struct CaptureLog: Sendable {
                     var end = bytes.count
                     var search = index
                     while let hash = Self.find(UInt8(ascii: "#"), in: bytes, from: search) {
-                        if hash > index, bytes[hash - 1] == UInt8(ascii: "\n") {
+                        if hash > index, bytes[hash - 1] == UInt8(ascii: "\n"),
+                            lineIsText(endingAt: hash - 1, in: bytes, runStart: index)
+                        {
                             end = hash
                             break
                         }
                         search = hash + 1
                     }
                     deliver(UnsafeRawBufferPointer(rebasing: bytes[index..<end]), body)
-                    atLineStart = bytes[end - 1] == UInt8(ascii: "\n")
+                    atLineStart = bytes[end - 1] == UInt8(ascii: "\n") && lineIsText(endingAt: end - 1, in: bytes, runStart: index)
+                    noteLines(in: UnsafeRawBufferPointer(rebasing: bytes[index..<end]))
                     index = end
                 }
             }
@@ -94,6 +101,26 @@ public struct CaptureLog: Sendable {
             filtered.removeAll(keepingCapacity: true)
             filtered.append(contentsOf: run.lazy.filter { $0 != cookie })
             filtered.withUnsafeBytes { body($0, header) }
+        }
+
+        /// Whether the line ended by the newline at `newline` holds only bytes below 0x80.
+        private func lineIsText(endingAt newline: Int, in bytes: UnsafeRawBufferPointer, runStart: Int) -> Bool {
+            var index = newline - 1
+            while index >= runStart {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "\n") { return true }
+                if byte >= 0x80 { return false }
+                index -= 1
+            }
+            return lineIsText
+        }
+
+        /// Carries whether the last line of `run`, unfinished, is text so far.
+        private mutating func noteLines(in run: UnsafeRawBufferPointer) {
+            let lastNewline = run.lastIndex(of: UInt8(ascii: "\n"))
+            let tail = run[(lastNewline.map { $0 + 1 } ?? 0)...]
+            let tailIsText = !tail.contains { $0 >= 0x80 }
+            lineIsText = lastNewline == nil ? lineIsText && tailIsText : tailIsText
         }
 
         /// The index of the first `byte` in `bytes` at or after `start` (`memchr`, which

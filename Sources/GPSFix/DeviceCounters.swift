@@ -1,4 +1,5 @@
 import NMEA
+import ReceiverFraming
 
 /// What one device has delivered since the provider started: the framer's counts
 /// (sentences, refused lines by reason, bytes), the assembler's (cycles, sentences it
@@ -6,6 +7,9 @@ import NMEA
 public struct DeviceCounters: Hashable, Sendable {
     public var framing = FramerStatistics()
     public var assembly = FixAssembler.Statistics()
+    /// The binary protocols' frames: UBX and RTCM 3, accepted and refused.
+    public var binaryFraming = BinaryFramingStatistics()
+    public var ubxAssembly = UBXAssembler.Statistics()
     /// Times the device was reopened after being lost.
     public var reconnects = 0
     /// Fixes whose time was kept from the clock: dated before GPSFix existed (see
@@ -21,7 +25,13 @@ public struct DeviceCounters: Hashable, Sendable {
         return "sentences \(framing.sentences), rejected \(framing.rejected)\(rejected), "
             + "undecodable \(assembly.decodingErrors), unknown \(assembly.unknownSentences), "
             + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(framing.bytes)"
+            + (binaryFraming.ubxFrames + binaryFraming.ubxRefused > 0
+                ? ", UBX frames \(binaryFraming.ubxFrames), refused \(binaryFraming.ubxRefused), epochs \(ubxAssembly.epochs)"
+                : "")
+            + (binaryFraming.rtcm3Frames + binaryFraming.rtcm3Refused > 0
+                ? ", RTCM 3 frames \(binaryFraming.rtcm3Frames), refused \(binaryFraming.rtcm3Refused)" : "")
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026) \(distrustedTimes)" : "")
-            + (assembly.valuesOutOfRange > 0 ? ", values out of range \(assembly.valuesOutOfRange)" : "")
+            + (assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange > 0
+                ? ", values out of range \(assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange)" : "")
     }
 }

@@ -32,6 +32,10 @@ public enum FixStatus: Int, Sendable, Hashable {
 public struct Fix: Hashable, Sendable {
     /// The cycle's UTC time; `nil` until the receiver has given a date (RMC or ZDA).
     public var time: GPSTime?
+    /// GPS time minus UTC, seconds, when the receiver said (u-blox UBX): gpsd's `leapseconds`.
+    public var leapSeconds: Int?
+    /// The receiver's estimate of its time's error, seconds (u-blox UBX tAcc): gpsd's `ept`.
+    public var timeError: Double?
     public var mode: FixMode = .unknown
     public var status: FixStatus = .unknown
     /// Degrees, north and east positive.

@@ -61,3 +61,35 @@ public enum Geodesy {
         return nil
     }
 }
+
+extension Geodesy {
+    /// Latitude and longitude (degrees) and height above the ellipsoid (metres) of an
+    /// ECEF point, for receivers that give only ECEF (u-blox NAV-SOL): Bowring's method
+    /// with one refinement, well under a millimetre anywhere near the Earth.
+    public static func geodetic(x: Double, y: Double, z: Double) -> (latitude: Double, longitude: Double, height: Double) {
+        let a = semiMajorAxis
+        let b = a * (1 - flattening)
+        let e2 = flattening * (2 - flattening)
+        let ep2 = (a * a - b * b) / (b * b)
+        let p = (x * x + y * y).squareRoot()
+        var theta = atan2(z * a, p * b)
+        var latitude = atan2(z + ep2 * b * pow(sin(theta), 3), p - e2 * a * pow(cos(theta), 3))
+        // One more step from the first estimate.
+        theta = atan2((1 - flattening) * sin(latitude), cos(latitude))
+        latitude = atan2(z + ep2 * b * pow(sin(theta), 3), p - e2 * a * pow(cos(theta), 3))
+        let n = a / (1 - e2 * sin(latitude) * sin(latitude)).squareRoot()
+        let height = abs(cos(latitude)) > 1e-9 ? p / cos(latitude) - n : abs(z) - b
+        let degrees = 180 / Double.pi
+        return (latitude * degrees, atan2(y, x) * degrees, height)
+    }
+
+    /// An ECEF velocity as north, east and down at a latitude and longitude (degrees).
+    public static func localVelocity(x: Double, y: Double, z: Double, latitude: Double, longitude: Double) -> NEDVelocity {
+        let phi = latitude * Double.pi / 180
+        let lambda = longitude * Double.pi / 180
+        let north = -sin(phi) * cos(lambda) * x - sin(phi) * sin(lambda) * y + cos(phi) * z
+        let east = -sin(lambda) * x + cos(lambda) * y
+        let up = cos(phi) * cos(lambda) * x + cos(phi) * sin(lambda) * y + sin(phi) * z
+        return NEDVelocity(north: north, east: east, down: -up)
+    }
+}

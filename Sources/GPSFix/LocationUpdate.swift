@@ -36,6 +36,9 @@ public struct DeviceEvent: Hashable, Sendable {
         case resumed
         /// Its data is over (a recorded log read to its end); its fix has decayed to no fix.
         case ended
+        /// It said what it is (u-blox MON-VER) or began speaking another protocol: see
+        /// ``DeviceEvent/receiver``.
+        case identified
     }
 
     /// The device's name (`/dev/ttyUSB0`, `gpsd://localhost:2947`).
@@ -44,10 +47,30 @@ public struct DeviceEvent: Hashable, Sendable {
     /// How the device's serial line is set, when it is one and it is open (with
     /// ``Kind/activated``, ``Kind/recovered`` and ``Kind/resumed``).
     public var line: SerialLine?
+    /// What reads the receiver and what it said of itself, with ``Kind/activated``,
+    /// ``Kind/recovered`` and ``Kind/identified``.
+    public var receiver: ReceiverIdentity?
 
-    public init(device: String, kind: Kind, line: SerialLine? = nil) {
+    public init(device: String, kind: Kind, line: SerialLine? = nil, receiver: ReceiverIdentity? = nil) {
         self.device = device
         self.kind = kind
         self.line = line
+        self.receiver = receiver
+    }
+}
+
+/// A receiver as gpsd's DEVICE report names it.
+public struct ReceiverIdentity: Hashable, Sendable {
+    /// gpsd's driver name for the protocol read: `NMEA0183`, `u-blox`.
+    public var driver: String
+    /// The receiver's versions (u-blox: `SW 2.01 (75331),HW 00080000`), once it gave them.
+    public var subtype: String?
+    /// Its further identification (u-blox: the MON-VER extensions, comma-separated).
+    public var subtype1: String?
+
+    public init(driver: String, subtype: String? = nil, subtype1: String? = nil) {
+        self.driver = driver
+        self.subtype = subtype
+        self.subtype1 = subtype1
     }
 }

@@ -12,6 +12,13 @@ public struct Satellite: Hashable, Sendable {
     public var snr: Double?
     /// Whether the receiver used the satellite in this cycle's solution.
     public var used: Bool
+    /// The satellite's health as its receiver knows it (u-blox): gpsd's `health`, 0
+    /// unknown, 1 healthy, 2 unhealthy.
+    public var health: Int?
+    /// How well the receiver tracks the signal (u-blox's qualityInd, 0 to 7): gpsd's `qual`.
+    public var quality: Int?
+    /// The pseudorange residual of the solution, metres (u-blox): gpsd's `prRes`.
+    public var residual: Double?
 
     public init(
         identity: SatelliteIdentity, signal: Int? = nil, elevation: Double? = nil, azimuth: Double? = nil,

@@ -35,6 +35,10 @@ public enum ValueRanges {
     public static let signalToNoise = 0.0...255.0
     /// Years of a time: GPS began in 1980; four digits at most.
     public static let year = 1980...9999
+    /// GPS time minus UTC, seconds: 0 in 1980, 18 since 2017; room for a century of leap seconds either way.
+    public static let leapSeconds = -100...100
+    /// A pseudorange residual, metres.
+    public static let residual = -100_000.0...100_000.0
 
     /// Leaves `value` out (and counts it) when it is not in `range`; NaN is in no range.
     @inline(__always)
@@ -84,6 +88,11 @@ extension Fix {
         ValueRanges.check(&sphericalError, ValueRanges.error, &dropped)
         ValueRanges.check(&speedError, ValueRanges.error, &dropped)
         ValueRanges.check(&trackError, ValueRanges.error, &dropped)
+        ValueRanges.check(&timeError, ValueRanges.error, &dropped)
+        if let leap = leapSeconds, !ValueRanges.leapSeconds.contains(leap) {
+            leapSeconds = nil
+            dropped += 1
+        }
         ValueRanges.check(&longitudeError, ValueRanges.error, &dropped)
         ValueRanges.check(&latitudeError, ValueRanges.error, &dropped)
         ValueRanges.check(&differentialAge, ValueRanges.differentialAge, &dropped)
@@ -111,6 +120,7 @@ extension SkyView {
             ValueRanges.check(&satellites[index].elevation, ValueRanges.elevation, &dropped)
             ValueRanges.check(&satellites[index].azimuth, ValueRanges.direction, &dropped)
             ValueRanges.check(&satellites[index].snr, ValueRanges.signalToNoise, &dropped)
+            ValueRanges.check(&satellites[index].residual, ValueRanges.residual, &dropped)
         }
         return dropped
     }
@@ -130,7 +140,7 @@ extension Satellite {
     /// Whether its elevation, azimuth and signal are each absent or in range.
     var isInRange: Bool {
         elevation.map(ValueRanges.elevation.contains) ?? true && azimuth.map(ValueRanges.direction.contains) ?? true
-            && snr.map(ValueRanges.signalToNoise.contains) ?? true
+            && snr.map(ValueRanges.signalToNoise.contains) ?? true && residual.map(ValueRanges.residual.contains) ?? true
     }
 }
 

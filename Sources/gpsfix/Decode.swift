@@ -4,23 +4,26 @@ import GPSDProtocol
 import GPSFix
 import GPSFixDevices
 import NMEA
+import ReceiverFraming
+import UBX
 
-/// `gpsfix decode`: NMEA logs in, one gpsd JSON report per line out.
+/// `gpsfix decode`: receiver logs in, one gpsd JSON report per line out.
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Decode NMEA 0183 logs into gpsd JSON reports, one per line.",
+        abstract: "Decode receiver logs (NMEA 0183, u-blox UBX, or both) into gpsd JSON reports, one per line.",
         discussion: """
             For every receiver cycle it writes a TPV, then a SKY when satellites or DOPs are \
             known, then a GST when the receiver sent one: what gpsfixd sends a watcher. \
-            Logs may carry gpsfake's header (# Date:, # Delay-Cookie:). Reads standard \
-            input when no file is given.
+            Binary UBX frames and RTCM 3 frames may be mixed with NMEA sentences, as a \
+            u-blox receiver sends them. Logs may carry gpsfake's header (# Date:, \
+            # Delay-Cookie:). Reads standard input when no file is given.
             """
     )
 
-    @Argument(help: "NMEA logs to decode (standard input when none).")
+    @Argument(help: "Receiver logs to decode (standard input when none).")
     var files: [String] = []
 
-    @Flag(help: "Print the framer's and the assembler's counters to standard error at the end.")
+    @Flag(help: "Print the framers' and the assemblers' counters, and the UBX frames by class and id, to standard error at the end.")
     var stats = false
 
     @Option(help: "The longest sentence accepted, in bytes on the wire (CR LF included): 8 to 4096.")
@@ -40,21 +43,26 @@ struct Decode: ParsableCommand {
 
     func run() throws {
         var output = ReportWriter()
-        var framerTotals = FramerStatistics()
-        var assemblerTotals = FixAssembler.Statistics()
+        var totals = DeviceCounters()
         var sentenceTypes: [String: Int] = [:]
+        var ubxMessages: [UInt16: Int] = [:]
         let inputs: [String?] = files.isEmpty ? [nil] : files
         for input in inputs {
             // Streamed in 1 MiB blocks: a log of any size decodes in bounded memory. The
             // header comes first; the decoder is set up by it before the first payload byte.
             var splitter = CaptureLog.Splitter()
-            var decoder: NMEAStreamDecoder?
+            var decoder: ReceiverStreamDecoder?
             let framing = NMEAFramer.Configuration(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional)
             let emit: (LocationUpdate) -> Void = { update in output.write(update, device: device) }
             // The decoder, made by the header read so far when first needed.
-            func active(_ header: [(key: String, value: String)]) -> NMEAStreamDecoder {
+            func active(_ header: [(key: String, value: String)]) -> ReceiverStreamDecoder {
                 if let decoder { return decoder }
-                let made = NMEAStreamDecoder(referenceDate: CaptureLog.referenceDate(in: header), framing: framing)
+                let made = ReceiverStreamDecoder(referenceDate: CaptureLog.referenceDate(in: header), framing: framing)
+                if stats {
+                    made.onBinaryFrame = { frame in
+                        if frame.first == UBXFrame.sync1 { ubxMessages[UInt16(frame[2]) << 8 | UInt16(frame[3]), default: 0] += 1 }
+                    }
+                }
                 decoder = made
                 return made
             }
@@ -64,25 +72,41 @@ struct Decode: ParsableCommand {
             splitter.finish()
             let finished = active(splitter.header)
             finished.finish(emit)
-            framerTotals.add(finished.framer.statistics)
-            assemblerTotals.cycles += finished.assembler.statistics.cycles
-            assemblerTotals.decodingErrors += finished.assembler.statistics.decodingErrors
-            assemblerTotals.unknownSentences += finished.assembler.statistics.unknownSentences
+            totals.framing.add(finished.framer.nmea.statistics)
+            totals.binaryFraming.add(finished.framer.binaryStatistics)
+            totals.assembly.cycles += finished.assembler.statistics.cycles
+            totals.assembly.decodingErrors += finished.assembler.statistics.decodingErrors
+            totals.assembly.unknownSentences += finished.assembler.statistics.unknownSentences
+            totals.ubxAssembly.epochs += finished.ubx.statistics.epochs
+            totals.ubxAssembly.decodingErrors += finished.ubx.statistics.decodingErrors
+            totals.ubxAssembly.unknownMessages += finished.ubx.statistics.unknownMessages
             sentenceTypes.merge(finished.assembler.sentenceCountsByType, uniquingKeysWith: +)
         }
         output.flush()
-        if stats { printStatistics(framerTotals, assemblerTotals, sentenceTypes) }
+        if stats { printStatistics(totals, sentenceTypes, ubxMessages) }
     }
 
-    private func printStatistics(_ framer: FramerStatistics, _ assembler: FixAssembler.Statistics, _ types: [String: Int]) {
+    private func printStatistics(_ totals: DeviceCounters, _ types: [String: Int], _ messages: [UInt16: Int]) {
+        let framer = totals.framing, binary = totals.binaryFraming
         var lines = [
-            "bytes \(framer.bytes)", "sentences \(framer.sentences)", "discarded-bytes \(framer.discardedBytes)",
+            "bytes \(binary.bytes)", "sentences \(framer.sentences)", "discarded-bytes \(framer.discardedBytes)",
         ]
         lines += FramerRejection.allCases.map { "rejected \($0) \(framer[$0])" }
         lines += types.sorted { $0.key < $1.key }.map { "sentence \($0.key) \($0.value)" }
         lines += [
-            "unknown-sentences \(assembler.unknownSentences)", "decoding-errors \(assembler.decodingErrors)",
-            "cycles \(assembler.cycles)",
+            "unknown-sentences \(totals.assembly.unknownSentences)", "decoding-errors \(totals.assembly.decodingErrors)",
+            "cycles \(totals.assembly.cycles)",
+            "ubx-frames \(binary.ubxFrames)", "ubx-refused impossible-header \(binary.ubxImpossibleHeaders)",
+            "ubx-refused too-long \(binary.ubxTooLong)", "ubx-refused bad-checksum \(binary.ubxBadChecksums)",
+            "ubx-refused truncated \(binary.ubxTruncated)",
+        ]
+        lines += messages.sorted { $0.key < $1.key }.map { message, count in
+            "ubx \(UBXMessageName.of(message)) \(count)"
+        }
+        lines += [
+            "ubx-undecodable \(totals.ubxAssembly.decodingErrors)", "ubx-unread \(totals.ubxAssembly.unknownMessages)",
+            "ubx-epochs \(totals.ubxAssembly.epochs)",
+            "rtcm3-frames \(binary.rtcm3Frames)", "rtcm3-refused \(binary.rtcm3Refused)",
         ]
         FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
     }

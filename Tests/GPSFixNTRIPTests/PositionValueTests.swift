@@ -13,7 +13,7 @@ struct PositionValueTests {
 
     /// The sentences `text` holds, decoded: the fixes, and what the assembler counted.
     static func fixes(_ text: String) -> (fixes: [Fix], statistics: FixAssembler.Statistics) {
-        let decoder = NMEAStreamDecoder()
+        let decoder = ReceiverStreamDecoder()
         var fixes: [Fix] = []
         Array(text.utf8).withUnsafeBytes { bytes in
             decoder.feed(bytes) { if case .fix(let fix) = $0 { fixes.append(fix) } }

@@ -7,7 +7,7 @@ import TestSupport
 struct CorruptionTests {
     /// Decodes a log; its updates and the framer's counts.
     static func decode(_ log: [UInt8]) -> (updates: [LocationUpdate], framing: FramerStatistics) {
-        let decoder = NMEAStreamDecoder(for: CaptureLog(log))
+        let decoder = ReceiverStreamDecoder(for: CaptureLog(log))
         var updates: [LocationUpdate] = []
         CaptureLog(log).payload.withUnsafeBytes { payload in
             var offset = 0
@@ -18,7 +18,7 @@ struct CorruptionTests {
             }
         }
         decoder.finish { updates.append($0) }
-        return (updates, decoder.framer.statistics)
+        return (updates, decoder.framer.nmea.statistics)
     }
 
     @Test(

@@ -42,7 +42,9 @@ struct ProviderTests {
         let clock = ManualClock()
         let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .hang)]), clock: clock, silenceTimeout: .seconds(2))
         var iterator = provider.updates().makeAsyncIterator()
-        #expect(await iterator.next() == .device(DeviceEvent(device: "/dev/scripted", kind: .activated)))
+        #expect(
+            await iterator.next()
+                == .device(DeviceEvent(device: "/dev/scripted", kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))))
         // The cycle is open until its end is known: no fix yet, nothing until the clock moves.
         // The watch sleeps until a timeout after the last sentence: still asleep after 1.9 s.
         while clock.sleeping == 0 { await Task.yield() }

@@ -19,7 +19,7 @@ func updates(of text: String, chunkSize: Int = 4096) -> [LocationUpdate] {
 
 func updates(ofLog bytes: [UInt8], chunkSize: Int = 4096) -> [LocationUpdate] {
     let log = CaptureLog(bytes)
-    let decoder = NMEAStreamDecoder(for: log)
+    let decoder = ReceiverStreamDecoder(for: log)
     var result: [LocationUpdate] = []
     log.payload.withUnsafeBytes { payload in
         var offset = 0

@@ -27,7 +27,7 @@ struct FaultInjectionTests {
         try Data(corrupted.bytes).write(to: URL(fileURLWithPath: path))
 
         // What the framer makes of the intact lines alone, and of the damaged log.
-        let intact = NMEAStreamDecoder(for: CaptureLog(corrupted.intact))
+        let intact = ReceiverStreamDecoder(for: CaptureLog(corrupted.intact))
         CaptureLog(corrupted.intact).payload.withUnsafeBytes { intact.feed($0) { _ in } }
         intact.finish { _ in }
 
@@ -41,8 +41,8 @@ struct FaultInjectionTests {
         daemon.stop(SIGTERM)
         let output = daemon.errorText
         let line = try #require(output.split(separator: "\n").last { $0.contains("device counters:") }, "\(output.suffix(800))")
-        let sentences = intact.framer.statistics.sentences
-        let rejected = intact.framer.statistics.rejected + corrupted.expectedRefusals
+        let sentences = intact.framer.nmea.statistics.sentences
+        let rejected = intact.framer.nmea.statistics.rejected + corrupted.expectedRefusals
         #expect(line.contains("sentences \(sentences), rejected \(rejected) ("), "\(line) \(corrupted.injuries)")
         #expect(line.contains("cycles \(intact.assembler.statistics.cycles)"), "\(line)")
         #expect(daemon.terminationStatus == 0)

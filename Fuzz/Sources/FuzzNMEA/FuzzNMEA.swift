@@ -19,7 +19,7 @@ struct Pass: Equatable {
 }
 
 func decode(_ input: UnsafeRawBufferPointer, chunkSizes: [Int], configuration: NMEAFramer.Configuration) -> Pass {
-    let decoder = NMEAStreamDecoder(framing: configuration)
+    let decoder = ReceiverStreamDecoder(framing: configuration)
     var pass = Pass()
     decoder.onSentence = { pass.sentences.append(Array($0.line)) }
     var offset = 0
@@ -32,7 +32,7 @@ func decode(_ input: UnsafeRawBufferPointer, chunkSizes: [Int], configuration: N
         chunk += 1
     }
     decoder.finish { pass.updates.append($0) }
-    pass.statistics = decoder.framer.statistics
+    pass.statistics = decoder.framer.nmea.statistics
     return pass
 }
 

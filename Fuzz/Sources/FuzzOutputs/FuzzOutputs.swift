@@ -277,7 +277,7 @@ public func fuzzOutputs(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     // The first bytes choose the chunking, the rest is the stream.
     let chunkSizes = input.prefix(4).map { Int($0 % 97) + 1 }
     let stream = UnsafeRawBufferPointer(rebasing: input.dropFirst(min(4, input.count)))
-    let decoder = NMEAStreamDecoder(framing: .lenient)
+    let decoder = ReceiverStreamDecoder(framing: .lenient)
     var outputs = Outputs()
     decoder.onSentence = { outputs.encode(.sentence(Array($0.line))) }
     var offset = 0

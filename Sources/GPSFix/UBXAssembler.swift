@@ -1,0 +1,438 @@
+import NMEA
+import ReceiverFraming
+import UBX
+
+/// Merges the UBX messages of each navigation epoch into one fix and one sky view, as
+/// ``FixAssembler`` does for NMEA's sentences, with the receiver's own accuracy
+/// estimates, leap seconds and signal-level sky.
+///
+/// A u-blox receiver sends a set of NAV messages per epoch, each stamped with the
+/// epoch's GPS time of week (iTOW). The epoch ends at NAV-EOE where the receiver sends
+/// it; else at the message that ended the epoch before (learned, as gpsd learns it);
+/// else when a message with a new iTOW arrives. One generation's messages or another's
+/// fill the same fix: NAV-PVT (u-blox 7 on), or NAV-SOL with NAV-POSLLH, NAV-VELNED and
+/// NAV-STATUS (u-blox 5 and 6). NAV-SOL also reports the epoch so far when it arrives,
+/// as gpsd does for those older receivers. HNR-PVT, the high-rate solution of
+/// dead-reckoning receivers, is a fix of its own between epochs.
+///
+/// The sky goes out as gpsd sends it: a view when NAV-SAT (or NAV-SVINFO) arrives,
+/// another, signal by signal, when NAV-SIG does, each with the DOPs known by then (the
+/// rest computed from the geometry), and the epoch's DOPs again after its fix. Climb is
+/// derived from the altitude change between fixes, as gpsd derives it; the receiver's
+/// own vertical velocity is in the fix's velocity.
+///
+/// Nothing here allocates per frame once the sky's storage has grown to the receiver's
+/// satellite count (and the consumer has let go of the last view).
+public struct UBXAssembler {
+    /// What the assembler has seen.
+    public struct Statistics: Hashable, Sendable {
+        /// Epochs emitted (one fix each, HNR-PVT's included).
+        public var epochs = 0
+        /// Frames of a message read here that were too short for it.
+        public var decodingErrors = 0
+        /// Frames of messages not read here (passed on to raw watchers only).
+        public var unknownMessages = 0
+        /// Values left out of fixes and sky views for lying outside their ``ValueRanges``.
+        public var valuesOutOfRange = 0
+
+        public init() {}
+    }
+
+    public private(set) var statistics = Statistics()
+    /// How many epochs have opened: changes with the message that opens one, so a reader
+    /// can note when it arrived (the time service pairs the epoch's time with that moment).
+    public private(set) var epochsOpened = 0
+    /// Navigation solutions read (NAV-PVT, NAV-SOL, NAV-POSLLH, HNR-PVT): once there are
+    /// some, UBX carries this receiver's fixes, and its NMEA only its raw sentences.
+    public private(set) var solutions = 0
+    /// The receiver's versions, once it has answered MON-VER.
+    public private(set) var version: MonVER?
+    /// The rule for receivers that lost 1024 weeks.
+    public var rolloverRule: RolloverRule
+
+    /// The open epoch's time of week, and the values gathered for it.
+    private var epoch: UInt32?
+    var fix = Fix()
+    var sky = SkyView()
+    /// The DOPs of the epoch closed last.
+    private var heldDilutions = SkyView()
+    /// Satellites went out in a view of the open epoch.
+    var satellitesReported = false
+    /// The last epoch closed, and its fix, for messages of it that come after its learned end.
+    private var closedEpoch: UInt32?
+    private var closedFix = Fix()
+    /// GPS week and GPS-UTC leap seconds as last given, for times from a time of week.
+    var week: Int?
+    private var leapSeconds: Int?
+    /// The open epoch's satellites from NAV-SAT or NAV-SVINFO, reused from epoch to epoch.
+    var satellites: [Satellite] = []
+    /// The open epoch's signals from NAV-SIG, reused likewise.
+    var signals: [Satellite] = []
+    /// The last message of the open epoch, and the one learned to end epochs.
+    private var lastMessage: UInt16?
+    private var epochEnder: UInt16?
+    /// The last fix with a time, and the one before it with another time, from which
+    /// climb and, where missing, speed are derived (gpsd's `lastfix` and `oldfix`).
+    private var lastTimedFix: Fix?
+    private var motionReference: Fix?
+    var completed: [LocationUpdate] = []
+
+    /// GPS-UTC leap seconds assumed until the receiver says (gpsd's build default): right
+    /// since 2017. A fix timed with it carries no ``Fix/leapSeconds``.
+    public static let defaultLeapSeconds = 18
+
+    public init(rolloverRule: RolloverRule = RolloverRule()) {
+        self.rolloverRule = rolloverRule
+        completed.reserveCapacity(4)
+    }
+
+    /// Adds one UBX frame, calling `emit` for each update it completes.
+    public mutating func add(_ frame: UBXFrame, _ emit: (LocationUpdate) -> Void) {
+        read(frame)
+        guard !completed.isEmpty else { return }
+        for update in completed { emit(update) }
+        completed.removeAll(keepingCapacity: true)
+    }
+
+    /// Ends the open epoch, as at the end of a log.
+    public mutating func flush(_ emit: (LocationUpdate) -> Void) {
+        if epoch != nil { endEpoch() }
+        for update in completed { emit(update) }
+        completed.removeAll(keepingCapacity: true)
+    }
+
+    private mutating func read(_ frame: UBXFrame) {
+        let message = frame.message
+        // Every message read here is decoded by its type, which refuses a frame too short for it.
+        var decoded = true
+        switch message {
+        case NavPVT.message: if let m = NavPVT(frame) { apply(m) } else { decoded = false }
+        case NavSOL.message: if let m = NavSOL(frame) { apply(m) } else { decoded = false }
+        case NavPOSLLH.message: if let m = NavPOSLLH(frame) { apply(m) } else { decoded = false }
+        case NavHPPOSLLH.message: if let m = NavHPPOSLLH(frame) { apply(m) } else { decoded = false }
+        case NavVELNED.message: if let m = NavVELNED(frame) { apply(m) } else { decoded = false }
+        case NavSTATUS.message: if let m = NavSTATUS(frame) { apply(m) } else { decoded = false }
+        case NavDOP.message: if let m = NavDOP(frame) { apply(m) } else { decoded = false }
+        case NavSAT.message: if let m = NavSAT(frame) { apply(m) } else { decoded = false }
+        case NavSIG.message: if let m = NavSIG(frame) { apply(m) } else { decoded = false }
+        case NavSVINFO.message: if let m = NavSVINFO(frame) { apply(m) } else { decoded = false }
+        case NavTIMEGPS.message: if let m = NavTIMEGPS(frame) { apply(m) } else { decoded = false }
+        case NavTIMEUTC.message: if let m = NavTIMEUTC(frame) { apply(m) } else { decoded = false }
+        case NavTIMELS.message: if let m = NavTIMELS(frame) { apply(m) } else { decoded = false }
+        case HNRPVT.message: if let m = HNRPVT(frame) { apply(m) } else { decoded = false }
+        case MonVER.message: if let m = MonVER(frame) { version = m } else { decoded = false }
+        case NavEOE.message:
+            if let m = NavEOE(frame) {
+                open(m.iTOW, message)
+                endEpoch()
+            } else {
+                decoded = false
+            }
+        default:
+            statistics.unknownMessages += 1
+            if let iTOW = Self.timeOfWeek(of: frame) { open(iTOW, message) }
+        }
+        if !decoded { statistics.decodingErrors += 1 }
+        if let ender = epochEnder, message == ender, epoch != nil { endEpoch() }
+    }
+
+    /// The time of week a NAV message not read here carries, so that it still marks its
+    /// epoch: most NAV messages begin with it, a few put a version and reserved bytes first.
+    private static func timeOfWeek(of frame: UBXFrame) -> UInt32? {
+        guard frame.messageClass == 0x01 else { return nil }
+        let offset: Int
+        switch frame.messageID {
+        case 0x01, 0x05, 0x11, 0x22, 0x31, 0x32, 0x36, 0x60: offset = 0
+        case 0x13, 0x3B, 0x3C, 0x3D: offset = 4
+        default: return nil
+        }
+        let payload = frame.payload
+        guard payload.count >= offset + 4 else { return nil }
+        return UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    // MARK: Epochs
+
+    /// A message of epoch `iTOW` arrived. A time of week more than 10 ms from the open
+    /// epoch's ends that epoch, and its last message is learned as the end of epochs.
+    mutating func open(_ iTOW: UInt32, _ message: UInt16) {
+        defer { lastMessage = message }
+        if let current = epoch {
+            guard Self.differ(current, iTOW) else { return }
+            epochEnder = lastMessage
+            endEpoch()
+        } else if let closed = closedEpoch, !Self.differ(closed, iTOW) {
+            // More of an epoch already closed: the learned end was wrong. The epoch is
+            // reopened with what it had, so that its next fix carries all of its values.
+            epochEnder = nil
+            epoch = closed
+            fix = closedFix
+            return
+        }
+        epoch = iTOW
+        epochsOpened &+= 1
+        // An epoch that opens with DOPs (NAV-SOL's PDOP, NAV-DOP) keeps the last epoch's
+        // until its own arrive, as gpsd does: a view before the epoch's NAV-DOP then
+        // carries the receiver's DOPs rather than ones computed from the geometry.
+        if message == NavSOL.message || message == NavDOP.message { sky = heldDilutions }
+    }
+
+    private static func differ(_ a: UInt32, _ b: UInt32) -> Bool { (a > b ? a - b : b - a) > 10 }
+
+    /// Emits the open epoch's fix and DOPs, and starts afresh.
+    private mutating func endEpoch() {
+        closedEpoch = epoch
+        epoch = nil
+        closedFix = fix
+        reportFix()
+        if sky.gdop != nil || sky.hdop != nil || sky.pdop != nil || sky.vdop != nil || sky.tdop != nil {
+            var dilutions = sky
+            dilutions.time = skyTime
+            dilutions.satellites = satellites
+            dilutions.satellitesReportedEarlier = true
+            complete(.sky(dilutions))
+        }
+        fix = Fix()
+        heldDilutions = SkyView()
+        (heldDilutions.gdop, heldDilutions.pdop, heldDilutions.tdop) = (sky.gdop, sky.pdop, sky.tdop)
+        (heldDilutions.vdop, heldDilutions.hdop, heldDilutions.xdop, heldDilutions.ydop) = (sky.vdop, sky.hdop, sky.xdop, sky.ydop)
+        sky = SkyView()
+        satellitesReported = false
+        satellites.removeAll(keepingCapacity: true)
+    }
+
+    /// Emits the open epoch's fix as it stands, its motion derived from the epochs before
+    /// it unless `derivingMotion` is false (HNR-PVT's fixes, which say nothing of climb and
+    /// are no reference for an epoch's).
+    mutating func reportFix(derivingMotion: Bool = true) {
+        var report = fix
+        report.leapSeconds = report.time == nil ? nil : leapSeconds
+        statistics.valuesOutOfRange += report.dropValuesOutOfRange()
+        if derivingMotion { deriveMotion(&report) }
+        statistics.epochs += 1
+        complete(.fix(report))
+    }
+
+    /// Derives climb (and speed, where missing) from the last fix with another time, as
+    /// gpsd does, then fills from the measured velocity what is still missing.
+    private mutating func deriveMotion(_ report: inout Fix) {
+        if let time = report.time {
+            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
+                motionReference = lastTimedFix
+            }
+            if let reference = motionReference, let referenceTime = reference.time {
+                report.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
+            }
+            lastTimedFix = report
+        }
+        report.fillMotionFromVelocity()
+    }
+
+    /// Queues `update` with every value outside its range left out and counted.
+    mutating func complete(_ update: LocationUpdate) {
+        var update = update
+        statistics.valuesOutOfRange += update.dropValuesOutOfRange()
+        completed.append(update)
+    }
+
+    // MARK: Time
+
+    /// Leap seconds to time a fix by: the receiver's, else the default.
+    private var leapSecondsInUse: Int { leapSeconds ?? Self.defaultLeapSeconds }
+
+    /// The time of the open epoch's sky: the fix's, else its time of week in the week last given.
+    var skyTime: GPSTime? {
+        if let time = fix.time { return time }
+        guard let week, let epoch else { return nil }
+        return time(week: week, milliseconds: Int(epoch), nanoseconds: 0)
+    }
+
+    /// UTC from a GPS week and time of week.
+    func time(week: Int, milliseconds: Int, nanoseconds: Int) -> GPSTime {
+        let gpsEpochSince1970 = 315_964_800
+        let total = (gpsEpochSince1970 + week * 604_800 - leapSecondsInUse) * 1000 + milliseconds
+            + Int((Double(nanoseconds) / 1e6).rounded())
+        return rolloverRule.corrected(GPSTime(millisecondsSince1970: total))
+    }
+
+    /// UTC from calendar fields and a signed nanosecond correction (u-blox rounds the
+    /// second and gives the nanoseconds to add, which may be negative).
+    func utcTime(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, nanosecond: Int) -> GPSTime? {
+        guard (1980...9999).contains(year), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
+            second <= 60
+        else { return nil }
+        let days = GPSTime(year: year, month: month, day: day, time: NMEATime(hour: 0, minute: 0, second: 0))
+            .daysSince1970
+        let milliseconds = (days * 86_400 + hour * 3600 + minute * 60 + second) * 1000
+            + Int((Double(nanosecond) / 1e6).rounded())
+        return rolloverRule.corrected(GPSTime(millisecondsSince1970: milliseconds))
+    }
+
+    // MARK: Navigation messages
+
+    private mutating func apply(_ pvt: NavPVT) {
+        open(pvt.iTOW, NavPVT.message)
+        solutions += 1
+        if pvt.validity & 0x03 == 0x03 {
+            fix.time = utcTime(
+                year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute,
+                second: pvt.second, nanosecond: pvt.nanosecond)
+        }
+        fix.timeError = pvt.timeAccuracy
+        setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: pvt.carrierSolution)
+        guard fix.mode >= .twoDimensional else { return }
+        setPosition(latitude: pvt.latitude, longitude: pvt.longitude, height: pvt.height, heightMSL: pvt.heightMSL)
+        fix.speed = pvt.groundSpeed
+        fix.track = pvt.headingOfMotion
+        fix.velocity = NEDVelocity(north: pvt.velocityNorth, east: pvt.velocityEast, down: pvt.velocityDown)
+        fix.horizontalError = pvt.horizontalAccuracy
+        fix.verticalError = pvt.verticalAccuracy
+        fix.speedError = pvt.speedAccuracy
+    }
+
+    private mutating func apply(_ solution: NavSOL) {
+        open(solution.iTOW, NavSOL.message)
+        solutions += 1
+        if solution.hasValidTime {
+            week = solution.week
+            fix.time = time(week: solution.week, milliseconds: Int(solution.iTOW), nanoseconds: solution.fractionalTOW)
+        }
+        setSolution(fixType: solution.fixType, differential: false, carrier: 0)
+        if solution.differentialSolution { fix.status = .differential }
+        if fix.mode >= .twoDimensional {
+            let point = Geodesy.geodetic(x: solution.position.x, y: solution.position.y, z: solution.position.z)
+            let separation = Geoid.separation(latitude: point.latitude, longitude: point.longitude)
+            setPosition(
+                latitude: point.latitude, longitude: point.longitude, height: point.height,
+                heightMSL: point.height - separation)
+            let velocity = Geodesy.localVelocity(
+                x: solution.velocity.x, y: solution.velocity.y, z: solution.velocity.z, latitude: point.latitude,
+                longitude: point.longitude)
+            fix.velocity = velocity
+            fix.speed = (velocity.north * velocity.north + velocity.east * velocity.east).squareRoot()
+            fix.track = Geodesy.bearing(east: velocity.east, north: velocity.north)
+            if fix.mode == .threeDimensional { fix.climb = -velocity.down }
+            fix.sphericalError = solution.positionAccuracy
+            fix.speedError = solution.speedAccuracy
+        }
+        sky.pdop = solution.pdop
+        // Older receivers' epochs end unreliably: the epoch so far is reported now too.
+        reportFix()
+    }
+
+    private mutating func apply(_ position: NavPOSLLH) {
+        open(position.iTOW, NavPOSLLH.message)
+        solutions += 1
+        setPosition(
+            latitude: position.latitude, longitude: position.longitude, height: position.height,
+            heightMSL: position.heightMSL)
+        fix.horizontalError = position.horizontalAccuracy
+        fix.verticalError = position.verticalAccuracy
+    }
+
+    /// NAV-HPPOSLLH comes after NAV-PVT and refines its position.
+    private mutating func apply(_ position: NavHPPOSLLH) {
+        open(position.iTOW, NavHPPOSLLH.message)
+        guard !position.isInvalid else { return }
+        setPosition(
+            latitude: position.latitude, longitude: position.longitude, height: position.height,
+            heightMSL: position.heightMSL)
+        fix.horizontalError = position.horizontalAccuracy
+        fix.verticalError = position.verticalAccuracy
+    }
+
+    private mutating func apply(_ velocity: NavVELNED) {
+        open(velocity.iTOW, NavVELNED.message)
+        let measured = NEDVelocity(north: velocity.velocityNorth, east: velocity.velocityEast, down: velocity.velocityDown)
+        fix.velocity = measured
+        fix.speed = (measured.north * measured.north + measured.east * measured.east).squareRoot()
+        if fix.speed ?? 0 > 0 { fix.track = Geodesy.bearing(east: measured.east, north: measured.north) }
+        fix.climb = -measured.down
+        fix.speedError = velocity.speedAccuracy
+        fix.trackError = velocity.headingAccuracy
+    }
+
+    private mutating func apply(_ status: NavSTATUS) {
+        open(status.iTOW, NavSTATUS.message)
+        guard status.gnssFixOK else {
+            fix.mode = .noFix
+            return
+        }
+        setSolution(fixType: status.fixType, differential: status.differentialSolution, carrier: 0)
+    }
+
+    private mutating func apply(_ time: NavTIMEGPS) {
+        open(time.iTOW, NavTIMEGPS.message)
+        if time.hasValidLeapSeconds { leapSeconds = time.leapSeconds }
+        guard time.hasValidTime else { return }
+        week = time.week
+        fix.timeError = fix.timeError ?? time.timeAccuracy
+        fix.time = self.time(week: time.week, milliseconds: Int(time.iTOW), nanoseconds: time.fractionalTOW)
+    }
+
+    private mutating func apply(_ time: NavTIMEUTC) {
+        open(time.iTOW, NavTIMEUTC.message)
+        guard time.validity & 0x04 != 0 else { return }
+        fix.time = utcTime(
+            year: time.year, month: time.month, day: time.day, hour: time.hour, minute: time.minute, second: time.second,
+            nanosecond: time.nanosecond)
+        fix.timeError = time.timeAccuracy
+    }
+
+    private mutating func apply(_ leap: NavTIMELS) {
+        open(leap.iTOW, NavTIMELS.message)
+        if leap.hasValidCurrent { leapSeconds = leap.currentLeapSeconds }
+    }
+
+    /// HNR-PVT is a fix of its own, reported at once, without disturbing the open epoch.
+    private mutating func apply(_ pvt: HNRPVT) {
+        solutions += 1
+        let epochFix = fix
+        fix = Fix()
+        if pvt.validity & 0x03 == 0x03 {
+            fix.time = utcTime(
+                year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute, second: pvt.second,
+                nanosecond: pvt.nanosecond)
+        }
+        setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: 0)
+        if fix.mode >= .twoDimensional {
+            setPosition(latitude: pvt.latitude, longitude: pvt.longitude, height: pvt.height, heightMSL: pvt.heightMSL)
+            fix.speed = pvt.groundSpeed
+            fix.track = pvt.headingOfMotion
+            fix.horizontalError = pvt.horizontalAccuracy
+            fix.verticalError = pvt.verticalAccuracy
+            fix.speedError = pvt.speedAccuracy
+            fix.trackError = pvt.headingAccuracy
+        }
+        reportFix(derivingMotion: false)
+        fix = epochFix
+    }
+
+    /// Sets mode and status from a u-blox fix type, as gpsd maps them, and the status
+    /// from the differential and carrier-phase flags.
+    private mutating func setSolution(fixType: UInt8, differential: Bool, carrier: Int) {
+        (fix.mode, fix.status) = Self.solution(fixType: fixType)
+        guard differential, fix.status != .surveyedTime else { return }
+        fix.status = carrier == 2 ? .rtkFixed : carrier == 1 ? .rtkFloat : .differential
+    }
+
+    private mutating func setPosition(latitude: Double, longitude: Double, height: Double, heightMSL: Double) {
+        fix.latitude = latitude
+        fix.longitude = longitude
+        fix.altitudeHAE = height
+        fix.altitudeMSL = heightMSL
+        fix.geoidSeparation = height - heightMSL
+    }
+
+    /// gpsd's mode and status for a u-blox fix type (NAV-PVT, NAV-SOL, NAV-STATUS, HNR-PVT).
+    static func solution(fixType: UInt8) -> (FixMode, FixStatus) {
+        switch fixType {
+        case 1: (.twoDimensional, .deadReckoning)
+        case 2: (.twoDimensional, .gps)
+        case 3: (.threeDimensional, .gps)
+        case 4: (.threeDimensional, .gnssWithDeadReckoning)
+        case 5: (.threeDimensional, .surveyedTime)
+        default: (.noFix, .unknown)
+        }
+    }
+}

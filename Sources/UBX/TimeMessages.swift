@@ -1,0 +1,130 @@
+import ReceiverFraming
+
+/// UBX-NAV-TIMEGPS: GPS time of the epoch and the leap seconds, with their validity.
+public struct NavTIMEGPS: Sendable, Hashable {
+    public static let message: UInt16 = 0x0120
+
+    public var iTOW: UInt32
+    /// Nanoseconds to add to iTOW.
+    public var fractionalTOW: Int
+    public var week: Int
+    /// GPS minus UTC, seconds.
+    public var leapSeconds: Int
+    /// towValid (bit 0), weekValid (bit 1), leapSValid (bit 2).
+    public var validity: UInt8
+    /// Seconds.
+    public var timeAccuracy: Double
+
+    public init?(_ frame: UBXFrame) {
+        guard let p = frame.payload(of: Self.message, atLeast: 16) else { return nil }
+        iTOW = p.u32(0)
+        fractionalTOW = Int(p.i32(4))
+        week = Int(p.i16(8))
+        leapSeconds = Int(p.i8(10))
+        validity = p.u8(11)
+        timeAccuracy = Double(p.u32(12)) * 1e-9
+    }
+
+    public var hasValidTime: Bool { validity & 0x03 == 0x03 }
+    public var hasValidLeapSeconds: Bool { validity & 0x04 != 0 }
+}
+
+/// UBX-NAV-TIMEUTC: UTC of the epoch as the receiver keeps it.
+public struct NavTIMEUTC: Sendable, Hashable {
+    public static let message: UInt16 = 0x0121
+
+    public var iTOW: UInt32
+    public var timeAccuracy: Double
+    public var nanosecond: Int
+    public var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+    /// validTOW (bit 0), validWKN (bit 1), validUTC (bit 2).
+    public var validity: UInt8
+
+    public init?(_ frame: UBXFrame) {
+        guard let p = frame.payload(of: Self.message, atLeast: 20) else { return nil }
+        iTOW = p.u32(0)
+        timeAccuracy = Double(p.u32(4)) * 1e-9
+        nanosecond = Int(p.i32(8))
+        year = Int(p.u16(12))
+        month = Int(p.u8(14))
+        day = Int(p.u8(15))
+        hour = Int(p.u8(16))
+        minute = Int(p.u8(17))
+        second = Int(p.u8(18))
+        validity = p.u8(19)
+    }
+
+    /// Whether the time is valid UTC (time of week, week and leap seconds all known).
+    public var hasValidTime: Bool { validity & 0x07 == 0x07 }
+}
+
+/// UBX-NAV-TIMELS: the current leap seconds and the next leap second event.
+public struct NavTIMELS: Sendable, Hashable {
+    public static let message: UInt16 = 0x0126
+
+    public var iTOW: UInt32
+    /// GPS minus UTC, seconds, when ``hasValidCurrent``.
+    public var currentLeapSeconds: Int
+    /// The change at the next event (-1, 0, +1).
+    public var change: Int
+    /// Seconds until the event, when ``hasValidEvent``.
+    public var secondsToEvent: Int
+    /// validCurrLs (bit 0), validTimeToLsEvent (bit 1).
+    public var validity: UInt8
+
+    public init?(_ frame: UBXFrame) {
+        guard let p = frame.payload(of: Self.message, atLeast: 24) else { return nil }
+        iTOW = p.u32(0)
+        currentLeapSeconds = Int(p.i8(9))
+        change = Int(p.i8(11))
+        secondsToEvent = Int(p.i32(12))
+        validity = p.u8(23)
+    }
+
+    public var hasValidCurrent: Bool { validity & 0x01 != 0 }
+    public var hasValidEvent: Bool { validity & 0x02 != 0 }
+}
+
+/// UBX-TIM-TP: the time of the next time pulse and how far the pulse will miss it.
+///
+/// A receiver can place its pulse only on its own clock's ticks; qErr says by how much the
+/// next pulse will be early or late, so that a time service can correct the pulse it sees.
+public struct TimTP: Sendable, Hashable {
+    public static let message: UInt16 = 0x0D01
+
+    /// Time of week of the next pulse, milliseconds, in the time base of ``flags``.
+    public var towMilliseconds: UInt32
+    /// The sub-millisecond part, in 2^-32 milliseconds.
+    public var towSubMilliseconds: UInt32
+    /// Quantisation error of the next pulse, picoseconds.
+    public var quantisationError: Int
+    public var week: Int
+    /// timeBase (bit 0: 0 GPS, 1 UTC), utc available (bit 1), raim (bits 2-3), qErrInvalid (bit 4).
+    public var flags: UInt8
+
+    public init?(_ frame: UBXFrame) {
+        guard let p = frame.payload(of: Self.message, atLeast: 16) else { return nil }
+        towMilliseconds = p.u32(0)
+        towSubMilliseconds = p.u32(4)
+        quantisationError = Int(p.i32(8))
+        week = Int(p.u16(12))
+        flags = p.u8(14)
+    }
+
+    /// Whether the time of week is UTC's rather than GPS's.
+    public var isUTC: Bool { flags & 0x01 != 0 }
+    /// Whether ``quantisationError`` may be used (protocol 24 on sets bit 4 when it may not).
+    public var hasValidQuantisationError: Bool { flags & 0x10 == 0 }
+}
+
+/// UBX-NAV-EOE: the end of an epoch's navigation messages.
+public struct NavEOE: Sendable, Hashable {
+    public static let message: UInt16 = 0x0161
+
+    public var iTOW: UInt32
+
+    public init?(_ frame: UBXFrame) {
+        guard let p = frame.payload(of: Self.message, atLeast: 4) else { return nil }
+        iTOW = p.u32(0)
+    }
+}

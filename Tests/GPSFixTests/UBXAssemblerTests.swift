@@ -1,0 +1,193 @@
+import GPSDProtocol
+import GPSFix
+import ReceiverFraming
+import Testing
+import UBX
+
+/// A little-endian payload written field by field at u-blox's offsets.
+struct Payload {
+    var bytes: [UInt8]
+
+    init(count: Int) { bytes = [UInt8](repeating: 0, count: count) }
+
+    mutating func set<T: FixedWidthInteger>(_ offset: Int, _ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<(offset + $0.count), with: $0) }
+    }
+}
+
+/// NAV-PVT as u-blox's interface description lays it out (92 bytes, protocol 15 on).
+func navPVT(
+    iTOW: UInt32, fixType: UInt8 = 3, flags: UInt8 = 0x01, latitude: Double = 48.1173, longitude: Double = 11.5167,
+    height: Int32 = 592_000, heightMSL: Int32 = 545_400, hAcc: UInt32 = 1_500, vAcc: UInt32 = 2_500,
+    velocityDown: Int32 = -100, time: (Int, Int, Int, Int, Int, Int) = (2026, 11, 26, 12, 0, 0), valid: UInt8 = 0x07
+) -> [UInt8] {
+    var p = Payload(count: 92)
+    p.set(0, iTOW)
+    p.set(4, UInt16(time.0))
+    p.set(6, UInt8(time.1))
+    p.set(7, UInt8(time.2))
+    p.set(8, UInt8(time.3))
+    p.set(9, UInt8(time.4))
+    p.set(10, UInt8(time.5))
+    p.set(11, valid)
+    p.set(12, UInt32(30))  // tAcc, ns
+    p.set(20, fixType)
+    p.set(21, flags)
+    p.set(23, UInt8(12))
+    p.set(24, Int32((longitude * 1e7).rounded()))
+    p.set(28, Int32((latitude * 1e7).rounded()))
+    p.set(32, height)
+    p.set(36, heightMSL)
+    p.set(40, hAcc)
+    p.set(44, vAcc)
+    p.set(48, Int32(1_000))  // velN
+    p.set(56, velocityDown)
+    p.set(60, Int32(1_000))  // gSpeed
+    p.set(64, Int32(9_000_000))  // headMot: 90°
+    p.set(68, UInt32(200))  // sAcc
+    p.set(76, UInt16(130))  // pDOP
+    return UBXFrame.encode(messageClass: 0x01, id: 0x07, payload: p.bytes)
+}
+
+func navEOE(iTOW: UInt32) -> [UInt8] {
+    var p = Payload(count: 4)
+    p.set(0, iTOW)
+    return UBXFrame.encode(messageClass: 0x01, id: 0x61, payload: p.bytes)
+}
+
+func navTIMEGPS(iTOW: UInt32, week: Int16, leapSeconds: Int8, valid: UInt8 = 0x07) -> [UInt8] {
+    var p = Payload(count: 16)
+    p.set(0, iTOW)
+    p.set(8, week)
+    p.set(10, leapSeconds)
+    p.set(11, valid)
+    return UBXFrame.encode(messageClass: 0x01, id: 0x20, payload: p.bytes)
+}
+
+/// Decodes `stream` through the whole stream decoder, as the daemon does.
+func decodedUpdates(_ stream: [UInt8], chunkSize: Int = 4096) -> [LocationUpdate] {
+    updates(ofLog: stream, chunkSize: chunkSize)
+}
+
+@Suite("UBX epochs into fixes and sky views")
+struct UBXAssemblerTests {
+    @Test("NAV-PVT gives the receiver's own position, time, status and error estimates")
+    func navPVTFix() throws {
+        let stream = navTIMEGPS(iTOW: 1000, week: 2412, leapSeconds: 18) + navPVT(iTOW: 1000, flags: 0x01 | 0x02 | 0x80)
+            + navEOE(iTOW: 1000)
+        let fix = try #require(decodedUpdates(stream).compactMap(\.fix).first)
+        #expect(fix.mode == .threeDimensional)
+        #expect(fix.status == .rtkFixed)
+        #expect(fix.time == GPSTime(millisecondsSince1970: 1_795_694_400_000))
+        #expect(fix.leapSeconds == 18)
+        #expect(abs(try #require(fix.latitude) - 48.1173) < 1e-9)
+        #expect(fix.altitudeHAE == 592 && fix.altitudeMSL == 545.4)
+        #expect(fix.horizontalError == 1.5 && fix.verticalError == 2.5 && fix.speedError == 0.2)
+        #expect(abs(try #require(fix.timeError) - 30e-9) < 1e-15)
+        #expect(fix.speed == 1)
+        #expect(abs(try #require(fix.track) - 90) < 1e-9)
+        #expect(fix.velocity == NEDVelocity(north: 1, east: 0, down: -0.1))
+        let report = String(decoding: GPSDReport.tpv(fix, device: nil), as: UTF8.self)
+        #expect(report.contains("\"eph\":1.500") && report.contains("\"epv\":2.500") && report.contains("\"leapseconds\":18"))
+    }
+
+    @Test("carrier-phase solutions are RTK float and fixed, only with a differential solution")
+    func rtkStatus() throws {
+        func status(_ flags: UInt8) throws -> FixStatus {
+            try #require(decodedUpdates(navPVT(iTOW: 1000, flags: flags) + navEOE(iTOW: 1000)).compactMap(\.fix).first).status
+        }
+        #expect(try status(0x01) == .gps)
+        #expect(try status(0x03) == .differential)
+        #expect(try status(0x43) == .rtkFloat)
+        #expect(try status(0x83) == .rtkFixed)
+    }
+
+    @Test("NAV-EOE ends the epoch at once; without it, the learned last message does")
+    func epochEnds() {
+        // With EOE, the fix comes out with the EOE, before anything of the next epoch.
+        var emitted: [Int] = []
+        let decoder = ReceiverStreamDecoder()
+        var count = 0
+        for frame in [navPVT(iTOW: 1000), navEOE(iTOW: 1000), navPVT(iTOW: 2000), navEOE(iTOW: 2000)] {
+            frame.withUnsafeBytes { decoder.feed($0) { if case .fix = $0 { count += 1 } } }
+            emitted.append(count)
+        }
+        #expect(emitted == [0, 1, 1, 2])
+        // Without EOE: the first epoch ends when the second begins; from then on the
+        // epoch's last message (learned: NAV-TIMEGPS) ends it.
+        emitted = []
+        count = 0
+        let learning = ReceiverStreamDecoder()
+        for iTOW in [UInt32(1000), 2000, 3000] {
+            for frame in [navPVT(iTOW: iTOW), navTIMEGPS(iTOW: iTOW, week: 2412, leapSeconds: 18)] {
+                frame.withUnsafeBytes { learning.feed($0) { if case .fix = $0 { count += 1 } } }
+                emitted.append(count)
+            }
+        }
+        #expect(emitted == [0, 0, 1, 2, 2, 3])
+    }
+
+    @Test("a position outside the Earth is left out and counted, not reported")
+    func outOfRange() throws {
+        let decoder = ReceiverStreamDecoder()
+        var fixes: [Fix] = []
+        (navPVT(iTOW: 1000, latitude: 95) + navEOE(iTOW: 1000)).withUnsafeBytes {
+            decoder.feed($0) { if let fix = $0.fix { fixes.append(fix) } }
+        }
+        let fix = try #require(fixes.first)
+        #expect(fix.latitude == nil && fix.longitude == nil)
+        #expect(decoder.ubx.statistics.valuesOutOfRange >= 1)
+    }
+
+    @Test("a frame too short for its message is counted as undecodable and ends nothing")
+    func shortFrame() {
+        let decoder = ReceiverStreamDecoder()
+        let short = UBXFrame.encode(messageClass: 0x01, id: 0x07, payload: [UInt8](repeating: 0, count: 40))
+        var updates: [LocationUpdate] = []
+        short.withUnsafeBytes { decoder.feed($0) { updates.append($0) } }
+        decoder.finish { updates.append($0) }
+        #expect(updates.isEmpty)
+        #expect(decoder.ubx.statistics.decodingErrors == 1)
+    }
+
+    @Test("MON-VER gives gpsd's DEVICE subtype and subtype1")
+    func monVER() throws {
+        func field(_ text: String, _ width: Int) -> [UInt8] { Array(text.utf8) + [UInt8](repeating: 0, count: width - text.utf8.count) }
+        let payload = field("ROM CORE 3.01 (107888)", 30) + field("00080000", 10) + field("FWVER=SPG 3.01", 30)
+            + field("PROTVER=18.00", 30) + field("MOD=NEO-M8N-0", 30)
+        let frame = UBXFrame.encode(messageClass: 0x0A, id: 0x04, payload: payload)
+        let version = try #require(frame.withUnsafeBytes { UBXFrame(validating: $0).flatMap(MonVER.init) })
+        #expect(version.subtype == "SW ROM CORE 3.01 (107888),HW 00080000")
+        #expect(version.subtype1 == "FWVER=SPG 3.01,PROTVER=18.00,MOD=NEO-M8N-0")
+        #expect(version.protocolVersion == 18)
+    }
+
+    @Test("a receiver sending NMEA and UBX gives one fix per epoch, UBX's")
+    func oneFixPerEpoch() throws {
+        let log = try Fixtures.bytes("gpsd-ubx/ublox-zed-f9t-ubx_nmea_l5.log")
+        let fixes = updates(ofLog: log).compactMap(\.fix)
+        let times = fixes.compactMap(\.time)
+        #expect(times.count >= 8)
+        #expect(Set(times).count == times.count, "two fixes for one epoch")
+    }
+
+    @Test("NAV-SOL's ECEF solution of an older receiver becomes latitude, longitude and heights")
+    func navSOL() throws {
+        let log = try Fixtures.bytes("gpsd-ubx/ublox-lea-4t.log")
+        let updates = updates(ofLog: log)
+        let fix = try #require(updates.compactMap(\.fix).last { $0.latitude != nil })
+        // gpsd's report for this epoch: 53.563254092, -113.439545157, 635.4758 m above the ellipsoid.
+        #expect(abs(try #require(fix.latitude) - 53.563254092) < 1e-8)
+        #expect(abs(try #require(fix.longitude) + 113.439545157) < 1e-8)
+        #expect(abs(try #require(fix.altitudeHAE) - 635.4758) < 1e-3)
+        #expect(fix.leapSeconds == 15)
+        let sky = try #require(updates.compactMap(\.sky).last { !$0.satellites.isEmpty })
+        #expect(sky.satellites.allSatisfy { $0.health != nil && $0.quality != nil })
+    }
+
+    @Test("a capture decodes the same whatever the reads", arguments: [1, 7, 100])
+    func chunking(size: Int) throws {
+        let log = try Fixtures.bytes("gpsd-ubx/ublox-neo-m8n.log")
+        #expect(updates(ofLog: log, chunkSize: size) == updates(ofLog: log))
+    }
+}
