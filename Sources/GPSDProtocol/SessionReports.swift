@@ -68,8 +68,11 @@ public struct WatchSettings: Equatable, Sendable {
 /// has not learned.
 public struct DeviceInfo: Equatable, Sendable {
     public var path: String
-    /// The driver that reads it (`NMEA0183`), once it has sent a valid sentence.
+    /// The driver that reads it (`NMEA0183`, `u-blox`), once it has sent a valid frame.
     public var driver: String?
+    /// What the receiver said of itself (u-blox MON-VER), as gpsd's `subtype` and `subtype1`.
+    public var subtype: String?
+    public var subtype1: String?
     /// When the first valid sentence arrived; `nil` while the device has sent none.
     public var activated: String?
     /// The serial line's settings as applied (the speed autobaud found included); `nil`
@@ -122,11 +125,13 @@ public enum SessionReport {
         return json.finish()
     }
 
-    /// gpsd's fields in gpsd's order. `native` is 0 (NMEA mode) once the NMEA driver
-    /// reads the device: GPSFix never switches a receiver to a binary protocol.
+    /// gpsd's fields in gpsd's order. `native` is 0 (NMEA mode) once a driver reads the
+    /// device: GPSFix never switches a receiver's protocol itself.
     private static func write(_ device: DeviceInfo, into json: inout JSONWriter) {
         json.field("path", string: device.path)
         if let driver = device.driver { json.field("driver", string: driver) }
+        if let subtype = device.subtype { json.field("subtype", string: subtype) }
+        if let subtype1 = device.subtype1 { json.field("subtype1", string: subtype1) }
         if let activated = device.activated { json.field("activated", string: activated) }
         json.field("flags", device.seenData ? 1 : 0)
         if device.driver != nil { json.field("native", 0) }

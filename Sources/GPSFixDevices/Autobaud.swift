@@ -1,11 +1,14 @@
 import NMEA
+import ReceiverFraming
 
 /// Finds a receiver's serial speed by listening at each common speed in turn until valid,
-/// checksummed sentences arrive.
+/// checksummed frames arrive: NMEA sentences, or UBX frames from a u-blox receiver set to
+/// UBX only.
 ///
-/// At a wrong speed a UART delivers noise, which never passes the framer's checksum
-/// (random bytes pass it one time in 256, and two sentences are required). The bytes read
-/// at the right speed are returned too, so nothing the receiver sent is lost.
+/// At a wrong speed a UART delivers noise, which never passes the framer's checksums
+/// (random bytes pass NMEA's one time in 256 and UBX's one in 65,536, and two frames are
+/// required). The bytes read at the right speed are returned too, so nothing the receiver
+/// sent is lost.
 public enum Autobaud {
     /// What was found: the speed, and the bytes read while listening at it.
     public struct Result: Equatable, Sendable {
@@ -20,16 +23,16 @@ public enum Autobaud {
         listen: (_ speed: Int, _ enough: ([UInt8]) -> Bool) throws(Failure) -> [UInt8]
     ) throws(Failure) -> Result? {
         for speed in speeds {
-            let bytes = try listen(speed) { validSentences(in: $0) >= requiredSentences }
-            if validSentences(in: bytes) >= requiredSentences { return Result(speed: speed, bytes: bytes) }
+            let bytes = try listen(speed) { validFrames(in: $0) >= requiredSentences }
+            if validFrames(in: bytes) >= requiredSentences { return Result(speed: speed, bytes: bytes) }
         }
         return nil
     }
 
-    /// How many checksummed sentences of standard length `bytes` holds.
-    static func validSentences(in bytes: [UInt8]) -> Int {
-        let framer = NMEAFramer(configuration: .init(maximumLength: 128, checksumPolicy: .required))
+    /// How many checksummed sentences of standard length and UBX frames `bytes` holds.
+    static func validFrames(in bytes: [UInt8]) -> Int {
+        let framer = ReceiverFramer(nmea: .init(maximumLength: 128, checksumPolicy: .required))
         bytes.withUnsafeBytes { framer.feed($0) { _ in } }
-        return framer.statistics.sentences
+        return framer.nmea.statistics.sentences + framer.binaryStatistics.ubxFrames
     }
 }

@@ -1,10 +1,11 @@
 import GPSFix
-import NMEA
 import NIOConcurrencyHelpers
+import NMEA
+import OutputFormats
 import Synchronization
 
-/// The real ``LocationProvider``: NMEA bytes from any ``ByteSource``, framed, assembled
-/// and turned into updates.
+/// The real ``LocationProvider``: a receiver's bytes (NMEA 0183, u-blox UBX, or both)
+/// from any ``ByteSource``, framed, assembled and turned into updates.
 ///
 /// It reports the device's life as ``DeviceEvent``s: activated with its first valid
 /// sentence, silent (and its fix decayed to no fix) when no sentence arrives for
@@ -84,7 +85,7 @@ public struct NMEALocationProvider: LocationProvider {
     private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async -> Bool {
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
-            decoder: NMEAStreamDecoder(framing: framing, centuryRule: centuryRule), activity: activity)
+            decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule), activity: activity)
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
@@ -214,7 +215,7 @@ private final class ReadingState: @unchecked Sendable {
     /// The serial line as set, once the source is open.
     let line: @Sendable () -> SerialLine?
     let sentenceDemand: SentenceDemand
-    let decoder: NMEAStreamDecoder
+    let decoder: ReceiverStreamDecoder
     let activity: Activity
     /// What the chunk being parsed completed, delivered once it is parsed.
     private var pending: [LocationUpdate] = []
@@ -225,41 +226,58 @@ private final class ReadingState: @unchecked Sendable {
     private var reconnects = 0
     /// Whether valid sentences were read since the last ``takeSentencesSinceOpening()``.
     private var sentencesSinceOpening = false
+    /// The receiver as last announced.
+    private var identified: ReceiverIdentity?
+    /// The last fix's mode and view, for the NMEA written for a UBX receiver.
+    private var lastMode = FixMode.unknown
+    private var lastView: SkyView?
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
-        decoder: NMEAStreamDecoder, activity: Activity
+        decoder: ReceiverStreamDecoder, activity: Activity
     ) {
         self.device = device
         self.line = line
         self.sentenceDemand = sentenceDemand
         self.decoder = decoder
         self.activity = activity
-        // The device event goes out before anything its first sentence completes.
+        // The device event goes out before anything its first frame completes.
         decoder.onSentence = { [unowned self] sentence in
-            // Both are taken: a device reopened after a silence is announced once.
-            let announcement = takeAnnouncement(), resumption = activity.takeResumption(of: device)
-            if var event = announcement ?? resumption {
-                timeSampler.restart()
-                event.line = self.line()
-                pending.append(.device(event))
-            }
+            announceIfDue()
             if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
         }
+        decoder.onBinaryFrame = { [unowned self] _ in announceIfDue() }
+    }
+
+    /// Announces the device with the first frame after an opening or a silence. Both are
+    /// taken: a device reopened after a silence is announced once.
+    private func announceIfDue() {
+        let announcement = takeAnnouncement(), resumption = activity.takeResumption(of: device)
+        guard var event = announcement ?? resumption else { return }
+        timeSampler.restart()
+        event.line = line()
+        event.receiver = decoder.receiver
+        identified = event.receiver
+        pending.append(.device(event))
     }
 
     /// Parses one chunk.
     func take(_ chunk: ByteChunk) {
         if sentenceDemand.areBytesWanted { pending.append(.bytes(chunk.bytes)) }
         decoder.readAt = chunk.readAt
-        let sentencesBefore = decoder.framer.statistics.sentences
-        let cyclesBefore = decoder.assembler.statistics.cycles
+        let framesBefore = decoder.framesAccepted
+        let cyclesBefore = decoder.cyclesEmitted
         chunk.bytes.withUnsafeBytes { decoder.feed($0, emit) }
-        if decoder.framer.statistics.sentences > sentencesBefore {
+        if decoder.framesAccepted > framesBefore {
             activity.record()
             sentencesSinceOpening = true
         }
-        if decoder.assembler.statistics.cycles > cyclesBefore { pending.append(counters()) }
+        if decoder.cyclesEmitted > cyclesBefore { pending.append(counters()) }
+        // A receiver that began speaking UBX, or answered MON-VER, is named anew.
+        if identified != nil, decoder.receiver != identified {
+            identified = decoder.receiver
+            pending.append(.device(DeviceEvent(device: device, kind: .identified, receiver: identified)))
+        }
     }
 
     /// Whether the source sent valid sentences since this was last asked.
@@ -296,15 +314,35 @@ private final class ReadingState: @unchecked Sendable {
 
     private func emit(_ update: LocationUpdate) {
         pending.append(update)
+        if sentenceDemand.isWanted, decoder.ubxCarriesFixes { writeSentences(for: update) }
         if case .fix(let fix) = update, let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) {
             pending.append(.receiverTime(sample))
         }
     }
 
+    /// NMEA 0183 for a receiver whose fixes come in UBX, for NMEA out and `nmea` watchers,
+    /// as gpsd writes it for a binary device: GGA, RMC and ZDA per fix, GSA and GSV per view.
+    private func writeSentences(for update: LocationUpdate) {
+        switch update {
+        case .fix(let fix):
+            lastMode = fix.mode
+            for line in FixSentences.sentences(for: fix, satellitesUsed: lastView?.usedCount, hdop: lastView?.hdop) {
+                pending.append(.sentence(line))
+            }
+        case .sky(let sky) where !sky.satellitesReportedEarlier:
+            lastView = sky
+            for line in FixSentences.sentences(for: sky, mode: lastMode) { pending.append(.sentence(line)) }
+        default:
+            break
+        }
+    }
+
     private func counters() -> LocationUpdate {
         var counters = DeviceCounters()
-        counters.framing = decoder.framer.statistics
+        counters.framing = decoder.framer.nmea.statistics
         counters.assembly = decoder.assembler.statistics
+        counters.binaryFraming = decoder.framer.binaryStatistics
+        counters.ubxAssembly = decoder.ubx.statistics
         counters.reconnects = reconnects
         counters.distrustedTimes = timeSampler.distrusted
         return .counters(counters)

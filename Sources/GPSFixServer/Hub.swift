@@ -278,13 +278,19 @@ final class Hub: @unchecked Sendable {
         for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: .time(report), json: json)) }
     }
 
+    private func identify(_ device: String, as receiver: ReceiverIdentity) {
+        devices[device]?.info.driver = receiver.driver
+        devices[device]?.info.subtype = receiver.subtype
+        devices[device]?.info.subtype1 = receiver.subtype1
+    }
+
     private func apply(_ event: DeviceEvent, to device: String) {
         switch event.kind {
         case .activated, .recovered, .resumed:
             devices[device]?.info.online = true
-            // Whatever the source (a port, a file, a gpsd's relayed sentences), it is
-            // GPSFix's NMEA 0183 driver that reads it.
-            devices[device]?.info.driver = "NMEA0183"
+            // Whatever the source (a port, a file, a gpsd's relayed sentences), the
+            // protocol it speaks names the driver.
+            identify(device, as: event.receiver ?? ReceiverIdentity(driver: "NMEA0183"))
             devices[device]?.info.line = event.line
             if devices[device]?.info.activated == nil { devices[device]?.info.activated = Self.now() }
             let what = switch event.kind {
@@ -293,6 +299,12 @@ final class Hub: @unchecked Sendable {
             default: "sending again"
             }
             logger.info("device \(what)", metadata: ["device": "\(device)"])
+        case .identified:
+            if let receiver = event.receiver { identify(device, as: receiver) }
+            logger.info(
+                "device identified",
+                metadata: ["device": "\(device)", "driver": "\(event.receiver?.driver ?? "")",
+                           "subtype": "\(event.receiver?.subtype ?? "")"])
         case .silent:
             devices[device]?.info.online = false
             logger.warning("device silent: fix decayed to no fix", metadata: ["device": "\(device)"])

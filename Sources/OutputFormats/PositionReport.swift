@@ -73,28 +73,28 @@ public struct PositionReport: Equatable, Sendable {
 
     /// The GGA sentence (`$GPGGA...*CS\r\n`) stamped with `time`, UTC.
     public func gga(at time: WallTime) -> [UInt8] {
-        let secondOfDay = time.seconds % 86_400
-        let hours = Self.digits(secondOfDay / 3600, 2), minutes = Self.digits(secondOfDay / 60 % 60, 2)
-        let seconds = Self.digits(secondOfDay % 60, 2), hundredths = Self.digits(time.nanoseconds / 10_000_000, 2)
-        var fields: [String] = ["GPGGA", hours + minutes + seconds + "." + hundredths]
+        var fields: [String] = ["GPGGA", NMEAFields.clock(time)]
         // A position outside the Earth's ranges (only a caller's own values can be: fixes
         // and the configured position are checked) is sent as none, quality 0.
         let hasPosition = ValueRanges.latitude.contains(latitude) && ValueRanges.longitude.contains(longitude)
         if hasPosition {
-            fields += [Self.angle(abs(latitude), degreeDigits: 2), latitude < 0 ? "S" : "N"]
-            fields += [Self.angle(abs(longitude), degreeDigits: 3), longitude < 0 ? "W" : "E"]
+            fields += [NMEAFields.angle(abs(latitude), degreeDigits: 2), latitude < 0 ? "S" : "N"]
+            fields += [NMEAFields.angle(abs(longitude), degreeDigits: 3), longitude < 0 ? "W" : "E"]
         } else {
             fields += ["", "", "", ""]
         }
         let hdopText = hdop.map { FixedPoint.string($0, decimals: 1) } ?? ""
-        fields += [hasPosition ? String(quality) : "0", satellitesUsed.map { Self.digits(min(max($0, 0), 99), 2) } ?? "", hdopText]
+        fields += [hasPosition ? String(quality) : "0", satellitesUsed.map { NMEAFields.digits(min(max($0, 0), 99), 2) } ?? "", hdopText]
         fields += [altitude.map { FixedPoint.string($0, decimals: 3) } ?? "", "M"]
         fields += [geoidSeparation.map { FixedPoint.string($0, decimals: 3) } ?? "", "M", "", ""]
         return NMEALine.terminated(Array(("$" + fields.joined(separator: ",")).utf8))
     }
+}
 
+/// The fields NMEA 0183 writes alike in every sentence.
+enum NMEAFields {
     /// `ddmm.mmmmmmm` (or `dddmm...`): degrees and decimal minutes, to about a millimetre.
-    private static func angle(_ degrees: Double, degreeDigits: Int) -> String {
+    static func angle(_ degrees: Double, degreeDigits: Int) -> String {
         var whole = Int(degrees)
         var minutes = (degrees - Double(whole)) * 60
         if (minutes * 1e7).rounded() >= 60e7 {
@@ -105,8 +105,16 @@ public struct PositionReport: Equatable, Sendable {
         return digits(whole, degreeDigits) + (minutes < 10 ? "0" : "") + text
     }
 
-    private static func digits(_ value: Int, _ count: Int) -> String {
+    /// `value` in at least `count` digits, zero-padded.
+    static func digits(_ value: Int, _ count: Int) -> String {
         let text = String(value)
         return String(repeating: "0", count: max(0, count - text.count)) + text
+    }
+
+    /// `hhmmss.ss`, UTC.
+    static func clock(_ time: WallTime) -> String {
+        let secondOfDay = ((time.seconds % 86_400) + 86_400) % 86_400
+        return digits(secondOfDay / 3600, 2) + digits(secondOfDay / 60 % 60, 2) + digits(secondOfDay % 60, 2) + "."
+            + digits(time.nanoseconds / 10_000_000, 2)
     }
 }

@@ -53,7 +53,7 @@ struct DeviceTests {
         #expect(Array(fixes.prefix(4)) == Array(expectedFixes.prefix(4)))
         // The activation states the line as set.
         let line = SerialLine(bps: 38400, parity: "N", stopBits: 1)
-        #expect(fromPty.first == .device(DeviceEvent(device: terminal.path, kind: .activated, line: line)))
+        #expect(fromPty.first == .device(DeviceEvent(device: terminal.path, kind: .activated, line: line, receiver: ReceiverIdentity(driver: "NMEA0183"))))
     }
 
     @Test("unplugging: a pty that closes mid-sentence is lost, one at the same link is read again; no descriptor leaks")
