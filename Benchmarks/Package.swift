@@ -20,6 +20,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NMEA", package: project),
                 .product(name: "GPSFix", package: project),
+                .product(name: "UBX", package: project),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),

@@ -1,23 +1,31 @@
 // Measures the NMEA parser on a corpus of real sentences: the framer alone (the floor:
 // line split, checksum, field offsets) and the full parse into typed values, in the same
-// run, with allocations counted by the preloaded malloc interposer.
+// run, with allocations counted by the preloaded malloc interposer; then the receiver
+// framer (NMEA, UBX, RTCM 3) over the same sentences, and u-blox UBX frames from gpsd's
+// UBX captures through the whole stream decoder.
 
 import Foundation
 import GPSFix
 import MallocInterposerSwift
 import NMEA
+import ReceiverFraming
 
 struct Options {
     var sentences = 1_000_000
     var repetitions = 7
     var chunkSize = 4096
     var corpusOutput: String?
-    /// Measure only the named pass (`floor`, `full`, `message`, `assemble`), for a profiler's sake.
+    /// Measure only the named pass (`floor`, `full`, `message`, `assemble`, `receiver`,
+    /// `ubx`), for a profiler's sake.
     var only: String?
     var corpus = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("shared/fixtures/gpsd")
+    var ubxCorpus = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/fixtures/gpsd-ubx")
 
     init(_ arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -27,6 +35,7 @@ struct Options {
             case "--repetitions": repetitions = Int(iterator.next() ?? "") ?? repetitions
             case "--chunk": chunkSize = Int(iterator.next() ?? "") ?? chunkSize
             case "--corpus": corpus = URL(fileURLWithPath: iterator.next() ?? corpus.path)
+            case "--ubx-corpus": ubxCorpus = URL(fileURLWithPath: iterator.next() ?? ubxCorpus.path)
             case "--write-corpus": corpusOutput = iterator.next()
             case "--only": only = iterator.next()
             default:
@@ -60,6 +69,35 @@ func buildCorpus(from folder: URL, count: Int) throws -> (bytes: [UInt8], senten
 
 /// Feeds the corpus in device-sized chunks, calling `body` for every sentence.
 @inline(never)
+/// Every UBX frame in the UBX captures, in order, repeated to `count` frames: what
+/// u-blox receivers of five generations send, NMEA and RTCM 3 left out.
+func buildUBXCorpus(from folder: URL, count: Int) throws -> (bytes: [UInt8], frames: Int) {
+    let logs = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".log") }.sorted()
+    var unique: [[UInt8]] = []
+    for log in logs {
+        let data = try Data(contentsOf: folder.appendingPathComponent(log))
+        let framer = ReceiverFramer()
+        data.withUnsafeBytes { framer.feed($0) { if case .ubx(let frame) = $0 { unique.append(Array(frame.bytes)) } } }
+    }
+    guard !unique.isEmpty else { throw CocoaError(.fileReadNoSuchFile) }
+    var bytes: [UInt8] = []
+    for index in 0..<count { bytes += unique[index % unique.count] }
+    return (bytes, count)
+}
+
+/// Feeds `corpus` to `decoder` in chunks of `chunkSize`.
+func feed(_ corpus: [UInt8], to decoder: ReceiverStreamDecoder, chunkSize: Int, _ emit: (LocationUpdate) -> Void) {
+    corpus.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let end = min(offset + chunkSize, buffer.count)
+            decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[offset..<end]), emit)
+            offset = end
+        }
+    }
+    decoder.finish(emit)
+}
+
 func run(_ corpus: [UInt8], chunkSize: Int, _ body: (NMEASentence) -> Void) -> FramerStatistics {
     let framer = NMEAFramer(configuration: .lenient)
     corpus.withUnsafeBytes { buffer in
@@ -144,6 +182,8 @@ struct Measurement {
     var bestSeconds: Double
     var mallocs: Int
     var sentences: Int
+    /// What a unit is: a sentence, or a UBX frame.
+    var unit: String
 
     var sentencesPerSecond: Double { Double(sentences) / bestSeconds }
     var nanosecondsPerSentence: Double { bestSeconds * 1e9 / Double(sentences) }
@@ -153,6 +193,9 @@ struct Measurement {
 struct Pass {
     var key: String
     var name: String
+    /// Sentences or frames the work goes through, and which.
+    var units = 0
+    var unit = "sentence"
     var work: () -> Void
 }
 
@@ -168,7 +211,7 @@ func measure(_ passes: [Pass], repetitions: Int, sentences: Int) -> [Measurement
         MallocInterposerSwift.unhook()
         return Measurement(
             key: pass.key, name: pass.name, bestSeconds: .infinity, mallocs: MallocInterposerSwift.getStatistics().mallocCount,
-            sentences: sentences)
+            sentences: pass.units == 0 ? sentences : pass.units, unit: pass.unit)
     }
     let clock = ContinuousClock()
     for _ in 0..<repetitions {
@@ -211,6 +254,10 @@ var floorStatistics = FramerStatistics()
 var fullStatistics = FramerStatistics()
 var decodeErrors = 0
 var cycles = 0
+var receiverSentences = 0
+var ubxEpochs = 0
+var ubxFramesDecoded = 0
+let (ubxCorpus, ubxFrames) = try buildUBXCorpus(from: options.ubxCorpus, count: options.sentences / 4)
 let allPasses = [
     Pass(key: "floor", name: "floor: frame + checksum + field offsets") {
         floorStatistics = run(corpus, chunkSize: options.chunkSize) { sentence in
@@ -231,19 +278,30 @@ let allPasses = [
         }
     },
     Pass(key: "assemble", name: "assemble: frame + decode + fixes per cycle") {
-        let decoder = NMEAStreamDecoder()
         var fixes = 0
-        let emit: (LocationUpdate) -> Void = { update in if case .fix = update { fixes += 1 } }
+        feed(corpus, to: ReceiverStreamDecoder(), chunkSize: options.chunkSize) { if case .fix = $0 { fixes += 1 } }
+        cycles = fixes
+    },
+    Pass(key: "receiver", name: "receiver: NMEA through the mixed framer") {
+        let framer = ReceiverFramer()
         corpus.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let end = min(offset + options.chunkSize, buffer.count)
-                decoder.feed(UnsafeRawBufferPointer(rebasing: buffer[offset..<end]), emit)
+                framer.feed(UnsafeRawBufferPointer(rebasing: buffer[offset..<end])) { frame in
+                    if case .nmea(let sentence) = frame { sink &+= sentence.fieldCount }
+                }
                 offset = end
             }
         }
-        decoder.finish(emit)
-        cycles = fixes
+        receiverSentences = framer.nmea.statistics.sentences
+    },
+    Pass(key: "ubx", name: "ubx: UBX frames + decode + fixes per epoch", units: ubxFrames, unit: "frame") {
+        var fixes = 0
+        let decoder = ReceiverStreamDecoder()
+        feed(ubxCorpus, to: decoder, chunkSize: options.chunkSize) { if case .fix = $0 { fixes += 1 } }
+        ubxEpochs = fixes
+        ubxFramesDecoded = decoder.framer.binaryStatistics.ubxFrames
     },
 ]
 let passes = allPasses.filter { options.only == nil || $0.key == options.only }
@@ -251,17 +309,24 @@ let results = measure(passes, repetitions: options.repetitions, sentences: sente
 for (pass, statistics) in [("floor", floorStatistics), ("full", fullStatistics)] where passes.contains(where: { $0.key == pass }) {
     precondition(statistics.sentences == sentenceCount, "the \(pass) pass framed \(statistics.sentences) sentences")
 }
+if passes.contains(where: { $0.key == "receiver" }) {
+    precondition(receiverSentences == sentenceCount, "the receiver framer framed \(receiverSentences) sentences")
+}
+if passes.contains(where: { $0.key == "ubx" }) {
+    precondition(ubxFramesDecoded == ubxFrames, "the UBX pass framed \(ubxFramesDecoded) of \(ubxFrames) frames")
+}
 
 for result in results {
     print(
         result.name.padding(toLength: 42, withPad: " ", startingAt: 0),
-        String(format: "%6.2f M sentences/s  %6.1f ns/sentence  %d mallocs (%.6f per sentence)",
-            result.sentencesPerSecond / 1e6, result.nanosecondsPerSentence, result.mallocs,
-            Double(result.mallocs) / Double(result.sentences)))
+        String(format: "%6.2f M %@s/s  %6.1f ns/%@  %d mallocs (%.6f per %@)",
+            result.sentencesPerSecond / 1e6, result.unit, result.nanosecondsPerSentence, result.unit, result.mallocs,
+            Double(result.mallocs) / Double(result.sentences), result.unit))
 }
 if let floor = results.first(where: { $0.key == "floor" }), let full = results.first(where: { $0.key == "full" }) {
     print(String(format: "full / floor time ratio: %.2f", full.bestSeconds / floor.bestSeconds))
 }
 print("sentences with a malformed field (counted, not fatal): \(decodeErrors)")
 print("cycles assembled: \(cycles) (mallocs above include the decoder's setup and its first growth)")
+print("UBX: \(ubxFrames) frames, \(ubxCorpus.count) bytes, \(ubxEpochs) epochs assembled")
 print("(sink \(sink & 0xF))")
