@@ -3,14 +3,18 @@ import Glibc
 #endif
 import GPSFix
 import NMEA
+import ReceiverFraming
+import UBX
 
-/// Plays a recorded log into a pseudo-terminal, paced by the sentences' own UTC times.
+/// Plays a recorded log into a pseudo-terminal, paced by the receiver's own times.
 ///
-/// The log is cut into receiver cycles (a new cycle starts where a sentence's time
-/// changes); each cycle is written in one go, then the replayer waits for the time to the
-/// next cycle, divided by ``speed``, as gpsfake does. Gaps are capped at two seconds and a
-/// log with no times is paced at one cycle a second. Every byte of the log's payload is
-/// written as recorded, garbage included.
+/// The log is cut into receiver cycles: a new cycle starts where a sentence's time
+/// changes, or, in a u-blox capture, where a NAV message's time of week does (its NMEA,
+/// if any, then goes with the UBX epoch it came in). Each cycle is written in one go, then
+/// the replayer waits for the time to the next cycle, divided by ``speed``, as gpsfake
+/// does. Gaps are capped at two seconds and a log with no times is paced at one cycle a
+/// second. Every byte of the log's payload is written as recorded, binary frames and
+/// garbage included.
 public struct Replayer: Sendable {
     /// The log's receiver bytes, cut into cycles, each with the pause that follows it.
     public let cycles: [(bytes: [UInt8], pause: Duration)]
@@ -49,19 +53,32 @@ public struct Replayer: Sendable {
         }
         var fixed = !startingAtFirstFix
         let payload = log.payload
-        var lineStart = 0
-        while lineStart < payload.count {
-            let lineEnd = payload[lineStart...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? payload.count
-            let line = Array(payload[lineStart..<lineEnd])
+        // A capture with UBX navigation messages is timed by their time of week alone.
+        let units = Self.units(of: payload)
+        let timedByUBX = units.contains { Self.ubxTimeOfWeek(payload[$0]) != nil }
+        var currentTOW: UInt32?
+        for unit in units {
+            let bytes = payload[unit]
             var time: NMEATime?
             var hasFix = false
-            line.withUnsafeBytes { bytes in
-                framer.feed(bytes) { sentence in (time, hasFix) = Self.timeAndFix(of: sentence) }
+            var gap: Double?
+            if let tow = Self.ubxTimeOfWeek(bytes) {
+                if let previous = currentTOW, (tow > previous ? tow - previous : previous - tow) > 10 {
+                    gap = Double(Int64(tow) - Int64(previous)) / 1000
+                }
+                currentTOW = tow
+                hasFix = Self.ubxHasFix(bytes)
+            } else if bytes.first != UBXFrame.sync1 {
+                Array(bytes).withUnsafeBytes { line in
+                    framer.feed(line) { sentence in (time, hasFix) = Self.timeAndFix(of: sentence) }
+                }
+                framer.finish { sentence in (time, hasFix) = Self.timeAndFix(of: sentence) }
+                if timedByUBX { time = nil }
             }
-            framer.finish { sentence in (time, hasFix) = Self.timeAndFix(of: sentence) }
-            if let time, let previous = currentTime, time != previous, !current.isEmpty {
+            let changed = gap != nil || (time != nil && currentTime != nil && time != currentTime)
+            if changed, !current.isEmpty {
                 if fixed {
-                    let seconds = interval(from: previous, to: time)
+                    let seconds = gap.map { max(0.05, min(($0 * 20).rounded() / 20, 2)) } ?? interval(from: currentTime, to: time)
                     cycles.append((current, pause(seconds)))
                     intervals.append(seconds)
                 }
@@ -69,14 +86,67 @@ public struct Replayer: Sendable {
             }
             fixed = fixed || hasFix
             if let time { currentTime = time }
-            current += line
-            lineStart = lineEnd
+            current += bytes
         }
         if !current.isEmpty, fixed {
             cycles.append((current, pause(1)))
             intervals.append(1)
         }
         return (cycles, intervals)
+    }
+
+    /// The payload cut into what the receiver wrote one by one: each whole UBX frame, and
+    /// the text between frames line by line (through each line's end).
+    private static func units(of payload: [UInt8]) -> [Range<Int>] {
+        var units: [Range<Int>] = []
+        var start = 0
+        var index = 0
+        while index < payload.count {
+            if let size = ubxFrameSize(payload, at: index) {
+                if start < index { units.append(start..<index) }
+                units.append(index..<(index + size))
+                index += size
+                start = index
+            } else if payload[index] == UInt8(ascii: "\n") {
+                units.append(start..<(index + 1))
+                index += 1
+                start = index
+            } else {
+                index += 1
+            }
+        }
+        if start < payload.count { units.append(start..<payload.count) }
+        return units
+    }
+
+    /// The size of the checksum-verified UBX frame at `index`, if one begins there.
+    private static func ubxFrameSize(_ payload: [UInt8], at index: Int) -> Int? {
+        guard index + UBXFrame.overhead <= payload.count, payload[index] == UBXFrame.sync1,
+            payload[index + 1] == UBXFrame.sync2
+        else { return nil }
+        let size = (Int(payload[index + 4]) | Int(payload[index + 5]) << 8) + UBXFrame.overhead
+        guard index + size <= payload.count else { return nil }
+        let valid = payload.withUnsafeBytes { UBXFrame(validating: UnsafeRawBufferPointer(rebasing: $0[index..<(index + size)])) != nil }
+        return valid ? size : nil
+    }
+
+    /// The time of week of a UBX navigation solution or time message (the messages every
+    /// epoch has), milliseconds.
+    private static func ubxTimeOfWeek(_ unit: ArraySlice<UInt8>) -> UInt32? {
+        Array(unit).withUnsafeBytes { bytes in
+            guard let frame = UBXFrame(validating: bytes) else { return nil }
+            return NavPVT(frame)?.iTOW ?? NavSOL(frame)?.iTOW ?? NavTIMEGPS(frame)?.iTOW ?? NavPOSLLH(frame)?.iTOW
+        }
+    }
+
+    /// Whether a UBX frame states a 3D fix (NAV-PVT or NAV-SOL).
+    private static func ubxHasFix(_ unit: ArraySlice<UInt8>) -> Bool {
+        Array(unit).withUnsafeBytes { bytes in
+            guard let frame = UBXFrame(validating: bytes) else { return false }
+            if let pvt = NavPVT(frame) { return pvt.fixType == 3 && pvt.gnssFixOK }
+            if let solution = NavSOL(frame) { return solution.fixType == 3 && solution.gnssFixOK }
+            return false
+        }
     }
 
     /// The sentence's time, and whether it states a 3D fix.

@@ -183,6 +183,17 @@ struct DeviceTests {
         #expect(plan.cycles.dropLast().allSatisfy { $0.pause == .milliseconds(500) })
         #expect(plan.cycles.flatMap(\.bytes) == log.payload)
     }
+
+    @Test("a u-blox capture is cut into its navigation epochs, paced by their time of week, byte for byte")
+    func replayPlanUBX() throws {
+        // NEO-M8N at 5 Hz: NAV-PVT every 200 ms.
+        let path = Self.fixtures.appendingPathComponent("gpsd-ubx/ublox-neo-m8n.log").path
+        let log = try FileSource(path: path).load()
+        let plan = Replayer(log: log, speed: 1)
+        #expect(plan.cycles.count >= 20)
+        #expect(plan.cycles.dropLast().allSatisfy { $0.pause == .milliseconds(200) })
+        #expect(plan.cycles.flatMap(\.bytes) == log.payload)
+    }
 }
 
 @Suite("Autobaud")
