@@ -202,7 +202,10 @@ let package = Package(
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "TestSupport"]),
+            dependencies: [
+                "gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "GPSFixTime", "ReceiverFraming",
+                "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -127,7 +127,7 @@ public enum GPSDReport {
         case .sky(let view): sky(view, device: device, appendingTo: &buffer)
         case .errorEstimate(let estimate): gst(estimate, device: device, appendingTo: &buffer)
         case .attitude(let attitude): att(attitude, device: device, appendingTo: &buffer)
-        case .device, .sentence, .bytes, .counters, .receiverTime: return false
+        case .device, .sentence, .bytes, .counters, .receiverTime, .nextPulse: return false
         }
         return true
     }
@@ -157,6 +157,10 @@ public enum GPSDReport {
         json.field("clock_sec", report.sample.clock.seconds)
         json.field("clock_nsec", report.sample.clock.nanoseconds)
         json.field("precision", report.precision)
+        if let error = report.quantisationError {
+            // Picoseconds, as gpsd's `qErr`.
+            json.field("qErr", Int(error.components.attoseconds / 1_000_000) + Int(error.components.seconds) * 1_000_000_000_000)
+        }
         if let unit = report.sharedMemoryUnit { json.field("shm", string: "NTP\(unit)") }
         return json.finish()
     }

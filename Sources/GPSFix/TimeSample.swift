@@ -52,6 +52,23 @@ public struct TimeSample: Hashable, Sendable {
     }
 }
 
+/// What a receiver says of its next pulse (u-blox TIM-TP): the UTC second it will mark,
+/// and how far from that second's true start its edge will be. A receiver places its pulse
+/// on its own oscillator's ticks, so each pulse is early or late by up to a tick (about
+/// 20 ns on a u-blox 8); the time service moves the pulse's sample by this much.
+public struct PulseAnnouncement: Hashable, Sendable {
+    /// The UTC second, since 1970, the next pulse marks.
+    public var second: Int
+    /// How far the pulse's edge will come before the second's true start (u-blox's qErr,
+    /// positive when the edge is early): the true start is the edge plus this.
+    public var quantisationError: Duration
+
+    public init(second: Int, quantisationError: Duration) {
+        self.second = second
+        self.quantisationError = quantisationError
+    }
+}
+
 /// What the time service did with a sample, for gpsd-protocol watchers that asked for
 /// `"pps":true`: a `TOFF` report for receiver time, a `PPS` report for a pulse.
 public struct TimeReport: Hashable, Sendable {
@@ -68,11 +85,17 @@ public struct TimeReport: Hashable, Sendable {
     public var precision: Int
     /// The NTP shared-memory segment the sample went to (`NTP0`), when one did.
     public var sharedMemoryUnit: Int?
+    /// The receiver's quantisation error applied to a pulse's sample, when it gave one
+    /// (gpsd's `qErr`, in picoseconds).
+    public var quantisationError: Duration?
 
-    public init(kind: Kind, sample: TimeSample, precision: Int, sharedMemoryUnit: Int? = nil) {
+    public init(
+        kind: Kind, sample: TimeSample, precision: Int, sharedMemoryUnit: Int? = nil, quantisationError: Duration? = nil
+    ) {
         self.kind = kind
         self.sample = sample
         self.precision = precision
         self.sharedMemoryUnit = sharedMemoryUnit
+        self.quantisationError = quantisationError
     }
 }

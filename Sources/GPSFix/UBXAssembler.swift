@@ -121,6 +121,7 @@ public struct UBXAssembler {
         case NavTIMELS.message: if let m = NavTIMELS(frame) { apply(m) } else { decoded = false }
         case HNRPVT.message: if let m = HNRPVT(frame) { apply(m) } else { decoded = false }
         case MonVER.message: if let m = MonVER(frame) { version = m } else { decoded = false }
+        case TimTP.message: if let m = TimTP(frame) { apply(m) } else { decoded = false }
         case NavEOE.message:
             if let m = NavEOE(frame) {
                 open(m.iTOW, message)
@@ -406,6 +407,21 @@ public struct UBXAssembler {
         }
         reportFix(derivingMotion: false)
         fix = epochFix
+    }
+
+    /// TIM-TP names the second the next pulse marks and its quantisation error: passed to
+    /// the time service when the pulse is on a whole second and its time is certain (UTC
+    /// time base, or GPS time with the leap seconds known).
+    private mutating func apply(_ pulse: TimTP) {
+        guard pulse.hasValidQuantisationError, pulse.towMilliseconds % 1000 == 0, pulse.towSubMilliseconds == 0,
+            pulse.isUTC || leapSeconds != nil
+        else { return }
+        let gpsEpochSince1970 = 315_964_800
+        let second = gpsEpochSince1970 + pulse.week * 604_800 + Int(pulse.towMilliseconds / 1000)
+            - (pulse.isUTC ? 0 : leapSeconds ?? 0)
+        // Picoseconds: a million attoseconds each.
+        let error = Duration(secondsComponent: 0, attosecondsComponent: Int64(pulse.quantisationError) * 1_000_000)
+        completed.append(.nextPulse(PulseAnnouncement(second: second, quantisationError: error)))
     }
 
     /// Sets mode and status from a u-blox fix type, as gpsd maps them, and the status

@@ -252,7 +252,7 @@ final class Hub: @unchecked Sendable {
             for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
         case .counters(let counters):
             devices[device]?.counters = counters
-        case .receiverTime:
+        case .receiverTime, .nextPulse:
             break  // the time service's: it reports what it did with a sample (``publish(_:of:)``)
         case .device(let event):
             apply(event, to: device)

@@ -37,10 +37,10 @@ public final class ChronySocket: TimeSink {
     public func send(_ sample: TimeSample, precision: Int) throws(TimeSinkError) {
         var datagram = gpsfix_sock_sample()
         datagram.tv = timeval(tv_sec: sample.clock.seconds, tv_usec: sample.clock.nanoseconds / 1000)
-        // The offset from the exact clock reading, not from the truncated timeval: chrony
-        // takes tv + offset as the true time.
-        let truncated = WallTime(seconds: sample.clock.seconds, nanoseconds: sample.clock.nanoseconds / 1000 * 1000)
-        let (seconds, attoseconds) = sample.real.duration(since: truncated).components
+        // chrony's sock_sample: the offset between the true time and the system clock at
+        // the measurement, from the exact clock reading. The timeval only dates the
+        // measurement; an offset taken from it would carry its truncation, up to 1 µs.
+        let (seconds, attoseconds) = sample.real.duration(since: sample.clock).components
         datagram.offset = Double(seconds) + Double(attoseconds) / 1e18
         datagram.pulse = 0  // the sample carries whole seconds, pulses included
         datagram.leap = 0

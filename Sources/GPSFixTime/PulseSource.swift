@@ -41,6 +41,7 @@ public struct PulsePairing: Sendable {
     public static let fixTimeout = Duration.seconds(2)
 
     private var lastReceiverTime: TimeSample?
+    private var announcement: PulseAnnouncement?
 
     public init() {}
 
@@ -49,14 +50,33 @@ public struct PulsePairing: Sendable {
         lastReceiverTime = sample
     }
 
+    /// The receiver's word on its next pulse: the pulse that marks that second is
+    /// corrected by the quantisation error.
+    public mutating func note(_ announcement: PulseAnnouncement) {
+        self.announcement = announcement
+    }
+
     /// The sample a pulse at `clock` gives, or why it gives none.
     public func pair(_ clock: WallTime) -> Result<TimeSample, PulseRejection> {
+        pairWithCorrection(clock).map(\.sample)
+    }
+
+    /// The sample a pulse at `clock` gives, with the quantisation error applied to it
+    /// when the receiver announced one for that second, or why it gives none.
+    public func pairWithCorrection(_ clock: WallTime) -> Result<(sample: TimeSample, correction: Duration?), PulseRejection> {
         guard let last = lastReceiverTime else { return .failure(.noFix) }
         let delay = clock.duration(since: last.clock)
         if delay <= .zero { return .failure(.early) }
         if delay > Self.fixTimeout { return .failure(.noFix) }
         if delay > Self.maximumDelay { return .failure(.late) }
-        return .success(TimeSample(real: WallTime(seconds: last.real.seconds + 1), clock: clock))
+        let second = last.real.seconds + 1
+        guard let announcement, announcement.second == second else {
+            return .success((TimeSample(real: WallTime(seconds: second), clock: clock), nil))
+        }
+        // The edge came `quantisationError` before the second's true start: the system
+        // clock read `clock + quantisationError` at that start.
+        let correction = announcement.quantisationError
+        return .success((TimeSample(real: WallTime(seconds: second), clock: clock + correction), correction))
     }
 }
 

@@ -73,6 +73,12 @@ public final class TimeService: Sendable {
         if case .dropped = enqueue.yield((device, sample)) { state.withLock { $0.counters.receiverTimesDropped += 1 } }
     }
 
+    /// The receiver's word on its next pulse (u-blox TIM-TP): the pulse that marks that
+    /// second is corrected by its quantisation error.
+    public func offer(_ announcement: PulseAnnouncement, of device: String) {
+        states[device]?.withLock { $0.pairing.note(announcement) }
+    }
+
     /// Sends what is offered and waits for pulses, until cancelled.
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
@@ -123,14 +129,14 @@ public final class TimeService: Sendable {
             for try await edge in source.pulses() {
                 let verdict = state.withLock { state in
                     state.counters.pulsesSeen += 1
-                    let verdict = state.pairing.pair(edge)
+                    let verdict = state.pairing.pairWithCorrection(edge)
                     if case .failure(let why) = verdict { state.counters.pulsesDropped[why, default: 0] += 1 }
                     return verdict
                 }
-                guard case .success(let sample) = verdict else { continue }
+                guard case .success(let (sample, correction)) = verdict else { continue }
                 deliver(sample, of: device, to: device.pulseSinks, precision: device.pulsePrecision, state: state)
                 report(TimeReport(kind: .pulse, sample: sample, precision: device.pulsePrecision,
-                                  sharedMemoryUnit: device.pulseUnit), device.name)
+                                  sharedMemoryUnit: device.pulseUnit, quantisationError: correction), device.name)
             }
         } catch {
             if Task.isCancelled { return }

@@ -64,7 +64,11 @@ struct DaemonService: Service {
                     if let timeService, timeService.serves(device) {
                         group.addTask {
                             await server.serve(provider) { update in
-                                if case .receiverTime(let sample) = update { timeService.offer(sample, of: device) }
+                                switch update {
+                                case .receiverTime(let sample): timeService.offer(sample, of: device)
+                                case .nextPulse(let announcement): timeService.offer(announcement, of: device)
+                                default: break
+                                }
                             }
                         }
                     } else {

@@ -185,6 +185,28 @@ struct UBXAssemblerTests {
         #expect(sky.satellites.allSatisfy { $0.health != nil && $0.quality != nil })
     }
 
+    @Test("TIM-TP announces the next pulse's UTC second and its quantisation error, once the leap seconds are known")
+    func timTP() throws {
+        func frame(towMilliseconds: UInt32, quantisationError: Int32, flags: UInt8) -> [UInt8] {
+            var p = Payload(count: 16)
+            p.set(0, towMilliseconds)
+            p.set(8, quantisationError)
+            p.set(12, UInt16(2412))
+            p.set(14, flags)
+            return UBXFrame.encode(messageClass: 0x0D, id: 0x01, payload: p.bytes)
+        }
+        // GPS time base: nothing until the leap seconds are known, then UTC = GPS - 18 s.
+        let stream = frame(towMilliseconds: 100_000, quantisationError: -12_345, flags: 0)
+            + navTIMEGPS(iTOW: 99_000, week: 2412, leapSeconds: 18)
+            + frame(towMilliseconds: 100_000, quantisationError: -12_345, flags: 0)
+            + frame(towMilliseconds: 100_500, quantisationError: 0, flags: 0x03)  // not on a whole second
+        let announcements = decodedUpdates(stream).compactMap { update -> PulseAnnouncement? in
+            if case .nextPulse(let announcement) = update { announcement } else { nil }
+        }
+        let second = 315_964_800 + 2412 * 604_800 + 100 - 18
+        #expect(announcements == [PulseAnnouncement(second: second, quantisationError: Duration(secondsComponent: 0, attosecondsComponent: -12_345_000_000))])
+    }
+
     @Test("a capture decodes the same whatever the reads", arguments: [1, 7, 100])
     func chunking(size: Int) throws {
         let log = try Fixtures.bytes("gpsd-ubx/ublox-neo-m8n.log")

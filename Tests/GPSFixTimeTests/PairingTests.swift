@@ -112,6 +112,21 @@ struct PairingTests {
         #expect(pairing.pair(epoch + .milliseconds(2301)) == .failure(.noFix))
     }
 
+    @Test("a pulse the receiver announced (TIM-TP) is moved by its quantisation error; one announced for another second is not")
+    func quantisationError() {
+        var pairing = PulsePairing()
+        pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + 10), clock: epoch + .milliseconds(100)))
+        // The edge of second 11 comes 15 ns early: the second truly began 15 ns after it.
+        pairing.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(15)))
+        let edge = epoch + .seconds(1)
+        let corrected = TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: edge + .nanoseconds(15))
+        #expect(pairing.pair(edge) == .success(corrected))
+        #expect(pairing.pairWithCorrection(edge).map(\.correction) == .success(.nanoseconds(15)))
+        // An announcement for another second leaves the pulse as it was captured.
+        pairing.note(PulseAnnouncement(second: epoch.seconds + 12, quantisationError: .nanoseconds(15)))
+        #expect(pairing.pair(edge) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: edge)))
+    }
+
     @Test("receiver times offered faster than they are sent keep the newest, and the dropped ones are counted")
     func boundedQueue() async throws {
         let sink = RecordingSink(name: "receiver")

@@ -59,8 +59,10 @@ struct SinkTests {
         #expect(received.size == 40)
         #expect(received.sample.magic == 0x534f_434b)
         #expect(received.sample.tv.tv_sec == 1_800_000_000 && received.sample.tv.tv_usec == 999_876)
-        // tv + offset is the receiver's second, to the nanosecond.
-        #expect(abs(received.sample.offset - 0.000_124) < 1e-12, "\(received.sample.offset)")
+        // The offset is the true time less the system clock at the measurement, to the
+        // nanosecond, as chrony's sock_sample defines it: not less the timeval, whose
+        // truncation to microseconds would move every pulse by up to one.
+        #expect(abs(received.sample.offset - 0.000_123_457) < 1e-12, "\(received.sample.offset)")
         #expect(received.sample.pulse == 0 && received.sample.leap == 0)
     }
 

@@ -1,0 +1,118 @@
+import Foundation
+import GPSFix
+import GPSFixTime
+import Logging
+import ReceiverFraming
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Pulses no receiver sends here: no /dev/pps* exists and a pseudo-terminal has no carrier
+/// detect line. Each edge is made at a wall-clock second's start less a sawtooth
+/// quantisation error, as a u-blox receiver places its pulse on its oscillator's ticks.
+struct SimulatedPulses: PulseSource {
+    let error: @Sendable (Int) -> Duration
+    var name: String { "simulated pulses" }
+
+    func pulses() -> AsyncThrowingStream<WallTime, any Error> {
+        let error = self.error
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                while !Task.isCancelled {
+                    let now = WallTime.systemNow()
+                    try await Task.sleep(for: .nanoseconds(1_000_000_000 - now.nanoseconds))
+                    let second = now.seconds + 1
+                    continuation.yield(WallTime(seconds: second) - error(second))
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// The sawtooth: -20 to +20 ns, changing every second as a 48 MHz tick drifts past the second.
+@Sendable func sawtooth(_ second: Int) -> Duration { .nanoseconds((second * 7) % 41 - 20) }
+
+/// UBX-TIM-TP for the pulse of `second` (UTC time base), its quantisation error in picoseconds.
+func timTP(second: Int, quantisationError: Duration) -> [UInt8] {
+    let gps = second - 315_964_800
+    var payload = [UInt8](repeating: 0, count: 16)
+    func put<T: FixedWidthInteger>(_ offset: Int, _ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { payload.replaceSubrange(offset..<(offset + $0.count), with: $0) }
+    }
+    put(0, UInt32(gps % 604_800 * 1000))
+    put(8, Int32(quantisationError.components.attoseconds / 1_000_000))
+    put(12, UInt16(gps / 604_800))
+    put(14, UInt8(0x03))  // UTC time base, UTC available
+    return UBXFrame.encode(messageClass: 0x0D, id: 0x01, payload: payload)
+}
+
+@Suite("TIM-TP's quantisation error, through the time service into chronyd", .serialized,
+       .enabled(if: TestChronyd.isUsable, "needs root and chronyd (Debian chrony)"))
+struct PulseCorrectionTests {
+    @Test("simulated pulses paired with TIM-TP reach chronyd at the seconds' true starts; uncorrected, they carry the sawtooth")
+    func correction() async throws {
+        let folder = try makeTemporaryFolder("qerr")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o700)
+        let configuration = """
+            refclock SOCK \(folder.path)/raw.sock refid RAW poll 0 noselect
+            refclock SOCK \(folder.path)/qerr.sock refid QERR poll 0 noselect
+            bindcmdaddress \(folder.path)/chronyc.sock
+            cmdport 0
+            pidfile \(folder.path)/chronyd.pid
+            """
+        try configuration.write(to: folder.appendingPathComponent("chrony.conf"), atomically: true, encoding: .utf8)
+        let chronyd = try RunningProcess(TestChronyd.executable, ["-x", "-d", "-u", "root", "-f", folder.appendingPathComponent("chrony.conf").path])
+        defer { chronyd.stop() }
+        try waitUntil("chronyd's sockets") { FileManager.default.fileExists(atPath: folder.appendingPathComponent("qerr.sock").path) }
+
+        let pulses = SimulatedPulses(error: sawtooth)
+        let reports = Locked<[TimeReport]>([])
+        let service = TimeService(
+            devices: [
+                .init(name: "raw", pulseSinks: [try ChronySocket(path: folder.appendingPathComponent("raw.sock").path)], pulses: pulses),
+                .init(name: "qerr", pulseSinks: [try ChronySocket(path: folder.appendingPathComponent("qerr.sock").path)], pulses: pulses),
+            ],
+            logger: Logger(label: "test")
+        ) { report, device in if device == "qerr" { reports.withLock { $0.append(report) } } }
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+
+        // Each second, after its pulse: the receiver's time of that second, and TIM-TP for
+        // the next pulse, decoded from UBX bytes as the daemon decodes them.
+        let decoder = ReceiverStreamDecoder()
+        for _ in 0..<16 {
+            let now = WallTime.systemNow()
+            try await Task.sleep(for: .nanoseconds(1_100_000_000 - now.nanoseconds))
+            let second = now.seconds + 1
+            for device in ["raw", "qerr"] {
+                service.offer(TimeSample(real: WallTime(seconds: second), clock: WallTime.systemNow()), of: device)
+            }
+            timTP(second: second + 1, quantisationError: sawtooth(second + 1)).withUnsafeBytes { bytes in
+                decoder.feed(bytes) { update in
+                    if case .nextPulse(let announcement) = update { service.offer(announcement, of: "qerr") }
+                }
+            }
+        }
+        let statistics = try run("/usr/bin/chronyc", ["-h", folder.appendingPathComponent("chronyc.sock").path, "-n", "-c", "sourcestats"])
+        // name,samples,runs,span,frequency,skew,offset,stddev
+        var deviation: [String: Double] = [:]
+        for line in statistics.split(separator: "\n") {
+            let fields = line.split(separator: ",").map(String.init)
+            if fields.count >= 8, let value = Double(fields[7]) { deviation[fields[0]] = value }
+        }
+        let raw = try #require(deviation["RAW"], "chronyc sourcestats: \(statistics)")
+        let corrected = try #require(deviation["QERR"], "chronyc sourcestats: \(statistics)")
+        print(String(format: "simulated pulses, chronyd's std dev: uncorrected %.1f ns, with TIM-TP's qErr %.1f ns", raw * 1e9, corrected * 1e9))
+        #expect(raw > 4e-9, "the sawtooth reaches chronyd uncorrected: \(statistics)")
+        #expect(corrected < raw / 4, "TIM-TP's correction removes it: \(statistics)")
+        // gpsd's PPS report carries the error applied, in picoseconds.
+        let applied = reports.withLock { $0.compactMap(\.quantisationError) }
+        #expect(applied.count >= 8)
+        #expect(applied.allSatisfy { $0 >= .nanoseconds(-20) && $0 <= .nanoseconds(20) })
+    }
+}
