@@ -36,6 +36,10 @@ public struct Fix: Hashable, Sendable {
     public var leapSeconds: Int?
     /// The receiver's estimate of its time's error, seconds (u-blox UBX tAcc): gpsd's `ept`.
     public var timeError: Double?
+    /// The time rests on something the receiver has not confirmed (u-blox: leap seconds
+    /// not yet received, a second not fully resolved): reported, never a sample for the
+    /// time service.
+    public var timeIsUnconfirmed = false
     public var mode: FixMode = .unknown
     public var status: FixStatus = .unknown
     /// Degrees, north and east positive.

@@ -1,5 +1,6 @@
 /// Decides which fixes give the time service a sample of the receiver's time, as gpsd
 /// does: one per receiver second, from a fix of mode 2D or better with a time and a date,
+/// whose time the receiver has confirmed (``Fix/timeIsUnconfirmed``),
 /// once the receiver has given more than ``minimumFixes`` such fixes in a row (a
 /// receiver's first fixes may carry a time it has not yet settled), and never with a
 /// date before ``earliestTrustedTime`` (a receiver that lost a 1024-week era, or runs on
@@ -22,7 +23,7 @@ public struct ReceiverTimeSampler: Sendable {
 
     /// The sample for `fix`, observed at `readAt`, when it gives one.
     public mutating func sample(for fix: Fix, readAt: WallTime?) -> TimeSample? {
-        guard fix.mode >= .twoDimensional, let time = fix.time else {
+        guard fix.mode >= .twoDimensional, let time = fix.time, !fix.timeIsUnconfirmed else {
             fixesInARow = 0
             return nil
         }

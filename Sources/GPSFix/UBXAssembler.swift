@@ -278,6 +278,7 @@ public struct UBXAssembler {
             fix.time = utcTime(
                 year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute,
                 second: pvt.second, nanosecond: pvt.nanosecond)
+            fix.timeIsUnconfirmed = !pvt.hasValidTime
         }
         fix.timeError = pvt.timeAccuracy
         setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: pvt.carrierSolution)
@@ -297,6 +298,7 @@ public struct UBXAssembler {
         if solution.hasValidTime {
             week = solution.week
             fix.time = time(week: solution.week, milliseconds: Int(solution.iTOW), nanoseconds: solution.fractionalTOW)
+            fix.timeIsUnconfirmed = leapSeconds == nil
         }
         setSolution(fixType: solution.fixType, differential: false, carrier: 0)
         if solution.differentialSolution { fix.status = .differential }
@@ -369,6 +371,7 @@ public struct UBXAssembler {
         week = time.week
         fix.timeError = fix.timeError ?? time.timeAccuracy
         fix.time = self.time(week: time.week, milliseconds: Int(time.iTOW), nanoseconds: time.fractionalTOW)
+        fix.timeIsUnconfirmed = leapSeconds == nil
     }
 
     private mutating func apply(_ time: NavTIMEUTC) {
@@ -377,6 +380,7 @@ public struct UBXAssembler {
         fix.time = utcTime(
             year: time.year, month: time.month, day: time.day, hour: time.hour, minute: time.minute, second: time.second,
             nanosecond: time.nanosecond)
+        fix.timeIsUnconfirmed = false
         fix.timeError = time.timeAccuracy
     }
 
@@ -394,6 +398,7 @@ public struct UBXAssembler {
             fix.time = utcTime(
                 year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute, second: pvt.second,
                 nanosecond: pvt.nanosecond)
+            fix.timeIsUnconfirmed = pvt.validity & 0x04 == 0
         }
         setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: 0)
         if fix.mode >= .twoDimensional {

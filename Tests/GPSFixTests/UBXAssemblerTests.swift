@@ -91,6 +91,23 @@ struct UBXAssemblerTests {
         #expect(report.contains("\"eph\":1.500") && report.contains("\"epv\":2.500") && report.contains("\"leapseconds\":18"))
     }
 
+    @Test("a time the receiver has not resolved, or computed before the leap seconds are known, is reported but gives the time service no sample")
+    func unconfirmedTime() throws {
+        var sampler = ReceiverTimeSampler(earliestTrustedTime: WallTime(seconds: 0))
+        func samples(_ stream: [UInt8]) -> Int {
+            decodedUpdates(stream).compactMap(\.fix).reduce(0) { count, fix in
+                count + (sampler.sample(for: fix, readAt: WallTime(seconds: 1)) == nil ? 0 : 1)
+            }
+        }
+        // validDate and validTime, not fullyResolved: five epochs, no sample.
+        let unresolved = (1...5).flatMap { navPVT(iTOW: UInt32($0) * 1000, time: (2026, 11, 26, 12, 0, $0), valid: 0x03) + navEOE(iTOW: UInt32($0) * 1000) }
+        #expect(decodedUpdates(unresolved).compactMap(\.fix).allSatisfy { $0.time != nil && $0.timeIsUnconfirmed })
+        #expect(samples(unresolved) == 0)
+        // Resolved: a sample for each fix after the first few of the run.
+        let resolved = (1...5).flatMap { navPVT(iTOW: UInt32($0) * 1000, time: (2026, 11, 26, 12, 0, $0)) + navEOE(iTOW: UInt32($0) * 1000) }
+        #expect(samples(resolved) == 5 - ReceiverTimeSampler.minimumFixes)
+    }
+
     @Test("carrier-phase solutions are RTK float and fixed, only with a differential solution")
     func rtkStatus() throws {
         func status(_ flags: UInt8) throws -> FixStatus {
