@@ -46,7 +46,8 @@ let package = Package(
         .target(
             name: "GPSFixDevices",
             dependencies: [
-                "GPSFix", "CLibGPS", "ServiceAddress", "OutputFormats", .product(name: "NIOPosix", package: "swift-nio"),
+                "GPSFix", "ReceiverFraming", "UBX", "CLibGPS", "ServiceAddress", "OutputFormats",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         // libgps, for reading from a running gpsd (Debian: libgps-dev).

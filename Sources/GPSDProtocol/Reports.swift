@@ -21,7 +21,8 @@ public enum GPSDReport {
         json.field("mode", fix.mode.rawValue)
         if let time = fix.time { json.time("time", time) }
         if let leapSeconds = fix.leapSeconds { json.field("leapseconds", leapSeconds) }
-        json.field("ept", fix.timeError, decimals: 3)
+        // A receiver's own estimate is nanoseconds (u-blox tAcc): to the nanosecond.
+        json.field("ept", fix.timeError, decimals: 9)
         json.field("lat", fix.latitude, decimals: 9)
         json.field("lon", fix.longitude, decimals: 9)
         json.field("altHAE", fix.altitudeHAE, decimals: 4)

@@ -27,6 +27,9 @@ public struct GPSTime: Hashable, Sendable, Comparable {
         return era * 146_097 + dayOfEra - 719_468
     }
 
+    /// Seconds from 1970-01-01 to the GPS epoch, 1980-01-06T00:00:00Z: GPS week 0, second 0.
+    public static let gpsEpochSince1970 = 315_964_800
+
     /// The UTC time `milliseconds` after 1970-01-01T00:00:00Z.
     public init(millisecondsSince1970 milliseconds: Int) {
         let seconds = milliseconds.floorDivided(by: 1000)

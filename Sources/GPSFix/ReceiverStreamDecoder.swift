@@ -94,6 +94,10 @@ public final class ReceiverStreamDecoder {
     /// Cycles emitted so far, by either assembler.
     public var cyclesEmitted: Int { assembler.cyclesEmitted + ubx.cyclesEmitted }
 
+    /// Changes whenever ``receiver`` may have: with the first UBX frame and with each
+    /// MON-VER, so that a reader need not build the identity per chunk to compare it.
+    public var receiverChanges: Int { (framer.binaryStatistics.ubxFrames > 0 ? 1 : 0) + ubx.identityChanges }
+
     /// The receiver as gpsd's DEVICE report names it: driver `u-blox` once it has sent
     /// UBX (`NMEA0183` before), and its versions once it has answered MON-VER.
     public var receiver: ReceiverIdentity {

@@ -31,6 +31,7 @@ extension UBXAssembler {
             satellite.residual = entry.residual
             satellites.append(satellite)
         }
+        satellitesOfEpoch = true
         reportSatellites(satellites)
     }
 
@@ -49,6 +50,7 @@ extension UBXAssembler {
             satellite.residual = channel.residual
             satellites.append(satellite)
         }
+        satellitesOfEpoch = true
         reportSatellites(satellites)
     }
 
@@ -61,7 +63,7 @@ extension UBXAssembler {
             let entry = view[index]
             guard let gnss = GNSS(rawValue: entry.gnssID), let identity = SatelliteIdentity(gnss: gnss, svid: entry.svID)
             else { continue }
-            let placed = satellites.first { $0.identity.prn == identity.prn }
+            let placed = satellitesOfEpoch ? satellites.first { $0.identity.prn == identity.prn } : nil
             var signal = Satellite(
                 identity: identity, signal: entry.signalID, elevation: placed?.elevation, azimuth: placed?.azimuth,
                 snr: Double(entry.cno), used: entry.quality >= 4)

@@ -22,7 +22,8 @@ import UBX
 /// own vertical velocity is in the fix's velocity.
 ///
 /// Nothing here allocates per frame once the sky's storage has grown to the receiver's
-/// satellite count (and the consumer has let go of the last view).
+/// satellite count, as long as the consumer lets go of each view before the next
+/// arrives (the daemon keeps the latest view, so it pays one allocation a view).
 public struct UBXAssembler {
     /// What the assembler has seen.
     public struct Statistics: Hashable, Sendable {
@@ -44,9 +45,13 @@ public struct UBXAssembler {
     public private(set) var epochsOpened = 0
     /// Navigation solutions read (NAV-PVT, NAV-SOL, NAV-POSLLH, HNR-PVT): once there are
     /// some, UBX carries this receiver's fixes, and its NMEA only its raw sentences.
-    public private(set) var solutions = 0
+    public internal(set) var solutions = 0
     /// The receiver's versions, once it has answered MON-VER.
-    public private(set) var version: MonVER?
+    public private(set) var version: MonVER? {
+        didSet { identityChanges &+= 1 }
+    }
+    /// Changes when ``version`` does: a cheap test for news of the receiver.
+    public private(set) var identityChanges = 0
     /// The rule for receivers that lost 1024 weeks.
     public var rolloverRule: RolloverRule
 
@@ -61,11 +66,15 @@ public struct UBXAssembler {
     /// The last epoch closed, and its fix, for messages of it that come after its learned end.
     private var closedEpoch: UInt32?
     private var closedFix = Fix()
+    private var closedSky = SkyView()
     /// GPS week and GPS-UTC leap seconds as last given, for times from a time of week.
     var week: Int?
-    private var leapSeconds: Int?
-    /// The open epoch's satellites from NAV-SAT or NAV-SVINFO, reused from epoch to epoch.
+    var leapSeconds: Int?
+    /// The satellites of NAV-SAT or NAV-SVINFO, reused from epoch to epoch (emptied when
+    /// the next view arrives, by then no longer shared with the views sent out), and
+    /// whether they are the open epoch's.
     var satellites: [Satellite] = []
+    var satellitesOfEpoch = false
     /// The open epoch's signals from NAV-SIG, reused likewise.
     var signals: [Satellite] = []
     /// The last message of the open epoch, and the one learned to end epochs.
@@ -131,25 +140,10 @@ public struct UBXAssembler {
             }
         default:
             statistics.unknownMessages += 1
-            if let iTOW = Self.timeOfWeek(of: frame) { open(iTOW, message) }
+            if let iTOW = UBXTimeFields.timeOfWeek(of: frame) { open(iTOW, message) }
         }
         if !decoded { statistics.decodingErrors += 1 }
         if let ender = epochEnder, message == ender, epoch != nil { endEpoch() }
-    }
-
-    /// The time of week a NAV message not read here carries, so that it still marks its
-    /// epoch: most NAV messages begin with it, a few put a version and reserved bytes first.
-    private static func timeOfWeek(of frame: UBXFrame) -> UInt32? {
-        guard frame.messageClass == 0x01 else { return nil }
-        let offset: Int
-        switch frame.messageID {
-        case 0x01, 0x05, 0x11, 0x22, 0x31, 0x32, 0x36, 0x60: offset = 0
-        case 0x13, 0x3B, 0x3C, 0x3D: offset = 4
-        default: return nil
-        }
-        let payload = frame.payload
-        guard payload.count >= offset + 4 else { return nil }
-        return UInt32(littleEndian: payload.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
 
     // MARK: Epochs
@@ -168,6 +162,7 @@ public struct UBXAssembler {
             epochEnder = nil
             epoch = closed
             fix = closedFix
+            sky = closedSky
             return
         }
         epoch = iTOW
@@ -182,24 +177,26 @@ public struct UBXAssembler {
 
     /// Emits the open epoch's fix and DOPs, and starts afresh.
     private mutating func endEpoch() {
-        closedEpoch = epoch
-        epoch = nil
-        closedFix = fix
         reportFix()
         if sky.gdop != nil || sky.hdop != nil || sky.pdop != nil || sky.vdop != nil || sky.tdop != nil {
             var dilutions = sky
             dilutions.time = skyTime
-            dilutions.satellites = satellites
+            // Sent before (the view's own report); kept for the daemon's state (`?POLL`).
+            dilutions.satellites = satellitesOfEpoch ? satellites : []
             dilutions.satellitesReportedEarlier = true
             complete(.sky(dilutions))
         }
+        closedEpoch = epoch
+        epoch = nil
+        closedFix = fix
+        closedSky = sky
         fix = Fix()
         heldDilutions = SkyView()
         (heldDilutions.gdop, heldDilutions.pdop, heldDilutions.tdop) = (sky.gdop, sky.pdop, sky.tdop)
         (heldDilutions.vdop, heldDilutions.hdop, heldDilutions.xdop, heldDilutions.ydop) = (sky.vdop, sky.hdop, sky.xdop, sky.ydop)
         sky = SkyView()
         satellitesReported = false
-        satellites.removeAll(keepingCapacity: true)
+        satellitesOfEpoch = false
     }
 
     /// Emits the open epoch's fix as it stands, its motion derived from the epochs before
@@ -250,8 +247,7 @@ public struct UBXAssembler {
 
     /// UTC from a GPS week and time of week.
     func time(week: Int, milliseconds: Int, nanoseconds: Int) -> GPSTime {
-        let gpsEpochSince1970 = 315_964_800
-        let total = (gpsEpochSince1970 + week * 604_800 - leapSecondsInUse) * 1000 + milliseconds
+        let total = (GPSTime.gpsEpochSince1970 + week * 604_800 - leapSecondsInUse) * 1000 + milliseconds
             + Int((Double(nanoseconds) / 1e6).rounded())
         return rolloverRule.corrected(GPSTime(millisecondsSince1970: total))
     }
@@ -267,193 +263,5 @@ public struct UBXAssembler {
         let milliseconds = (days * 86_400 + hour * 3600 + minute * 60 + second) * 1000
             + Int((Double(nanosecond) / 1e6).rounded())
         return rolloverRule.corrected(GPSTime(millisecondsSince1970: milliseconds))
-    }
-
-    // MARK: Navigation messages
-
-    private mutating func apply(_ pvt: NavPVT) {
-        open(pvt.iTOW, NavPVT.message)
-        solutions += 1
-        if pvt.validity & 0x03 == 0x03 {
-            fix.time = utcTime(
-                year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute,
-                second: pvt.second, nanosecond: pvt.nanosecond)
-            fix.timeIsUnconfirmed = !pvt.hasValidTime
-        }
-        fix.timeError = pvt.timeAccuracy
-        setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: pvt.carrierSolution)
-        guard fix.mode >= .twoDimensional else { return }
-        setPosition(latitude: pvt.latitude, longitude: pvt.longitude, height: pvt.height, heightMSL: pvt.heightMSL)
-        fix.speed = pvt.groundSpeed
-        fix.track = pvt.headingOfMotion
-        fix.velocity = NEDVelocity(north: pvt.velocityNorth, east: pvt.velocityEast, down: pvt.velocityDown)
-        fix.horizontalError = pvt.horizontalAccuracy
-        fix.verticalError = pvt.verticalAccuracy
-        fix.speedError = pvt.speedAccuracy
-    }
-
-    private mutating func apply(_ solution: NavSOL) {
-        open(solution.iTOW, NavSOL.message)
-        solutions += 1
-        if solution.hasValidTime {
-            week = solution.week
-            fix.time = time(week: solution.week, milliseconds: Int(solution.iTOW), nanoseconds: solution.fractionalTOW)
-            fix.timeIsUnconfirmed = leapSeconds == nil
-        }
-        setSolution(fixType: solution.fixType, differential: false, carrier: 0)
-        if solution.differentialSolution { fix.status = .differential }
-        if fix.mode >= .twoDimensional {
-            let point = Geodesy.geodetic(x: solution.position.x, y: solution.position.y, z: solution.position.z)
-            let separation = Geoid.separation(latitude: point.latitude, longitude: point.longitude)
-            setPosition(
-                latitude: point.latitude, longitude: point.longitude, height: point.height,
-                heightMSL: point.height - separation)
-            let velocity = Geodesy.localVelocity(
-                x: solution.velocity.x, y: solution.velocity.y, z: solution.velocity.z, latitude: point.latitude,
-                longitude: point.longitude)
-            fix.velocity = velocity
-            fix.speed = (velocity.north * velocity.north + velocity.east * velocity.east).squareRoot()
-            fix.track = Geodesy.bearing(east: velocity.east, north: velocity.north)
-            if fix.mode == .threeDimensional { fix.climb = -velocity.down }
-            fix.sphericalError = solution.positionAccuracy
-            fix.speedError = solution.speedAccuracy
-        }
-        sky.pdop = solution.pdop
-        // Older receivers' epochs end unreliably: the epoch so far is reported now too.
-        reportFix()
-    }
-
-    private mutating func apply(_ position: NavPOSLLH) {
-        open(position.iTOW, NavPOSLLH.message)
-        solutions += 1
-        setPosition(
-            latitude: position.latitude, longitude: position.longitude, height: position.height,
-            heightMSL: position.heightMSL)
-        fix.horizontalError = position.horizontalAccuracy
-        fix.verticalError = position.verticalAccuracy
-    }
-
-    /// NAV-HPPOSLLH comes after NAV-PVT and refines its position.
-    private mutating func apply(_ position: NavHPPOSLLH) {
-        open(position.iTOW, NavHPPOSLLH.message)
-        guard !position.isInvalid else { return }
-        setPosition(
-            latitude: position.latitude, longitude: position.longitude, height: position.height,
-            heightMSL: position.heightMSL)
-        fix.horizontalError = position.horizontalAccuracy
-        fix.verticalError = position.verticalAccuracy
-    }
-
-    private mutating func apply(_ velocity: NavVELNED) {
-        open(velocity.iTOW, NavVELNED.message)
-        let measured = NEDVelocity(north: velocity.velocityNorth, east: velocity.velocityEast, down: velocity.velocityDown)
-        fix.velocity = measured
-        fix.speed = (measured.north * measured.north + measured.east * measured.east).squareRoot()
-        if fix.speed ?? 0 > 0 { fix.track = Geodesy.bearing(east: measured.east, north: measured.north) }
-        fix.climb = -measured.down
-        fix.speedError = velocity.speedAccuracy
-        fix.trackError = velocity.headingAccuracy
-    }
-
-    private mutating func apply(_ status: NavSTATUS) {
-        open(status.iTOW, NavSTATUS.message)
-        guard status.gnssFixOK else {
-            fix.mode = .noFix
-            return
-        }
-        setSolution(fixType: status.fixType, differential: status.differentialSolution, carrier: 0)
-    }
-
-    private mutating func apply(_ time: NavTIMEGPS) {
-        open(time.iTOW, NavTIMEGPS.message)
-        if time.hasValidLeapSeconds { leapSeconds = time.leapSeconds }
-        guard time.hasValidTime else { return }
-        week = time.week
-        fix.timeError = fix.timeError ?? time.timeAccuracy
-        fix.time = self.time(week: time.week, milliseconds: Int(time.iTOW), nanoseconds: time.fractionalTOW)
-        fix.timeIsUnconfirmed = leapSeconds == nil
-    }
-
-    private mutating func apply(_ time: NavTIMEUTC) {
-        open(time.iTOW, NavTIMEUTC.message)
-        guard time.validity & 0x04 != 0 else { return }
-        fix.time = utcTime(
-            year: time.year, month: time.month, day: time.day, hour: time.hour, minute: time.minute, second: time.second,
-            nanosecond: time.nanosecond)
-        fix.timeIsUnconfirmed = false
-        fix.timeError = time.timeAccuracy
-    }
-
-    private mutating func apply(_ leap: NavTIMELS) {
-        open(leap.iTOW, NavTIMELS.message)
-        if leap.hasValidCurrent { leapSeconds = leap.currentLeapSeconds }
-    }
-
-    /// HNR-PVT is a fix of its own, reported at once, without disturbing the open epoch.
-    private mutating func apply(_ pvt: HNRPVT) {
-        solutions += 1
-        let epochFix = fix
-        fix = Fix()
-        if pvt.validity & 0x03 == 0x03 {
-            fix.time = utcTime(
-                year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute, second: pvt.second,
-                nanosecond: pvt.nanosecond)
-            fix.timeIsUnconfirmed = pvt.validity & 0x04 == 0
-        }
-        setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: 0)
-        if fix.mode >= .twoDimensional {
-            setPosition(latitude: pvt.latitude, longitude: pvt.longitude, height: pvt.height, heightMSL: pvt.heightMSL)
-            fix.speed = pvt.groundSpeed
-            fix.track = pvt.headingOfMotion
-            fix.horizontalError = pvt.horizontalAccuracy
-            fix.verticalError = pvt.verticalAccuracy
-            fix.speedError = pvt.speedAccuracy
-            fix.trackError = pvt.headingAccuracy
-        }
-        reportFix(derivingMotion: false)
-        fix = epochFix
-    }
-
-    /// TIM-TP names the second the next pulse marks and its quantisation error: passed to
-    /// the time service when the pulse is on a whole second and its time is certain (UTC
-    /// time base, or GPS time with the leap seconds known).
-    private mutating func apply(_ pulse: TimTP) {
-        guard pulse.hasValidQuantisationError, pulse.towMilliseconds % 1000 == 0, pulse.towSubMilliseconds == 0,
-            pulse.isUTC || leapSeconds != nil
-        else { return }
-        let gpsEpochSince1970 = 315_964_800
-        let second = gpsEpochSince1970 + pulse.week * 604_800 + Int(pulse.towMilliseconds / 1000)
-            - (pulse.isUTC ? 0 : leapSeconds ?? 0)
-        // Picoseconds: a million attoseconds each.
-        let error = Duration(secondsComponent: 0, attosecondsComponent: Int64(pulse.quantisationError) * 1_000_000)
-        completed.append(.nextPulse(PulseAnnouncement(second: second, quantisationError: error)))
-    }
-
-    /// Sets mode and status from a u-blox fix type, as gpsd maps them, and the status
-    /// from the differential and carrier-phase flags.
-    private mutating func setSolution(fixType: UInt8, differential: Bool, carrier: Int) {
-        (fix.mode, fix.status) = Self.solution(fixType: fixType)
-        guard differential, fix.status != .surveyedTime else { return }
-        fix.status = carrier == 2 ? .rtkFixed : carrier == 1 ? .rtkFloat : .differential
-    }
-
-    private mutating func setPosition(latitude: Double, longitude: Double, height: Double, heightMSL: Double) {
-        fix.latitude = latitude
-        fix.longitude = longitude
-        fix.altitudeHAE = height
-        fix.altitudeMSL = heightMSL
-        fix.geoidSeparation = height - heightMSL
-    }
-
-    /// gpsd's mode and status for a u-blox fix type (NAV-PVT, NAV-SOL, NAV-STATUS, HNR-PVT).
-    static func solution(fixType: UInt8) -> (FixMode, FixStatus) {
-        switch fixType {
-        case 1: (.twoDimensional, .deadReckoning)
-        case 2: (.twoDimensional, .gps)
-        case 3: (.threeDimensional, .gps)
-        case 4: (.threeDimensional, .gnssWithDeadReckoning)
-        case 5: (.threeDimensional, .surveyedTime)
-        default: (.noFix, .unknown)
-        }
     }
 }

@@ -90,18 +90,24 @@ public struct NMEALocationProvider: LocationProvider {
         while !Task.isCancelled {
             do {
                 try await source.chunks().forEach(onReadingThread: { chunk in
-                    reading.take(chunk)
-                    reading.deliverPending(to: deliver)
+                    reading.exclusively {
+                        reading.take(chunk)
+                        reading.deliverPending(to: deliver)
+                    }
                 })
-                reading.finish()
-                reading.deliverPending(to: deliver)
+                reading.exclusively {
+                    reading.finish()
+                    reading.deliverPending(to: deliver)
+                }
                 return !Task.isCancelled
             } catch {
                 if Task.isCancelled { return false }
                 // A source that sent sentences before failing is retried soon again.
-                if reading.takeSentencesSinceOpening() { backoff = .milliseconds(50) }
-                reading.lose(reason: "\(error)")
-                reading.deliverPending(to: deliver)
+                if reading.exclusively({ reading.takeSentencesSinceOpening() }) { backoff = .milliseconds(50) }
+                reading.exclusively {
+                    reading.lose(reason: "\(error)")
+                    reading.deliverPending(to: deliver)
+                }
                 try? await clock.sleep(for: backoff)
                 backoff = min(backoff * 2, maximumBackoff)
             }
@@ -208,9 +214,19 @@ private final class Activity: Sendable {
 }
 
 /// One provider's reading: the decoder and what the reading has announced, used by one
-/// thread at a time (the source's reading thread while a chunk is parsed, the provider's
-/// task between openings; the source's ending orders the two).
+/// thread at a time, under its lock (``exclusively(_:)``): the source's reading thread
+/// while a chunk is parsed, the provider's task between openings. The source's ending
+/// orders the two in time, but the hand-over from an event loop's read to the task that
+/// awaits the ending is no ordering the memory model (or ThreadSanitizer) sees; the lock,
+/// never contended, makes it one.
 private final class ReadingState: @unchecked Sendable {
+    private let lock = NIOLock()
+
+    /// Runs `body` holding the reading's lock.
+    func exclusively<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try lock.withLock(body)
+    }
+
     let device: String
     /// The serial line as set, once the source is open.
     let line: @Sendable () -> SerialLine?
@@ -226,8 +242,12 @@ private final class ReadingState: @unchecked Sendable {
     private var reconnects = 0
     /// Whether valid sentences were read since the last ``takeSentencesSinceOpening()``.
     private var sentencesSinceOpening = false
-    /// The receiver as last announced.
+    /// The receiver as last announced, and the decoder's count of its changes then.
     private var identified: ReceiverIdentity?
+    private var receiverChanges = 0
+    /// NMEA sentences the receiver sent since the last fix: one that sends its own gets
+    /// none written for it.
+    private var sentencesSinceFix = 0
     /// The last fix's mode and view, for the NMEA written for a UBX receiver.
     private var lastMode = FixMode.unknown
     private var lastView: SkyView?
@@ -244,6 +264,7 @@ private final class ReadingState: @unchecked Sendable {
         // The device event goes out before anything its first frame completes.
         decoder.onSentence = { [unowned self] sentence in
             announceIfDue()
+            sentencesSinceFix &+= 1
             if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
         }
         decoder.onBinaryFrame = { [unowned self] _ in announceIfDue() }
@@ -258,6 +279,7 @@ private final class ReadingState: @unchecked Sendable {
         event.line = line()
         event.receiver = decoder.receiver
         identified = event.receiver
+        receiverChanges = decoder.receiverChanges
         pending.append(.device(event))
     }
 
@@ -274,9 +296,13 @@ private final class ReadingState: @unchecked Sendable {
         }
         if decoder.cyclesEmitted > cyclesBefore { pending.append(counters()) }
         // A receiver that began speaking UBX, or answered MON-VER, is named anew.
-        if identified != nil, decoder.receiver != identified {
-            identified = decoder.receiver
-            pending.append(.device(DeviceEvent(device: device, kind: .identified, receiver: identified)))
+        if identified != nil, decoder.receiverChanges != receiverChanges {
+            receiverChanges = decoder.receiverChanges
+            let receiver = decoder.receiver
+            if receiver != identified {
+                identified = receiver
+                pending.append(.device(DeviceEvent(device: device, kind: .identified, receiver: receiver)))
+            }
         }
     }
 
@@ -320,16 +346,19 @@ private final class ReadingState: @unchecked Sendable {
         }
     }
 
-    /// NMEA 0183 for a receiver whose fixes come in UBX, for NMEA out and `nmea` watchers,
-    /// as gpsd writes it for a binary device: GGA, RMC and ZDA per fix, GSA and GSV per view.
+    /// NMEA 0183 for a receiver whose fixes come in UBX and that sends no NMEA of its own,
+    /// for NMEA out and `nmea` watchers, as gpsd writes it for a binary device: GGA, RMC
+    /// and ZDA per fix, GSA and GSV per view.
     private func writeSentences(for update: LocationUpdate) {
         switch update {
         case .fix(let fix):
             lastMode = fix.mode
+            defer { sentencesSinceFix = 0 }
+            guard sentencesSinceFix == 0 else { return }
             for line in FixSentences.sentences(for: fix, satellitesUsed: lastView?.usedCount, hdop: lastView?.hdop) {
                 pending.append(.sentence(line))
             }
-        case .sky(let sky) where !sky.satellitesReportedEarlier:
+        case .sky(let sky) where !sky.satellitesReportedEarlier && sentencesSinceFix == 0:
             lastView = sky
             for line in FixSentences.sentences(for: sky, mode: lastMode) { pending.append(.sentence(line)) }
         default:

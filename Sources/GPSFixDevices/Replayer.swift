@@ -54,7 +54,7 @@ public struct Replayer: Sendable {
         var fixed = !startingAtFirstFix
         let payload = log.payload
         // A capture with UBX navigation messages is timed by their time of week alone.
-        let units = Self.units(of: payload)
+        let units = CaptureUnits.units(of: payload)
         let timedByUBX = units.contains { Self.ubxTimeOfWeek(payload[$0]) != nil }
         var currentTOW: UInt32?
         for unit in units {
@@ -95,48 +95,10 @@ public struct Replayer: Sendable {
         return (cycles, intervals)
     }
 
-    /// The payload cut into what the receiver wrote one by one: each whole UBX frame, and
-    /// the text between frames line by line (through each line's end).
-    private static func units(of payload: [UInt8]) -> [Range<Int>] {
-        var units: [Range<Int>] = []
-        var start = 0
-        var index = 0
-        while index < payload.count {
-            if let size = ubxFrameSize(payload, at: index) {
-                if start < index { units.append(start..<index) }
-                units.append(index..<(index + size))
-                index += size
-                start = index
-            } else if payload[index] == UInt8(ascii: "\n") {
-                units.append(start..<(index + 1))
-                index += 1
-                start = index
-            } else {
-                index += 1
-            }
-        }
-        if start < payload.count { units.append(start..<payload.count) }
-        return units
-    }
-
-    /// The size of the checksum-verified UBX frame at `index`, if one begins there.
-    private static func ubxFrameSize(_ payload: [UInt8], at index: Int) -> Int? {
-        guard index + UBXFrame.overhead <= payload.count, payload[index] == UBXFrame.sync1,
-            payload[index + 1] == UBXFrame.sync2
-        else { return nil }
-        let size = (Int(payload[index + 4]) | Int(payload[index + 5]) << 8) + UBXFrame.overhead
-        guard index + size <= payload.count else { return nil }
-        let valid = payload.withUnsafeBytes { UBXFrame(validating: UnsafeRawBufferPointer(rebasing: $0[index..<(index + size)])) != nil }
-        return valid ? size : nil
-    }
-
-    /// The time of week of a UBX navigation solution or time message (the messages every
-    /// epoch has), milliseconds.
+    /// The time of week of a UBX NAV frame, milliseconds: every message of an epoch carries it.
     private static func ubxTimeOfWeek(_ unit: ArraySlice<UInt8>) -> UInt32? {
-        Array(unit).withUnsafeBytes { bytes in
-            guard let frame = UBXFrame(validating: bytes) else { return nil }
-            return NavPVT(frame)?.iTOW ?? NavSOL(frame)?.iTOW ?? NavTIMEGPS(frame)?.iTOW ?? NavPOSLLH(frame)?.iTOW
-        }
+        guard unit.first == UBXFrame.sync1 else { return nil }
+        return Array(unit).withUnsafeBytes { bytes in UBXFrame(validating: bytes).flatMap(UBXTimeFields.timeOfWeek(of:)) }
     }
 
     /// Whether a UBX frame states a 3D fix (NAV-PVT or NAV-SOL).
@@ -202,7 +164,7 @@ public struct Replayer: Sendable {
                     }
                     stamp = next
                     gapBefore = Int(gapAfter * 1000)
-                    bytes = Retimer.retime(lines: bytes, to: GPSTime(millisecondsSince1970: next))
+                    bytes = Retimer.retime(cycle: bytes, to: GPSTime(millisecondsSince1970: next))
                 }
                 try await terminal.write(bytes)
                 written += 1

@@ -1,5 +1,7 @@
 import GPSFix
 import NMEA
+import ReceiverFraming
+import UBX
 
 /// Rewrites the time and date fields of recorded sentences, so a capture replayed now
 /// looks like a receiver running now: times that keep increasing across a loop, dates of
@@ -7,7 +9,8 @@ import NMEA
 ///
 /// The fields rewritten, by sentence (any talker): GGA, GLL, GNS, GST, GBS and RMC time
 /// (and RMC's date), ZDA time and date, u-blox PUBX,00 time. A time keeps the number of
-/// decimals it had. Lines that are not checksummed sentences are left as they are.
+/// decimals it had. Lines that are not checksummed sentences are left as they are. UBX
+/// frames are rewritten too (``retime(ubxFrame:to:)``).
 public enum Retimer {
     /// `line` (one sentence with its line ending) stamped with `time`.
     public static func retime(_ line: ArraySlice<UInt8>, to time: GPSTime) -> [UInt8] {
@@ -50,17 +53,56 @@ public enum Retimer {
         return body
     }
 
-    /// Each line of `bytes` stamped with `time`.
-    public static func retime(lines bytes: [UInt8], to time: GPSTime) -> [UInt8] {
+    /// Each line and each UBX frame of a cycle's `bytes` stamped with `time`.
+    public static func retime(cycle bytes: [UInt8], to time: GPSTime) -> [UInt8] {
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
-        var start = 0
-        while start < bytes.count {
-            let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? bytes.count
-            result += retime(bytes[start..<end], to: time)
-            start = end
+        for unit in CaptureUnits.units(of: bytes) {
+            result += bytes[unit].first == UBXFrame.sync1 ? retime(ubxFrame: bytes[unit], to: time) : retime(bytes[unit], to: time)
         }
         return result
+    }
+
+    /// GPS minus UTC assumed for a retimed UBX frame's GPS times: right since 2017.
+    static let leapSeconds = 18
+
+    /// A UBX frame stamped with `time`: the time of week of a NAV message, the UTC fields
+    /// of NAV-PVT, NAV-TIMEUTC and HNR-PVT, the week of NAV-SOL, NAV-TIMEGPS and TIM-TP
+    /// (whose pulse is the second after), its checksum recomputed. Other frames are left
+    /// as they are.
+    public static func retime(ubxFrame bytes: ArraySlice<UInt8>, to time: GPSTime) -> [UInt8] {
+        var frame = Array(bytes)
+        guard frame.count >= UBXFrame.overhead else { return frame }
+        let message = UInt16(frame[2]) << 8 | UInt16(frame[3])
+        let payloadCount = frame.count - UBXFrame.overhead
+        let gpsMilliseconds = Int(WallTime(time).seconds - GPSTime.gpsEpochSince1970 + leapSeconds) * 1000
+            + Int(time.time.nanosecond / 1_000_000)
+        let week = gpsMilliseconds / 604_800_000, timeOfWeek = gpsMilliseconds % 604_800_000
+        func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+            guard offset + MemoryLayout<T>.size <= payloadCount else { return }
+            withUnsafeBytes(of: value.littleEndian) { frame.replaceSubrange((6 + offset)..<(6 + offset + $0.count), with: $0) }
+        }
+        if message == TimTP.message {
+            put(UInt32((timeOfWeek / 1000 + 1) * 1000 % 604_800_000), at: 0)
+            put(UInt32(0), at: 4)
+        } else if let offset = UBXTimeFields.timeOfWeekOffset(of: message) {
+            put(UInt32(timeOfWeek), at: offset)
+        }
+        if let offset = UBXTimeFields.weekOffset(of: message) {
+            put(UInt16(week), at: offset)
+            if message != TimTP.message { put(Int32(0), at: 4) }  // fTOW: on the millisecond
+        }
+        if let (calendar, nanosecond) = UBXTimeFields.calendarOffsets(of: message) {
+            put(UInt16(time.year), at: calendar)
+            for (index, value) in [time.month, time.day, Int(time.time.hour), Int(time.time.minute), Int(time.time.second)].enumerated() {
+                put(UInt8(value), at: calendar + 2 + index)
+            }
+            put(Int32(time.time.nanosecond), at: nanosecond)
+        }
+        let (a, b) = frame.withUnsafeBytes { UBXFrame.checksum(of: UnsafeRawBufferPointer(rebasing: $0[2..<(frame.count - 2)])) }
+        frame[frame.count - 2] = a
+        frame[frame.count - 1] = b
+        return frame
     }
 
     /// `hhmmss` and the fraction to as many decimals as `original` had.

@@ -18,8 +18,8 @@ public enum ReceiverFrame {
 /// to the longest frame accepted; nothing is allocated per frame.
 ///
 /// A candidate is refused early when its header is impossible (a class u-blox does not
-/// define, a length over the limit, RTCM's reserved bits set or an unknown message
-/// number), else when its checksum fails. Either way the framer goes back to the byte
+/// define, a length the message cannot have or over the limit, RTCM's reserved bits set
+/// or an unknown message number), else when its checksum fails. Either way the framer goes back to the byte
 /// after the refused candidate's first and reads on from there, so a good frame hidden
 /// behind a false start, or behind a frame cut short, is still found. Every refusal is
 /// counted in ``binaryStatistics``; the NMEA framer counts its own.
@@ -199,6 +199,7 @@ public final class ReceiverFramer {
                 return nil
             }
             let length = Int(frame[4]) | Int(frame[5]) << 8
+            guard UBXFrame.lengthIsPlausible(length, for: UInt16(frame[2]) << 8 | UInt16(frame[3])) else { return nil }
             return length <= maximumUBXPayload ? length + UBXFrame.overhead : Int.max
         case .rtcm3:
             guard frame[1] & 0xFC == 0 else { return nil }

@@ -52,6 +52,32 @@ public struct UBXFrame {
         return (a, b)
     }
 
+    /// Whether a payload of `length` bytes fits message `message` (class in the high byte)
+    /// as u-blox's interface descriptions lay it out, so that a false start in noise (a
+    /// stray `B5 62` and a plausible class) is refused at its header rather than after
+    /// thousands of bytes. A message of fixed layout may be up to 64 bytes longer than
+    /// documented (u-blox appends fields in later versions); a list is its header and
+    /// whole entries; an empty payload (a poll) fits any message; a message not listed
+    /// fits any length up to the framer's limit.
+    public static func lengthIsPlausible(_ length: Int, for message: UInt16) -> Bool {
+        guard length > 0 else { return true }
+        switch message {
+        case 0x0135, 0x0130: return length >= 8 && (length - 8) % 12 == 0 && length <= 8 + 12 * 255  // NAV-SAT, NAV-SVINFO
+        case 0x0143: return length >= 8 && (length - 8) % 16 == 0 && length <= 8 + 16 * 255  // NAV-SIG
+        case 0x0A04: return length >= 40 && (length - 40) % 30 == 0  // MON-VER
+        default:
+            guard let documented = fixedLengths[message] else { return true }
+            return (documented...(documented + 64)).contains(length)
+        }
+    }
+
+    /// Payload lengths of the fixed-layout messages the decoders read (NAV-PVT's first,
+    /// protocol 14's, is the shorter).
+    private static let fixedLengths: [UInt16: Int] = [
+        0x0101: 20, 0x0102: 28, 0x0103: 16, 0x0104: 18, 0x0106: 52, 0x0107: 84, 0x0111: 20, 0x0112: 36, 0x0114: 36,
+        0x0120: 16, 0x0121: 20, 0x0122: 20, 0x0126: 24, 0x0161: 4, 0x0500: 2, 0x0501: 2, 0x0D01: 16, 0x2800: 72,
+    ]
+
     /// A whole frame for `messageClass`/`id` with `payload`: for writing to a receiver
     /// and for tests.
     public static func encode(messageClass: UInt8, id: UInt8, payload: some Collection<UInt8>) -> [UInt8] {

@@ -204,39 +204,22 @@ public struct NavSTATUS: Sendable, Hashable {
     public var fixType: UInt8
     /// gpsFixOk (bit 0), diffSoln (bit 1), wknSet (bit 2), towSet (bit 3).
     public var flags: UInt8
+    /// diffCorr (bit 0: corrections available), carrSolnValid (bit 1).
+    public var fixStatus: UInt8
+    /// carrSoln (bits 6-7: 1 float, 2 fixed), among others.
+    public var flags2: UInt8
 
     public init?(_ frame: UBXFrame) {
         guard let p = frame.payload(of: Self.message, atLeast: 16) else { return nil }
         iTOW = p.u32(0)
         fixType = p.u8(4)
         flags = p.u8(5)
+        fixStatus = p.u8(6)
+        flags2 = p.u8(7)
     }
 
     public var gnssFixOK: Bool { flags & 0x01 != 0 }
     public var differentialSolution: Bool { flags & 0x02 != 0 }
-}
-
-/// UBX-NAV-POSECEF and UBX-NAV-VELECEF: position (metres) or velocity (metres per
-/// second) in ECEF, with its accuracy estimate.
-public struct NavECEF: Sendable, Hashable {
-    public static let positionMessage: UInt16 = 0x0101
-    public static let velocityMessage: UInt16 = 0x0111
-
-    public var iTOW: UInt32
-    public var isVelocity: Bool
-    public var value: ECEF
-    public var accuracy: Double
-
-    public init?(_ frame: UBXFrame) {
-        let isVelocity = frame.message == Self.velocityMessage
-        guard let p = frame.payload(of: isVelocity ? Self.velocityMessage : Self.positionMessage, atLeast: 20) else {
-            return nil
-        }
-        self.isVelocity = isVelocity
-        iTOW = p.u32(0)
-        value = ECEF(x: Double(p.i32(4)) * 0.01, y: Double(p.i32(8)) * 0.01, z: Double(p.i32(12)) * 0.01)
-        accuracy = Double(p.u32(16)) * 0.01
-    }
 }
 
 /// UBX-HNR-PVT: the high-rate navigation solution of dead-reckoning receivers (NEO-M8U,
@@ -285,7 +268,6 @@ public struct HNRPVT: Sendable, Hashable {
         headingAccuracy = Double(p.u32(64)) * 1e-5
     }
 
-    public var hasValidTime: Bool { validity & 0x03 == 0x03 }
     public var gnssFixOK: Bool { flags & 0x01 != 0 }
     public var differentialSolution: Bool { flags & 0x02 != 0 }
 }

@@ -35,7 +35,8 @@ public struct NavSAT {
     private let payload: UnsafeRawBufferPointer
 
     public init?(_ frame: UBXFrame) {
-        guard let p = frame.payload(of: Self.message, atLeast: 8) else { return nil }
+        // Version 1 is the layout u-blox documents; another would be read wrongly.
+        guard let p = frame.payload(of: Self.message, atLeast: 8), p.u8(4) == 1 else { return nil }
         iTOW = p.u32(0)
         // A count the payload does not hold is cut to what it holds.
         count = min(Int(p.u8(5)), (p.count - 8) / 12)
@@ -111,7 +112,6 @@ public struct NavSIG {
         /// health (bits 0-1), prSmoothed (2), prUsed (3), crUsed (4), doUsed (5), ...
         public var flags: UInt16
 
-        public var isUsed: Bool { flags & 0x08 != 0 }
         /// 0 unknown, 1 healthy, 2 unhealthy.
         public var health: Int { Int(flags & 0x03) }
     }
@@ -121,7 +121,7 @@ public struct NavSIG {
     private let payload: UnsafeRawBufferPointer
 
     public init?(_ frame: UBXFrame) {
-        guard let p = frame.payload(of: Self.message, atLeast: 8) else { return nil }
+        guard let p = frame.payload(of: Self.message, atLeast: 8), p.u8(4) == 0 else { return nil }
         iTOW = p.u32(0)
         count = min(Int(p.u8(5)), (p.count - 8) / 16)
         payload = p

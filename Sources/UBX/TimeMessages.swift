@@ -54,21 +54,17 @@ public struct NavTIMEUTC: Sendable, Hashable {
         validity = p.u8(19)
     }
 
-    /// Whether the time is valid UTC (time of week, week and leap seconds all known).
-    public var hasValidTime: Bool { validity & 0x07 == 0x07 }
+    /// Whether the time is UTC as the receiver knows it (validUTC: the leap seconds known).
+    public var hasValidUTC: Bool { validity & 0x04 != 0 }
 }
 
-/// UBX-NAV-TIMELS: the current leap seconds and the next leap second event.
+/// UBX-NAV-TIMELS: the current leap seconds.
 public struct NavTIMELS: Sendable, Hashable {
     public static let message: UInt16 = 0x0126
 
     public var iTOW: UInt32
     /// GPS minus UTC, seconds, when ``hasValidCurrent``.
     public var currentLeapSeconds: Int
-    /// The change at the next event (-1, 0, +1).
-    public var change: Int
-    /// Seconds until the event, when ``hasValidEvent``.
-    public var secondsToEvent: Int
     /// validCurrLs (bit 0), validTimeToLsEvent (bit 1).
     public var validity: UInt8
 
@@ -76,13 +72,10 @@ public struct NavTIMELS: Sendable, Hashable {
         guard let p = frame.payload(of: Self.message, atLeast: 24) else { return nil }
         iTOW = p.u32(0)
         currentLeapSeconds = Int(p.i8(9))
-        change = Int(p.i8(11))
-        secondsToEvent = Int(p.i32(12))
         validity = p.u8(23)
     }
 
     public var hasValidCurrent: Bool { validity & 0x01 != 0 }
-    public var hasValidEvent: Bool { validity & 0x02 != 0 }
 }
 
 /// UBX-TIM-TP: the time of the next time pulse and how far the pulse will miss it.
@@ -99,8 +92,10 @@ public struct TimTP: Sendable, Hashable {
     /// Quantisation error of the next pulse, picoseconds.
     public var quantisationError: Int
     public var week: Int
-    /// timeBase (bit 0: 0 GPS, 1 UTC), utc available (bit 1), raim (bits 2-3), qErrInvalid (bit 4).
+    /// timeBase (bit 0: 0 GNSS, 1 UTC), utc available (bit 1), raim (bits 2-3), qErrInvalid (bit 4).
     public var flags: UInt8
+    /// With a GNSS time base, which system's time (bits 0-3: 0 GPS, 1 GLONASS, 2 BeiDou, 3 Galileo).
+    public var referenceInfo: UInt8
 
     public init?(_ frame: UBXFrame) {
         guard let p = frame.payload(of: Self.message, atLeast: 16) else { return nil }
@@ -109,10 +104,14 @@ public struct TimTP: Sendable, Hashable {
         quantisationError = Int(p.i32(8))
         week = Int(p.u16(12))
         flags = p.u8(14)
+        referenceInfo = p.u8(15)
     }
 
-    /// Whether the time of week is UTC's rather than GPS's.
-    public var isUTC: Bool { flags & 0x01 != 0 }
+    /// Whether the time of week is UTC's, the receiver having UTC: the pulse's second as is.
+    public var isUTC: Bool { flags & 0x03 == 0x03 }
+    /// Whether the time of week is GPS time (a GNSS time base on GPS), to take the leap
+    /// seconds from.
+    public var isGPS: Bool { flags & 0x01 == 0 && referenceInfo & 0x0F == 0 }
     /// Whether ``quantisationError`` may be used (protocol 24 on sets bit 4 when it may not).
     public var hasValidQuantisationError: Bool { flags & 0x10 == 0 }
 }

@@ -184,6 +184,26 @@ struct DeviceTests {
         #expect(plan.cycles.flatMap(\.bytes) == log.payload)
     }
 
+    @Test("a retimed u-blox cycle decodes to the new time, its frames checksummed anew")
+    func retimeUBX() throws {
+        let path = Self.fixtures.appendingPathComponent("gpsd-ubx/ublox-zed-f9p-rtk.log").path
+        let log = try FileSource(path: path).load()
+        let plan = Replayer(log: log, speed: 1)
+        let target = GPSTime(millisecondsSince1970: 1_795_694_400_000)  // 2026-11-26T12:00:00Z
+        var fixes: [Fix] = []
+        let decoder = ReceiverStreamDecoder()
+        for (index, cycle) in plan.cycles.prefix(4).enumerated() {
+            let stamped = Retimer.retime(cycle: cycle.bytes, to: GPSTime(millisecondsSince1970: 1_795_694_400_000 + index * 1000))
+            #expect(stamped.count == cycle.bytes.count)
+            stamped.withUnsafeBytes { decoder.feed($0) { if case .fix(let fix) = $0 { fixes.append(fix) } } }
+        }
+        decoder.finish { if case .fix(let fix) = $0 { fixes.append(fix) } }
+        #expect(decoder.framer.binaryStatistics.ubxRefused == 0, "a retimed frame failed its checksum")
+        #expect(fixes.count >= 3)
+        #expect(fixes.first?.time == target, "\(fixes.map(\.time))")
+        #expect(fixes.compactMap(\.time).map(\.secondsSince1970) == (0..<fixes.count).map { target.secondsSince1970 + Double($0) })
+    }
+
     @Test("a u-blox capture is cut into its navigation epochs, paced by their time of week, byte for byte")
     func replayPlanUBX() throws {
         // NEO-M8N at 5 Hz: NAV-PVT every 200 ms.

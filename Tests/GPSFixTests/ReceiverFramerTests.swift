@@ -89,7 +89,7 @@ struct ReceiverFramerTests {
     @Test("a length past the limit is refused at once, without waiting for that many bytes")
     func oversizedFrame() {
         let framer = ReceiverFramer(maximumUBXPayload: 1024)
-        let header: [UInt8] = [0xB5, 0x62, 0x01, 0x07, 0x00, 0x08]  // 2048 bytes declared
+        let header: [UInt8] = [0xB5, 0x62, 0x02, 0x15, 0x00, 0x08]  // RXM-RAWX, 2048 bytes declared
         #expect(frames(of: header + eoe, framer: framer) == [.ubx(eoe)])
         #expect(framer.binaryStatistics.ubxTooLong == 1)
     }
@@ -103,10 +103,26 @@ struct ReceiverFramerTests {
         #expect(framer.binaryStatistics.ubxImpossibleHeaders + framer.binaryStatistics.rtcm3ImpossibleHeaders >= 4)
     }
 
+    @Test("a header with a length its message cannot have holds nothing back: the text after it is framed at once")
+    func implausibleLength() {
+        let framer = ReceiverFramer()
+        var framed: [Framed] = []
+        // NAV-PVT is 84 or 92 bytes: 3,000 declared is noise, not a frame to wait for.
+        let stream = [0xB5, 0x62, 0x01, 0x07, 0xB8, 0x0B] + Array(gga.utf8)
+        stream.withUnsafeBytes { bytes in
+            framer.feed(bytes) { if case .nmea(let sentence) = $0 { framed.append(.nmea(String(decoding: sentence.line, as: UTF8.self))) } }
+        }
+        #expect(framed == [.nmea(ggaLine)])
+        #expect(framer.binaryStatistics.ubxImpossibleHeaders == 1)
+        #expect(UBXFrame.lengthIsPlausible(92, for: 0x0107) && UBXFrame.lengthIsPlausible(84, for: 0x0107))
+        #expect(!UBXFrame.lengthIsPlausible(83, for: 0x0107) && !UBXFrame.lengthIsPlausible(157, for: 0x0107))
+        #expect(UBXFrame.lengthIsPlausible(8 + 12 * 40, for: 0x0135) && !UBXFrame.lengthIsPlausible(8 + 12 * 40 + 5, for: 0x0135))
+    }
+
     @Test("a frame left unfinished at the end is counted as truncated, and text after its start is still read")
     func unfinishedAtEnd() {
         let framer = ReceiverFramer()
-        let stream = [0xB5, 0x62, 0x01, 0x07, 0x00, 0x02] + Array(gga.utf8)  // 512 bytes declared
+        let stream = [0xB5, 0x62, 0x02, 0x15, 0x00, 0x02] + Array(gga.utf8)  // RXM-RAWX, 512 bytes declared
         #expect(frames(of: stream, framer: framer) == [.nmea(ggaLine)])
         #expect(framer.binaryStatistics.ubxTruncated == 1)
     }

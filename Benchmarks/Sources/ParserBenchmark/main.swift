@@ -67,8 +67,6 @@ func buildCorpus(from folder: URL, count: Int) throws -> (bytes: [UInt8], senten
     return (bytes, count)
 }
 
-/// Feeds the corpus in device-sized chunks, calling `body` for every sentence.
-@inline(never)
 /// Every UBX frame in the UBX captures, in order, repeated to `count` frames: what
 /// u-blox receivers of five generations send, NMEA and RTCM 3 left out.
 func buildUBXCorpus(from folder: URL, count: Int) throws -> (bytes: [UInt8], frames: Int) {
@@ -98,6 +96,8 @@ func feed(_ corpus: [UInt8], to decoder: ReceiverStreamDecoder, chunkSize: Int, 
     decoder.finish(emit)
 }
 
+/// Feeds the corpus in device-sized chunks, calling `body` for every sentence.
+@inline(never)
 func run(_ corpus: [UInt8], chunkSize: Int, _ body: (NMEASentence) -> Void) -> FramerStatistics {
     let framer = NMEAFramer(configuration: .lenient)
     corpus.withUnsafeBytes { buffer in
