@@ -70,6 +70,11 @@ public struct SkyView: Hashable, Sendable {
 }
 
 extension SkyView {
+    /// Takes every dilution of precision of `other`, given or not.
+    mutating func takeDilutions(of other: SkyView) {
+        (gdop, pdop, tdop, vdop, hdop, xdop, ydop) = (other.gdop, other.pdop, other.tdop, other.vdop, other.hdop, other.xdop, other.ydop)
+    }
+
     /// Fills each dilution of precision the receiver did not send with the one computed
     /// from the geometry of the satellites it used, when at least four of them have an
     /// elevation and azimuth; the receiver's own values are never replaced (its solution

@@ -10,20 +10,16 @@ extension UBXAssembler {
         open(pvt.iTOW, NavPVT.message)
         solutions += 1
         if pvt.validity & 0x03 == 0x03 {
-            fix.time = utcTime(
-                year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute,
-                second: pvt.second, nanosecond: pvt.nanosecond)
+            fix.time = utcTime(pvt.utc)
             fix.timeIsUnconfirmed = !pvt.hasValidTime
         }
         fix.timeError = pvt.timeAccuracy
         setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: pvt.carrierSolution)
         guard fix.mode >= .twoDimensional else { return }
-        setPosition(latitude: pvt.latitude, longitude: pvt.longitude, height: pvt.height, heightMSL: pvt.heightMSL)
+        setPosition(pvt)
         fix.speed = pvt.groundSpeed
         fix.track = pvt.headingOfMotion
         fix.velocity = NEDVelocity(north: pvt.velocityNorth, east: pvt.velocityEast, down: pvt.velocityDown)
-        fix.horizontalError = pvt.horizontalAccuracy
-        fix.verticalError = pvt.verticalAccuracy
         fix.speedError = pvt.speedAccuracy
     }
 
@@ -63,22 +59,14 @@ extension UBXAssembler {
     mutating func apply(_ position: NavPOSLLH) {
         open(position.iTOW, NavPOSLLH.message)
         solutions += 1
-        setPosition(
-            latitude: position.latitude, longitude: position.longitude, height: position.height,
-            heightMSL: position.heightMSL)
-        fix.horizontalError = position.horizontalAccuracy
-        fix.verticalError = position.verticalAccuracy
+        setPosition(position)
     }
 
     /// NAV-HPPOSLLH comes after NAV-PVT and refines its position.
     mutating func apply(_ position: NavHPPOSLLH) {
         open(position.iTOW, NavHPPOSLLH.message)
         guard !position.isInvalid else { return }
-        setPosition(
-            latitude: position.latitude, longitude: position.longitude, height: position.height,
-            heightMSL: position.heightMSL)
-        fix.horizontalError = position.horizontalAccuracy
-        fix.verticalError = position.verticalAccuracy
+        setPosition(position)
     }
 
     mutating func apply(_ velocity: NavVELNED) {
@@ -116,9 +104,7 @@ extension UBXAssembler {
     mutating func apply(_ time: NavTIMEUTC) {
         open(time.iTOW, NavTIMEUTC.message)
         guard time.hasValidUTC else { return }
-        fix.time = utcTime(
-            year: time.year, month: time.month, day: time.day, hour: time.hour, minute: time.minute, second: time.second,
-            nanosecond: time.nanosecond)
+        fix.time = utcTime(time.utc)
         fix.timeIsUnconfirmed = false
         fix.timeError = time.timeAccuracy
     }
@@ -134,18 +120,14 @@ extension UBXAssembler {
         let epochFix = fix
         fix = Fix()
         if pvt.validity & 0x03 == 0x03 {
-            fix.time = utcTime(
-                year: pvt.year, month: pvt.month, day: pvt.day, hour: pvt.hour, minute: pvt.minute, second: pvt.second,
-                nanosecond: pvt.nanosecond)
+            fix.time = utcTime(pvt.utc)
             fix.timeIsUnconfirmed = pvt.validity & 0x04 == 0
         }
         setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: 0)
         if fix.mode >= .twoDimensional {
-            setPosition(latitude: pvt.latitude, longitude: pvt.longitude, height: pvt.height, heightMSL: pvt.heightMSL)
+            setPosition(pvt)
             fix.speed = pvt.groundSpeed
             fix.track = pvt.headingOfMotion
-            fix.horizontalError = pvt.horizontalAccuracy
-            fix.verticalError = pvt.verticalAccuracy
             fix.speedError = pvt.speedAccuracy
             fix.trackError = pvt.headingAccuracy
         }
@@ -180,6 +162,15 @@ extension UBXAssembler {
         }
         fix.mode = mode
         if status.rawValue > fix.status.rawValue { fix.status = status }
+    }
+
+    /// A position with the receiver's accuracy estimates for it.
+    mutating func setPosition(_ position: some UBXGeodeticPosition) {
+        setPosition(
+            latitude: position.latitude, longitude: position.longitude, height: position.height,
+            heightMSL: position.heightMSL)
+        fix.horizontalError = position.horizontalAccuracy
+        fix.verticalError = position.verticalAccuracy
     }
 
     mutating func setPosition(latitude: Double, longitude: Double, height: Double, heightMSL: Double) {

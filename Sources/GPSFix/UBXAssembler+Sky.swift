@@ -82,13 +82,7 @@ extension UBXAssembler {
         var view = sky
         view.satellites = satellites
         view.fillMissingDilutions()
-        sky.gdop = view.gdop
-        sky.pdop = view.pdop
-        sky.tdop = view.tdop
-        sky.vdop = view.vdop
-        sky.hdop = view.hdop
-        sky.xdop = view.xdop
-        sky.ydop = view.ydop
+        sky.takeDilutions(of: view)
         view.time = skyTime
         satellitesReported = true
         complete(.sky(view))

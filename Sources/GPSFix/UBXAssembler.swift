@@ -192,8 +192,7 @@ public struct UBXAssembler {
         closedSky = sky
         fix = Fix()
         heldDilutions = SkyView()
-        (heldDilutions.gdop, heldDilutions.pdop, heldDilutions.tdop) = (sky.gdop, sky.pdop, sky.tdop)
-        (heldDilutions.vdop, heldDilutions.hdop, heldDilutions.xdop, heldDilutions.ydop) = (sky.vdop, sky.hdop, sky.xdop, sky.ydop)
+        heldDilutions.takeDilutions(of: sky)
         sky = SkyView()
         satellitesReported = false
         satellitesOfEpoch = false
@@ -252,16 +251,16 @@ public struct UBXAssembler {
         return rolloverRule.corrected(GPSTime(millisecondsSince1970: total))
     }
 
-    /// UTC from calendar fields and a signed nanosecond correction (u-blox rounds the
-    /// second and gives the nanoseconds to add, which may be negative).
-    func utcTime(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int, nanosecond: Int) -> GPSTime? {
-        guard (1980...9999).contains(year), (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60,
-            second <= 60
+    /// UTC from a message's calendar fields and their signed nanosecond correction;
+    /// `nil` for fields no date has.
+    func utcTime(_ utc: UBXCalendarTime) -> GPSTime? {
+        guard (1980...9999).contains(utc.year), (1...12).contains(utc.month), (1...31).contains(utc.day), utc.hour < 24,
+            utc.minute < 60, utc.second <= 60
         else { return nil }
-        let days = GPSTime(year: year, month: month, day: day, time: NMEATime(hour: 0, minute: 0, second: 0))
+        let days = GPSTime(year: utc.year, month: utc.month, day: utc.day, time: NMEATime(hour: 0, minute: 0, second: 0))
             .daysSince1970
-        let milliseconds = (days * 86_400 + hour * 3600 + minute * 60 + second) * 1000
-            + Int((Double(nanosecond) / 1e6).rounded())
+        let milliseconds = (days * 86_400 + utc.hour * 3600 + utc.minute * 60 + utc.second) * 1000
+            + Int((Double(utc.nanosecond) / 1e6).rounded())
         return rolloverRule.corrected(GPSTime(millisecondsSince1970: milliseconds))
     }
 }

@@ -1,14 +1,44 @@
 import ReceiverFraming
 
+/// UTC as NAV-PVT, HNR-PVT and NAV-TIMEUTC carry it: calendar fields and the signed
+/// nanoseconds to add (u-blox rounds the second, so they may be negative).
+public struct UBXCalendarTime: Sendable, Hashable {
+    public var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+    public var nanosecond: Int
+
+    /// Reads the fields of message `message` where ``UBXTimeFields/calendarOffsets(of:)`` says.
+    init(_ p: UnsafeRawBufferPointer, of message: UInt16) {
+        let (calendar, nanosecond) = UBXTimeFields.calendarOffsets(of: message) ?? (0, 0)
+        year = Int(p.u16(calendar))
+        month = Int(p.u8(calendar + 2))
+        day = Int(p.u8(calendar + 3))
+        hour = Int(p.u8(calendar + 4))
+        minute = Int(p.u8(calendar + 5))
+        second = Int(p.u8(calendar + 6))
+        self.nanosecond = Int(p.i32(nanosecond))
+    }
+}
+
+/// A position as u-blox's LLH messages give it, with its accuracy estimates.
+public protocol UBXGeodeticPosition {
+    /// Degrees.
+    var latitude: Double { get }
+    var longitude: Double { get }
+    /// Metres above the ellipsoid and above mean sea level.
+    var height: Double { get }
+    var heightMSL: Double { get }
+    /// Metres.
+    var horizontalAccuracy: Double { get }
+    var verticalAccuracy: Double { get }
+}
+
 /// UBX-NAV-PVT: the whole navigation solution of an epoch, in one message (u-blox 7 on).
-public struct NavPVT: Sendable, Hashable {
+public struct NavPVT: UBXGeodeticPosition, Sendable, Hashable {
     public static let message: UInt16 = 0x0107
 
     /// GPS time of week of the epoch, milliseconds: what ties an epoch's messages together.
     public var iTOW: UInt32
-    public var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
-    /// Nanoseconds to add to the second, -1e9...1e9 (may be negative: the time is rounded).
-    public var nanosecond: Int
+    public var utc: UBXCalendarTime
     /// validDate, validTime, fullyResolved (bits 0-2).
     public var validity: UInt8
     /// Time accuracy estimate, seconds.
@@ -38,15 +68,9 @@ public struct NavPVT: Sendable, Hashable {
     public init?(_ frame: UBXFrame) {
         guard let p = frame.payload(of: Self.message, atLeast: 84) else { return nil }
         iTOW = p.u32(0)
-        year = Int(p.u16(4))
-        month = Int(p.u8(6))
-        day = Int(p.u8(7))
-        hour = Int(p.u8(8))
-        minute = Int(p.u8(9))
-        second = Int(p.u8(10))
+        utc = UBXCalendarTime(p, of: Self.message)
         validity = p.u8(11)
         timeAccuracy = Double(p.u32(12)) * 1e-9
-        nanosecond = Int(p.i32(16))
         fixType = p.u8(20)
         flags = p.u8(21)
         satellitesUsed = Int(p.u8(23))
@@ -127,7 +151,7 @@ public struct ECEF: Sendable, Hashable {
 }
 
 /// UBX-NAV-POSLLH: position in degrees and metres (u-blox 5 on).
-public struct NavPOSLLH: Sendable, Hashable {
+public struct NavPOSLLH: UBXGeodeticPosition, Sendable, Hashable {
     public static let message: UInt16 = 0x0102
 
     public var iTOW: UInt32
@@ -148,7 +172,7 @@ public struct NavPOSLLH: Sendable, Hashable {
 }
 
 /// UBX-NAV-HPPOSLLH: NAV-POSLLH to a tenth of a millimetre (high-precision receivers).
-public struct NavHPPOSLLH: Sendable, Hashable {
+public struct NavHPPOSLLH: UBXGeodeticPosition, Sendable, Hashable {
     public static let message: UInt16 = 0x0114
 
     public var iTOW: UInt32
@@ -224,12 +248,11 @@ public struct NavSTATUS: Sendable, Hashable {
 
 /// UBX-HNR-PVT: the high-rate navigation solution of dead-reckoning receivers (NEO-M8U,
 /// NEO-M8L), between the regular epochs.
-public struct HNRPVT: Sendable, Hashable {
+public struct HNRPVT: UBXGeodeticPosition, Sendable, Hashable {
     public static let message: UInt16 = 0x2800
 
     public var iTOW: UInt32
-    public var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
-    public var nanosecond: Int
+    public var utc: UBXCalendarTime
     /// validDate, validTime, fullyResolved (bits 0-2).
     public var validity: UInt8
     /// As NAV-PVT's fixType.
@@ -246,14 +269,8 @@ public struct HNRPVT: Sendable, Hashable {
     public init?(_ frame: UBXFrame) {
         guard let p = frame.payload(of: Self.message, atLeast: 72) else { return nil }
         iTOW = p.u32(0)
-        year = Int(p.u16(4))
-        month = Int(p.u8(6))
-        day = Int(p.u8(7))
-        hour = Int(p.u8(8))
-        minute = Int(p.u8(9))
-        second = Int(p.u8(10))
+        utc = UBXCalendarTime(p, of: Self.message)
         validity = p.u8(11)
-        nanosecond = Int(p.i32(12))
         fixType = p.u8(16)
         flags = p.u8(17)
         longitude = Double(p.i32(20)) * 1e-7

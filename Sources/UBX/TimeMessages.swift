@@ -35,8 +35,7 @@ public struct NavTIMEUTC: Sendable, Hashable {
 
     public var iTOW: UInt32
     public var timeAccuracy: Double
-    public var nanosecond: Int
-    public var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+    public var utc: UBXCalendarTime
     /// validTOW (bit 0), validWKN (bit 1), validUTC (bit 2).
     public var validity: UInt8
 
@@ -44,13 +43,7 @@ public struct NavTIMEUTC: Sendable, Hashable {
         guard let p = frame.payload(of: Self.message, atLeast: 20) else { return nil }
         iTOW = p.u32(0)
         timeAccuracy = Double(p.u32(4)) * 1e-9
-        nanosecond = Int(p.i32(8))
-        year = Int(p.u16(12))
-        month = Int(p.u8(14))
-        day = Int(p.u8(15))
-        hour = Int(p.u8(16))
-        minute = Int(p.u8(17))
-        second = Int(p.u8(18))
+        utc = UBXCalendarTime(p, of: Self.message)
         validity = p.u8(19)
     }
 
