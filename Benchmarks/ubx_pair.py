@@ -5,8 +5,8 @@ A u-blox receiver at HZ epochs a second is simulated on a pseudo-terminal, each 
 laid out as u-blox's interface description gives it: NAV-PVT (a 3D fix, the current UTC
 time), NAV-SAT (20 satellites), NAV-DOP and NAV-EOE, checksummed. Each daemon reads the
 pty in turn (A B A B ...: gpsd -N -n, then gpsfixd), one watcher reads its TPVs over
-TCP, and for each daemon this prints CPU seconds per 100,000 UBX frames (from
-/proc/PID/stat), the share of epochs reported, and the latency from the write of an
+TCP, and for each daemon this prints CPU seconds per 100,000 UBX frames (the
+scheduler's nanosecond clock, /proc/PID/task/*/schedstat), the share of epochs reported, and the latency from the write of an
 epoch's last frame to the watcher's reading of its TPV (median and 99th percentile).
 Anything a daemon writes to the receiver (gpsd's probes) is read and dropped.
 
@@ -66,9 +66,15 @@ def free_port():
 
 
 def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU time of every thread of `pid`, from the scheduler's nanosecond clock."""
+    total = 0
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{thread}/schedstat") as stat:
+                total += int(stat.read().split()[0])
+        except OSError:
+            pass  # a thread that ended meanwhile
+    return total / 1e9
 
 
 def connect(port, seconds=20):
