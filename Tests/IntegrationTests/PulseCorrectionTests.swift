@@ -82,10 +82,29 @@ struct PulseCorrectionTests {
         let running = Task { await service.run() }
         defer { running.cancel() }
 
+        // chronyd's sourcestats: refid → (samples, standard deviation in seconds).
+        func statistics() throws -> (text: String, sources: [String: (samples: Int, deviation: Double)]) {
+            let text = try run("/usr/bin/chronyc", ["-h", folder.appendingPathComponent("chronyc.sock").path, "-n", "-c", "sourcestats"])
+            var sources: [String: (Int, Double)] = [:]
+            // name,samples,runs,span,frequency,skew,offset,stddev
+            for line in text.split(separator: "\n") {
+                let fields = line.split(separator: ",").map(String.init)
+                if fields.count >= 8, let samples = Int(fields[1]), let value = Double(fields[7]) { sources[fields[0]] = (samples, value) }
+            }
+            return (text, sources)
+        }
+
         // Each second, after its pulse: the receiver's time of that second, and TIM-TP for
-        // the next pulse, decoded from UBX bytes as the daemon decodes them.
+        // the next pulse, decoded from UBX bytes as the daemon decodes them; until chronyd
+        // holds 6 samples of each (it keeps about 9; 40 s at the most: a
+        // sanitised run is slower).
         let decoder = ReceiverStreamDecoder()
-        for _ in 0..<16 {
+        for round in 0..<40 {
+            if round >= 10, let sources = try? statistics().sources,
+                (sources["RAW"]?.samples ?? 0) >= 6, (sources["QERR"]?.samples ?? 0) >= 6
+            {
+                break
+            }
             let now = WallTime.systemNow()
             try await Task.sleep(for: .nanoseconds(1_100_000_000 - now.nanoseconds))
             let second = now.seconds + 1
@@ -98,18 +117,13 @@ struct PulseCorrectionTests {
                 }
             }
         }
-        let statistics = try run("/usr/bin/chronyc", ["-h", folder.appendingPathComponent("chronyc.sock").path, "-n", "-c", "sourcestats"])
-        // name,samples,runs,span,frequency,skew,offset,stddev
-        var deviation: [String: Double] = [:]
-        for line in statistics.split(separator: "\n") {
-            let fields = line.split(separator: ",").map(String.init)
-            if fields.count >= 8, let value = Double(fields[7]) { deviation[fields[0]] = value }
-        }
-        let raw = try #require(deviation["RAW"], "chronyc sourcestats: \(statistics)")
-        let corrected = try #require(deviation["QERR"], "chronyc sourcestats: \(statistics)")
+        let (text, sources) = try statistics()
+        let raw = try #require(sources["RAW"]?.deviation, "chronyc sourcestats: \(text)")
+        let corrected = try #require(sources["QERR"]?.deviation, "chronyc sourcestats: \(text)")
+        #expect((sources["RAW"]?.samples ?? 0) >= 6 && (sources["QERR"]?.samples ?? 0) >= 6, "chronyc sourcestats: \(text)")
         print(String(format: "simulated pulses, chronyd's std dev: uncorrected %.1f ns, with TIM-TP's qErr %.1f ns", raw * 1e9, corrected * 1e9))
-        #expect(raw > 4e-9, "the sawtooth reaches chronyd uncorrected: \(statistics)")
-        #expect(corrected < raw / 4, "TIM-TP's correction removes it: \(statistics)")
+        #expect(raw > 4e-9, "the sawtooth reaches chronyd uncorrected: \(text)")
+        #expect(corrected < raw / 4, "TIM-TP's correction removes it: \(text)")
         // gpsd's PPS report carries the error applied, in picoseconds.
         let applied = reports.withLock { $0.compactMap(\.quantisationError) }
         #expect(applied.count >= 8)
