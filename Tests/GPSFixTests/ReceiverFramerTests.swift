@@ -12,6 +12,11 @@ enum Framed: Equatable {
 
 /// Frames `stream` in chunks of `chunkSize` bytes (the whole at once when 0).
 func frames(of stream: [UInt8], chunkSize: Int = 0, framer: ReceiverFramer = ReceiverFramer()) -> [Framed] {
+    frames(of: stream, chunkSizes: chunkSize == 0 ? [] : [chunkSize], framer: framer)
+}
+
+/// Frames `stream` in chunks of the sizes given, in turn (the whole at once when none).
+func frames(of stream: [UInt8], chunkSizes: [Int], framer: ReceiverFramer = ReceiverFramer()) -> [Framed] {
     var result: [Framed] = []
     let collect: (ReceiverFrame) -> Void = { frame in
         switch frame {
@@ -21,9 +26,13 @@ func frames(of stream: [UInt8], chunkSize: Int = 0, framer: ReceiverFramer = Rec
         }
     }
     stream.withUnsafeBytes { bytes in
-        let size = chunkSize == 0 ? max(bytes.count, 1) : chunkSize
-        for start in stride(from: 0, to: bytes.count, by: size) {
+        var start = 0
+        var turn = 0
+        while start < bytes.count {
+            let size = chunkSizes.isEmpty ? bytes.count : chunkSizes[turn % chunkSizes.count]
             framer.feed(UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + size, bytes.count)]), collect)
+            start += size
+            turn += 1
         }
     }
     framer.finish(collect)
@@ -84,6 +93,16 @@ struct ReceiverFramerTests {
         #expect(frames(of: cut + eoe + Array(gga.utf8), chunkSize: chunkSize, framer: framer)
             == [.ubx(eoe), .nmea(ggaLine)])
         #expect(framer.binaryStatistics.ubxBadChecksums + framer.binaryStatistics.ubxTruncated == 1)
+    }
+
+    @Test("a frame cut short by one byte, the next frame's sync byte read as its checksum, costs not the next frame",
+          arguments: [[], [8, 32, 42, 1], [1], [67], [68], [69]])
+    func cutByOneByte(chunkSizes: [Int]) {
+        // TIM-TP of 60 bytes missing its last checksum byte, then NAV-TIMEGPS of 29 bytes:
+        // found by the UBX fuzz target.
+        let cut = Array(UBXFrame.encode(messageClass: 0x0D, id: 0x01, payload: (0..<60).map { UInt8($0 % 7 + 1) }).dropLast())
+        let next = UBXFrame.encode(messageClass: 0x01, id: 0x20, payload: [UInt8](repeating: 0x1D, count: 29))
+        #expect(frames(of: cut + next, chunkSizes: chunkSizes) == [.ubx(next)])
     }
 
     @Test("a length past the limit is refused at once, without waiting for that many bytes")
