@@ -56,7 +56,12 @@ func stream(from recipe: UnsafeRawBufferPointer) -> (bytes: [UInt8], kept: [[UIn
         var frame = UBXFrame.encode(messageClass: messageClass, id: id, payload: payload)
         switch action % 8 {
         case 0: frame[frame.count - 1] &+= 1 + (action >> 3)  // a checksum that fails
-        case 1: frame.removeLast(Int(action >> 3) % frame.count + 1)  // cut short
+        case 1:
+            // Cut short, and followed by a byte other than the first one cut (and no sync
+            // byte), so that what follows cannot make the frame whole again.
+            let cut = frame.suffix(Int(action >> 3) % frame.count + 1)
+            frame.removeLast(cut.count)
+            frame.append(cut.first == 0 ? 1 : 0)
         case 2: bytes += Array("$GPGGA,1,2*7F\r\n".utf8)
         case 3: bytes += [0xB5, action, 0xD3, 0x00]  // false starts
         default: break
@@ -65,7 +70,14 @@ func stream(from recipe: UnsafeRawBufferPointer) -> (bytes: [UInt8], kept: [[UIn
         // A frame is certain to come out when it is whole, within the limit, and the
         // stream after the last certain frame cannot have swallowed it (each record
         // that precedes it is resolved before it: whole, or cut short and re-read).
-        if !broken, payload.count <= 8192, ubxClasses.contains(messageClass) { kept.append(frame) }
+        // (Only a frame of a length its message can have: the framer refuses others at
+        // their header, as u-blox's layouts allow.)
+        let message = UInt16(messageClass) << 8 | UInt16(id)
+        if !broken, payload.count <= 8192, ubxClasses.contains(messageClass),
+            UBXFrame.lengthIsPlausible(payload.count, for: message)
+        {
+            kept.append(frame)
+        }
     }
     return (bytes, kept)
 }
@@ -105,9 +117,12 @@ public func fuzzUBX(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     for frame in ubx {
         precondition(frame.withUnsafeBytes { UBXFrame(validating: $0) } != nil, "a frame whose checksum fails let through")
     }
-    // Every frame the recipe kept whole comes out, in order, among whatever else does.
+    // Every frame the recipe kept whole comes out, in order, among whatever else does;
+    // unless bytes of broken frames and what follows them made a frame of their own by
+    // chance (a checksum holds one time in 65,536), which may overlap a kept one.
+    let byChance = ubx.contains { !kept.contains($0) }
     var found = ubx.makeIterator()
-    for frame in kept {
+    for frame in kept where !byChance {
         var match = false
         while let next = found.next() {
             if next == frame {
