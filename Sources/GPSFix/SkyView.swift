@@ -22,7 +22,7 @@ public struct Satellite: Hashable, Sendable {
 
     public init(
         identity: SatelliteIdentity, signal: Int? = nil, elevation: Double? = nil, azimuth: Double? = nil,
-        snr: Double? = nil, used: Bool = false
+        snr: Double? = nil, used: Bool = false, health: Int? = nil, quality: Int? = nil, residual: Double? = nil
     ) {
         self.identity = identity
         self.signal = signal
@@ -30,6 +30,9 @@ public struct Satellite: Hashable, Sendable {
         self.azimuth = azimuth
         self.snr = snr
         self.used = used
+        self.health = health
+        self.quality = quality
+        self.residual = residual
     }
 }
 

@@ -23,13 +23,11 @@ extension UBXAssembler {
             let entry = view[index]
             guard let gnss = GNSS(rawValue: entry.gnssID), let identity = SatelliteIdentity(gnss: gnss, svid: entry.svID)
             else { continue }
-            var satellite = Satellite(
-                identity: identity, elevation: Self.elevation(entry.elevation), azimuth: Self.azimuth(entry.azimuth),
-                snr: Double(entry.cno), used: entry.isUsed)
-            satellite.health = entry.health == 0 ? nil : entry.health
-            satellite.quality = entry.quality
-            satellite.residual = entry.residual
-            satellites.append(satellite)
+            satellites.append(
+                Satellite(
+                    identity: identity, elevation: Self.elevation(entry.elevation), azimuth: Self.azimuth(entry.azimuth),
+                    snr: Double(entry.cno), used: entry.isUsed, health: entry.health == 0 ? nil : entry.health,
+                    quality: entry.quality, residual: entry.residual))
         }
         satellitesOfEpoch = true
         reportSatellites(satellites)
@@ -41,14 +39,12 @@ extension UBXAssembler {
         for index in 0..<view.count {
             let channel = view[index]
             guard let identity = SatelliteIdentity(ubxSingleNumber: channel.svID) else { continue }
-            var satellite = Satellite(
-                identity: identity, elevation: Self.elevation(channel.elevation),
-                azimuth: (0...359).contains(channel.azimuth) ? Double(channel.azimuth) : nil, snr: Double(channel.cno),
-                used: channel.isUsed)
-            satellite.health = channel.isUnhealthy ? 2 : 1
-            satellite.quality = channel.quality
-            satellite.residual = channel.residual
-            satellites.append(satellite)
+            satellites.append(
+                Satellite(
+                    identity: identity, elevation: Self.elevation(channel.elevation),
+                    azimuth: (0...359).contains(channel.azimuth) ? Double(channel.azimuth) : nil, snr: Double(channel.cno),
+                    used: channel.isUsed, health: channel.isUnhealthy ? 2 : 1, quality: channel.quality,
+                    residual: channel.residual))
         }
         satellitesOfEpoch = true
         reportSatellites(satellites)
@@ -64,13 +60,11 @@ extension UBXAssembler {
             guard let gnss = GNSS(rawValue: entry.gnssID), let identity = SatelliteIdentity(gnss: gnss, svid: entry.svID)
             else { continue }
             let placed = satellitesOfEpoch ? satellites.first { $0.identity.prn == identity.prn } : nil
-            var signal = Satellite(
-                identity: identity, signal: entry.signalID, elevation: placed?.elevation, azimuth: placed?.azimuth,
-                snr: Double(entry.cno), used: entry.quality >= 4)
-            signal.health = entry.health == 0 ? nil : entry.health
-            signal.quality = entry.quality
-            signal.residual = entry.residual
-            signals.append(signal)
+            signals.append(
+                Satellite(
+                    identity: identity, signal: entry.signalID, elevation: placed?.elevation, azimuth: placed?.azimuth,
+                    snr: Double(entry.cno), used: entry.quality >= 4, health: entry.health == 0 ? nil : entry.health,
+                    quality: entry.quality, residual: entry.residual))
         }
         reportSatellites(signals)
     }

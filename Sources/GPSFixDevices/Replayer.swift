@@ -55,19 +55,20 @@ public struct Replayer: Sendable {
         let payload = log.payload
         // A capture with UBX navigation messages is timed by their time of week alone.
         let units = CaptureUnits.units(of: payload)
-        let timedByUBX = units.contains { Self.ubxTimeOfWeek(payload[$0]) != nil }
+        let epochs = units.map { Self.ubxEpoch(of: payload[$0]) }
+        let timedByUBX = epochs.contains { $0 != nil }
         var currentTOW: UInt32?
-        for unit in units {
+        for (unit, epoch) in zip(units, epochs) {
             let bytes = payload[unit]
             var time: NMEATime?
             var hasFix = false
             var gap: Double?
-            if let tow = Self.ubxTimeOfWeek(bytes) {
+            if let (tow, fix) = epoch {
                 if let previous = currentTOW, (tow > previous ? tow - previous : previous - tow) > 10 {
                     gap = Double(Int64(tow) - Int64(previous)) / 1000
                 }
                 currentTOW = tow
-                hasFix = Self.ubxHasFix(bytes)
+                hasFix = fix
             } else if bytes.first != UBXFrame.sync1 {
                 Array(bytes).withUnsafeBytes { line in
                     framer.feed(line) { sentence in (time, hasFix) = Self.timeAndFix(of: sentence) }
@@ -95,19 +96,16 @@ public struct Replayer: Sendable {
         return (cycles, intervals)
     }
 
-    /// The time of week of a UBX NAV frame, milliseconds: every message of an epoch carries it.
-    private static func ubxTimeOfWeek(_ unit: ArraySlice<UInt8>) -> UInt32? {
+    /// The time of week of a UBX NAV frame (milliseconds: every message of an epoch
+    /// carries it), and whether the frame states a 3D fix (NAV-PVT or NAV-SOL).
+    private static func ubxEpoch(of unit: ArraySlice<UInt8>) -> (timeOfWeek: UInt32, hasFix: Bool)? {
         guard unit.first == UBXFrame.sync1 else { return nil }
-        return Array(unit).withUnsafeBytes { bytes in UBXFrame(validating: bytes).flatMap(UBXTimeFields.timeOfWeek(of:)) }
-    }
-
-    /// Whether a UBX frame states a 3D fix (NAV-PVT or NAV-SOL).
-    private static func ubxHasFix(_ unit: ArraySlice<UInt8>) -> Bool {
-        Array(unit).withUnsafeBytes { bytes in
-            guard let frame = UBXFrame(validating: bytes) else { return false }
-            if let pvt = NavPVT(frame) { return pvt.fixType == 3 && pvt.gnssFixOK }
-            if let solution = NavSOL(frame) { return solution.fixType == 3 && solution.gnssFixOK }
-            return false
+        return unit.withUnsafeBytes { bytes in
+            guard let frame = UBXFrame(validating: bytes), let timeOfWeek = UBXTimeFields.timeOfWeek(of: frame) else {
+                return nil
+            }
+            let fix = NavPVT(frame).map { ($0.fixType, $0.gnssFixOK) } ?? NavSOL(frame).map { ($0.fixType, $0.gnssFixOK) }
+            return (timeOfWeek, fix.map { $0.0 == 3 && $0.1 } ?? false)
         }
     }
 
