@@ -54,7 +54,8 @@ struct NMEAOutputTests {
     func plainReader() throws {
         let port = freePort()
         let daemon = try DaemonUnderTest(fixture: Self.fixture, speed: 10, extra: ["--nmea-tcp", "127.0.0.1:\(port)"])
-        let stalled = try LineClient(tcpPort: port)  // never reads
+        // The gpsd socket is bound before NMEA out's: wait for this port, not for that one.
+        let stalled = try #require(LineClient.connect(tcpPort: port))  // never reads
         let reader = try #require(LineClient.connect(tcpPort: port))
         let lines = Self.lines(from: reader, count: 300)
         #expect(lines.count == 300)
