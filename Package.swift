@@ -35,6 +35,10 @@ let package = Package(
         .target(name: "ReceiverFraming", dependencies: ["NMEA"]),
         // u-blox's binary protocol: its messages read in place from a frame, by generation.
         .target(name: "UBX", dependencies: ["ReceiverFraming"]),
+        // Configuring u-blox receivers by intent: the configuration interface's keys and
+        // CFG-VALSET/VALGET (protocol 27 on), the legacy CFG messages before it, and the
+        // conversation that waits for each acknowledgement. No I/O: a link is given to it.
+        .target(name: "UBXConfiguration", dependencies: ["UBX", "ReceiverFraming"]),
         // Fixes and sky views from sentences and UBX messages: the assemblers, the value
         // types, the stream decoder and the provider seam.
         .target(name: "GPSFix", dependencies: ["NMEA", "ReceiverFraming", "UBX"]),
@@ -46,7 +50,7 @@ let package = Package(
         .target(
             name: "GPSFixDevices",
             dependencies: [
-                "GPSFix", "ReceiverFraming", "UBX", "CLibGPS", "ServiceAddress", "OutputFormats",
+                "GPSFix", "ReceiverFraming", "UBX", "UBXConfiguration", "CLibGPS", "ServiceAddress", "OutputFormats",
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
@@ -165,6 +169,7 @@ let package = Package(
             name: "gpsfix",
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
+                "UBXConfiguration",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ],
@@ -176,6 +181,8 @@ let package = Package(
         .testTarget(
             name: "GPSFixTests",
             dependencies: ["GPSFix", "GPSFixDevices", "GPSDProtocol", "ReceiverFraming", "UBX", "TestSupport"]),
+        .testTarget(
+            name: "UBXConfigurationTests", dependencies: ["UBXConfiguration", "UBX", "ReceiverFraming", "GPSFixDevices", "TestSupport"]),
         .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix", "TestSupport"]),
         .testTarget(
             name: "GPSFixServerTests",

@@ -134,12 +134,12 @@ enum FileDescriptorReader {
 
     /// Reads `descriptor` for at most `window`, until `enough` says stop or `stop` is set.
     static func listen(
-        to descriptor: Int32, for window: Duration, stop: ChunkChannel, enough: ([UInt8]) -> Bool
+        to descriptor: Int32, for window: Duration, stopped: () -> Bool, enough: ([UInt8]) -> Bool
     ) -> [UInt8] {
         var collected: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = ContinuousClock.now + window
-        while !stop.isStopped, ContinuousClock.now < deadline, !enough(collected) {
+        while !stopped(), ContinuousClock.now < deadline, !enough(collected) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }

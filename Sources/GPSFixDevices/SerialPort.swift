@@ -106,18 +106,7 @@ public struct SerialPort: ByteSource {
             var prelude: [UInt8] = []
             if settings.speed == nil {
                 // No speed given: listen at each common speed until sentences make sense.
-                let found = try Autobaud.detect(speeds: port.autobaudOrder()) { (speed, enough) throws(DeviceError) in
-                    var trial = port
-                    trial.settings.speed = speed
-                    let opened = try trial.open()
-                    defer {
-                        try? Termios.set(opened.original, on: opened.descriptor, path: port.path)
-                        Glibc.close(opened.descriptor)
-                    }
-                    return FileDescriptorReader.listen(to: opened.descriptor, for: .milliseconds(1500), stop: stop, enough: enough)
-                }
-                guard let found else { throw .noSentences(path: port.path) }
-                port.speedFound.withLock { $0 = found.speed }
+                guard let found = try port.findSpeed(stopped: { stop.isStopped }) else { throw .noSentences(path: port.path) }
                 settings.speed = found.speed
                 prelude = found.bytes
             }
@@ -131,6 +120,24 @@ public struct SerialPort: ByteSource {
                 Glibc.close(opened.descriptor)
             })
         }
+    }
+
+    /// Listens at each common speed in turn (the last one found first) until checksummed
+    /// NMEA sentences or UBX frames arrive; remembers the speed found. `nil` when none
+    /// gives any, or when `stopped` says so first.
+    public func findSpeed(stopped: () -> Bool = { false }) throws(DeviceError) -> Autobaud.Result? {
+        let found = try Autobaud.detect(speeds: autobaudOrder()) { (speed, enough) throws(DeviceError) in
+            var trial = self
+            trial.settings.speed = speed
+            let opened = try trial.open()
+            defer {
+                try? Termios.set(opened.original, on: opened.descriptor, path: path)
+                Glibc.close(opened.descriptor)
+            }
+            return FileDescriptorReader.listen(to: opened.descriptor, for: .milliseconds(1500), stopped: stopped, enough: enough)
+        }
+        if let found { speedFound.withLock { $0 = found.speed } }
+        return found
     }
 
     /// The speeds autobaud tries, the last one found first (a replugged receiver keeps its speed).

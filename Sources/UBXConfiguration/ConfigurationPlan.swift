@@ -1,0 +1,106 @@
+/// The steps that apply settings through the configuration interface (protocol 27 on):
+/// everything but the port's speed in one CFG-VALSET transaction, which the receiver
+/// applies whole or not at all, then the speed alone, last.
+enum ConfigurationPlan {
+    static func valueSteps(_ settings: ReceiverSettings, port: ReceiverPort, layers: ConfigurationLayers) throws
+        -> [ConfigurationStep]
+    {
+        var items: [ConfigurationItem] = []
+        var named: [String] = []
+        if let period = settings.measurementPeriod {
+            items += [ConfigurationItem(ConfigurationKeys.measurementRate, UInt64(period)), ConfigurationItem(ConfigurationKeys.navigationRate, 1)]
+            named.append("--rate")
+        }
+        if let wanted = settings.constellations {
+            // NavIC is written only when asked for: receivers without it refuse its key.
+            for system in Constellation.allCases where system != .navic || wanted.contains(.navic) {
+                items.append(ConfigurationItem(ConfigurationKeys.enables(system), wanted.contains(system) ? 1 : 0))
+            }
+            named.append("--gnss")
+        }
+        if let output = settings.output {
+            items += [
+                ConfigurationItem(ConfigurationKeys.outputsUBX(port), output.ubx ? 1 : 0),
+                ConfigurationItem(ConfigurationKeys.outputsNMEA(port), output.nmea ? 1 : 0),
+            ]
+            if output.ubx {
+                for message in OutputMessage.sent(byProtocol: 27) {
+                    if let key = ConfigurationKeys.outputRate(message, port) { items.append(ConfigurationItem(key, 1)) }
+                }
+            }
+            named.append("--output")
+        }
+        if let model = settings.dynamicModel {
+            items.append(ConfigurationItem(ConfigurationKeys.dynamicModel, UInt64(model.code)))
+            named.append("--dynamic-model")
+        }
+        if let pulse = settings.timePulse {
+            let (period, length) = pulse.microseconds
+            items += [
+                ConfigurationItem(ConfigurationKeys.timePulseEnabled, 1),
+                ConfigurationItem(ConfigurationKeys.timePulseDefinition, 0),
+                ConfigurationItem(ConfigurationKeys.timePulseLengthDefinition, 1),
+                ConfigurationItem(ConfigurationKeys.timePulseUsesLocked, 1),
+                ConfigurationItem(ConfigurationKeys.timePulsePeriod, UInt64(period)),
+                ConfigurationItem(ConfigurationKeys.timePulsePeriodLocked, UInt64(period)),
+                ConfigurationItem(ConfigurationKeys.timePulseLength, pulse.onlyWhenLocked ? 0 : UInt64(length)),
+                ConfigurationItem(ConfigurationKeys.timePulseLengthLocked, UInt64(length)),
+            ]
+            named.append("--timepulse")
+        }
+        if let mode = settings.timingMode {
+            items += timingItems(mode)
+            named.append(mode.option)
+        }
+        var steps: [ConfigurationStep] = ValueMessages.set(items, in: layers).map {
+            ConfigurationStep(settings: named.joined(separator: ", "), frame: $0, confirmation: .acknowledgement)
+        }
+        if let speed = settings.baudRate {
+            guard let key = ConfigurationKeys.baudRate(port) else {
+                throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over \(port.rawValue.uppercased())")
+            }
+            for frame in ValueMessages.set([ConfigurationItem(key, UInt64(speed))], in: layers) {
+                steps.append(ConfigurationStep(settings: "--baud", frame: frame, confirmation: .answersAt(speed)))
+            }
+        }
+        return steps
+    }
+
+    private static func timingItems(_ mode: TimingMode) -> [ConfigurationItem] {
+        switch mode {
+        case .navigate:
+            return [ConfigurationItem(ConfigurationKeys.timingMode, 0)]
+        case .surveyIn(let seconds, let metres):
+            return [
+                ConfigurationItem(ConfigurationKeys.timingMode, 1),
+                ConfigurationItem(ConfigurationKeys.surveyInMinimumDuration, UInt64(seconds)),
+                ConfigurationItem(ConfigurationKeys.surveyInAccuracyLimit, UInt64((metres * 1e4).rounded())),
+            ]
+        case .fixed(let latitude, let longitude, let height):
+            let (lat, latHP) = TimingMode.split(degrees: latitude)
+            let (lon, lonHP) = TimingMode.split(degrees: longitude)
+            let (alt, altHP) = TimingMode.split(metres: height)
+            return [
+                ConfigurationItem(ConfigurationKeys.timingMode, 2),
+                ConfigurationItem(ConfigurationKeys.timingPositionType, 1),
+                ConfigurationItem(ConfigurationKeys.timingLatitude, signed: Int64(lat)),
+                ConfigurationItem(ConfigurationKeys.timingLongitude, signed: Int64(lon)),
+                ConfigurationItem(ConfigurationKeys.timingHeight, signed: Int64(alt)),
+                ConfigurationItem(ConfigurationKeys.timingLatitudeHP, signed: Int64(latHP)),
+                ConfigurationItem(ConfigurationKeys.timingLongitudeHP, signed: Int64(lonHP)),
+                ConfigurationItem(ConfigurationKeys.timingHeightHP, signed: Int64(altHP)),
+            ]
+        }
+    }
+}
+
+extension TimingMode {
+    /// The option of `gpsfix ubx set` that asks for this mode.
+    var option: String {
+        switch self {
+        case .navigate: "--navigate"
+        case .surveyIn: "--survey-in"
+        case .fixed: "--fixed-position"
+        }
+    }
+}

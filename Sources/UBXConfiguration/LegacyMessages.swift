@@ -1,0 +1,95 @@
+import ReceiverFraming
+
+/// The configuration messages of receivers before protocol 27 (LEA-5/6, M8): each sets
+/// one part of the configuration in RAM and is acknowledged. Where a message sets more
+/// than is asked (a port, a time pulse, the constellations), the receiver's own is polled
+/// first and only the asked fields change.
+public enum LegacyMessages {
+    public static let port: UInt16 = 0x0600  // CFG-PRT
+    public static let messageRate: UInt16 = 0x0601  // CFG-MSG
+    public static let reset: UInt16 = 0x0604  // CFG-RST
+    public static let rate: UInt16 = 0x0608  // CFG-RATE
+    public static let saveLoad: UInt16 = 0x0609  // CFG-CFG
+    public static let navigation: UInt16 = 0x0624  // CFG-NAV5
+    public static let timePulse: UInt16 = 0x0631  // CFG-TP5
+    public static let constellations: UInt16 = 0x063E  // CFG-GNSS
+    public static let timingMode: UInt16 = 0x0671  // CFG-TMODE3
+
+    /// A frame of `message` (class and id) with `payload`; an empty payload polls.
+    public static func frame(_ message: UInt16, _ payload: [UInt8] = []) -> [UInt8] {
+        UBXFrame.encode(messageClass: UInt8(message >> 8), id: UInt8(message & 0xFF), payload: payload)
+    }
+
+    /// CFG-PRT's poll of the port the poll arrives on.
+    public static let pollPort = frame(port)
+    /// CFG-TP5's poll of the first time pulse.
+    public static let pollTimePulse = frame(timePulse, [0])
+
+    /// CFG-MSG: `message`'s rate on the port the frame arrives on, per navigation solution.
+    public static func setRate(of message: OutputMessage, to rate: UInt8) -> [UInt8] {
+        frame(messageRate, [message.classAndID.0, message.classAndID.1, rate])
+    }
+
+    /// CFG-MSG's poll of `message`'s rates on every port.
+    public static func pollRate(of message: OutputMessage) -> [UInt8] {
+        frame(messageRate, [message.classAndID.0, message.classAndID.1])
+    }
+
+    /// CFG-NAV5 that changes the dynamic model only (mask bit 0).
+    public static func setDynamicModel(_ model: DynamicModel) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: 36)
+        payload[0] = 0x01
+        payload[2] = model.code
+        return frame(navigation, payload)
+    }
+
+    /// CFG-TMODE3 (timing receivers, protocol 20 on): off, survey-in or a fixed position.
+    public static func setTimingMode(_ mode: TimingMode) -> [UInt8] {
+        var payload = [UInt8](repeating: 0, count: 40)
+        switch mode {
+        case .navigate: break
+        case .surveyIn(let seconds, let metres):
+            payload[2] = 1
+            payload.put(seconds, at: 24)
+            payload.put(UInt32(clamping: Int((metres * 1e4).rounded())), at: 28)
+        case .fixed(let latitude, let longitude, let height):
+            payload[2] = 2
+            payload[3] = 0x01  // LLA: latitude, longitude and height rather than ECEF
+            let (lat, latHP) = TimingMode.split(degrees: latitude)
+            let (lon, lonHP) = TimingMode.split(degrees: longitude)
+            let (alt, altHP) = TimingMode.split(metres: height)
+            payload.put(UInt32(bitPattern: lat), at: 4)
+            payload.put(UInt32(bitPattern: lon), at: 8)
+            payload.put(UInt32(bitPattern: alt), at: 12)
+            payload[16] = UInt8(bitPattern: latHP)
+            payload[17] = UInt8(bitPattern: lonHP)
+            payload[18] = UInt8(bitPattern: altHP)
+        }
+        return frame(timingMode, payload)
+    }
+
+    /// CFG-CFG that saves the whole current configuration to battery-backed RAM and flash.
+    public static let save = frame(saveLoad, [0, 0, 0, 0, 0x1F, 0x1F, 0, 0, 0, 0, 0, 0, 0x03])
+
+    /// CFG-RST: a restart with `navBbrMask` kept or cleared (hot 0, warm 1, cold 0xFFFF)
+    /// as a controlled software reset of the GNSS only, or a hardware reset (`0x01`).
+    public static func restart(navBbrMask: UInt16, resetMode: UInt8) -> [UInt8] {
+        frame(reset, [UInt8(navBbrMask & 0xFF), UInt8(navBbrMask >> 8), resetMode, 0])
+    }
+}
+
+extension [UInt8] {
+    /// Writes `value` little-endian at `offset`.
+    mutating func put(_ value: UInt32, at offset: Int) {
+        for index in 0..<4 { self[offset + index] = UInt8(truncatingIfNeeded: value >> UInt32(index * 8)) }
+    }
+
+    mutating func put(_ value: UInt16, at offset: Int) {
+        self[offset] = UInt8(value & 0xFF)
+        self[offset + 1] = UInt8(value >> 8)
+    }
+
+    func u16(_ offset: Int) -> UInt16 { UInt16(self[offset]) | UInt16(self[offset + 1]) << 8 }
+    func u32(_ offset: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(self[offset + $1]) << UInt32($1 * 8) } }
+    func i32(_ offset: Int) -> Int32 { Int32(bitPattern: u32(offset)) }
+}

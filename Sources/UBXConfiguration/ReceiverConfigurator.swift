@@ -1,0 +1,143 @@
+import UBX
+
+/// One frame of a configuration, what it carries and how the receiver shows it took it.
+public struct ConfigurationStep: Sendable {
+    /// How the receiver shows that a step took.
+    public enum Confirmation: Hashable, Sendable {
+        /// ACK-ACK.
+        case acknowledgement
+        /// It answers at `bps` afterwards (its acknowledgement, at either speed, may be lost).
+        case answersAt(Int)
+    }
+
+    /// The options this frame carries, to name in an error (`--rate, --gnss`).
+    public var settings: String
+    public var frame: [UInt8]
+    public var confirmation: Confirmation
+}
+
+/// How a receiver restarts: which of its navigation data it keeps, or its factory settings.
+public enum ReceiverRestart: String, Sendable, CaseIterable {
+    case hot, warm, cold, factory
+
+    /// CFG-RST's navBbrMask: hot keeps everything, warm clears the ephemerides, cold all.
+    var navigationDataCleared: UInt16 {
+        switch self {
+        case .hot: 0x0000
+        case .warm: 0x0001
+        case .cold, .factory: 0xFFFF
+        }
+    }
+}
+
+/// Configures a u-blox receiver by intent, over a ``ReceiverConversation``: finds its
+/// generation by asking (MON-VER's protocol version), then writes what ``ReceiverSettings``
+/// asks, with the configuration interface from protocol 27 on (one CFG-VALSET transaction)
+/// or the legacy messages before it, in an order that keeps the port reachable (its
+/// speed last).
+public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
+    public let conversation: ReceiverConversation<C>
+    /// The receiver's port the link reaches (the configuration interface names it; the
+    /// legacy messages act on the port they arrive on).
+    public let port: ReceiverPort
+    /// What MON-VER said, once ``identify()`` ran.
+    public private(set) var version: MonVER?
+
+    public init(conversation: ReceiverConversation<C>, port: ReceiverPort) {
+        self.conversation = conversation
+        self.port = port
+    }
+
+    /// Asks the receiver who it is (MON-VER, read-only).
+    @discardableResult
+    public func identify() throws -> MonVER {
+        let payload = try conversation.poll(MonitorMessages.pollVersion, answer: MonVER.message, what: "MON-VER (who it is)")
+        guard let version = decode(MonVER.message, payload, as: MonVER.init) else { throw ConfigurationError.malformed("MON-VER") }
+        self.version = version
+        return version
+    }
+
+    /// The protocol version MON-VER gave. u-blox 5 and 6 do not say it: theirs is their
+    /// firmware's major version plus 6 (firmware 7.03 speaks protocol 13.03).
+    public var protocolVersion: Double {
+        if let stated = version?.protocolVersion { return stated }
+        let firmware = version?.software.prefix { $0 == "." || $0.isNumber }
+        return firmware.flatMap { Double($0) }.map { $0 + 6 } ?? 12
+    }
+
+    /// Whether the receiver has the configuration interface (CFG-VALSET, protocol 27 on).
+    public var usesConfigurationInterface: Bool { protocolVersion >= 27 }
+
+    /// The frames that apply `settings` (and with `save`, keep them over a power cycle),
+    /// in the order they go. Legacy receivers are polled (read-only) for the parts a
+    /// message sets beside the asked ones.
+    public func plan(_ settings: ReceiverSettings, layers: ConfigurationLayers) throws -> [ConfigurationStep] {
+        if version == nil { try identify() }
+        return if usesConfigurationInterface {
+            // Nothing to set but a save: what runs in RAM is saved whole (CFG-CFG).
+            settings.isEmpty && layers.contains(.flash)
+                ? [ConfigurationStep(settings: "--save", frame: LegacyMessages.save, confirmation: .acknowledgement)]
+                : try ConfigurationPlan.valueSteps(settings, port: port, layers: layers)
+        } else {
+            try LegacyPlan(conversation: conversation, protocolVersion: protocolVersion).steps(settings, save: layers.contains(.flash))
+        }
+    }
+
+    /// Sends `steps` in order, each confirmed before the next; stops at the first refusal
+    /// or silence, naming the settings of that step.
+    public func apply(_ steps: [ConfigurationStep]) throws {
+        for step in steps {
+            switch step.confirmation {
+            case .acknowledgement:
+                try conversation.write(step.frame, setting: step.settings)
+            case .answersAt(let speed):
+                try changeSpeed(with: step, to: speed)
+            }
+        }
+    }
+
+    /// Restarts the receiver; returns once it answers again. A factory restart first
+    /// clears and reloads every saved setting (CFG-CFG, acknowledged).
+    public func restart(_ kind: ReceiverRestart) throws {
+        if kind == .factory {
+            try conversation.write(LegacyMessages.restoreDefaults, setting: "--factory")
+        }
+        // A controlled software reset (resetMode 1): the receiver sends no acknowledgement.
+        try conversation.send(LegacyMessages.restart(navBbrMask: kind.navigationDataCleared, resetMode: 0x01))
+        try conversation.drain(for: .milliseconds(500))
+        try identify()
+    }
+
+    private func changeSpeed(with step: ConfigurationStep, to speed: Int) throws {
+        // The acknowledgement comes at the old speed or the new one, or is lost in the
+        // switch; a refusal comes before the switch. Sent once: a second copy would reach
+        // a receiver already at the new speed as noise.
+        let once = conversation.attempts
+        conversation.attempts = 1
+        defer { conversation.attempts = once }
+        do {
+            try conversation.write(step.frame, setting: step.settings)
+        } catch ConfigurationError.silent {
+            // Either way, the receiver must answer at the new speed.
+        }
+        try conversation.link.changeSpeed(to: speed)
+        try conversation.drain(for: .milliseconds(100))
+        conversation.attempts = once
+        do {
+            try identify()
+        } catch ConfigurationError.silent {
+            throw ConfigurationError.silent("at \(speed) bps after \(step.settings)", attempts: once)
+        }
+    }
+}
+
+/// MON's polls.
+enum MonitorMessages {
+    static let pollVersion = LegacyMessages.frame(MonVER.message)
+}
+
+extension LegacyMessages {
+    /// CFG-CFG that clears every saved setting and loads the defaults, in battery-backed
+    /// RAM and flash.
+    static let restoreDefaults = frame(saveLoad, [0x1F, 0x1F, 0, 0, 0, 0, 0, 0, 0x1F, 0x1F, 0, 0, 0x03])
+}

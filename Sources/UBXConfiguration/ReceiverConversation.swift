@@ -1,0 +1,142 @@
+import ReceiverFraming
+import UBX
+
+/// The byte path to a receiver: a serial port the tool opened, or the daemon's control
+/// socket while the daemon holds the port. Tests swap in a simulated receiver.
+public protocol ReceiverLink: AnyObject {
+    /// Sends one whole frame.
+    func send(_ frame: [UInt8]) throws
+    /// What the receiver sent within `timeout`; empty when it sent nothing.
+    func receive(timeout: Duration) throws -> [UInt8]
+    /// Switches the link to `bps`, after the receiver was told to switch to it.
+    func changeSpeed(to bps: Int) throws
+}
+
+/// Why a configuration conversation stopped.
+public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
+    /// The receiver sent no answer to `what` within the time allowed, after every try.
+    case silent(String, attempts: Int)
+    /// The receiver refused (ACK-NAK) the frame that carries `setting`.
+    case refused(String)
+    /// The receiver cannot do what is asked (a constellation it does not have, a speed on USB).
+    case unsupported(String)
+    /// The receiver answered, but not in a way its interface description allows.
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .silent(let what, let attempts):
+            "the receiver did not answer \(what) (\(attempts) \(attempts == 1 ? "try" : "tries")): is it a u-blox receiver, at this speed?"
+        case .refused(let setting): "the receiver refused \(setting)"
+        case .unsupported(let what): what
+        case .malformed(let what): "the receiver's answer to \(what) makes no sense"
+        }
+    }
+}
+
+/// Requests and their answers over a ``ReceiverLink``: each request waits for its answer
+/// (a poll's reply, or ACK-ACK/ACK-NAK) for ``answerTimeout``, and is sent again up to
+/// ``attempts`` times in all. Whatever else the receiver sends meanwhile (its navigation
+/// messages, NMEA) is read and passed over, through a framer of bounded size.
+public final class ReceiverConversation<C: Clock> where C.Duration == Duration {
+    public let link: any ReceiverLink
+    public let clock: C
+    public var answerTimeout: Duration
+    public var attempts: Int
+    private let framer = ReceiverFramer(maximumUBXPayload: 4096)
+    /// UBX frames that arrived after an answer, not yet looked at.
+    private var unread: [[UInt8]] = []
+
+    public init(link: any ReceiverLink, clock: C, answerTimeout: Duration = .seconds(1), attempts: Int = 3) {
+        self.link = link
+        self.clock = clock
+        self.answerTimeout = answerTimeout
+        self.attempts = attempts
+    }
+
+    /// Sends `frame` and returns the payload of the first `answer` message that follows.
+    public func poll(_ frame: [UInt8], answer: UInt16, what: String) throws -> [UInt8] {
+        let polled = Self.message(of: frame)
+        let reply = try request(frame, what: what) { received -> Result<[UInt8], ConfigurationError>? in
+            if received.message == answer, !received.payload.isEmpty, answer != ValueMessages.valueGet || received.payload[0] == 1 {
+                return .success(Array(received.payload))
+            }
+            if Acknowledgement(received, of: polled) == .refused { return .failure(.refused(what)) }
+            return nil
+        }
+        let payload = try reply.get()
+        // A configuration poll is answered, then acknowledged: wait for that too, so that it
+        // is not taken for the acknowledgement of a write that follows.
+        if frame[2] == 0x06 { _ = try awaitAnswer(for: answerTimeout) { Acknowledgement($0, of: polled) } }
+        return payload
+    }
+
+    /// Sends `frame` and waits for its acknowledgement; a refusal names `setting`.
+    public func write(_ frame: [UInt8], setting: String) throws {
+        let message = Self.message(of: frame)
+        let answer = try request(frame, what: setting) { Acknowledgement($0, of: message) }
+        if answer == .refused { throw ConfigurationError.refused(setting) }
+    }
+
+    /// Sends `frame` without waiting for anything (a reset, which is not acknowledged).
+    public func send(_ frame: [UInt8]) throws {
+        try link.send(frame)
+    }
+
+    /// Reads for up to `duration`, dropping what comes: what a receiver sent before a
+    /// speed change is noise after it.
+    public func drain(for duration: Duration) throws {
+        _ = try awaitAnswer(for: duration) { _ in Optional<Void>.none }
+        framer.reset()
+        unread.removeAll()
+    }
+
+    private func request<Answer>(_ frame: [UInt8], what: String, match: (UBXFrame) -> Answer?) throws -> Answer {
+        for _ in 0..<attempts {
+            try link.send(frame)
+            if let answer = try awaitAnswer(for: answerTimeout, match: match) { return answer }
+        }
+        throw ConfigurationError.silent(what, attempts: attempts)
+    }
+
+    /// The first answer `match` finds among the frames read before and not yet looked at,
+    /// then in what arrives within `duration`.
+    private func awaitAnswer<Answer>(for duration: Duration, match: (UBXFrame) -> Answer?) throws -> Answer? {
+        while !unread.isEmpty {
+            let frame = unread.removeFirst()
+            if let answer = frame.withUnsafeBytes({ UBXFrame(validating: $0).flatMap(match) }) { return answer }
+        }
+        let deadline = clock.now.advanced(by: duration)
+        var found: Answer?
+        while found == nil {
+            let left = clock.now.duration(to: deadline)
+            guard left > .zero else { break }
+            let bytes = try link.receive(timeout: left)
+            bytes.withUnsafeBytes { chunk in
+                framer.feed(chunk) { frame in
+                    guard case .ubx(let ubx) = frame else { return }
+                    if found == nil {
+                        found = match(ubx)
+                    } else if unread.count < Self.unreadLimit {
+                        // Read with the answer, in the same chunk: the next request's, perhaps.
+                        unread.append(Array(ubx.bytes))
+                    }
+                }
+            }
+        }
+        return found
+    }
+
+    /// How many UBX frames read after an answer are kept for the next request (a receiver
+    /// sends an acknowledgement or two after an answer, and its navigation messages).
+    private static var unreadLimit: Int { 16 }
+
+    private static func message(of frame: [UInt8]) -> UInt16 { UInt16(frame[2]) << 8 | UInt16(frame[3]) }
+}
+
+/// Decodes a payload that ``ReceiverConversation/poll(_:answer:what:)`` returned with one
+/// of the `UBX` module's messages, which read whole frames.
+func decode<Message>(_ message: UInt16, _ payload: [UInt8], as decode: (UBXFrame) -> Message?) -> Message? {
+    let bytes = UBXFrame.encode(messageClass: UInt8(message >> 8), id: UInt8(message & 0xFF), payload: payload)
+    return bytes.withUnsafeBytes { UBXFrame(validating: $0).flatMap(decode) }
+}

@@ -1,0 +1,144 @@
+import UBX
+
+/// A receiver's identity and current settings, as it reports them: what `gpsfix ubx show`
+/// prints and what the doctor compares with the configuration. A part the receiver does
+/// not have (a timing mode on a navigation receiver) is `nil`.
+public struct ReceiverReport: Hashable, Sendable {
+    public var version: MonVER
+    public var protocolVersion: Double
+    public var port: ReceiverPort?
+    public var baudRate: Int?
+    /// Milliseconds between measurements, and measurements per navigation solution.
+    public var measurementPeriod: Int?
+    public var navigationRate: Int?
+    public var constellations: Set<Constellation>?
+    public var output: OutputProtocols?
+    /// Each UBX navigation message's rate on this port.
+    public var messages: [String: Int] = [:]
+    public var dynamicModel: UInt8?
+    public var timePulse: TimePulseReport?
+    public var timingMode: TimingMode?
+
+    /// A report of the receiver's identity alone, its settings to be filled in.
+    public init(version: MonVER, protocolVersion: Double) {
+        self.version = version
+        self.protocolVersion = protocolVersion
+    }
+
+    /// The module (`MOD=ZED-F9P`) and firmware (`FWVER=HPG 1.32`) MON-VER names, if any.
+    public var module: String? { version.extensions.first { $0.hasPrefix("MOD=") }.map { String($0.dropFirst(4)) } }
+    public var firmware: String? { version.extensions.first { $0.hasPrefix("FWVER=") }.map { String($0.dropFirst(6)) } }
+
+    /// The measurement rate in Hz.
+    public var rate: Double? { measurementPeriod.flatMap { $0 > 0 ? 1000 / Double($0) : nil } }
+
+    /// Where the receiver differs from `settings`, one line each (`--rate: 1 Hz, not 5 Hz`).
+    public func differences(from settings: ReceiverSettings) -> [String] {
+        var found: [String] = []
+        if let wanted = settings.measurementPeriod, measurementPeriod != Int(wanted) {
+            found.append("rate: \(rate.map { "\(Self.number($0)) Hz" } ?? "unknown"), not \(Self.number(settings.rate ?? 0)) Hz")
+        }
+        if let wanted = settings.constellations, constellations != wanted {
+            found.append("gnss: \(Self.list(constellations)), not \(Self.list(wanted))")
+        }
+        if let wanted = settings.output, output != wanted {
+            found.append("output: \(output?.rawValue ?? "unknown"), not \(wanted.rawValue)")
+        }
+        if let wanted = settings.baudRate, baudRate != wanted {
+            found.append("baud: \(baudRate.map(String.init) ?? "unknown"), not \(wanted)")
+        }
+        if let wanted = settings.dynamicModel, dynamicModel != wanted.code {
+            found.append("dynamic-model: \(dynamicModelName ?? "unknown"), not \(wanted.rawValue)")
+        }
+        if let wanted = settings.timePulse, timePulse?.matches(wanted) != true {
+            found.append("timepulse: \(timePulse?.description ?? "unknown"), not \(TimePulseReport(wanted).description)")
+        }
+        if let wanted = settings.timingMode, timingMode.map({ $0.isClose(to: wanted) }) != true {
+            found.append("timing mode: \(timingMode.map(Self.describe) ?? "unknown"), not \(Self.describe(wanted))")
+        }
+        return found
+    }
+
+    public var dynamicModelName: String? {
+        dynamicModel.map { code in DynamicModel(code: UInt64(code))?.rawValue ?? "model \(code)" }
+    }
+
+    /// The report as lines of `name: value` for a terminal.
+    public var lines: [String] {
+        var lines = [
+            "receiver: \(module ?? "u-blox") (hardware \(version.hardware), software \(version.software)\(firmware.map { ", firmware \($0)" } ?? ""))",
+            "protocol: \(Self.number(protocolVersion)) (\(protocolVersion >= 27 ? "configuration interface" : "legacy configuration messages"))",
+        ]
+        if let port { lines.append("port: \(port.rawValue)\(baudRate.map { " at \($0) bps" } ?? "")") }
+        if let rate { lines.append("rate: \(Self.number(rate)) Hz (\(measurementPeriod ?? 0) ms, \(navigationRate ?? 1) measurement(s) per solution)") }
+        if let constellations { lines.append("gnss: \(Self.list(constellations))") }
+        if let output { lines.append("output: \(output.rawValue)") }
+        if !messages.isEmpty {
+            lines.append("messages: " + messages.sorted { $0.key < $1.key }.map { "\($0.key) every \($0.value)" }.joined(separator: ", "))
+        }
+        if let name = dynamicModelName { lines.append("dynamic model: \(name)") }
+        if let timePulse { lines.append("time pulse: \(timePulse)") }
+        if let timingMode { lines.append("timing mode: \(Self.describe(timingMode))") }
+        return lines
+    }
+
+    static func describe(_ mode: TimingMode) -> String {
+        switch mode {
+        case .navigate: "navigating"
+        case .surveyIn(let seconds, let metres): "survey-in for at least \(seconds) s, to \(number(metres)) m"
+        case .fixed(let latitude, let longitude, let height): "fixed at \(number(latitude)), \(number(longitude)), \(number(height)) m"
+        }
+    }
+
+    static func list(_ systems: Set<Constellation>?) -> String {
+        systems.map { $0.isEmpty ? "none" : $0.sorted().map(\.rawValue).joined(separator: ",") } ?? "unknown"
+    }
+
+    /// `5` for 5.0, `0.1` for 0.1: numbers as a user types them.
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+}
+
+/// The first time pulse as the receiver has it: microseconds, before and after a fix.
+public struct TimePulseReport: Hashable, Sendable, CustomStringConvertible {
+    public var enabled: Bool
+    public var period: UInt32
+    public var length: UInt32
+    public var periodLocked: UInt32
+    public var lengthLocked: UInt32
+
+    public init(enabled: Bool, period: UInt32, length: UInt32, periodLocked: UInt32, lengthLocked: UInt32) {
+        self.enabled = enabled
+        self.period = period
+        self.length = length
+        self.periodLocked = periodLocked
+        self.lengthLocked = lengthLocked
+    }
+
+    init(_ pulse: TimePulse) {
+        let (period, length) = pulse.microseconds
+        self.init(enabled: true, period: period, length: pulse.onlyWhenLocked ? 0 : length, periodLocked: period, lengthLocked: length)
+    }
+
+    func matches(_ pulse: TimePulse) -> Bool { self == TimePulseReport(pulse) }
+
+    public var description: String {
+        guard enabled else { return "off" }
+        let locked = "every \(ReceiverReport.number(Double(periodLocked) / 1e6)) s, \(ReceiverReport.number(Double(lengthLocked) / 1e6)) s long"
+        return length == 0 ? "\(locked), only with a fix" : locked
+    }
+}
+
+extension TimingMode {
+    /// Whether two modes are the same to the receiver's resolution (1e-9°, 0.1 mm).
+    func isClose(to other: TimingMode) -> Bool {
+        switch (self, other) {
+        case (.navigate, .navigate): true
+        case (.surveyIn(let s1, let m1), .surveyIn(let s2, let m2)): s1 == s2 && abs(m1 - m2) < 1e-4
+        case (.fixed(let a1, let o1, let h1), .fixed(let a2, let o2, let h2)):
+            abs(a1 - a2) < 2e-9 && abs(o1 - o2) < 2e-9 && abs(h1 - h2) < 2e-4
+        default: false
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A u-blox receiver modelled after u-blox's interface descriptions, behind a
+/// pseudo-terminal, because no receiver is attached to the machines the tests run on.
+///
+/// It is written from the descriptions, not from GPSFix's configuration code, so that the
+/// two can disagree: the ZED-F9P Interface Description (UBX-18010854) for the
+/// configuration interface (CFG-VALSET, CFG-VALGET, the keys below) and the M8 receiver
+/// description (UBX-13003221) for the legacy messages (CFG-PRT, -MSG, -RATE, -GNSS, -NAV5,
+/// -TP5, -TMODE3, -CFG, -RST). What it models:
+/// - MON-VER with the generation's protocol version;
+/// - its configuration in RAM, battery-backed RAM and flash; a restart reloads RAM from
+///   what was saved, so unsaved settings are lost, as on a receiver;
+/// - ACK-ACK for what it applies and ACK-NAK for what it refuses: an unknown key (the
+///   whole CFG-VALSET is refused), a measurement period under 50 ms, an unknown dynamic
+///   model, any message its generation does not have;
+/// - a navigation solution every measurement period (NAV-PVT, NAV-DOP, NAV-SAT, NAV-EOE
+///   at their rates, and GGA and RMC when NMEA is on), with iTOW advancing by the period;
+/// - the port's speed: it reads the line's settings with `tcgetattr` (a pseudo-terminal
+///   passes them through and ignores the speed), and while they differ from its own it
+///   cannot read what comes and what it sends is noise, as a UART at the wrong speed.
+///   After a speed change it acknowledges at the old speed, then switches.
+public final class SimulatedUBXReceiver: @unchecked Sendable {
+    public enum Generation: Sendable {
+        /// A ZED-F9T speaking protocol 27.31: the configuration interface only.
+        case generation9
+        /// A NEO-M8T speaking protocol 18.00: the legacy messages only.
+        case m8
+    }
+
+    /// The follower end's path, which the tool and the daemon open as a serial port.
+    public let path: String
+    public let generation: Generation
+    let master: Int32
+    private let follower: Int32
+    let state: Locked<ReceiverState>
+    private let running = Locked(true)
+    private var thread: Thread?
+    private var input: [UInt8] = []
+
+    /// Starts the receiver at its default speed (38400 bps for generation 9, 9600 for M8)
+    /// and its factory configuration. A `silent` receiver never sends anything.
+    public init(_ generation: Generation, silent: Bool = false) throws {
+        var master: Int32 = -1
+        var follower: Int32 = -1
+        guard openpty(&master, &follower, nil, nil, nil) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        self.master = master
+        self.follower = follower
+        self.generation = generation
+        path = String(cString: ttyname(follower))
+        var attributes = termios()
+        tcgetattr(follower, &attributes)
+        cfmakeraw(&attributes)
+        tcsetattr(follower, TCSANOW, &attributes)
+        _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
+        state = Locked(ReceiverState(generation: generation, silent: silent))
+        let thread = Thread { [unowned self] in self.run() }
+        thread.name = "simulated u-blox receiver"
+        self.thread = thread
+        thread.start()
+    }
+
+    deinit {
+        running.withLock { $0 = false }
+        while thread?.isFinished == false { usleep(1000) }
+        close(master)
+        close(follower)
+    }
+
+    /// Stops sending and loses what was not saved, then starts again from what was: a
+    /// power cycle, with its battery-backed RAM kept.
+    public func powerCycle() {
+        state.withLock { $0.restart(after: .milliseconds(300)) }
+    }
+
+    /// The setting `key` holds in RAM (the configuration interface's key IDs name every
+    /// setting of the model, whatever the generation).
+    public func setting(_ key: UInt32) -> UInt64? { state.withLock { $0.ram[key] } }
+
+    /// The speed the receiver's port runs at.
+    public var speed: Int { state.withLock { $0.speed } }
+
+    /// How many configuration messages it acknowledged and refused.
+    public var acknowledgements: (acknowledged: Int, refused: Int) { state.withLock { ($0.acknowledged, $0.refused) } }
+
+    private func run() {
+        var nextSolution = ContinuousClock.now
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while running.withLock({ $0 }) {
+            var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+            let wait = max(0, min(20, ContinuousClock.now.duration(to: nextSolution).milliseconds))
+            if poll(&descriptor, 1, Int32(wait)) > 0, descriptor.revents & Int16(POLLIN) != 0 {
+                let count = read(master, &buffer, buffer.count)
+                if count > 0 { received(Array(buffer[0..<count])) }
+            }
+            if ContinuousClock.now >= nextSolution {
+                let (bytes, period) = state.withLock { state in (state.solution(), state.measurementPeriod) }
+                send(bytes)
+                nextSolution = nextSolution.advanced(by: period)
+                if ContinuousClock.now > nextSolution { nextSolution = ContinuousClock.now.advanced(by: period) }
+            }
+        }
+    }
+
+    /// Whether the line is set to the receiver's speed (a pseudo-terminal's master reports
+    /// its follower's settings).
+    private var lineMatches: Bool {
+        var attributes = termios()
+        guard tcgetattr(master, &attributes) == 0 else { return false }
+        return Int(exactly: Self.bitsPerSecond(cfgetospeed(&attributes)) ?? 0) == state.withLock { $0.speed }
+    }
+
+    private func received(_ bytes: [UInt8]) {
+        guard lineMatches else { return }  // framing errors: nothing readable arrives
+        input += bytes
+        while let frame = UBXWire.nextFrame(in: &input) {
+            let answers = state.withLock { $0.handle(frame) }
+            for answer in answers {
+                switch answer {
+                case .bytes(let bytes): send(bytes)
+                case .speed(let speed):
+                    tcdrain(master)
+                    state.withLock { $0.speed = speed }
+                }
+            }
+        }
+        if input.count > 8192 { input.removeFirst(input.count - 8192) }
+    }
+
+    private func send(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty else { return }
+        // At the wrong speed the far end reads noise; a full buffer (nobody reading) drops,
+        // as a UART with nobody listening does.
+        let sent = lineMatches ? bytes : bytes.map { $0 ^ 0x5A }
+        _ = sent.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+    }
+
+    static func bitsPerSecond(_ speed: speed_t) -> Int? {
+        let table: [(speed_t, Int)] = [
+            (speed_t(B4800), 4800), (speed_t(B9600), 9600), (speed_t(B19200), 19200), (speed_t(B38400), 38400),
+            (speed_t(B57600), 57600), (speed_t(B115200), 115_200), (speed_t(B230400), 230_400),
+            (speed_t(B460800), 460_800), (speed_t(B921600), 921_600),
+        ]
+        return table.first { $0.0 == speed }?.1
+    }
+}
+
+/// UBX framing, as the interface descriptions define it: `B5 62`, class, id, a
+/// little-endian length, the payload, and the 8-bit Fletcher checksum over class to payload.
+enum UBXWire {
+    static func frame(_ messageClass: UInt8, _ id: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        let body = [messageClass, id, UInt8(payload.count & 0xFF), UInt8(payload.count >> 8)] + payload
+        var a: UInt8 = 0
+        var b: UInt8 = 0
+        for byte in body {
+            a &+= byte
+            b &+= a
+        }
+        return [0xB5, 0x62] + body + [a, b]
+    }
+
+    /// Takes the first whole, checksummed frame out of `input`: class, id and payload.
+    static func nextFrame(in input: inout [UInt8]) -> (messageClass: UInt8, id: UInt8, payload: [UInt8])? {
+        while true {
+            guard let start = input.indices.first(where: { input[$0] == 0xB5 && $0 + 1 < input.count && input[$0 + 1] == 0x62 }) else {
+                if input.last != 0xB5 { input.removeAll() }
+                return nil
+            }
+            input.removeFirst(start)
+            guard input.count >= 8 else { return nil }
+            let length = Int(input[4]) | Int(input[5]) << 8
+            guard input.count >= length + 8 else { return nil }
+            let candidate = Array(input[0..<(length + 8)])
+            if frame(candidate[2], candidate[3], Array(candidate[6..<(6 + length)])) == candidate {
+                input.removeFirst(length + 8)
+                return (candidate[2], candidate[3], Array(candidate[6..<(6 + length)]))
+            }
+            input.removeFirst(1)
+        }
+    }
+}
+
+extension Duration {
+    fileprivate var milliseconds: Int { Int(components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }
+}

@@ -1,0 +1,92 @@
+import GPSFixDevices
+import TestSupport
+import Testing
+import UBXConfiguration
+
+/// The configurator against a receiver modelled from u-blox's descriptions, through a
+/// pseudo-terminal: one of each generation.
+@Suite("Configuring a u-blox receiver", .serialized)
+struct ReceiverConfiguratorTests {
+    typealias Generation = SimulatedUBXReceiver.Generation
+
+    static func configurator(for receiver: SimulatedUBXReceiver) throws -> (ReceiverConfigurator<ContinuousClock>, SerialReceiverLink) {
+        let link = try SerialReceiverLink(path: receiver.path, speed: receiver.speed)
+        let conversation = ReceiverConversation(link: link, clock: ContinuousClock(), answerTimeout: .milliseconds(500))
+        return (ReceiverConfigurator(conversation: conversation, port: .uart1), link)
+    }
+
+    static let everything = ReceiverSettings(
+        rate: 5, constellations: [.gps, .galileo], output: .ubx, dynamicModel: .stationary,
+        timePulse: TimePulse(period: 1, length: 0.2, onlyWhenLocked: true), timingMode: .surveyIn(seconds: 300, metres: 2))
+
+    @Test("every setting is applied, acknowledged, and read back as asked", arguments: [Generation.generation9, .m8])
+    func appliesAndReadsBack(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        let version = try configurator.identify()
+        #expect(configurator.usesConfigurationInterface == (generation == .generation9), "\(version.extensions)")
+        let before = try configurator.report()
+        #expect(before.differences(from: Self.everything).count == 6)
+        try configurator.apply(try configurator.plan(Self.everything, layers: .ram))
+        let after = try configurator.report()
+        #expect(after.differences(from: Self.everything) == [])
+        #expect(after.messages["NAV-PVT"] == 1 && after.messages["NAV-SAT"] == 1)
+        #expect(receiver.setting(0x3021_0001) == 200)
+    }
+
+    @Test("a fixed position survives the trip to the receiver and back to 1e-9° and 0.1 mm", arguments: [Generation.generation9, .m8])
+    func fixedPosition(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        let settings = ReceiverSettings(timingMode: .fixed(latitude: -33.856784312, longitude: 151.215297653, height: 42.3071))
+        try configurator.apply(try configurator.plan(settings, layers: .ram))
+        #expect(try configurator.report().differences(from: settings) == [])
+    }
+
+    @Test("a refused setting names itself, and nothing of the same request is half-applied", arguments: [Generation.generation9, .m8])
+    func refusal(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        // 40 Hz is a 25 ms measurement period: faster than the receiver can measure.
+        let settings = ReceiverSettings(rate: 40, dynamicModel: .automotive)
+        #expect(throws: ConfigurationError.refused(generation == .m8 ? "--rate" : "--rate, --dynamic-model")) {
+            try configurator.apply(try configurator.plan(settings, layers: .ram))
+        }
+        #expect(receiver.setting(0x3021_0001) == 1000)
+        #expect(receiver.setting(0x2011_0021) == 0, "the dynamic model went in although the rate was refused")
+    }
+
+    @Test("a receiver that never answers ends the conversation with a clear error, after three tries")
+    func silence() throws {
+        let receiver = try SimulatedUBXReceiver(.generation9, silent: true)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        #expect(throws: ConfigurationError.silent("MON-VER (who it is)", attempts: 3)) { try configurator.identify() }
+    }
+
+    @Test("a new port speed: the receiver switches, the link follows, and it answers there", arguments: [Generation.generation9, .m8])
+    func speedChange(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        try configurator.apply(try configurator.plan(ReceiverSettings(rate: 2, baudRate: 115_200), layers: .ram))
+        #expect(receiver.speed == 115_200 && link.speed == 115_200)
+        #expect(try configurator.report().measurementPeriod == 500)
+    }
+
+    @Test("saved settings survive a power cycle; unsaved ones are lost", arguments: [Generation.generation9, .m8])
+    func saving(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        try configurator.apply(try configurator.plan(ReceiverSettings(rate: 2), layers: [.ram, .batteryBacked, .flash]))
+        try configurator.apply(try configurator.plan(ReceiverSettings(dynamicModel: .sea), layers: .ram))
+        try configurator.restart(.hot)
+        let report = try configurator.report()
+        #expect(report.measurementPeriod == 500)
+        #expect(report.dynamicModel == DynamicModel.portable.code)
+    }
+}
