@@ -51,6 +51,7 @@ let package = Package(
             name: "GPSFixDevices",
             dependencies: [
                 "GPSFix", "ReceiverFraming", "UBX", "UBXConfiguration", "CLibGPS", "ServiceAddress", "OutputFormats",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
@@ -113,7 +114,7 @@ let package = Package(
         .target(
             name: "GPSFixNTRIP",
             dependencies: [
-                "GPSFixServer", "GPSFix", "ReceiverFraming", "ServiceAddress", "OutputFormats",
+                "GPSFixServer", "GPSFix", "GPSFixDevices", "ReceiverFraming", "ServiceAddress", "OutputFormats",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -158,6 +159,7 @@ let package = Package(
                 .product(name: "TOMLKit", package: "TOMLKit"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // The demo receiver: a capture from gpsd's regression suite (BSD licence, see
             // fixtures/gpsd/COPYING), embedded so that --demo needs no file at run time.

@@ -1,4 +1,5 @@
 import GPSFix
+import GPSFixDevices
 import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
@@ -29,10 +30,6 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         public var positionInterval: Duration
         /// Sent before the first fix, when given.
         public var fixedPosition: PositionReport?
-        /// The bound, in bytes, of the frames waiting for the receiver's port.
-        public var queueCapacity: Int
-        /// How long a frame may wait for the port before it is stale and dropped.
-        public var maximumAge: Duration
         /// For the connection, the caster's answer, and the silence of an accepted stream.
         public var timeout: Duration
         public var maximumBackoff: Duration
@@ -43,15 +40,13 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
 
         public init(
             caster: NTRIPCaster, device: String, positionInterval: Duration = .seconds(10), fixedPosition: PositionReport? = nil,
-            queueCapacity: Int = 16 * 1024, maximumAge: Duration = .seconds(5), timeout: Duration = .seconds(30),
+            timeout: Duration = .seconds(30),
             maximumBackoff: Duration = .seconds(60), certificateAuthorities: String? = nil, userAgent: String
         ) {
             self.caster = caster
             self.device = device
             self.positionInterval = positionInterval
             self.fixedPosition = fixedPosition
-            self.queueCapacity = queueCapacity
-            self.maximumAge = maximumAge
             self.timeout = timeout
             self.maximumBackoff = maximumBackoff
             self.certificateAuthorities = certificateAuthorities
@@ -79,7 +74,8 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         public var lastError: String?
         /// When the newest intact frame arrived.
         var newestFrame: NIODeadline?
-        var writer = CorrectionWriter.Counters()
+        /// The receiver's writer's (every frame written to the receiver).
+        var writer = ReceiverWriter.Counters()
 
         public var framesWritten: Int { writer.written }
         public var droppedQueueFull: Int { writer.droppedQueueFull }
@@ -97,7 +93,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     private let logger: Logger
     private let tls: NIOSSLContext?
     private let box = NIOLockedValueBox(Counters())
-    private let writer: CorrectionWriter
+    private let writer: ReceiverWriter
 
     /// The device's latest position and sky, and whether the stream has had the live
     /// position yet: updated where the hub publishes (no hop to this client's loop per
@@ -117,13 +113,13 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     private var positionTimer: RepeatedTask?
     private var everAccepted = false
 
-    /// `openReceiver` gives a duplicate of the receiver's open descriptor (the client owns
-    /// it), `nil` while the port is closed. Throws when the certificate authorities
-    /// cannot be read.
-    public init(configuration: Configuration, openReceiver: @escaping @Sendable () -> Int32?, logger: Logger) throws {
+    /// Frames go to the receiver through `writer`, its device's one writer, on whose event
+    /// loop the client runs. Throws when the certificate authorities cannot be read.
+    public init(configuration: Configuration, writer: ReceiverWriter, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
-        eventLoop = MultiThreadedEventLoopGroup.singleton.any()
+        self.writer = writer
+        eventLoop = writer.eventLoop
         if configuration.caster.usesTLS {
             var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
             if let authorities = configuration.certificateAuthorities { tlsConfiguration.trustRoots = .file(authorities) }
@@ -131,14 +127,14 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         } else {
             tls = nil
         }
-        let box = self.box
-        writer = CorrectionWriter(
-            eventLoop: eventLoop, capacity: configuration.queueCapacity, maximumAge: TimeAmount(configuration.maximumAge),
-            openReceiver: openReceiver, update: { change in box.withLockedValue { change(&$0.writer) } })
     }
 
     /// The counters now.
-    public var counters: Counters { box.withLockedValue { $0 } }
+    public var counters: Counters {
+        var counters = box.withLockedValue { $0 }
+        counters.writer = writer.counters
+        return counters
+    }
 
     /// For the status line: `ntrip: ntrip://user@caster:2101/MOUNT streaming (NTRIP 2), 1200 frames, 1200 written, ...`.
     public var status: String {
@@ -289,7 +285,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
             return counters.lastError
         }
         if let outage { logger.info("NTRIP: corrections resume from \(configuration.caster.description) (the outage: \(outage))") }
-        for frame in frames { writer.enqueue(frame, arrivedAt: arrivedAt) }
+        for frame in frames { writer.enqueue(frame.bytes, arrivedAt: arrivedAt) }
     }
 
     fileprivate func ended(_ channel: any Channel) {

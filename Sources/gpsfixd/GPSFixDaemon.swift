@@ -269,7 +269,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let traccar = try sources.first.flatMap {
             try traccarOptions.forwarder(device: $0.name, environment: environment, logger: logger)
         }
-        let ntrip = try ntripOptions.client(sources: sources, environment: environment, userAgent: Self.userAgent, logger: logger)
+        let writers = ReceiverWriters(sources: sources, capacity: ntripOptions.ntripQueue)
+        let ntrip = try ntripOptions.client(
+            sources: sources, writers: writers, environment: environment, userAgent: Self.userAgent, logger: logger)
         let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
         let server = GPSFixServer(
             configuration: .init(

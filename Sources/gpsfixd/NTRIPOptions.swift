@@ -72,14 +72,16 @@ struct NTRIPOptions: ParsableArguments {
     /// The client asked for, feeding the receiver among `sources` that `--ntrip-device`
     /// names (or the only one); `nil` without `--ntrip`. The password from
     /// `--ntrip-password-file`, else `GPSFIX_NTRIP_PASSWORD`, else the address.
-    func client(sources: [any ByteSource], environment: [String: String], userAgent: String, logger: Logger) throws -> NTRIPClient? {
+    func client(
+        sources: [any ByteSource], writers: ReceiverWriters, environment: [String: String], userAgent: String, logger: Logger
+    ) throws -> NTRIPClient? {
         guard let ntrip else { return nil }
         let receivers = sources.filter { source in ntripDevice.map { DeviceName($0)?.description == source.name } ?? true }
         guard receivers.count == 1, let receiver = receivers.first else {
             if let ntripDevice { throw ValidationError("--ntrip-device \(ntripDevice) is not one of the devices served") }
             throw ValidationError("--ntrip: \(sources.count) devices are served; name the receiver with --ntrip-device")
         }
-        guard let port = receiver as? SerialPort else {
+        guard let port = receiver as? SerialPort, let writer = writers[port.name] else {
             throw ValidationError("--ntrip: \(receiver.name) is not a serial receiver, so corrections cannot be written to it")
         }
         var password = environment["GPSFIX_NTRIP_PASSWORD"]
@@ -89,11 +91,11 @@ struct NTRIPOptions: ParsableArguments {
         let caster = try NTRIPCaster(url: ntrip).with(password: password)
         let configuration = NTRIPClient.Configuration(
             caster: caster, device: port.name, positionInterval: .milliseconds(Int64(ntripGgaInterval * 1000)),
-            fixedPosition: try position(), queueCapacity: ntripQueue, timeout: .milliseconds(Int64(ntripTimeout * 1000)),
+            fixedPosition: try position(), timeout: .milliseconds(Int64(ntripTimeout * 1000)),
             certificateAuthorities: ntripCa, userAgent: userAgent)
         logger.info("RTK corrections from \(caster.description) to \(port.name)")
         do {
-            return try NTRIPClient(configuration: configuration, openReceiver: { port.duplicateOpenDescriptor() }, logger: logger)
+            return try NTRIPClient(configuration: configuration, writer: writer, logger: logger)
         } catch {
             throw ValidationError("--ntrip-ca \(ntripCa ?? ""): \(error)")
         }

@@ -1,14 +1,19 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// Writes RTCM frames into a receiver's serial port from the event loop, never blocking it.
+/// The one way anything is written to a receiver: whole frames (RTCM corrections from
+/// NTRIP, UBX configuration), from one event loop, never blocking it. One writer per
+/// device, shared by everything that writes to it, so frames from different writers never
+/// interleave mid-frame.
 ///
 /// Frames wait in a queue bounded in bytes; when it is full the oldest are dropped
 /// (counted), since a receiver is better served by no correction than by a stale one,
-/// and frames that waited longer than ``maximumAge`` are dropped too. The port is
+/// and frames that waited longer than ``maximumAge`` are dropped too (a configuration
+/// conversation sends one frame at a time and retries what is not answered). The port is
 /// written through a SwiftNIO pipe channel over a duplicate of the descriptor its reader
 /// opened, so a slow line (a receiver at 9600 bps) makes the channel unwritable rather
 /// than blocking: frames are handed to it only while it is writable, and always whole.
@@ -16,59 +21,72 @@ import NIOPosix
 /// unplugged, the daemon reopening it), the channel fails and the next frame opens the
 /// port's new descriptor.
 ///
-/// Every method runs on ``eventLoop``.
-final class CorrectionWriter: @unchecked Sendable {
-    struct Counters: Sendable {
-        var written = 0
-        var droppedQueueFull = 0
-        var droppedStale = 0
+/// ``enqueue(_:arrivedAt:)`` and ``close()`` run on ``eventLoop``; ``send(_:)`` from anywhere.
+public final class ReceiverWriter: @unchecked Sendable {
+    public struct Counters: Sendable {
+        public var written = 0
+        public var droppedQueueFull = 0
+        public var droppedStale = 0
         /// Frames lost in a write that failed (the port went away under them).
-        var failedWrites = 0
+        public var failedWrites = 0
         /// The time from a frame's arrival to its write, over the last frames written.
-        var latencies = LatencyWindow()
+        public var latencies = LatencyWindow()
+
+        public init() {}
     }
 
-    let eventLoop: any EventLoop
+    public let eventLoop: any EventLoop
     /// The queue's bound in bytes.
     let capacity: Int
     /// How long a frame may wait for the port before it is stale.
     let maximumAge: TimeAmount
     /// A duplicate of the receiver's open descriptor (the writer owns it), `nil` while closed.
     private let openReceiver: @Sendable () -> Int32?
-    private let update: @Sendable ((inout Counters) -> Void) -> Void
+    private let box = NIOLockedValueBox(Counters())
 
-    private var queue = CircularBuffer<(frame: RTCMFrame, arrivedAt: NIODeadline)>()
+    private var queue = CircularBuffer<(frame: [UInt8], arrivedAt: NIODeadline)>()
     private var queuedBytes = 0
     private var channel: (any Channel)?
     private var opening = false
 
-    init(
-        eventLoop: any EventLoop, capacity: Int, maximumAge: TimeAmount, openReceiver: @escaping @Sendable () -> Int32?,
-        update: @escaping @Sendable ((inout Counters) -> Void) -> Void
+    /// `openReceiver` gives a duplicate of the receiver's open descriptor (the writer owns
+    /// it), `nil` while the port is closed.
+    public init(
+        eventLoop: any EventLoop, capacity: Int = 16 * 1024, maximumAge: TimeAmount = .seconds(5),
+        openReceiver: @escaping @Sendable () -> Int32?
     ) {
         self.eventLoop = eventLoop
         self.capacity = capacity
         self.maximumAge = maximumAge
         self.openReceiver = openReceiver
-        self.update = update
     }
 
-    /// Queues `frame`, read from the caster at `arrivedAt`, and writes what the port takes.
-    func enqueue(_ frame: RTCMFrame, arrivedAt: NIODeadline) {
+    /// The counters now.
+    public var counters: Counters { box.withLockedValue { $0 } }
+
+    private func update(_ change: (inout Counters) -> Void) { box.withLockedValue { change(&$0) } }
+
+    /// Queues `frame`, which arrived at `arrivedAt`, and writes what the port takes.
+    public func enqueue(_ frame: [UInt8], arrivedAt: NIODeadline) {
         eventLoop.assertInEventLoop()
         queue.append((frame, arrivedAt))
-        queuedBytes += frame.bytes.count
+        queuedBytes += frame.count
         var dropped = 0
         while queuedBytes > capacity, let oldest = queue.popFirst() {
-            queuedBytes -= oldest.frame.bytes.count
+            queuedBytes -= oldest.frame.count
             dropped += 1
         }
         if dropped > 0 { update { $0.droppedQueueFull += dropped } }
         pump()
     }
 
+    /// Queues `frame` from any thread.
+    public func send(_ frame: [UInt8]) {
+        eventLoop.execute { [self] in enqueue(frame, arrivedAt: .now()) }
+    }
+
     /// Closes the port's channel; queued frames are dropped.
-    func close() {
+    public func close() {
         eventLoop.assertInEventLoop()
         queue.removeAll()
         queuedBytes = 0
@@ -84,11 +102,11 @@ final class CorrectionWriter: @unchecked Sendable {
         // One promise per batch, on its last frame: writes complete in order, so the
         // batch is written (or lost) when that one is.
         var arrivals: [NIODeadline] = []
-        var last: (frame: RTCMFrame, arrivedAt: NIODeadline)?
+        var last: (frame: [UInt8], arrivedAt: NIODeadline)?
         while channel.isWritable, let next = queue.popFirst() {
-            queuedBytes -= next.frame.bytes.count
+            queuedBytes -= next.frame.count
             if let last {
-                channel.write(ByteBuffer(bytes: last.frame.bytes), promise: nil)
+                channel.write(ByteBuffer(bytes: last.frame), promise: nil)
                 arrivals.append(last.arrivedAt)
             }
             last = next
@@ -108,14 +126,14 @@ final class CorrectionWriter: @unchecked Sendable {
                 update { $0.failedWrites += arrivals.count }
             }
         }
-        channel.writeAndFlush(ByteBuffer(bytes: last.frame.bytes), promise: promise)
+        channel.writeAndFlush(ByteBuffer(bytes: last.frame), promise: promise)
     }
 
     private func dropStale() {
         let now = NIODeadline.now()
         var stale = 0
         while let first = queue.first, now - first.arrivedAt > maximumAge {
-            queuedBytes -= queue.removeFirst().frame.bytes.count
+            queuedBytes -= queue.removeFirst().frame.count
             stale += 1
         }
         if stale > 0 { update { $0.droppedStale += stale } }
@@ -152,9 +170,9 @@ final class CorrectionWriter: @unchecked Sendable {
 /// The port's channel's events, to its writer.
 private final class PortHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
-    let writer: CorrectionWriter
+    let writer: ReceiverWriter
 
-    init(writer: CorrectionWriter) { self.writer = writer }
+    init(writer: ReceiverWriter) { self.writer = writer }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable { writer.pump() }
@@ -172,8 +190,10 @@ private final class PortHandler: ChannelInboundHandler {
 }
 
 /// The latencies of the last frames written, for their median and 99th percentile.
-struct LatencyWindow: Sendable {
+public struct LatencyWindow: Sendable {
     private var samples: [Int64] = []
+
+    public init() {}
     private var next = 0
     static let size = 1024
 
@@ -187,7 +207,7 @@ struct LatencyWindow: Sendable {
     }
 
     /// The latency below which `fraction` of the samples lie; `nil` before any.
-    func percentile(_ fraction: Double) -> TimeAmount? {
+    public func percentile(_ fraction: Double) -> TimeAmount? {
         guard !samples.isEmpty else { return nil }
         let sorted = samples.sorted()
         let rank = max(0, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
