@@ -28,6 +28,8 @@ public struct NMEALocationProvider: LocationProvider {
     public var readingHold: ReadingHold
     public var framing: NMEAFramer.Configuration
     public var centuryRule: CenturyRule
+    /// Where the receiver's answers to configuration go while a conversation listens.
+    public let replies: ReceiverReplies
     private let clock: any Clock<Duration>
     private let timers: any TimerScheduler
 
@@ -37,8 +39,10 @@ public struct NMEALocationProvider: LocationProvider {
         source: any ByteSource, clock: any Clock<Duration> = ContinuousClock(), timers: (any TimerScheduler)? = nil,
         silenceTimeout: Duration = .seconds(3), maximumBackoff: Duration = .seconds(1),
         sentenceDemand: SentenceDemand = SentenceDemand(), readingHold: ReadingHold = ReadingHold(),
-        framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule()
+        framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule(),
+        replies: ReceiverReplies = ReceiverReplies()
     ) {
+        self.replies = replies
         self.source = source
         self.clock = clock
         self.timers = timers ?? ClockTimers(clock: clock)
@@ -85,7 +89,7 @@ public struct NMEALocationProvider: LocationProvider {
     private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async -> Bool {
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
-            decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule), activity: activity)
+            decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule), activity: activity, replies: replies)
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
@@ -254,7 +258,7 @@ private final class ReadingState: @unchecked Sendable {
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
-        decoder: ReceiverStreamDecoder, activity: Activity
+        decoder: ReceiverStreamDecoder, activity: Activity, replies: ReceiverReplies
     ) {
         self.device = device
         self.line = line
@@ -267,7 +271,10 @@ private final class ReadingState: @unchecked Sendable {
             sentencesSinceFix &+= 1
             if sentenceDemand.isWanted { pending.append(.sentence(Array(sentence.line))) }
         }
-        decoder.onBinaryFrame = { [unowned self] _ in announceIfDue() }
+        decoder.onBinaryFrame = { [unowned self] frame in
+            announceIfDue()
+            replies.offer(frame)
+        }
     }
 
     /// Announces the device with the first frame after an opening or a silence. Both are

@@ -140,6 +140,18 @@ public struct SerialPort: ByteSource {
         return found
     }
 
+    /// Switches the open port to `bps` under its reader (after the receiver was told to
+    /// switch), and makes it the speed autobaud tries first when the port is opened again.
+    public func changeSpeedWhileOpen(to bps: Int) throws(DeviceError) {
+        guard let descriptor = openDescriptor.duplicate() else { throw .notFound(path: path) }
+        defer { Glibc.close(descriptor) }
+        tcdrain(descriptor)
+        var settings = settings
+        settings.speed = bps
+        try Termios.apply(settings, to: descriptor, path: path)
+        speedFound.withLock { $0 = bps }
+    }
+
     /// The speeds autobaud tries, the last one found first (a replugged receiver keeps its speed).
     func autobaudOrder() -> [Int] {
         let last = speedFound.withLock { $0 }

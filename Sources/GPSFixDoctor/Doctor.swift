@@ -121,10 +121,14 @@ public enum Doctor {
     }
 
     static func serviceFindings(_ daemon: DaemonObservation) -> [Finding] {
-        let names = [("mqtt", "MQTT"), ("traccar", "Traccar"), ("ntrip", "NTRIP"), ("nmeaOutput", "NMEA 0183 out")]
+        let names = [
+            ("mqtt", "MQTT"), ("traccar", "Traccar"), ("ntrip", "NTRIP"), ("nmeaOutput", "NMEA 0183 out"),
+            ("receivers", "receiver configuration"),
+        ]
         return names.compactMap { key, name -> Finding? in
             guard let line = daemon.services[key] else { return nil }
-            let troubled = ["retrying", "disconnected", "unreachable", "failed", "not connected"].contains { line.contains($0) }
+            let troubled = ["retrying", "disconnected", "unreachable", "failed", "not connected", "differs", "not configured"]
+                .contains { line.contains($0) }
             return Finding(name, troubled ? .warn : .ok, line,
                 fix: troubled ? "see the daemon's log for the reason: journalctl -u gpsfixd -g '\(key)'" : nil)
         }

@@ -100,6 +100,7 @@ extension Hub {
             lines.field("traccar", orNull: services.traccar)
             lines.field("ntrip", orNull: services.ntrip)
             lines.field("nmeaOutput", orNull: nmeaOutputLine)
+            lines.field("receivers", orNull: services.receivers)
         }
         return json.finish()
     }
@@ -119,11 +120,16 @@ public struct StatusLines: Sendable {
     public var traccar: String?
     /// RTK corrections from an NTRIP caster to a receiver.
     public var ntrip: String?
+    /// Whether the receivers kept by a `[receiver]` table are as it says.
+    public var receivers: String?
 
-    public init(timeService: String? = nil, mqtt: String? = nil, traccar: String? = nil, ntrip: String? = nil) {
+    public init(
+        timeService: String? = nil, mqtt: String? = nil, traccar: String? = nil, ntrip: String? = nil, receivers: String? = nil
+    ) {
         self.timeService = timeService
         self.mqtt = mqtt
         self.traccar = traccar
         self.ntrip = ntrip
+        self.receivers = receivers
     }
 }

@@ -69,9 +69,9 @@ enum APISchema {
                     "cycles": {"type": "integer"}, "sentences": {"type": "integer"}, "rejected": {"type": "integer"},
                     "reconnects": {"type": "integer"}}}},
                 "services": {"type": "object", "additionalProperties": false,
-                  "required": ["timeService", "mqtt", "traccar", "ntrip", "nmeaOutput"],
+                  "required": ["timeService", "mqtt", "traccar", "ntrip", "nmeaOutput", "receivers"],
                   "properties": {"timeService": {"$ref": "#/$defs/string"}, "mqtt": {"$ref": "#/$defs/string"},
-                    "traccar": {"$ref": "#/$defs/string"}, "ntrip": {"$ref": "#/$defs/string"}, "nmeaOutput": {"$ref": "#/$defs/string"}}}}
+                    "traccar": {"$ref": "#/$defs/string"}, "ntrip": {"$ref": "#/$defs/string"}, "nmeaOutput": {"$ref": "#/$defs/string"}, "receivers": {"$ref": "#/$defs/string"}}}}
             }
           }
         }

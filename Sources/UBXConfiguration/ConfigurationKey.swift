@@ -43,6 +43,12 @@ public enum ReceiverPort: String, Sendable, CaseIterable, Codable {
         }
     }
 
+    /// The port a device path most likely reaches: USB for a CDC-ACM device (`ttyACM`,
+    /// u-blox's own USB), else UART1 (a USB-serial adapter, a board's UART).
+    public init(guessingFor path: String) {
+        self = path.contains("ttyACM") ? .usb : .uart1
+    }
+
     /// Whether the port has a speed to set.
     public var isUART: Bool { self != .usb }
 }

@@ -26,13 +26,13 @@ struct UBXCommand: ParsableCommand {
         var timeout: Double = 1
 
         func validate() throws {
-            if let speed, !SerialSettings.commonSpeeds.contains(speed) { throw ValidationError("--speed \(speed) is not a serial speed") }
+            if let speed, !ReceiverSettings.speeds.contains(speed) { throw ValidationError("--speed \(speed) is not a serial speed") }
             guard (0.1...30).contains(timeout) else { throw ValidationError("--timeout \(timeout): give 0.1 to 30 seconds") }
         }
 
         /// The port named, or the one the device's name suggests.
         var receiverPort: ReceiverPort {
-            port ?? ((SerialPort.resolved(device) ?? device).contains("ttyACM") ? .usb : .uart1)
+            port ?? ReceiverPort(guessingFor: SerialPort.resolved(device) ?? device)
         }
 
         /// Opens the device and asks the receiver who it is.
@@ -77,19 +77,19 @@ struct UBXCommand: ParsableCommand {
         @OptionGroup var connection: Connection
 
         @Option(help: "Measurements (and navigation solutions) per second.")
-        var rate: Double?
+        var rate: String?
 
         @Option(help: "The constellations to use, all others off: gps,galileo,beidou,glonass,qzss,sbas,navic.")
         var gnss: String?
 
         @Option(help: "What the port sends: ubx, nmea or both.")
-        var output: OutputProtocols?
+        var output: String?
 
         @Option(help: "The port's new speed in bps.")
-        var baud: Int?
+        var baud: String?
 
         @Option(name: .customLong("dynamic-model"), help: "portable, stationary, pedestrian, automotive, sea, airborne1g, airborne2g, airborne4g, wrist or bike.")
-        var dynamicModel: DynamicModel?
+        var dynamicModel: String?
 
         @Option(help: "PERIOD[,LENGTH][,locked]: a pulse every PERIOD seconds, LENGTH seconds long (default 0.1); locked: only with a fix.")
         var timepulse: String?
@@ -113,33 +113,18 @@ struct UBXCommand: ParsableCommand {
             _ = try settings()
         }
 
+        /// The settings given, read as the daemon reads its receiver table.
         func settings() throws -> ReceiverSettings {
-            var settings = ReceiverSettings(output: output, dynamicModel: dynamicModel)
-            if let rate {
-                guard (0.01...50).contains(rate) else { throw ValidationError("--rate \(rate): give 0.01 to 50 Hz") }
-                settings.rate = rate
+            var settings = ReceiverSettings()
+            let given = [
+                ("rate", rate), ("gnss", gnss), ("output", output), ("baud", baud), ("dynamic-model", dynamicModel),
+                ("timepulse", timepulse), ("survey-in", surveyIn), ("fixed-position", fixedPosition), ("navigate", navigate ? "true" : nil),
+            ]
+            do {
+                for case let (name, text?) in given { try settings.set(name, to: text) }
+            } catch {
+                throw ValidationError("--\(error.description)")
             }
-            if let gnss {
-                var systems = Swift.Set<Constellation>()
-                for name in gnss.split(separator: ",") {
-                    guard let system = Constellation(rawValue: name.lowercased()) else {
-                        throw ValidationError("--gnss: '\(name)' is none of gps, galileo, beidou, glonass, qzss, sbas, navic")
-                    }
-                    systems.insert(system)
-                }
-                guard !systems.isEmpty else { throw ValidationError("--gnss names no constellation") }
-                settings.constellations = systems
-            }
-            if let baud {
-                guard SerialSettings.commonSpeeds.contains(baud) else { throw ValidationError("--baud \(baud) is not a serial speed") }
-                settings.baudRate = baud
-            }
-            if let timepulse { settings.timePulse = try Self.timePulse(timepulse) }
-            let modes = [surveyIn != nil, fixedPosition != nil, navigate].filter { $0 }.count
-            guard modes <= 1 else { throw ValidationError("give one of --survey-in, --fixed-position and --navigate") }
-            if let surveyIn { settings.timingMode = try Self.surveyIn(surveyIn) }
-            if let fixedPosition { settings.timingMode = try Self.fixedPosition(fixedPosition) }
-            if navigate { settings.timingMode = .navigate }
             guard !settings.isEmpty || save else { throw ValidationError("nothing to set: give a setting, or --save") }
             return settings
         }
@@ -158,41 +143,6 @@ struct UBXCommand: ParsableCommand {
             }
             try configurator.apply(steps)
             print("applied\(save ? " and saved" : ""): \(steps.map(\.settings).filter { !$0.isEmpty }.joined(separator: ", "))")
-        }
-
-        static func numbers(_ text: String, option: String) throws -> [Double] {
-            try text.split(separator: ",", omittingEmptySubsequences: false).map {
-                guard let value = Double($0), value.isFinite else { throw ValidationError("\(option) \(text): '\($0)' is not a number") }
-                return value
-            }
-        }
-
-        static func timePulse(_ text: String) throws -> TimePulse {
-            var parts = text.split(separator: ",").map(String.init)
-            let locked = parts.last == "locked"
-            if locked { parts.removeLast() }
-            let values = try numbers(parts.joined(separator: ","), option: "--timepulse")
-            guard (1...2).contains(values.count) else { throw ValidationError("--timepulse \(text): give PERIOD[,LENGTH][,locked]") }
-            let period = values[0]
-            let length = values.count > 1 ? values[1] : 0.1
-            guard (0.000_001...60).contains(period), length > 0, length < period else {
-                throw ValidationError("--timepulse \(text): the period must be 1 µs to 60 s, the length more than 0 and less than the period")
-            }
-            return TimePulse(period: period, length: length, onlyWhenLocked: locked)
-        }
-
-        static func surveyIn(_ text: String) throws -> TimingMode {
-            let values = try numbers(text, option: "--survey-in")
-            guard values.count == 2, (1...31_536_000).contains(values[0]), values[0] == values[0].rounded(), (0.0001...1000).contains(values[1])
-            else { throw ValidationError("--survey-in \(text): give SECONDS (1 to a year),METRES (0.0001 to 1000)") }
-            return .surveyIn(seconds: UInt32(values[0]), metres: values[1])
-        }
-
-        static func fixedPosition(_ text: String) throws -> TimingMode {
-            let values = try numbers(text, option: "--fixed-position")
-            guard values.count == 3, (-90...90).contains(values[0]), (-180...180).contains(values[1]), (-1000...100_000).contains(values[2])
-            else { throw ValidationError("--fixed-position \(text): give LAT (-90 to 90),LON (-180 to 180),HEIGHT (-1000 to 100000 m)") }
-            return .fixed(latitude: values[0], longitude: values[1], height: values[2])
         }
     }
 
@@ -220,6 +170,4 @@ struct UBXCommand: ParsableCommand {
 }
 
 extension ReceiverPort: ExpressibleByArgument {}
-extension OutputProtocols: ExpressibleByArgument {}
-extension DynamicModel: ExpressibleByArgument {}
 extension ReceiverRestart: EnumerableFlag {}

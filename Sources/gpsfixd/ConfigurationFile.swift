@@ -54,8 +54,13 @@ struct ConfigurationFile {
             guard let kind = options.kinds[key] else {
                 throw fail("unknown key '\(key)': the keys are the options of gpsfixd --help, without their dashes")
             }
+            if key == "receiver", let receiver = value.table {
+                let arguments = try Self.receiverArguments(receiver).mapError { fail($0.text) }.get()
+                settings.append(Setting(key: key, line: line ?? 0, arguments: arguments))
+                continue
+            }
             guard value.type != .table else {
-                throw fail("[\(key)] is a table, and the file has none: write each option as KEY = VALUE")
+                throw fail("[\(key)] is a table, and the file has none but [receiver]: write each option as KEY = VALUE")
             }
             var arguments: [String] = []
             switch (kind, value.type) {
@@ -78,6 +83,29 @@ struct ConfigurationFile {
             settings.append(Setting(key: key, line: line ?? 0, arguments: arguments))
         }
         self.settings = settings.sorted { $0.line < $1.line }
+    }
+
+    /// `[receiver]` (the served receiver's settings) or `[receiver."/dev/..."]` (one table a
+    /// device) as `--receiver` arguments: `KEY=VALUE;...`, a list joined by commas.
+    private static func receiverArguments(_ table: TOMLTable) -> Result<[String], ConfigurationError.Message> {
+        let perDevice = !table.isEmpty && table.allSatisfy { $0.1.type == .table }
+        let tables: [(String?, TOMLTable)] = perDevice ? table.compactMap { key, value in value.table.map { (key, $0) } } : [(nil, table)]
+        var arguments: [String] = []
+        for (device, settings) in tables {
+            var parts = device.map { ["device=\($0)"] } ?? []
+            for (key, value) in settings {
+                let text: String?
+                switch value.type {
+                case .bool: text = value.bool.map { $0 ? "true" : "false" }
+                case .array: text = value.array?.compactMap { Self.text(of: $0) }.joined(separator: ",")
+                default: text = Self.text(of: value)
+                }
+                guard let text else { return .failure(.init("[receiver] \(key) is a string, a number, true or false, or a list")) }
+                parts.append("\(key)=\(text)")
+            }
+            arguments += ["--receiver", parts.joined(separator: ";")]
+        }
+        return .success(arguments)
     }
 
     /// The line where `key` is set (the first line starting with it and `=`).
@@ -129,6 +157,12 @@ struct ConfigurationError: Error, CustomStringConvertible {
     var message: String
 
     var description: String { "\(path)\(line.map { ":\($0)" } ?? ""): \(message)" }
+
+    /// A message of a part of the file, before its place is known.
+    struct Message: Error {
+        let text: String
+        init(_ text: String) { self.text = text }
+    }
 }
 
 /// The daemon's options as its command line defines them (ArgumentParser's own account of

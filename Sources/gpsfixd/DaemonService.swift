@@ -27,7 +27,8 @@ struct DaemonService: Service {
     let traccar: TraccarForwarder?
     /// RTK corrections into a receiver; `nil` without `--ntrip`.
     let ntrip: NTRIPClient?
-    /// Where Prometheus scrapes `/metrics`; `nil` without `--metrics`.
+    /// The receivers kept as their `[receiver]` tables say.
+    let keepers: [ReceiverKeeper]
     /// Where the HTTP server listens (`--http`, and `--metrics`, which serves the same);
     /// none without either.
     let httpAddresses: [(host: String, port: Int)]
@@ -61,18 +62,21 @@ struct DaemonService: Service {
                 if let notifier { group.addTask { await reportToServiceManager(through: notifier) } }
                 for provider in providers {
                     let device = provider.device
-                    if let timeService, timeService.serves(device) {
-                        group.addTask {
-                            await server.serve(provider) { update in
-                                switch update {
-                                case .receiverTime(let sample): timeService.offer(sample, of: device)
-                                case .nextPulse(let announcement): timeService.offer(announcement, of: device)
-                                default: break
-                                }
+                    let time = timeService.flatMap { $0.serves(device) ? $0 : nil }
+                    let keeper = keepers.first { $0.port.name == device }
+                    guard time != nil || keeper != nil else {
+                        group.addTask { await server.serve(provider) }
+                        continue
+                    }
+                    group.addTask {
+                        await server.serve(provider) { update in
+                            switch update {
+                            case .receiverTime(let sample): time?.offer(sample, of: device)
+                            case .nextPulse(let announcement): time?.offer(announcement, of: device)
+                            case .device(let event): keeper?.take(event)
+                            default: break
                             }
                         }
-                    } else {
-                        group.addTask { await server.serve(provider) }
                     }
                 }
                 if let timeService { group.addTask { await timeService.run() } }
@@ -141,7 +145,9 @@ struct DaemonService: Service {
 
     /// The services beside the hub, each as its status line.
     @Sendable private func serviceLines() -> StatusLines {
-        StatusLines(timeService: timeService?.status, mqtt: fleet?.status, traccar: traccar?.status, ntrip: ntrip?.status)
+        StatusLines(
+            timeService: timeService?.status, mqtt: fleet?.status, traccar: traccar?.status, ntrip: ntrip?.status,
+            receivers: keepers.isEmpty ? nil : keepers.map(\.status).joined(separator: "; "))
     }
 
     /// The status line, the clients' counters, and one line of counters per device.

@@ -174,6 +174,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @OptionGroup(title: "RTK corrections (NTRIP)")
     var ntripOptions: NTRIPOptions
 
+    @OptionGroup(title: "u-blox receivers")
+    var receiverOptions: ReceiverOptions
+
     func validate() throws {
         guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
         for device in devices where DeviceName(device) == nil {
@@ -272,6 +275,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let writers = ReceiverWriters(sources: sources, capacity: ntripOptions.ntripQueue)
         let ntrip = try ntripOptions.client(
             sources: sources, writers: writers, environment: environment, userAgent: Self.userAgent, logger: logger)
+        let keepers = try receiverOptions.keepers(sources: sources, writers: writers, logger: logger)
         let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
         let server = GPSFixServer(
             configuration: .init(
@@ -293,13 +297,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
             NMEALocationProvider(
                 source: Self.readOnEventLoop(source, of: server), timers: server.timers,
                 silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand,
-                readingHold: server.readingHold)
+                readingHold: server.readingHold, replies: keepers.first { $0.port.name == source.name }?.replies ?? ReceiverReplies())
         }
         let httpAddresses = try [("--http", http), ("--metrics", metrics)].compactMap { option, address in
             try address.map { try Self.parseAddress($0, option: option) }
         }
         let daemon = DaemonService(
             server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar, ntrip: ntrip,
+            keepers: keepers,
             httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,

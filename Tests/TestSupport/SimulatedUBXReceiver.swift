@@ -71,10 +71,10 @@ public final class SimulatedUBXReceiver: @unchecked Sendable {
         close(follower)
     }
 
-    /// Stops sending and loses what was not saved, then starts again from what was: a
-    /// power cycle, with its battery-backed RAM kept.
-    public func powerCycle() {
-        state.withLock { $0.restart(after: .milliseconds(300)) }
+    /// Stops sending for `quiet` and loses what was not saved, then starts again from what
+    /// was: a power cycle, with its battery-backed RAM kept.
+    public func powerCycle(quiet: Duration = .milliseconds(300)) {
+        state.withLock { $0.restart(after: quiet) }
     }
 
     /// The setting `key` holds in RAM (the configuration interface's key IDs name every

@@ -1,0 +1,75 @@
+import ArgumentParser
+import GPSFixDevices
+import Logging
+import UBXConfiguration
+
+/// `--receiver`: the settings the daemon keeps a u-blox receiver at, applied each time the
+/// device is opened or speaks again after a silence (the `[receiver]` table of the file).
+struct ReceiverOptions: ParsableArguments {
+    @Option(
+        name: .customLong("receiver"),
+        help: """
+            Keep a u-blox receiver configured: KEY=VALUE;... with rate, gnss, output, baud, dynamic-model, timepulse, \
+            survey-in, fixed-position or navigate (as gpsfix ubx set takes them), save=true to write flash too, \
+            port=uart1|uart2|usb, device=PATH when several are served. Repeat for several receivers.
+            """)
+    var receiver: [String] = []
+
+    /// One receiver's table.
+    struct Table {
+        var device: String?
+        var settings = ReceiverSettings()
+        /// Whether the settings go to flash too (flash wears: only when asked).
+        var save = false
+        var port: ReceiverPort?
+    }
+
+    func validate() throws {
+        _ = try tables()
+    }
+
+    func tables() throws -> [Table] {
+        try receiver.map { spec in
+            var table = Table()
+            for part in spec.split(separator: ";") {
+                let pair = part.split(separator: "=", maxSplits: 1).map { String($0).trimmed }
+                guard pair.count == 2 else { throw ValidationError("--receiver: '\(part)' is not KEY=VALUE") }
+                switch pair[0] {
+                case "device": table.device = pair[1]
+                case "save":
+                    guard let save = Bool(pair[1]) else { throw ValidationError("--receiver: save is true or false") }
+                    table.save = save
+                case "port":
+                    guard let port = ReceiverPort(rawValue: pair[1]) else { throw ValidationError("--receiver: port is uart1, uart2 or usb") }
+                    table.port = port
+                default:
+                    do {
+                        try table.settings.set(pair[0], to: pair[1])
+                    } catch {
+                        throw ValidationError("--receiver: \(error)")
+                    }
+                }
+            }
+            guard !table.settings.isEmpty else { throw ValidationError("--receiver '\(spec)' sets nothing") }
+            return table
+        }
+    }
+
+    /// A keeper for each table, of the serial receiver among `sources` it names (or the only one).
+    func keepers(sources: [any ByteSource], writers: ReceiverWriters, logger: Logger) throws -> [ReceiverKeeper] {
+        try tables().map { table in
+            let matching = sources.filter { source in table.device.map { DeviceName($0)?.description == source.name } ?? true }
+            guard matching.count == 1, let port = matching.first as? SerialPort, let writer = writers[port.name] else {
+                if let device = table.device { throw ValidationError("--receiver: \(device) is not a serial device served") }
+                throw ValidationError("--receiver: \(sources.count) devices are served; name the receiver with device=PATH")
+            }
+            return ReceiverKeeper(
+                port: port, receiverPort: table.port ?? ReceiverPort(guessingFor: port.path), settings: table.settings,
+                save: table.save, writer: writer, logger: logger)
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmed: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+}

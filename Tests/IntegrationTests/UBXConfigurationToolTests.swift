@@ -1,0 +1,124 @@
+import Foundation
+import GPSFixDevices
+import ReceiverFraming
+import TestSupport
+import Testing
+
+/// `gpsfix ubx` and the daemon's `[receiver]` table against receivers modelled from
+/// u-blox's interface descriptions: a ZED-F9T (protocol 27.31) and a NEO-M8T (protocol 18).
+@Suite("u-blox receivers configured by intent", .serialized)
+struct UBXConfigurationToolTests {
+    typealias Generation = SimulatedUBXReceiver.Generation
+
+    /// Runs `gpsfix ubx ARGUMENTS` to its end: its status, output and errors.
+    static func ubx(_ arguments: [String]) throws -> (status: Int32?, output: String, errors: String) {
+        let process = try RunningProcess(Binaries.gpsfix, ["ubx"] + arguments)
+        let status = process.wait(timeout: 30)
+        if status == nil { process.stop(SIGKILL) }
+        return (status, process.outputText, process.errorText)
+    }
+
+    /// The iTOW of each NAV-PVT the receiver sends within `seconds`, read at `speed`.
+    static func solutionTimes(of receiver: SimulatedUBXReceiver, speed: Int, seconds: Double) throws -> [UInt32] {
+        let link = try SerialReceiverLink(path: receiver.path, speed: speed)
+        defer { link.close() }
+        let framer = ReceiverFramer()
+        var times: [UInt32] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            try link.receive(timeout: .milliseconds(100)).withUnsafeBytes { bytes in
+                framer.feed(bytes) { frame in
+                    guard case .ubx(let ubx) = frame, ubx.message == 0x0107 else { return }
+                    times.append(ubx.payload.loadUnaligned(as: UInt32.self))
+                }
+            }
+        }
+        return times
+    }
+
+    @Test("show, then set every setting, then show again: as asked, and the stream at the new rate", arguments: [Generation.generation9, .m8])
+    func showSetShow(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let speed = "\(receiver.speed)"
+        let before = try Self.ubx(["show", receiver.path, "--speed", speed, "--json"])
+        #expect(before.status == 0, "\(before.errors)")
+        let identity = try #require(before.output.json)
+        #expect(identity["module"] as? String == (generation == .m8 ? "NEO-M8T-0" : "ZED-F9T"))
+        #expect(identity["protocol"] as? Double == (generation == .m8 ? 18 : 27.31))
+        #expect(identity["rate"] as? Double == 1)
+
+        let set = try Self.ubx([
+            "set", receiver.path, "--speed", speed, "--rate", "5", "--gnss", "gps,galileo", "--output", "ubx", "--baud", "115200",
+            "--timepulse", "1,0.2,locked", "--survey-in", "300,2", "--save",
+        ])
+        #expect(set.status == 0, "\(set.output) \(set.errors)")
+        #expect(receiver.speed == 115_200)
+
+        let after = try #require(try Self.ubx(["show", receiver.path, "--speed", "115200", "--json"]).output.json)
+        #expect(after["rate"] as? Double == 5)
+        #expect(after["gnss"] as? [String] == ["gps", "galileo"])
+        #expect(after["output"] as? String == "ubx" && after["baud"] as? Int == 115_200)
+        #expect((after["timePulse"] as? [String: Any])?["lengthWithoutFix"] as? Double == 0)
+        #expect((after["timingMode"] as? [String: Any])?["mode"] as? String == "survey-in")
+
+        // Saved: a power cycle keeps it; and the receiver sends five solutions a second.
+        receiver.powerCycle()
+        let times = try Self.solutionTimes(of: receiver, speed: 115_200, seconds: 1.5)
+        #expect(times.count >= 4, "\(times)")
+        #expect(zip(times.dropFirst(), times).allSatisfy { $0 - $1 == 200 }, "\(times)")
+
+        let fixed = try Self.ubx(["set", receiver.path, "--speed", "115200", "--fixed-position", "52.1234567891,4.9876543219,12.3456"])
+        #expect(fixed.status == 0, "\(fixed.errors)")
+        let position = try #require(try Self.ubx(["show", receiver.path, "--speed", "115200", "--json"]).output.json?["timingMode"] as? [String: Any])
+        #expect(position["latitude"] as? Double == 52.123456789 && position["height"] as? Double == 12.3456, "\(position)")
+    }
+
+    @Test("a refusal and a silent receiver each end with a clear message and status 1; a dry run sends nothing")
+    func failures() throws {
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let refused = try Self.ubx(["set", receiver.path, "--speed", "38400", "--rate", "40"])
+        #expect(refused.status == 1 && refused.errors.contains("the receiver refused --rate"), "\(refused.errors)")
+
+        let dry = try Self.ubx(["set", receiver.path, "--speed", "38400", "--rate", "5", "--dry-run"])
+        #expect(dry.status == 0 && dry.output.contains("CFG-VALSET to RAM: CFG-RATE-MEAS=200, CFG-RATE-NAV=1"), "\(dry.output)")
+        #expect(receiver.acknowledgements.acknowledged == 0 && receiver.setting(0x3021_0001) == 1000)
+
+        let silent = try SimulatedUBXReceiver(.m8, silent: true)
+        let unanswered = try Self.ubx(["show", silent.path, "--speed", "9600", "--timeout", "0.3"])
+        #expect(unanswered.status == 1 && unanswered.errors.contains("did not answer MON-VER"), "\(unanswered.errors)")
+    }
+
+    @Test("the daemon applies its receiver table at start and again after the receiver lost power; the doctor sees a refusal")
+    func daemonKeepsTheReceiver() throws {
+        let folder = try makeTemporaryFolder("ubx")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.m8)
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let configuration = folder.appendingPathComponent("gpsfixd.conf").path
+        try "[receiver]\nrate = 2\ngnss = [\"gps\", \"glonass\"]\noutput = \"both\"\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        do {
+            let daemon = try RunningProcess(Binaries.gpsfixd, [
+                receiver.path, "--speed", "9600", "--socket", socket, "--config", configuration, "--silence-timeout", "0.5",
+            ])
+            defer { daemon.stop() }
+            try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
+            #expect(receiver.setting(0x1031_0021) == 0 && receiver.setting(0x1031_0025) == 1)
+            // Power lost: what was only in RAM is gone, and the daemon puts it back.
+            receiver.powerCycle(quiet: .seconds(1))
+            try waitUntil("the table lost", within: 5) { receiver.setting(0x3021_0001) == 1000 }
+            try waitUntil("the table applied again", within: 15) { receiver.setting(0x3021_0001) == 500 }
+            #expect(daemon.errorText.contains("receiver configured as its table says: rate: 1 Hz, not 2 Hz"), "\(daemon.errorText)")
+        }
+
+        // A table the receiver refuses: said in the log once, and by the doctor.
+        let refusing = try RunningProcess(Binaries.gpsfixd, [
+            receiver.path, "--speed", "9600", "--socket", socket + "2", "--receiver", "rate=40", "--silence-timeout", "0.5",
+        ])
+        defer { refusing.stop() }
+        _ = LineClient.connect(unixPath: socket + "2")
+        try waitUntil("the refusal", within: 15) { refusing.errorText.contains("the receiver refused --rate") }
+        let findings = DoctorLiveTests.findings(try run(Binaries.gpsfix, ["doctor", "--socket", socket + "2", "--json", "--seconds", "1"]))
+        let finding = try #require(findings.first { $0["check"] as? String == "receiver configuration" })
+        #expect(finding["status"] as? String == "warn" && (finding["detail"] as? String)?.contains("refused --rate") == true, "\(finding)")
+    }
+}
