@@ -12,6 +12,8 @@ public final class ReceiverReplies: Sendable {
     /// The most frames kept for the listener.
     public let limit: Int
     private let listeners = Atomic<Int>(0)
+    /// Whether a configuration conversation holds the receiver.
+    private let conversing = Atomic<Bool>(false)
     /// 1 while frames wait, 0 while none does: a waiter sleeps until it is 1.
     private let waiting = ConditionLock(value: 0)
     private let frames = NIOLockedValueBox(Queue())
@@ -23,6 +25,16 @@ public final class ReceiverReplies: Sendable {
 
     public init(limit: Int = 64) {
         self.limit = limit
+    }
+
+    /// Takes the receiver for one configuration conversation; `false` while another holds it.
+    public func beginConversation() -> Bool {
+        conversing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    /// Gives the receiver back.
+    public func endConversation() {
+        conversing.store(false, ordering: .releasing)
     }
 
     /// Frames dropped because the listener did not take them in time.

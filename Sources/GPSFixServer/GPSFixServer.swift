@@ -59,6 +59,8 @@ public final class GPSFixServer: Sendable {
     let boundSocketPaths = NIOLockedValueBox<[String]>([])
     /// The listeners of NMEA 0183 out, and its UDP sender.
     let nmeaListeners = NIOLockedValueBox<[any Channel]>([])
+    /// The control socket's listener, when one is served.
+    let controlListeners = NIOLockedValueBox<[any Channel]>([])
     let nmeaDatagrams = NIOLockedValueBox<NMEADatagramSender?>(nil)
     /// The HTTP server's listeners.
     let httpListeners = NIOLockedValueBox<[any Channel]>([])
@@ -240,8 +242,10 @@ public final class GPSFixServer: Sendable {
         let channels = listeners.withLockedValue { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
         // A socket from the service manager is the manager's to remove.
-        let others = (nmeaListeners.withLockedValue { $0 } + httpListeners.withLockedValue { $0 })
+        let others = nmeaListeners.withLockedValue { $0 } + httpListeners.withLockedValue { $0 }
+            + controlListeners.withLockedValue { $0 }
         nmeaListeners.withLockedValue { $0 = [] }
+        controlListeners.withLockedValue { $0 = [] }
         httpListeners.withLockedValue { $0 = [] }
         for channel in others { try? await channel.close() }
         if let sender = nmeaDatagrams.withLockedValue({ $0 }) {

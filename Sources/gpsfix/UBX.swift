@@ -25,6 +25,9 @@ struct UBXCommand: ParsableCommand {
         @Option(help: "Seconds to wait for each answer (each request is sent up to 3 times).")
         var timeout: Double = 1
 
+        @Option(name: .customLong("control-socket"), help: "The daemon's control socket, through which a receiver it holds is reached.")
+        var controlSocket = "/run/gpsfixd/gpsfixd-control.sock"
+
         func validate() throws {
             if let speed, !ReceiverSettings.speeds.contains(speed) { throw ValidationError("--speed \(speed) is not a serial speed") }
             guard (0.1...30).contains(timeout) else { throw ValidationError("--timeout \(timeout): give 0.1 to 30 seconds") }
@@ -35,17 +38,23 @@ struct UBXCommand: ParsableCommand {
             port ?? ReceiverPort(guessingFor: SerialPort.resolved(device) ?? device)
         }
 
-        /// Opens the device and asks the receiver who it is.
-        func open() throws -> (ReceiverConfigurator<ContinuousClock>, SerialReceiverLink) {
-            let found: Int
-            if let speed {
-                found = speed
-            } else if let detected = try SerialPort(path: device).findSpeed() {
-                found = detected.speed
+        /// Reaches the receiver (through the daemon when it holds the port, else by opening
+        /// the port) and asks it who it is.
+        func open() throws -> (ReceiverConfigurator<ContinuousClock>, any ClosableLink) {
+            let link: any ClosableLink
+            if let daemon = try DaemonControlLink.connect(path: controlSocket, device: device) {
+                link = daemon
             } else {
-                throw ConfigurationError.silent("at any speed, with NMEA or UBX", attempts: 1)
+                let found: Int
+                if let speed {
+                    found = speed
+                } else if let detected = try SerialPort(path: device).findSpeed() {
+                    found = detected.speed
+                } else {
+                    throw ConfigurationError.silent("at any speed, with NMEA or UBX", attempts: 1)
+                }
+                link = try SerialReceiverLink(path: device, speed: found)
             }
-            let link = try SerialReceiverLink(path: device, speed: found)
             let conversation = ReceiverConversation(link: link, clock: ContinuousClock(), answerTimeout: .milliseconds(Int64(timeout * 1000)))
             let configurator = ReceiverConfigurator(conversation: conversation, port: receiverPort)
             try configurator.identify()
@@ -171,3 +180,14 @@ struct UBXCommand: ParsableCommand {
 
 extension ReceiverPort: ExpressibleByArgument {}
 extension ReceiverRestart: EnumerableFlag {}
+
+/// A link the tool closes when done: the port it opened, or its connection to the daemon.
+protocol ClosableLink: ReceiverLink {
+    /// The port's speed now.
+    var speed: Int { get }
+    func close()
+}
+
+extension SerialReceiverLink: ClosableLink {}
+
+extension DaemonControlLink: ClosableLink {}

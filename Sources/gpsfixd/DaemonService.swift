@@ -29,6 +29,9 @@ struct DaemonService: Service {
     let ntrip: NTRIPClient?
     /// The receivers kept as their `[receiver]` tables say.
     let keepers: [ReceiverKeeper]
+    /// The control socket for `gpsfix ubx`, and the receivers it reaches; `nil` when no
+    /// serial receiver is served.
+    let control: (path: String, receivers: [String: ReceiverControl])?
     /// Where the HTTP server listens (`--http`, and `--metrics`, which serves the same);
     /// none without either.
     let httpAddresses: [(host: String, port: Int)]
@@ -46,6 +49,7 @@ struct DaemonService: Service {
         do {
             try await server.start()
             try await startHTTP()
+            if let control { try await server.startControl(path: control.path, receivers: control.receivers) }
         } catch {
             // A listener that cannot be bound ends the daemon as cleanly as a signal does.
             logger.critical("cannot start: \(error)")

@@ -272,10 +272,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let traccar = try sources.first.flatMap {
             try traccarOptions.forwarder(device: $0.name, environment: environment, logger: logger)
         }
-        let writers = ReceiverWriters(sources: sources, capacity: ntripOptions.ntripQueue)
+        let receivers = WritableReceivers(sources: sources, capacity: ntripOptions.ntripQueue)
         let ntrip = try ntripOptions.client(
-            sources: sources, writers: writers, environment: environment, userAgent: Self.userAgent, logger: logger)
-        let keepers = try receiverOptions.keepers(sources: sources, writers: writers, logger: logger)
+            sources: sources, writable: receivers, environment: environment, userAgent: Self.userAgent, logger: logger)
+        let keepers = try receiverOptions.keepers(sources: sources, receivers: receivers, logger: logger)
         let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
         let server = GPSFixServer(
             configuration: .init(
@@ -297,14 +297,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
             NMEALocationProvider(
                 source: Self.readOnEventLoop(source, of: server), timers: server.timers,
                 silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand,
-                readingHold: server.readingHold, replies: keepers.first { $0.port.name == source.name }?.replies ?? ReceiverReplies())
+                readingHold: server.readingHold, replies: receivers[source.name]?.replies ?? ReceiverReplies())
         }
         let httpAddresses = try [("--http", http), ("--metrics", metrics)].compactMap { option, address in
             try address.map { try Self.parseAddress($0, option: option) }
         }
         let daemon = DaemonService(
             server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar, ntrip: ntrip,
-            keepers: keepers,
+            keepers: keepers, control: receivers.controls.isEmpty ? nil : (controlSocket(), receivers.controls),
             httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
@@ -379,6 +379,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
 
     /// The Unix socket to bind: the one asked for; else none when the service manager
     /// passed a Unix socket (it stands in for the default); else the default.
+    /// The control socket: the one asked for, or `gpsfixd-control.sock` beside the clients' socket.
+    func controlSocket() -> String {
+        if let asked = receiverOptions.controlSocket { return asked }
+        let clients = socket ?? Self.defaultSocket
+        let folder = clients.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return (folder.isEmpty ? "." : folder) + "/gpsfixd-control.sock"
+    }
+
     static func socketPath(asked: String?, passed descriptors: [Int32]) -> String? {
         if let asked { return asked }
         let passesUnixSocket = descriptors.contains { descriptor in

@@ -73,7 +73,7 @@ struct NTRIPOptions: ParsableArguments {
     /// names (or the only one); `nil` without `--ntrip`. The password from
     /// `--ntrip-password-file`, else `GPSFIX_NTRIP_PASSWORD`, else the address.
     func client(
-        sources: [any ByteSource], writers: ReceiverWriters, environment: [String: String], userAgent: String, logger: Logger
+        sources: [any ByteSource], writable: WritableReceivers, environment: [String: String], userAgent: String, logger: Logger
     ) throws -> NTRIPClient? {
         guard let ntrip else { return nil }
         let receivers = sources.filter { source in ntripDevice.map { DeviceName($0)?.description == source.name } ?? true }
@@ -81,7 +81,7 @@ struct NTRIPOptions: ParsableArguments {
             if let ntripDevice { throw ValidationError("--ntrip-device \(ntripDevice) is not one of the devices served") }
             throw ValidationError("--ntrip: \(sources.count) devices are served; name the receiver with --ntrip-device")
         }
-        guard let port = receiver as? SerialPort, let writer = writers[port.name] else {
+        guard let port = receiver as? SerialPort, let writer = writable[port.name]?.writer else {
             throw ValidationError("--ntrip: \(receiver.name) is not a serial receiver, so corrections cannot be written to it")
         }
         var password = environment["GPSFIX_NTRIP_PASSWORD"]

@@ -1,5 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GPSFix
 import GPSFixDevices
+import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
 import NIOPosix
@@ -14,14 +18,12 @@ import UBXConfiguration
 /// one writer and its reading (``DaemonReceiverLink``). What changed is logged once;
 /// whether the receiver is as configured is the status line the doctor reads.
 final class ReceiverKeeper: Sendable {
-    let port: SerialPort
+    let control: ReceiverControl
     let receiverPort: ReceiverPort
     let settings: ReceiverSettings
     let save: Bool
-    /// The receiver's answers, taken from the device's reading: give it to its provider.
-    let replies = ReceiverReplies()
-    private let writer: ReceiverWriter
     private let logger: Logger
+    var port: SerialPort { control.port }
     private let state = NIOLockedValueBox(State())
 
     private struct State {
@@ -33,14 +35,11 @@ final class ReceiverKeeper: Sendable {
         var lastFailure: String?
     }
 
-    init(
-        port: SerialPort, receiverPort: ReceiverPort, settings: ReceiverSettings, save: Bool, writer: ReceiverWriter, logger: Logger
-    ) {
-        self.port = port
+    init(control: ReceiverControl, receiverPort: ReceiverPort, settings: ReceiverSettings, save: Bool, logger: Logger) {
+        self.control = control
         self.receiverPort = receiverPort
         self.settings = settings
         self.save = save
-        self.writer = writer
         self.logger = logger
     }
 
@@ -73,12 +72,24 @@ final class ReceiverKeeper: Sendable {
         }
     }
 
-    /// One conversation: read, apply what differs, read again.
+    /// One conversation: read, apply what differs, read again. It waits up to a minute for
+    /// one through the control socket to end.
     private func converse() {
         let layers: ConfigurationLayers = save ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
+        let replies = control.replies
+        var waited = 0
+        while !replies.beginConversation() {
+            guard waited < 600 else {
+                state.withLockedValue { $0.status = "not configured: another conversation held the receiver for a minute" }
+                return
+            }
+            usleep(100_000)
+            waited += 1
+        }
+        defer { replies.endConversation() }
         do {
             let status = try replies.listening { () throws -> String in
-                let link = DaemonReceiverLink(writer: writer, replies: replies, port: port)
+                let link = DaemonReceiverLink(writer: control.writer, replies: replies, port: port)
                 let conversation = ReceiverConversation(link: link, clock: ContinuousClock())
                 let configurator = ReceiverConfigurator(conversation: conversation, port: receiverPort)
                 let differences = try configurator.report().differences(from: settings)

@@ -15,6 +15,13 @@ struct ReceiverOptions: ParsableArguments {
             """)
     var receiver: [String] = []
 
+    @Option(
+        name: .customLong("control-socket"),
+        help: """
+            Where gpsfix ubx reaches the receivers the daemon holds (mode 0600; root and the daemon's user only):             gpsfixd-control.sock beside the clients' socket by default.
+            """)
+    var controlSocket: String?
+
     /// One receiver's table.
     struct Table {
         var device: String?
@@ -56,16 +63,16 @@ struct ReceiverOptions: ParsableArguments {
     }
 
     /// A keeper for each table, of the serial receiver among `sources` it names (or the only one).
-    func keepers(sources: [any ByteSource], writers: ReceiverWriters, logger: Logger) throws -> [ReceiverKeeper] {
+    func keepers(sources: [any ByteSource], receivers: WritableReceivers, logger: Logger) throws -> [ReceiverKeeper] {
         try tables().map { table in
             let matching = sources.filter { source in table.device.map { DeviceName($0)?.description == source.name } ?? true }
-            guard matching.count == 1, let port = matching.first as? SerialPort, let writer = writers[port.name] else {
+            guard matching.count == 1, let port = matching.first as? SerialPort, let control = receivers[port.name] else {
                 if let device = table.device { throw ValidationError("--receiver: \(device) is not a serial device served") }
                 throw ValidationError("--receiver: \(sources.count) devices are served; name the receiver with device=PATH")
             }
             return ReceiverKeeper(
-                port: port, receiverPort: table.port ?? ReceiverPort(guessingFor: port.path), settings: table.settings,
-                save: table.save, writer: writer, logger: logger)
+                control: control, receiverPort: table.port ?? ReceiverPort(guessingFor: port.path), settings: table.settings,
+                save: table.save, logger: logger)
         }
     }
 }

@@ -121,4 +121,58 @@ struct UBXConfigurationToolTests {
         let finding = try #require(findings.first { $0["check"] as? String == "receiver configuration" })
         #expect(finding["status"] as? String == "warn" && (finding["detail"] as? String)?.contains("refused --rate") == true, "\(finding)")
     }
+
+    @Test("through the running daemon: show and set over its control socket (0600), a new speed followed by the daemon, which serves on")
+    func throughTheDaemon() throws {
+        let folder = try makeTemporaryFolder("ubx")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let control = folder.appendingPathComponent("control.sock").path
+        // The speed given: a pseudo-terminal keeps what was sent before the port was opened,
+        // which a UART does not, and autobaud would take those bytes for the speed tried.
+        let daemon = try RunningProcess(Binaries.gpsfixd, [receiver.path, "--speed", "38400", "--socket", socket, "--control-socket", control])
+        defer { daemon.stop() }
+        let watcher = try #require(LineClient.connect(unixPath: socket))
+        try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        var info = stat()
+        #expect(stat(control, &info) == 0 && info.st_mode & 0o777 == 0o600)
+
+        let shown = try Self.ubx(["show", receiver.path, "--control-socket", control, "--json"])
+        #expect(shown.status == 0 && shown.output.json?["module"] as? String == "ZED-F9T", "\(shown.errors)")
+        let set = try Self.ubx(["set", receiver.path, "--control-socket", control, "--rate", "5", "--output", "ubx", "--baud", "115200"])
+        #expect(set.status == 0, "\(set.output) \(set.errors)")
+        #expect(receiver.speed == 115_200 && receiver.setting(0x3021_0001) == 200)
+
+        // The daemon reads on at the new speed: TPVs five a second, from UBX.
+        watcher.send("?WATCH={\"enable\":true,\"json\":true};\n")
+        var times: [String] = []
+        let deadline = Date().addingTimeInterval(10)
+        while times.count < 10, Date() < deadline, let line = watcher.readLine(timeout: 5) {
+            if let report = line.json, report["class"] as? String == "TPV", let time = report["time"] as? String { times.append(time) }
+        }
+        #expect(times.count == 10, "\(times)")
+        let milliseconds = times.compactMap { Int($0.dropLast().suffix(3)) }
+        #expect(zip(milliseconds.dropFirst(), milliseconds).allSatisfy { ($0 - $1 + 1000) % 1000 == 200 }, "\(times)")
+    }
+
+    @Test("the control socket serves root and the daemon's user only, even when its mode would let another in", .enabled(if: getuid() == 0))
+    func otherUsersRefused() throws {
+        let folder = try makeTemporaryFolder("ubx")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        chmod(folder.path, 0o755)
+        let receiver = try SimulatedUBXReceiver(.m8)
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let control = folder.appendingPathComponent("control.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, [receiver.path, "--socket", socket, "--control-socket", control])
+        defer { daemon.stop() }
+        try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        chmod(control, 0o666)
+        let process = try RunningProcess("/usr/bin/setpriv", [
+            "--reuid=65534", "--regid=65534", "--clear-groups", Binaries.gpsfix, "ubx", "show", receiver.path, "--control-socket", control,
+        ])
+        #expect(process.wait(timeout: 20) == 1)
+        #expect(process.errorText.contains("only root and the daemon's user"), "\(process.errorText)")
+        #expect(receiver.acknowledgements == (0, 0))
+    }
 }

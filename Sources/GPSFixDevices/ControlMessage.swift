@@ -1,0 +1,34 @@
+/// A message of the daemon's control socket, both ways: a type byte, a big-endian 16-bit
+/// length, the payload. `H` names a device (answered `O` with its speed, or `E` with why
+/// not), `F` carries one whole UBX frame, `S` a new port speed (answered `O`).
+public struct ControlMessage: Equatable, Sendable {
+    /// The longest payload: a UBX frame of the framer's longest.
+    public static let maximumLength = 8200
+
+    public var type: UInt8
+    public var payload: [UInt8]
+
+    public init(type: UInt8, payload: [UInt8]) {
+        self.type = type
+        self.payload = payload
+    }
+
+    /// `O`: the conversation may go on, the port at `speed` bits per second.
+    public static func ok(_ speed: Int) -> ControlMessage { ControlMessage(type: UInt8(ascii: "O"), number: speed) }
+
+    /// `S`: switch the port to `speed` bits per second (after the receiver was told to).
+    public static func speed(_ speed: Int) -> ControlMessage { ControlMessage(type: UInt8(ascii: "S"), number: speed) }
+
+    private init(type: UInt8, number: Int) {
+        self.init(type: type, payload: (0..<4).reversed().map { UInt8(truncatingIfNeeded: number >> ($0 * 8)) })
+    }
+
+    /// The payload of `O` and `S` read as its number; `nil` for another length.
+    public var number: Int? { payload.count == 4 ? payload.reduce(0) { $0 << 8 | Int($1) } : nil }
+
+    /// `E`: why not; the daemon closes the connection after it.
+    public static func error(_ reason: String) -> ControlMessage { ControlMessage(type: UInt8(ascii: "E"), payload: Array(reason.utf8)) }
+
+    /// The message as sent.
+    public var bytes: [UInt8] { [type, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload }
+}
