@@ -185,7 +185,7 @@ let package = Package(
             dependencies: ["GPSFix", "GPSFixDevices", "GPSDProtocol", "ReceiverFraming", "UBX", "TestSupport"]),
         .testTarget(
             name: "UBXConfigurationTests", dependencies: ["UBXConfiguration", "UBX", "ReceiverFraming", "GPSFixDevices", "TestSupport"]),
-        .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix", "TestSupport"]),
+        .testTarget(name: "GPSFixDevicesTests", dependencies: ["GPSFixDevices", "GPSFix", "ReceiverFraming", "TestSupport"]),
         .testTarget(
             name: "GPSFixServerTests",
             dependencies: [

@@ -49,7 +49,7 @@ private final class Attacker: @unchecked Sendable {
 
 /// A listener of the daemon, and what its protocol's attacks send.
 enum AttackedListener: String, CaseIterable, Sendable, CustomTestStringConvertible {
-    case gpsdUnix, gpsdTCP, http, nmeaOut
+    case gpsdUnix, gpsdTCP, http, nmeaOut, control
 
     var testDescription: String { rawValue }
 
@@ -59,6 +59,8 @@ enum AttackedListener: String, CaseIterable, Sendable, CustomTestStringConvertib
         case .gpsdUnix, .gpsdTCP: "?POLL;"
         case .http: "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v1/sky HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
         case .nmeaOut: "$GPGGA,flood*00\r\n"
+        // A conversation asked for a device the daemon does not serve: refused, and closed.
+        case .control: "H\u{0}\u{5}/nope"
         }
     }
 
@@ -67,7 +69,7 @@ enum AttackedListener: String, CaseIterable, Sendable, CustomTestStringConvertib
         switch self {
         case .gpsdUnix, .gpsdTCP: #"?WATCH={"enable":true,"json":true}"# + "\n"
         case .http: "GET /events HTTP/1.1\r\nHost: x\r\n\r\n"
-        case .nmeaOut: ""
+        case .nmeaOut, .control: ""
         }
     }
 
@@ -206,12 +208,14 @@ struct HostileClientTests {
         readers.forEach { $0.start() }
 
         let socket = daemon.socket, tcpPort = daemon.tcpPort
+        let control = daemon.folder.appendingPathComponent("gpsfixd-control.sock").path
         let attackers = Self.attackers(of: listener) {
             switch listener {
             case .gpsdUnix: try LineClient(unixPath: socket)
             case .gpsdTCP: try LineClient(tcpPort: tcpPort)
             case .http: try LineClient(tcpPort: httpPort)
             case .nmeaOut: try LineClient(tcpPort: nmeaPort)
+            case .control: try LineClient(unixPath: control)
             }
         }
         var peakMemory = baselineMemory
