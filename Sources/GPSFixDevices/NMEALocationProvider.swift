@@ -246,8 +246,9 @@ private final class ReadingState: @unchecked Sendable {
     private var reconnects = 0
     /// Whether valid sentences were read since the last ``takeSentencesSinceOpening()``.
     private var sentencesSinceOpening = false
-    /// The receiver as last announced, and the decoder's count of its changes then.
+    /// The receiver and its line as last announced, and the decoder's count of its changes then.
     private var identified: ReceiverIdentity?
+    private var announcedLine: SerialLine?
     private var receiverChanges = 0
     /// NMEA sentences the receiver sent since the last fix: one that sends its own gets
     /// none written for it.
@@ -286,6 +287,7 @@ private final class ReadingState: @unchecked Sendable {
         event.line = line()
         event.receiver = decoder.receiver
         identified = event.receiver
+        announcedLine = event.line
         receiverChanges = decoder.receiverChanges
         pending.append(.device(event))
     }
@@ -302,13 +304,15 @@ private final class ReadingState: @unchecked Sendable {
             sentencesSinceOpening = true
         }
         if decoder.cyclesEmitted > cyclesBefore { pending.append(counters()) }
-        // A receiver that began speaking UBX, or answered MON-VER, is named anew.
+        // A receiver that began speaking UBX, or answered MON-VER (as it does after a
+        // configuration), is named anew, with its line (a new speed) as it is now.
         if identified != nil, decoder.receiverChanges != receiverChanges {
             receiverChanges = decoder.receiverChanges
-            let receiver = decoder.receiver
-            if receiver != identified {
+            let receiver = decoder.receiver, line = line()
+            if receiver != identified || line != announcedLine {
                 identified = receiver
-                pending.append(.device(DeviceEvent(device: device, kind: .identified, receiver: receiver)))
+                announcedLine = line
+                pending.append(.device(DeviceEvent(device: device, kind: .identified, line: line, receiver: receiver)))
             }
         }
     }

@@ -5,76 +5,131 @@ import Synchronization
 /// taken from the daemon's own reading of the port, for the one configuration
 /// conversation held with it at a time.
 ///
-/// The reading thread copies a frame out only while someone listens (one atomic load per
-/// UBX frame otherwise). The frames wait in a queue of at most ``limit``; when it is full
-/// the oldest is dropped and counted, so a listener that stops taking costs nothing more.
+/// The reading thread copies a frame out only while a conversation listens (one atomic
+/// load per UBX frame otherwise), and hands it either to a sink (the control socket's
+/// session, which writes it on its event loop) or to a queue a blocking listener takes
+/// from (the daemon's own conversations). The queue holds at most ``limit`` frames; when
+/// it is full the oldest is dropped and counted.
 public final class ReceiverReplies: Sendable {
-    /// The most frames kept for the listener.
+    /// The most frames kept for a listener.
     public let limit: Int
-    private let listeners = Atomic<Int>(0)
+    /// Whether anyone listens: read for every UBX frame, without a lock.
+    private let listened = Atomic<Bool>(false)
     /// Whether a configuration conversation holds the receiver.
     private let conversing = Atomic<Bool>(false)
-    /// 1 while frames wait, 0 while none does: a waiter sleeps until it is 1.
-    private let waiting = ConditionLock(value: 0)
-    private let frames = NIOLockedValueBox(Queue())
+    /// The value is 1 while frames wait, 0 while none does: a listener sleeps until it is 1.
+    /// The queue and the sink are only touched with it held.
+    private let condition = ConditionLock(value: 0)
+    private let shared = NIOLockedValueBox(Shared())
+    /// Called when a conversation ends, so that one waiting for the receiver can start.
+    private let whenFree = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
 
-    private struct Queue {
+    private struct Shared {
         var frames: [[UInt8]] = []
         var dropped = 0
+        var listening = false
+        var sink: (@Sendable ([UInt8]) -> Void)?
     }
 
     public init(limit: Int = 64) {
         self.limit = limit
     }
 
+    /// Frames dropped because the listener did not take them in time.
+    public var dropped: Int { shared.withLockedValue { $0.dropped } }
+
+    // MARK: The conversation
+
     /// Takes the receiver for one configuration conversation; `false` while another holds it.
     public func beginConversation() -> Bool {
         conversing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 
-    /// Gives the receiver back.
+    /// Gives the receiver back, and tells whoever waits for it.
     public func endConversation() {
         conversing.store(false, ordering: .releasing)
+        whenFree.withLockedValue { $0 }?()
     }
 
-    /// Frames dropped because the listener did not take them in time.
-    public var dropped: Int { frames.withLockedValue { $0.dropped } }
+    /// Sets what runs each time a conversation ends (the keeper, which found it taken).
+    public func onConversationEnded(_ action: @escaping @Sendable () -> Void) {
+        whenFree.withLockedValue { $0 = action }
+    }
 
-    /// Runs `body` while listening; the frames left when it returns are dropped.
+    // MARK: Listening
+
+    /// Runs `body` while listening with ``next(timeout:)``; the frames left when it returns
+    /// are dropped.
     public func listening<Result>(_ body: () throws -> Result) rethrows -> Result {
-        listeners.add(1, ordering: .relaxed)
-        defer {
-            if listeners.subtract(1, ordering: .relaxed).newValue == 0 { frames.withLockedValue { $0.frames.removeAll() } }
-        }
+        start(sink: nil)
+        defer { stop() }
         return try body()
+    }
+
+    /// Hands each frame to `sink` (on the reading thread) until ``stopForwarding()``.
+    public func forward(to sink: @escaping @Sendable ([UInt8]) -> Void) {
+        start(sink: sink)
+    }
+
+    /// Stops handing frames to the sink; none reaches it after this returns.
+    public func stopForwarding() {
+        stop()
+    }
+
+    private func start(sink: (@Sendable ([UInt8]) -> Void)?) {
+        condition.lock()
+        shared.withLockedValue { shared in
+            shared.frames.removeAll()
+            shared.listening = true
+            shared.sink = sink
+        }
+        listened.store(true, ordering: .releasing)
+        condition.unlock(withValue: 0)
+    }
+
+    private func stop() {
+        condition.lock()
+        listened.store(false, ordering: .releasing)
+        shared.withLockedValue { shared in
+            shared.frames.removeAll()
+            shared.listening = false
+            shared.sink = nil
+        }
+        condition.unlock(withValue: 0)
     }
 
     /// From the reading thread: `frame` (a whole UBX frame), if it answers configuration
     /// and someone listens.
     func offer(_ frame: UnsafeRawBufferPointer) {
-        guard listeners.load(ordering: .relaxed) > 0, frame.count >= 8, frame[0] == 0xB5, [0x05, 0x06, 0x0A].contains(frame[2]) else {
+        guard listened.load(ordering: .acquiring), frame.count >= 8, frame[0] == 0xB5, [0x05, 0x06, 0x0A].contains(frame[2]) else {
             return
         }
         let copy = Array(frame)
-        waiting.lock()
-        frames.withLockedValue { queue in
-            queue.frames.append(copy)
-            if queue.frames.count > limit {
-                queue.frames.removeFirst()
-                queue.dropped += 1
+        condition.lock()
+        let waiting = shared.withLockedValue { shared -> Int in
+            guard shared.listening else { return 0 }
+            if let sink = shared.sink {
+                sink(copy)
+                return 0
             }
+            shared.frames.append(copy)
+            if shared.frames.count > limit {
+                shared.frames.removeFirst()
+                shared.dropped += 1
+            }
+            return shared.frames.count
         }
-        waiting.unlock(withValue: 1)
+        condition.unlock(withValue: waiting > 0 ? 1 : 0)
     }
 
     /// The next frame, waiting up to `timeout`; `nil` when none came.
     public func next(timeout: Duration) -> [UInt8]? {
         let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        guard waiting.lock(whenValue: 1, timeoutSeconds: max(0.001, seconds)) else { return nil }
-        let (frame, left) = frames.withLockedValue { queue in
-            (queue.frames.isEmpty ? nil : queue.frames.removeFirst(), queue.frames.count)
+        guard condition.lock(whenValue: 1, timeoutSeconds: max(0.001, seconds)) else { return nil }
+        let (frame, left) = shared.withLockedValue { shared in
+            (shared.frames.isEmpty ? nil : shared.frames.removeFirst(), shared.frames.count)
         }
-        waiting.unlock(withValue: left > 0 ? 1 : 0)
+        condition.unlock(withValue: left > 0 ? 1 : 0)
         return frame
     }
 }

@@ -44,7 +44,9 @@ public final class ReceiverWriter: @unchecked Sendable {
     private let openReceiver: @Sendable () -> Int32?
     private let box = NIOLockedValueBox(Counters())
 
-    private var queue = CircularBuffer<(frame: [UInt8], arrivedAt: NIODeadline)>()
+    /// A frame and when it arrived; `then` runs once it was written (`true`) or lost.
+    private typealias Entry = (frame: [UInt8], arrivedAt: NIODeadline, then: (@Sendable (Bool) -> Void)?)
+    private var queue = CircularBuffer<Entry>()
     private var queuedBytes = 0
     private var channel: (any Channel)?
     private var opening = false
@@ -68,12 +70,17 @@ public final class ReceiverWriter: @unchecked Sendable {
 
     /// Queues `frame`, which arrived at `arrivedAt`, and writes what the port takes.
     public func enqueue(_ frame: [UInt8], arrivedAt: NIODeadline) {
+        enqueue((frame, arrivedAt, nil))
+    }
+
+    private func enqueue(_ entry: Entry) {
         eventLoop.assertInEventLoop()
-        queue.append((frame, arrivedAt))
-        queuedBytes += frame.count
+        queue.append(entry)
+        queuedBytes += entry.frame.count
         var dropped = 0
-        while queuedBytes > capacity, let oldest = queue.popFirst() {
-            queuedBytes -= oldest.frame.count
+        // The oldest corrections go; a frame that someone waits for is never dropped.
+        while queuedBytes > capacity, let index = queue.firstIndex(where: { $0.then == nil }), index != queue.index(before: queue.endIndex) {
+            queuedBytes -= queue.remove(at: index).frame.count
             dropped += 1
         }
         if dropped > 0 { update { $0.droppedQueueFull += dropped } }
@@ -85,9 +92,17 @@ public final class ReceiverWriter: @unchecked Sendable {
         eventLoop.execute { [self] in enqueue(frame, arrivedAt: .now()) }
     }
 
+    /// Runs `action` (on the event loop) once every frame queued before it was written
+    /// (`true`), or when they were lost with the port (`false`): for what must follow a
+    /// frame on the line, as a speed change follows the frame that asked for it.
+    public func afterQueued(_ action: @escaping @Sendable (Bool) -> Void) {
+        eventLoop.execute { [self] in enqueue(([], .now(), action)) }
+    }
+
     /// Closes the port's channel; queued frames are dropped.
     public func close() {
         eventLoop.assertInEventLoop()
+        for entry in queue { entry.then?(false) }
         queue.removeAll()
         queuedBytes = 0
         channel?.close(promise: nil)
@@ -100,39 +115,45 @@ public final class ReceiverWriter: @unchecked Sendable {
         guard !queue.isEmpty else { return }
         guard let channel else { return open() }
         // One promise per batch, on its last frame: writes complete in order, so the
-        // batch is written (or lost) when that one is.
-        var arrivals: [NIODeadline] = []
-        var last: (frame: [UInt8], arrivedAt: NIODeadline)?
-        while channel.isWritable, let next = queue.popFirst() {
-            queuedBytes -= next.frame.count
-            if let last {
-                channel.write(ByteBuffer(bytes: last.frame), promise: nil)
-                arrivals.append(last.arrivedAt)
-            }
-            last = next
-        }
-        guard let last else { return }
-        arrivals.append(last.arrivedAt)
-        let promise = eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { [update, arrivals] result in
-            switch result {
-            case .success:
-                let now = NIODeadline.now()
-                update { counters in
-                    counters.written += arrivals.count
-                    for arrival in arrivals { counters.latencies.record(now - arrival) }
+        // batch is written (or lost) when that one is. A frame someone waits for ends its
+        // batch, with a promise of its own.
+        while channel.isWritable, !queue.isEmpty {
+            var arrivals: [NIODeadline] = []
+            var last: Entry?
+            while channel.isWritable, let next = queue.popFirst() {
+                queuedBytes -= next.frame.count
+                if let last {
+                    channel.write(ByteBuffer(bytes: last.frame), promise: nil)
+                    arrivals.append(last.arrivedAt)
                 }
-            case .failure:
-                update { $0.failedWrites += arrivals.count }
+                last = next
+                if next.then != nil { break }
             }
+            guard let last else { return }
+            if last.then == nil { arrivals.append(last.arrivedAt) }
+            let promise = eventLoop.makePromise(of: Void.self)
+            promise.futureResult.whenComplete { [self, arrivals, then = last.then] result in
+                switch result {
+                case .success:
+                    let now = NIODeadline.now()
+                    update { counters in
+                        counters.written += arrivals.count
+                        for arrival in arrivals { counters.latencies.record(now - arrival) }
+                    }
+                    then?(true)
+                case .failure:
+                    update { $0.failedWrites += arrivals.count }
+                    then?(false)
+                }
+            }
+            channel.writeAndFlush(ByteBuffer(bytes: last.frame), promise: promise)
         }
-        channel.writeAndFlush(ByteBuffer(bytes: last.frame), promise: promise)
     }
 
     private func dropStale() {
         let now = NIODeadline.now()
         var stale = 0
-        while let first = queue.first, now - first.arrivedAt > maximumAge {
+        while let first = queue.first, first.then == nil, now - first.arrivedAt > maximumAge {
             queuedBytes -= queue.removeFirst().frame.count
             stale += 1
         }

@@ -43,12 +43,15 @@ public struct SerialPort: ByteSource {
     /// the port's own does otherwise.
     public var reactor: (any DescriptorReactor)?
     private let speedFound: SharedSpeed
+    /// The speed configuration switched the port to, which outlasts a reopening.
+    private let speedChanged: SharedSpeed
     private let openDescriptor: OpenDescriptor
 
     public init(path: String, settings: SerialSettings = SerialSettings()) {
         self.path = path
         self.settings = settings
         speedFound = SharedSpeed()
+        speedChanged = SharedSpeed()
         openDescriptor = OpenDescriptor()
     }
 
@@ -89,7 +92,7 @@ public struct SerialPort: ByteSource {
 
     /// The line as set: the speed given, or the one autobaud found once it has.
     public var line: SerialLine? {
-        guard let speed = settings.speed ?? detectedSpeed else { return nil }
+        guard let speed = speedChanged.withLock({ $0 }) ?? settings.speed ?? detectedSpeed else { return nil }
         let parity: Character = switch settings.parity {
         case .none: "N"
         case .even: "E"
@@ -103,6 +106,7 @@ public struct SerialPort: ByteSource {
         let reading = FileDescriptorReader.Reading(reactor: reactor, canWait: canWait)
         return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
             var settings = port.settings
+            settings.speed = port.speedChanged.withLock { $0 } ?? settings.speed
             var prelude: [UInt8] = []
             if settings.speed == nil {
                 // No speed given: listen at each common speed until sentences make sense.
@@ -141,7 +145,7 @@ public struct SerialPort: ByteSource {
     }
 
     /// Switches the open port to `bps` under its reader (after the receiver was told to
-    /// switch), and makes it the speed autobaud tries first when the port is opened again.
+    /// switch), and makes it the port's speed when it is opened again.
     public func changeSpeedWhileOpen(to bps: Int) throws(DeviceError) {
         guard let descriptor = openDescriptor.duplicate() else { throw .notFound(path: path) }
         defer { Glibc.close(descriptor) }
@@ -149,7 +153,7 @@ public struct SerialPort: ByteSource {
         var settings = settings
         settings.speed = bps
         try Termios.apply(settings, to: descriptor, path: path)
-        speedFound.withLock { $0 = bps }
+        speedChanged.withLock { $0 = bps }
     }
 
     /// The speeds autobaud tries, the last one found first (a replugged receiver keeps its speed).

@@ -2,24 +2,9 @@
 import Glibc
 #endif
 import GPSFixDevices
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import ReceiverFraming
-
-/// What the daemon's control socket reaches of one serial receiver: its one writer, its
-/// answers taken from the daemon's reading, and its port (for a speed change).
-public struct ReceiverControl: Sendable {
-    public let writer: ReceiverWriter
-    public let replies: ReceiverReplies
-    public let port: SerialPort
-
-    public init(writer: ReceiverWriter, replies: ReceiverReplies, port: SerialPort) {
-        self.writer = writer
-        self.replies = replies
-        self.port = port
-    }
-}
 
 /// One connection to the daemon's control socket: `gpsfix ubx` talking to a receiver the
 /// daemon holds. Only root and the daemon's own user are served (`SO_PEERCRED`).
@@ -34,11 +19,14 @@ final class ControlSession: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
+    /// How long one conversation may hold a receiver: a tool configures it in seconds, and
+    /// the daemon's own keeper waits for its turn.
+    static let conversationLimit = TimeAmount.seconds(60)
+
     private let receivers: [String: ReceiverControl]
-    private var pending = ByteBuffer()
+    private var pending: [UInt8] = []
     private var receiver: ReceiverControl?
-    /// Set while the replies are forwarded; cleared to stop the forwarding thread.
-    private let forwarding = NIOLockedValueBox(false)
+    private var limit: Scheduled<Void>?
     /// Whether the peer is root or the daemon's user: nothing is read before.
     private var authorized = false
 
@@ -63,14 +51,14 @@ final class ControlSession: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var bytes = unwrapInboundIn(data)
-        pending.writeBuffer(&bytes)
+        let bytes = unwrapInboundIn(data)
+        pending += bytes.readableBytesView
         if authorized { readMessages(context) }
-        if pending.readableBytes > ControlMessage.maximumLength + 3 { refuse("a message over the limit", context) }
+        if pending.count > ControlMessage.maximumLength + 3 { refuse("a message over the limit", context) }
     }
 
     private func readMessages(_ context: ChannelHandlerContext) {
-        while let message = ControlMessage.next(from: &pending) {
+        while let message = ControlMessage.take(from: &pending) {
             context.triggerUserOutboundEvent(SessionActivity.request, promise: nil)
             handle(message, context)
         }
@@ -89,11 +77,19 @@ final class ControlSession: ChannelInboundHandler {
             guard let found = receivers.first(where: { (SerialPort.resolved($0.key) ?? $0.key) == path })?.value else {
                 return refuse("\(asked) is not a serial receiver this daemon serves", context)
             }
+            guard found.port.duplicateOpenDescriptor().map({ close($0) }) != nil else {
+                return refuse("\(asked) is not open now (unplugged?); try again once the daemon reads it", context)
+            }
             guard found.replies.beginConversation() else {
                 return refuse("\(asked) is being configured by another conversation; try again", context)
             }
             receiver = found
             forward(found.replies, to: context.channel)
+            let channel = context.channel
+            limit = context.eventLoop.scheduleTask(in: Self.conversationLimit) {
+                channel.writeAndFlush(ControlMessage.error("a conversation may hold a receiver for 60 s at most").buffer)
+                    .whenComplete { _ in channel.close(promise: nil) }
+            }
             context.writeAndFlush(wrapOutboundOut(ControlMessage.ok(found.port.line?.bps ?? 0).buffer), promise: nil)
         case (UInt8(ascii: "F"), let receiver?):
             guard message.payload.withUnsafeBytes({ UBXFrame(validating: $0) }) != nil else {
@@ -103,10 +99,8 @@ final class ControlSession: ChannelInboundHandler {
         case (UInt8(ascii: "S"), let receiver?):
             guard let speed = message.number else { return refuse("an S message carries a speed", context) }
             let channel = context.channel
-            // tcdrain waits for the line: off the event loop.
-            NIOThreadPool.singleton.submit { _ in
-                let answer = (try? receiver.port.changeSpeedWhileOpen(to: speed)) != nil
-                    ? ControlMessage.ok(speed) : ControlMessage.error("the port cannot run at \(speed) bps")
+            receiver.changeSpeed(to: speed) { changed in
+                let answer = changed ? ControlMessage.ok(speed) : ControlMessage.error("the port cannot run at \(speed) bps")
                 channel.writeAndFlush(answer.buffer, promise: nil)
             }
         default:
@@ -114,26 +108,22 @@ final class ControlSession: ChannelInboundHandler {
         }
     }
 
-    /// The receiver's answers to the connection, from a thread of the blocking pool, as
-    /// long as the connection lasts; frames the connection has no room for are dropped
-    /// (the tool asks again).
+    /// The receiver's answers to the connection, as they are read; those the connection has
+    /// no room for are dropped (the tool asks again).
     private func forward(_ replies: ReceiverReplies, to channel: any Channel) {
-        forwarding.withLockedValue { $0 = true }
-        let forwarding = self.forwarding
-        NIOThreadPool.singleton.submit { _ in
-            replies.listening {
-                while forwarding.withLockedValue({ $0 }) {
-                    guard let frame = replies.next(timeout: .milliseconds(200)) else { continue }
-                    if channel.isWritable { channel.writeAndFlush(ControlMessage(type: UInt8(ascii: "F"), payload: frame).buffer, promise: nil) }
-                }
+        replies.forward { frame in
+            channel.eventLoop.execute {
+                if channel.isWritable { channel.writeAndFlush(ControlMessage(type: UInt8(ascii: "F"), payload: frame).buffer, promise: nil) }
             }
         }
     }
 
     private func finish() {
-        forwarding.withLockedValue { $0 = false }
+        limit?.cancel()
+        limit = nil
         guard let receiver else { return }
         self.receiver = nil
+        receiver.replies.stopForwarding()
         receiver.replies.endConversation()
         // Who it is now, and so its DEVICE report, after whatever was changed.
         receiver.writer.send(UBXFrame.encode(messageClass: 0x0A, id: 0x04, payload: []))
@@ -141,7 +131,7 @@ final class ControlSession: ChannelInboundHandler {
 
     private func refuse(_ reason: String, _ context: ChannelHandlerContext) {
         let channel = context.channel
-        pending.clear()
+        pending.removeAll()
         channel.writeAndFlush(ControlMessage.error(reason).buffer).whenComplete { _ in channel.close(promise: nil) }
     }
 }
@@ -156,18 +146,6 @@ struct PeerCredentials: Sendable {
 
 extension ControlMessage {
     var buffer: ByteBuffer { ByteBuffer(bytes: bytes) }
-
-    /// Takes the first whole message out of `buffer`, if there is one.
-    static func next(from buffer: inout ByteBuffer) -> ControlMessage? {
-        guard let type = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self),
-            let length = buffer.getInteger(at: buffer.readerIndex + 1, as: UInt16.self),
-            Int(length) <= maximumLength, buffer.readableBytes >= 3 + Int(length)
-        else { return nil }
-        buffer.moveReaderIndex(forwardBy: 3)
-        let payload = buffer.readBytes(length: Int(length)) ?? []
-        buffer.discardReadBytes()
-        return ControlMessage(type: type, payload: payload)
-    }
 }
 
 extension GPSFixServer {
@@ -177,12 +155,8 @@ extension GPSFixServer {
         let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout) { channel in
             try channel.pipeline.syncOperations.addHandler(ControlSession(receivers: receivers))
         }
-        try SocketPath.prepare(path)
-        let previousMask = umask(0o177)
-        defer { umask(previousMask) }
-        let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+        let channel = try await bind(bootstrap, unixPath: path, mask: 0o177)  // 0600
         controlListeners.withLockedValue { $0.append(channel) }
-        boundSocketPaths.withLockedValue { $0.append(path) }
         hub.logger.info("configuration control", metadata: ["socket": "\(path)"])
     }
 }

@@ -95,14 +95,8 @@ public final class GPSFixServer: Sendable {
         }
         let passed = bound.compactMap(\.localAddress)
         if let path = configuration.socketPath, !passed.contains(where: { $0.pathname == path }) {
-            try SocketPath.prepare(path)
-            // The file is created 0660 by bind itself: a chmod after it would leave a window
-            // in which anyone could connect. The daemon creates no other file meanwhile.
-            let previousMask = umask(0o117)
-            defer { umask(previousMask) }
-            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            let channel = try await bind(bootstrap, unixPath: path, mask: 0o117)  // 0660
             bound.append(channel)
-            boundSocketPaths.withLockedValue { $0.append(path) }
             hub.logger.info("listening", metadata: ["socket": "\(path)"])
         }
         if let host = configuration.tcpHost, let port = configuration.tcpPort {
@@ -122,6 +116,19 @@ public final class GPSFixServer: Sendable {
             }
         }
         try await startNMEAOutput()
+    }
+
+    /// Binds `bootstrap` at `path` (a stale socket file replaced, a live one refused), the
+    /// file created with `mask` by bind itself: a chmod after it would leave a window in
+    /// which anyone could connect. The daemon creates no other file meanwhile. The file is
+    /// removed at shutdown.
+    func bind(_ bootstrap: ServerBootstrap, unixPath path: String, mask: mode_t) async throws -> any Channel {
+        try SocketPath.prepare(path)
+        let previousMask = umask(mask)
+        defer { umask(previousMask) }
+        let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+        boundSocketPaths.withLockedValue { $0.append(path) }
+        return channel
     }
 
     /// The TCP port actually bound (useful with port 0).

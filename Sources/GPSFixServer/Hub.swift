@@ -301,6 +301,7 @@ final class Hub: @unchecked Sendable {
             logger.info("device \(what)", metadata: ["device": "\(device)"])
         case .identified:
             if let receiver = event.receiver { identify(device, as: receiver) }
+            if let line = event.line { devices[device]?.info.line = line }
             logger.info(
                 "device identified",
                 metadata: ["device": "\(device)", "driver": "\(event.receiver?.driver ?? "")",

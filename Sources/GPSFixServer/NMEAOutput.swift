@@ -125,14 +125,10 @@ extension GPSFixServer {
             hub.logger.info("NMEA 0183 out", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         }
         if let path = output.socketPath {
-            try SocketPath.prepare(path)
             // Readable by every local user, as geoclue (its own user) reads it; the sentences
             // are what any process could read from the port when the daemon did not hold it.
-            let previousMask = umask(0o111)
-            defer { umask(previousMask) }
-            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            let channel = try await bind(bootstrap, unixPath: path, mask: 0o111)  // 0666
             nmeaListeners.withLockedValue { $0.append(channel) }
-            boundSocketPaths.withLockedValue { $0.append(path) }
             hub.logger.info("NMEA 0183 out", metadata: ["socket": "\(path)"])
         }
         if let (host, port) = output.udp {

@@ -1,6 +1,7 @@
 /// The steps that apply settings through the configuration interface (protocol 27 on):
 /// everything but the port's speed in one CFG-VALSET transaction, which the receiver
-/// applies whole or not at all, then the speed alone, last.
+/// applies whole or not at all, then the speed alone. Turning UBX off on the port the
+/// conversation uses silences the receiver's answers: that comes last of all, unconfirmed.
 enum ConfigurationPlan {
     static func valueSteps(_ settings: ReceiverSettings, port: ReceiverPort, layers: ConfigurationLayers) throws
         -> [ConfigurationStep]
@@ -19,11 +20,9 @@ enum ConfigurationPlan {
             named.append("--gnss")
         }
         if let output = settings.output {
-            items += [
-                ConfigurationItem(ConfigurationKeys.outputsUBX(port), output.ubx ? 1 : 0),
-                ConfigurationItem(ConfigurationKeys.outputsNMEA(port), output.nmea ? 1 : 0),
-            ]
+            items.append(ConfigurationItem(ConfigurationKeys.outputsNMEA(port), output.nmea ? 1 : 0))
             if output.ubx {
+                items.append(ConfigurationItem(ConfigurationKeys.outputsUBX(port), 1))
                 for message in OutputMessage.sent(byProtocol: 27) {
                     if let key = ConfigurationKeys.outputRate(message, port) { items.append(ConfigurationItem(key, 1)) }
                 }
@@ -61,6 +60,11 @@ enum ConfigurationPlan {
             }
             for frame in ValueMessages.set([ConfigurationItem(key, UInt64(speed))], in: layers) {
                 steps.append(ConfigurationStep(settings: "--baud", frame: frame, confirmation: .answersAt(speed)))
+            }
+        }
+        if settings.output == .nmea {
+            for frame in ValueMessages.set([ConfigurationItem(ConfigurationKeys.outputsUBX(port), 0)], in: layers) {
+                steps.append(ConfigurationStep(settings: "--output", frame: frame, confirmation: .unacknowledged))
             }
         }
         return steps

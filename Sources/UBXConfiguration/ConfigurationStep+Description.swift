@@ -32,10 +32,12 @@ extension ConfigurationStep: CustomStringConvertible {
                 p.u32(4 + 8 * block + 4) & 1 != 0 ? Constellation(gnssID: p[4 + 8 * block])?.rawValue : nil
             }
             return "CFG-GNSS: using \(on.joined(separator: ","))"
-        case LegacyMessages.timingMode:
+        case LegacyMessages.timingMode3:
             return "CFG-TMODE3: mode \(["navigate", "survey-in", "fixed position"][min(Int(p[2]), 2)])"
+        case LegacyMessages.timingMode2:
+            return "CFG-TMODE2: mode \(["navigate", "survey-in", "fixed position"][min(Int(p[0]), 2)])"
         case LegacyMessages.saveLoad:
-            return "CFG-CFG: save the configuration to battery-backed RAM and flash"
+            return "CFG-CFG: save the configuration to battery-backed RAM\(p.count > 12 && p[12] & 0x02 != 0 ? " and flash" : "")"
         default:
             return "UBX \(frame.messageClass),\(frame.messageID), \(p.count) bytes"
         }

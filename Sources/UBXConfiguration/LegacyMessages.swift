@@ -13,7 +13,8 @@ public enum LegacyMessages {
     public static let navigation: UInt16 = 0x0624  // CFG-NAV5
     public static let timePulse: UInt16 = 0x0631  // CFG-TP5
     public static let constellations: UInt16 = 0x063E  // CFG-GNSS
-    public static let timingMode: UInt16 = 0x0671  // CFG-TMODE3
+    public static let timingMode2: UInt16 = 0x063D  // CFG-TMODE2
+    public static let timingMode3: UInt16 = 0x0671  // CFG-TMODE3
 
     /// A frame of `message` (class and id) with `payload`; an empty payload polls.
     public static func frame(_ message: UInt16, _ payload: [UInt8] = []) -> [UInt8] {
@@ -43,9 +44,12 @@ public enum LegacyMessages {
         return frame(navigation, payload)
     }
 
-    /// CFG-TMODE3 (timing receivers, protocol 20 on): off, survey-in or a fixed position.
-    public static func setTimingMode(_ mode: TimingMode) -> [UInt8] {
-        var payload = [UInt8](repeating: 0, count: 40)
+    /// CFG-TMODE3's payload (protocol 20 on) from `current` with `mode`: off, survey-in, or
+    /// a fixed position in degrees and metres to 1e-9° and 0.1 mm; the rest as it was.
+    public static func timingMode3(_ mode: TimingMode, from current: [UInt8]) -> [UInt8] {
+        var payload = Array(current.prefix(40))
+        payload[2] = 0
+        payload[3] &= ~0x01
         switch mode {
         case .navigate: break
         case .surveyIn(let seconds, let metres):
@@ -54,7 +58,7 @@ public enum LegacyMessages {
             payload.put(UInt32(clamping: Int((metres * 1e4).rounded())), at: 28)
         case .fixed(let latitude, let longitude, let height):
             payload[2] = 2
-            payload[3] = 0x01  // LLA: latitude, longitude and height rather than ECEF
+            payload[3] |= 0x01  // LLA: latitude, longitude and height rather than ECEF
             let (lat, latHP) = TimingMode.split(degrees: latitude)
             let (lon, lonHP) = TimingMode.split(degrees: longitude)
             let (alt, altHP) = TimingMode.split(metres: height)
@@ -65,14 +69,40 @@ public enum LegacyMessages {
             payload[17] = UInt8(bitPattern: lonHP)
             payload[18] = UInt8(bitPattern: altHP)
         }
-        return frame(timingMode, payload)
+        return payload
     }
 
-    /// CFG-CFG that saves the whole current configuration to battery-backed RAM and flash.
-    public static let save = frame(saveLoad, [0, 0, 0, 0, 0x1F, 0x1F, 0, 0, 0, 0, 0, 0, 0x03])
+    /// CFG-TMODE2's payload (timing receivers) from `current` with `mode`: a fixed position
+    /// to 1e-7° and 1 cm, survey-in accuracy in mm; the rest as it was.
+    public static func timingMode2(_ mode: TimingMode, from current: [UInt8]) -> [UInt8] {
+        var payload = Array(current.prefix(28))
+        payload[0] = 0
+        payload[2] &= ~0x01
+        switch mode {
+        case .navigate: break
+        case .surveyIn(let seconds, let metres):
+            payload[0] = 1
+            payload.put(seconds, at: 20)
+            payload.put(UInt32(clamping: Int((metres * 1e3).rounded())), at: 24)
+        case .fixed(let latitude, let longitude, let height):
+            payload[0] = 2
+            payload[2] |= 0x01  // LLA
+            payload.put(UInt32(bitPattern: Int32((latitude * 1e7).rounded())), at: 4)
+            payload.put(UInt32(bitPattern: Int32((longitude * 1e7).rounded())), at: 8)
+            payload.put(UInt32(bitPattern: Int32((height * 100).rounded())), at: 12)
+        }
+        return payload
+    }
 
-    /// CFG-RST: a restart with `navBbrMask` kept or cleared (hot 0, warm 1, cold 0xFFFF)
-    /// as a controlled software reset of the GNSS only, or a hardware reset (`0x01`).
+    /// CFG-CFG that saves the whole current configuration to battery-backed RAM, and with
+    /// `toFlash` to flash too.
+    public static func save(toFlash: Bool) -> [UInt8] {
+        frame(saveLoad, [0, 0, 0, 0, 0x1F, 0x1F, 0, 0, 0, 0, 0, 0, toFlash ? 0x03 : 0x01])
+    }
+
+    /// CFG-RST: a restart with `navBbrMask` of the navigation data cleared (hot 0, warm 1,
+    /// cold 0xFFFF) and `resetMode` (0x00 a hardware reset at once, 0x01 a controlled
+    /// software reset, 0x02 of the GNSS only).
     public static func restart(navBbrMask: UInt16, resetMode: UInt8) -> [UInt8] {
         frame(reset, [UInt8(navBbrMask & 0xFF), UInt8(navBbrMask >> 8), resetMode, 0])
     }

@@ -1,14 +1,18 @@
 /// The steps that apply settings to a receiver before protocol 27, one legacy message per
-/// part of the configuration, in an order that keeps the port reachable: the port's
-/// protocols and speed last, then the save (at the new speed).
+/// part of the configuration, in an order that keeps the port reachable: the port's speed,
+/// then its protocols, then the save (at the new speed). Turning UBX off on the port the
+/// conversation uses silences the receiver's answers, so that comes last of all, and what
+/// follows it cannot be confirmed.
 ///
-/// CFG-RATE, CFG-GNSS, CFG-TP5 and CFG-PRT set more than one setting each, so each is
-/// polled (read-only) and written back with only the asked fields changed.
+/// CFG-RATE, CFG-GNSS, CFG-TP5, CFG-TMODE2/3 and CFG-PRT set more than one setting each, so
+/// each is polled (read-only) and written back with only the asked fields changed.
 struct LegacyPlan<C: Clock> where C.Duration == Duration {
     let conversation: ReceiverConversation<C>
     let protocolVersion: Double
 
-    func steps(_ settings: ReceiverSettings, save: Bool) throws -> [ConfigurationStep] {
+    /// The steps, and with `layers` beyond RAM a save of the whole configuration there
+    /// (CFG-CFG: legacy messages set RAM only).
+    func steps(_ settings: ReceiverSettings, layers: ConfigurationLayers) throws -> [ConfigurationStep] {
         var steps: [ConfigurationStep] = []
         func add(_ option: String, _ frame: [UInt8], _ confirmation: ConfigurationStep.Confirmation = .acknowledgement) {
             steps.append(ConfigurationStep(settings: option, frame: frame, confirmation: confirmation))
@@ -29,42 +33,61 @@ struct LegacyPlan<C: Clock> where C.Duration == Duration {
             add("--timepulse", LegacyMessages.frame(LegacyMessages.timePulse, try timePulse(pulse)))
         }
         if let mode = settings.timingMode {
-            guard protocolVersion >= 16 else {
-                throw ConfigurationError.unsupported("\(mode.option) needs a timing receiver of protocol 16 or later (CFG-TMODE3)")
-            }
-            add(mode.option, LegacyMessages.setTimingMode(mode))
+            add(mode.option, try timingMode(mode))
         }
         if settings.output?.ubx == true {
             for message in OutputMessage.sent(byProtocol: protocolVersion) {
                 add("--output", LegacyMessages.setRate(of: message, to: 1))
             }
         }
+        let silencing = settings.output == .nmea
         if settings.output != nil || settings.baudRate != nil {
             var port = try poll(LegacyMessages.port, length: 20, what: "CFG-PRT")
-            var options: [String] = []
+            if let speed = settings.baudRate, UInt32(speed) != port.u32(8) {
+                guard port[0] == 1 || port[0] == 2 else {
+                    throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over USB")
+                }
+                port.put(UInt32(speed), at: 8)
+                add("--baud", LegacyMessages.frame(LegacyMessages.port, port), .answersAt(speed))
+            }
             if let output = settings.output {
                 var mask = port.u16(14) & ~0x0003
                 if output.ubx { mask |= 0x0001 }
                 if output.nmea { mask |= 0x0002 }
                 port.put(mask, at: 14)
-                options.append("--output")
+                add("--output", LegacyMessages.frame(LegacyMessages.port, port), silencing ? .unacknowledged : .acknowledgement)
             }
-            if let speed = settings.baudRate {
-                guard port[0] == 1 || port[0] == 2 else {
-                    throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over USB")
-                }
-                port.put(UInt32(speed), at: 8)
-                options.append("--baud")
-            }
-            let changesSpeed = settings.baudRate.map { UInt32($0) != (try? poll(LegacyMessages.port, length: 20, what: "CFG-PRT"))?.u32(8) } ?? false
-            add(options.joined(separator: ", "), LegacyMessages.frame(LegacyMessages.port, port), changesSpeed ? .answersAt(settings.baudRate!) : .acknowledgement)
         }
-        if save { add("--save", LegacyMessages.save) }
+        if layers.contains(.flash) || layers.contains(.batteryBacked) {
+            add("--save", LegacyMessages.save(toFlash: layers.contains(.flash)), silencing ? .unacknowledged : .acknowledgement)
+        }
         return steps
     }
 
+    /// CFG-TMODE3 (protocol 20 on, high-precision and base receivers), else CFG-TMODE2
+    /// (timing receivers: LEA-6T, NEO-M8T), whichever the receiver answers, with the mode
+    /// set and the rest as it was.
+    private func timingMode(_ mode: TimingMode) throws -> [UInt8] {
+        if let current = try optionalPoll(LegacyMessages.timingMode3, length: 40, what: "CFG-TMODE3") {
+            return LegacyMessages.frame(LegacyMessages.timingMode3, LegacyMessages.timingMode3(mode, from: current))
+        }
+        if let current = try optionalPoll(LegacyMessages.timingMode2, length: 28, what: "CFG-TMODE2") {
+            return LegacyMessages.frame(LegacyMessages.timingMode2, LegacyMessages.timingMode2(mode, from: current))
+        }
+        throw ConfigurationError.unsupported("\(mode.option) needs a timing or base receiver: this one has no timing mode")
+    }
+
+    /// The current payload of `message`; `nil` when the receiver refuses the poll.
+    func optionalPoll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8]? {
+        do {
+            return try poll(message, length: length, what: what, payload: payload)
+        } catch ConfigurationError.refused {
+            return nil
+        }
+    }
+
     /// The current payload of `message`, at least `length` bytes long.
-    private func poll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8] {
+    func poll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8] {
         let reply = try conversation.poll(LegacyMessages.frame(message, payload), answer: message, what: what)
         guard reply.count >= length else { throw ConfigurationError.malformed(what) }
         return reply

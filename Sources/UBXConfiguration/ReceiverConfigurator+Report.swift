@@ -106,14 +106,22 @@ extension ReceiverConfigurator {
                 periodLocked: usesLocked ? tp5.u32(12) : tp5.u32(8), lengthLocked: usesLocked ? tp5.u32(20) : tp5.u32(16))
         }
         // A fixed position given in ECEF is not reported: the settings name one in degrees.
-        if protocolVersion >= 16, let tmode = try optionalPoll(LegacyMessages.timingMode, length: 40, what: "CFG-TMODE3"),
-            tmode[2] != 2 || tmode[3] & 0x01 != 0
-        {
-            report.timingMode = TimingMode(
-                code: UInt64(tmode[2]), surveySeconds: tmode.u32(24), surveyLimit: tmode.u32(28),
-                latitude: (Int64(tmode.i32(4)), Int64(Int8(bitPattern: tmode[16]))),
-                longitude: (Int64(tmode.i32(8)), Int64(Int8(bitPattern: tmode[17]))),
-                height: (Int64(tmode.i32(12)), Int64(Int8(bitPattern: tmode[18]))))
+        if let tmode = try optionalPoll(LegacyMessages.timingMode3, length: 40, what: "CFG-TMODE3") {
+            if tmode[2] != 2 || tmode[3] & 0x01 != 0 {
+                report.timingMode = TimingMode(
+                    code: UInt64(tmode[2]), surveySeconds: tmode.u32(24), surveyLimit: tmode.u32(28),
+                    latitude: (Int64(tmode.i32(4)), Int64(Int8(bitPattern: tmode[16]))),
+                    longitude: (Int64(tmode.i32(8)), Int64(Int8(bitPattern: tmode[17]))),
+                    height: (Int64(tmode.i32(12)), Int64(Int8(bitPattern: tmode[18]))))
+            }
+        } else if let tmode = try optionalPoll(LegacyMessages.timingMode2, length: 28, what: "CFG-TMODE2") {
+            // Whole units only (1e-7°, cm), accuracies in mm.
+            report.timingModeResolution = .coarse
+            if tmode[0] != 2 || tmode[2] & 0x01 != 0 {
+                report.timingMode = TimingMode(
+                    code: UInt64(tmode[0]), surveySeconds: tmode.u32(20), surveyLimit: tmode.u32(24) * 10,
+                    latitude: (Int64(tmode.i32(4)), 0), longitude: (Int64(tmode.i32(8)), 0), height: (Int64(tmode.i32(12)), 0))
+            }
         }
         for message in OutputMessage.sent(byProtocol: protocolVersion) {
             let (messageClass, id) = message.classAndID
@@ -127,13 +135,8 @@ extension ReceiverConfigurator {
 
     /// A legacy poll's payload; `nil` when the receiver refuses it (it lacks the feature).
     private func optionalPoll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8]? {
-        do {
-            let reply = try conversation.poll(LegacyMessages.frame(message, payload), answer: message, what: what)
-            guard reply.count >= length else { throw ConfigurationError.malformed(what) }
-            return reply
-        } catch ConfigurationError.refused {
-            return nil
-        }
+        try LegacyPlan(conversation: conversation, protocolVersion: protocolVersion)
+            .optionalPoll(message, length: length, what: what, payload: payload)
     }
 }
 

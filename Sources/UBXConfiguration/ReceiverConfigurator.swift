@@ -8,6 +8,9 @@ public struct ConfigurationStep: Sendable {
         case acknowledgement
         /// It answers at `bps` afterwards (its acknowledgement, at either speed, may be lost).
         case answersAt(Int)
+        /// Nothing can confirm it (it turns off the UBX the receiver answers in): only a
+        /// refusal, if one comes, fails it.
+        case unacknowledged
     }
 
     /// The options this frame carries, to name in an error (`--rate, --gnss`).
@@ -76,10 +79,10 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
         return if usesConfigurationInterface {
             // Nothing to set but a save: what runs in RAM is saved whole (CFG-CFG).
             settings.isEmpty && layers.contains(.flash)
-                ? [ConfigurationStep(settings: "--save", frame: LegacyMessages.save, confirmation: .acknowledgement)]
+                ? [ConfigurationStep(settings: "--save", frame: LegacyMessages.save(toFlash: true), confirmation: .acknowledgement)]
                 : try ConfigurationPlan.valueSteps(settings, port: port, layers: layers)
         } else {
-            try LegacyPlan(conversation: conversation, protocolVersion: protocolVersion).steps(settings, save: layers.contains(.flash))
+            try LegacyPlan(conversation: conversation, protocolVersion: protocolVersion).steps(settings, layers: layers)
         }
     }
 
@@ -92,6 +95,14 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
                 try conversation.write(step.frame, setting: step.settings)
             case .answersAt(let speed):
                 try changeSpeed(with: step, to: speed)
+            case .unacknowledged:
+                try once {
+                    do {
+                        try conversation.write(step.frame, setting: step.settings)
+                    } catch ConfigurationError.silent {
+                        // As expected: the receiver answers in UBX no longer.
+                    }
+                }
             }
         }
     }
@@ -112,22 +123,28 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
         // The acknowledgement comes at the old speed or the new one, or is lost in the
         // switch; a refusal comes before the switch. Sent once: a second copy would reach
         // a receiver already at the new speed as noise.
-        let once = conversation.attempts
-        conversation.attempts = 1
-        defer { conversation.attempts = once }
-        do {
-            try conversation.write(step.frame, setting: step.settings)
-        } catch ConfigurationError.silent {
-            // Either way, the receiver must answer at the new speed.
+        try once {
+            do {
+                try conversation.write(step.frame, setting: step.settings)
+            } catch ConfigurationError.silent {
+                // Either way, the receiver must answer at the new speed.
+            }
         }
         try conversation.link.changeSpeed(to: speed)
         try conversation.drain(for: .milliseconds(100))
-        conversation.attempts = once
         do {
             try identify()
         } catch ConfigurationError.silent {
-            throw ConfigurationError.silent("at \(speed) bps after \(step.settings)", attempts: once)
+            throw ConfigurationError.silent("at \(speed) bps after \(step.settings)", attempts: conversation.attempts)
         }
+    }
+
+    /// Runs `body` with every request sent once only.
+    private func once(_ body: () throws -> Void) throws {
+        let attempts = conversation.attempts
+        conversation.attempts = 1
+        defer { conversation.attempts = attempts }
+        try body()
     }
 }
 

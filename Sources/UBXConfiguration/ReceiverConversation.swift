@@ -54,11 +54,15 @@ public final class ReceiverConversation<C: Clock> where C.Duration == Duration {
         self.attempts = attempts
     }
 
-    /// Sends `frame` and returns the payload of the first `answer` message that follows.
+    /// Sends `frame` and returns the payload of the first `answer` message that answers it:
+    /// a poll that names what it asks (CFG-MSG's message, CFG-TP5's pulse, CFG-PRT's port)
+    /// is answered by a reply that begins with the same; a CFG-VALGET, by one that carries
+    /// its first key first.
     public func poll(_ frame: [UInt8], answer: UInt16, what: String) throws -> [UInt8] {
         let polled = Self.message(of: frame)
+        let asked = Array(frame[6..<(frame.count - 2)])
         let reply = try request(frame, what: what) { received -> Result<[UInt8], ConfigurationError>? in
-            if received.message == answer, !received.payload.isEmpty, answer != ValueMessages.valueGet || received.payload[0] == 1 {
+            if received.message == answer, Self.reply(Array(received.payload), answers: asked, of: answer) {
                 return .success(Array(received.payload))
             }
             if Acknowledgement(received, of: polled) == .refused { return .failure(.refused(what)) }
@@ -69,6 +73,15 @@ public final class ReceiverConversation<C: Clock> where C.Duration == Duration {
         // is not taken for the acknowledgement of a write that follows.
         if frame[2] == 0x06 { _ = try awaitAnswer(for: answerTimeout) { Acknowledgement($0, of: polled) } }
         return payload
+    }
+
+    /// Whether `reply` answers a poll whose payload was `asked`.
+    private static func reply(_ reply: [UInt8], answers asked: [UInt8], of message: UInt16) -> Bool {
+        guard !reply.isEmpty else { return false }  // a poll, echoed
+        if message == ValueMessages.valueGet {
+            return reply[0] == 1 && reply.count >= 8 && asked.count >= 8 && reply[4..<8] == asked[4..<8]
+        }
+        return reply.starts(with: asked)
     }
 
     /// Sends `frame` and waits for its acknowledgement; a refusal names `setting`.
@@ -91,10 +104,18 @@ public final class ReceiverConversation<C: Clock> where C.Duration == Duration {
         unread.removeAll()
     }
 
+    /// Sends `frame` until `match` finds its answer, ``attempts`` times at most. Frames read
+    /// before it was sent are not its answers; after a second copy was answered, the
+    /// answer to the other copy is waited for and dropped, so that it is not taken for the
+    /// answer to the next request.
     private func request<Answer>(_ frame: [UInt8], what: String, match: (UBXFrame) -> Answer?) throws -> Answer {
-        for _ in 0..<attempts {
+        unread.removeAll()
+        for attempt in 0..<attempts {
             try link.send(frame)
-            if let answer = try awaitAnswer(for: answerTimeout, match: match) { return answer }
+            if let answer = try awaitAnswer(for: answerTimeout, match: match) {
+                if attempt > 0 { _ = try awaitAnswer(for: answerTimeout, match: match) }
+                return answer
+            }
         }
         throw ConfigurationError.silent(what, attempts: attempts)
     }

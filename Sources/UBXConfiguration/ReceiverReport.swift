@@ -18,6 +18,8 @@ public struct ReceiverReport: Hashable, Sendable {
     public var dynamicModel: UInt8?
     public var timePulse: TimePulseReport?
     public var timingMode: TimingMode?
+    /// How finely the receiver keeps a fixed position and a survey's accuracy.
+    public var timingModeResolution = TimingMode.Resolution.fine
 
     /// A report of the receiver's identity alone, its settings to be filled in.
     public init(version: MonVER, protocolVersion: Double) {
@@ -53,7 +55,7 @@ public struct ReceiverReport: Hashable, Sendable {
         if let wanted = settings.timePulse, timePulse?.matches(wanted) != true {
             found.append("timepulse: \(timePulse?.description ?? "unknown"), not \(TimePulseReport(wanted).description)")
         }
-        if let wanted = settings.timingMode, timingMode.map({ $0.isClose(to: wanted) }) != true {
+        if let wanted = settings.timingMode, timingMode.map({ $0.isClose(to: wanted, at: timingModeResolution) }) != true {
             found.append("timing mode: \(timingMode.map(Self.describe) ?? "unknown"), not \(Self.describe(wanted))")
         }
         return found
@@ -131,13 +133,25 @@ public struct TimePulseReport: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension TimingMode {
-    /// Whether two modes are the same to the receiver's resolution (1e-9°, 0.1 mm).
-    func isClose(to other: TimingMode) -> Bool {
+    /// How finely a receiver keeps a timing mode's position and accuracy.
+    public enum Resolution: Sendable, Hashable {
+        /// 1e-9° and 0.1 mm (CFG-TMODE3, the configuration interface).
+        case fine
+        /// 1e-7°, 1 cm, and 1 mm for a survey's accuracy (CFG-TMODE2).
+        case coarse
+
+        var degrees: Double { self == .fine ? 1e-9 : 1e-7 }
+        var height: Double { self == .fine ? 1e-4 : 1e-2 }
+        var accuracy: Double { self == .fine ? 1e-4 : 1e-3 }
+    }
+
+    /// Whether two modes are the same to `resolution`.
+    func isClose(to other: TimingMode, at resolution: Resolution) -> Bool {
         switch (self, other) {
         case (.navigate, .navigate): true
-        case (.surveyIn(let s1, let m1), .surveyIn(let s2, let m2)): s1 == s2 && abs(m1 - m2) < 1e-4
+        case (.surveyIn(let s1, let m1), .surveyIn(let s2, let m2)): s1 == s2 && abs(m1 - m2) < resolution.accuracy
         case (.fixed(let a1, let o1, let h1), .fixed(let a2, let o2, let h2)):
-            abs(a1 - a2) < 2e-9 && abs(o1 - o2) < 2e-9 && abs(h1 - h2) < 2e-4
+            abs(a1 - a2) < 2 * resolution.degrees && abs(o1 - o2) < 2 * resolution.degrees && abs(h1 - h2) < 2 * resolution.height
         default: false
         }
     }

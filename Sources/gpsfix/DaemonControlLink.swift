@@ -37,7 +37,8 @@ final class DaemonControlLink: ReceiverLink {
             return nil
         }
         let link = DaemonControlLink(descriptor: descriptor)
-        try link.write(ControlMessage(type: UInt8(ascii: "H"), payload: Array(device.utf8)))
+        // A daemon that refuses this user says why, and closes: read that first.
+        try? link.write(ControlMessage(type: UInt8(ascii: "H"), payload: Array(device.utf8)))
         link.speed = try link.expectOK()
         return link
     }
@@ -97,13 +98,7 @@ final class DaemonControlLink: ReceiverLink {
     private func read(timeout: Duration) throws -> ControlMessage? {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while true {
-            if pending.count >= 3 {
-                let length = Int(pending[1]) << 8 | Int(pending[2])
-                if pending.count >= 3 + length {
-                    defer { pending.removeFirst(3 + length) }
-                    return ControlMessage(type: pending[0], payload: Array(pending[3..<(3 + length)]))
-                }
-            }
+            if let message = ControlMessage.take(from: &pending) { return message }
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { return nil }
             var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)

@@ -29,9 +29,10 @@ struct DaemonService: Service {
     let ntrip: NTRIPClient?
     /// The receivers kept as their `[receiver]` tables say.
     let keepers: [ReceiverKeeper]
-    /// The control socket for `gpsfix ubx`, and the receivers it reaches; `nil` when no
-    /// serial receiver is served.
-    let control: (path: String, receivers: [String: ReceiverControl])?
+    /// The control socket for `gpsfix ubx`, the receivers it reaches, and whether it was
+    /// asked for (a default one that cannot be bound is done without); `nil` when no serial
+    /// receiver is served.
+    let control: (path: String, receivers: [String: ReceiverControl], asked: Bool)?
     /// Where the HTTP server listens (`--http`, and `--metrics`, which serves the same);
     /// none without either.
     let httpAddresses: [(host: String, port: Int)]
@@ -49,7 +50,7 @@ struct DaemonService: Service {
         do {
             try await server.start()
             try await startHTTP()
-            if let control { try await server.startControl(path: control.path, receivers: control.receivers) }
+            if let control { try await startControl(control) }
         } catch {
             // A listener that cannot be bound ends the daemon as cleanly as a signal does.
             logger.critical("cannot start: \(error)")
@@ -110,6 +111,17 @@ struct DaemonService: Service {
         await logCounters()
         notifier?.notify("STOPPING=1")
         await server.shutdown()
+    }
+
+    /// The control socket; a default one that cannot be bound (no /run/gpsfixd outside the
+    /// service manager) is logged and done without: the daemon serves on.
+    private func startControl(_ control: (path: String, receivers: [String: ReceiverControl], asked: Bool)) async throws {
+        do {
+            try await server.startControl(path: control.path, receivers: control.receivers)
+        } catch where !control.asked {
+            logger.warning(
+                "no control socket at \(control.path) (\(error)): gpsfix ubx cannot reach the receivers this daemon holds; give --control-socket")
+        }
     }
 
     /// NMEA 0183 out's TCP service over mDNS, when other hosts can reach it.

@@ -304,7 +304,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let daemon = DaemonService(
             server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar, ntrip: ntrip,
-            keepers: keepers, control: receivers.controls.isEmpty ? nil : (controlSocket(), receivers.controls),
+            keepers: keepers,
+            control: receivers.controls.isEmpty ? nil : (receiverOptions.controlSocket(beside: socket), receivers.controls, receiverOptions.controlSocket != nil),
             httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
@@ -379,14 +380,6 @@ struct GPSFixDaemon: AsyncParsableCommand {
 
     /// The Unix socket to bind: the one asked for; else none when the service manager
     /// passed a Unix socket (it stands in for the default); else the default.
-    /// The control socket: the one asked for, or `gpsfixd-control.sock` beside the clients' socket.
-    func controlSocket() -> String {
-        if let asked = receiverOptions.controlSocket { return asked }
-        let clients = socket ?? Self.defaultSocket
-        let folder = clients.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        return (folder.isEmpty ? "." : folder) + "/gpsfixd-control.sock"
-    }
-
     static func socketPath(asked: String?, passed descriptors: [Int32]) -> String? {
         if let asked { return asked }
         let passesUnixSocket = descriptors.contains { descriptor in

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import Dispatch
 import GPSFix
 import GPSFixDevices
 import GPSFixServer
@@ -14,15 +12,18 @@ import UBXConfiguration
 /// saved), the receiver is asked for its settings and, where they differ, given the
 /// table's, in RAM and battery-backed RAM (flash only with `save`, as flash wears).
 ///
-/// One conversation at a time, on SwiftNIO's blocking thread pool, through the device's
-/// one writer and its reading (``DaemonReceiverLink``). What changed is logged once;
-/// whether the receiver is as configured is the status line the doctor reads.
+/// One conversation at a time, on a queue of its own (it blocks on the receiver's
+/// answers), through the device's one writer and its reading (``DaemonReceiverLink``).
+/// When `gpsfix ubx` holds the receiver, the keeper's turn comes when that conversation
+/// ends. What changed is logged once; whether the receiver is as configured is the status
+/// line the doctor reads.
 final class ReceiverKeeper: Sendable {
     let control: ReceiverControl
     let receiverPort: ReceiverPort
     let settings: ReceiverSettings
     let save: Bool
     private let logger: Logger
+    private let queue: DispatchQueue
     var port: SerialPort { control.port }
     private let state = NIOLockedValueBox(State())
 
@@ -30,6 +31,8 @@ final class ReceiverKeeper: Sendable {
         var running = false
         /// The device opened again while a conversation ran: run once more after it.
         var again = false
+        /// Another conversation held the receiver: start when it ends.
+        var waiting = false
         var status = "not yet configured"
         /// The last failure logged, so an unchanged one is not logged again.
         var lastFailure: String?
@@ -41,6 +44,17 @@ final class ReceiverKeeper: Sendable {
         self.settings = settings
         self.save = save
         self.logger = logger
+        queue = DispatchQueue(label: "receiver keeper \(control.port.path)")
+        control.replies.onConversationEnded { [weak self] in self?.turnCame() }
+    }
+
+    /// A conversation ended: if the keeper found the receiver taken, its turn has come.
+    private func turnCame() {
+        let waited = state.withLockedValue { state in
+            defer { state.waiting = false }
+            return state.waiting
+        }
+        if waited { start() }
     }
 
     /// `receiver /dev/ttyACM0: as configured`, or what differs, or why it could not be.
@@ -61,10 +75,17 @@ final class ReceiverKeeper: Sendable {
             return !state.running
         }
         guard idle else { return }
-        NIOThreadPool.singleton.submit { [self] _ in
+        queue.async { [self] in
             repeat {
                 state.withLockedValue { $0.again = false }
+                guard control.replies.beginConversation() else {
+                    // Another holds the receiver: our turn comes when it ends.
+                    control.replies.onConversationEnded { [weak self] in self?.start() }
+                    state.withLockedValue { $0.running = false }
+                    return
+                }
                 converse()
+                control.replies.endConversation()
             } while state.withLockedValue { state in
                 state.running = state.again
                 return state.again
@@ -72,30 +93,25 @@ final class ReceiverKeeper: Sendable {
         }
     }
 
-    /// One conversation: read, apply what differs, read again. It waits up to a minute for
-    /// one through the control socket to end.
+    /// One conversation: read, apply what differs, read again. A receiver told to send NMEA
+    /// only answers no UBX afterwards: it is given the table, not read back.
     private func converse() {
         let layers: ConfigurationLayers = save ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
         let replies = control.replies
-        var waited = 0
-        while !replies.beginConversation() {
-            guard waited < 600 else {
-                state.withLockedValue { $0.status = "not configured: another conversation held the receiver for a minute" }
-                return
-            }
-            usleep(100_000)
-            waited += 1
-        }
-        defer { replies.endConversation() }
+        let silencing = settings.output == .nmea
         do {
             let status = try replies.listening { () throws -> String in
-                let link = DaemonReceiverLink(writer: control.writer, replies: replies, port: port)
-                let conversation = ReceiverConversation(link: link, clock: ContinuousClock())
+                let conversation = ReceiverConversation(link: DaemonReceiverLink(control: control), clock: ContinuousClock())
                 let configurator = ReceiverConfigurator(conversation: conversation, port: receiverPort)
-                let differences = try configurator.report().differences(from: settings)
+                let differences: [String]
+                do {
+                    differences = try configurator.report().differences(from: settings)
+                } catch UBXConfiguration.ConfigurationError.silent where silencing {
+                    return "sends no UBX (output = nmea), so it cannot be read back"
+                }
                 guard !differences.isEmpty else { return "as configured" }
                 try configurator.apply(try configurator.plan(settings, layers: layers))
-                let left = try configurator.report().differences(from: settings)
+                let left = silencing ? [] : try configurator.report().differences(from: settings)
                 logger.info(
                     "receiver configured as its table says: \(differences.joined(separator: "; "))",
                     metadata: ["device": "\(port.path)"])

@@ -18,9 +18,18 @@ struct ReceiverOptions: ParsableArguments {
     @Option(
         name: .customLong("control-socket"),
         help: """
-            Where gpsfix ubx reaches the receivers the daemon holds (mode 0600; root and the daemon's user only):             gpsfixd-control.sock beside the clients' socket by default.
+            Where gpsfix ubx reaches the receivers the daemon holds (mode 0600; root and the daemon's user only); \
+            named after the clients' socket by default (gpsfixd.sock: gpsfixd-control.sock).
             """)
     var controlSocket: String?
+
+    /// The control socket: the one asked for, or one named after the clients' socket
+    /// (`gpsfixd.sock` gives `gpsfixd-control.sock`), so that two daemons never share one.
+    func controlSocket(beside clients: String?) -> String {
+        if let controlSocket { return controlSocket }
+        let clients = clients ?? GPSFixDaemon.defaultSocket
+        return clients.hasSuffix(".sock") ? String(clients.dropLast(5)) + "-control.sock" : clients + "-control"
+    }
 
     /// One receiver's table.
     struct Table {
@@ -71,7 +80,8 @@ struct ReceiverOptions: ParsableArguments {
                 throw ValidationError("--receiver: \(sources.count) devices are served; name the receiver with device=PATH")
             }
             return ReceiverKeeper(
-                control: control, receiverPort: table.port ?? ReceiverPort(guessingFor: port.path), settings: table.settings,
+                control: control, receiverPort: table.port ?? ReceiverPort(guessingFor: SerialPort.resolved(port.path) ?? port.path),
+                settings: table.settings,
                 save: table.save, logger: logger)
         }
     }

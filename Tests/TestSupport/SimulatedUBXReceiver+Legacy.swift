@@ -12,13 +12,13 @@ extension ReceiverState {
         case 0x24: navigation(payload)
         case 0x31: timePulse(payload)
         case 0x3E: constellations(payload)
-        case 0x71: timingMode(payload)
+        case 0x3D: timingMode(payload)
         default: [nak(id)]
         }
     }
 
     private mutating func reply(_ id: UInt8, _ payload: [UInt8]) -> [ReceiverAnswer] {
-        [.bytes(UBXWire.frame(0x06, id, payload)), ack(id)]
+        [.bytes(ubx(UBXWire.frame(0x06, id, payload))), ack(id)]
     }
 
     private func value(_ key: UInt32) -> UInt64 { ram[key] ?? 0 }
@@ -118,27 +118,29 @@ extension ReceiverState {
         }
     }
 
-    /// CFG-TMODE3: off, survey-in, or fixed in latitude, longitude and height.
+    /// CFG-TMODE2 (the timing firmware's): off, survey-in, or fixed in latitude, longitude
+    /// and height (1e-7° and cm: no high-precision part); accuracies in mm.
     private mutating func timingMode(_ p: [UInt8]) -> [ReceiverAnswer] {
         let keys: [UInt32] = [0x4003_0009, 0x4003_000A, 0x4003_000B]
-        let fine: [UInt32] = [0x2003_000C, 0x2003_000D, 0x2003_000E]
         switch p.count {
         case 0:
-            var payload: [UInt8] = [0, 0, UInt8(value(Self.timingMode)), UInt8(value(0x2003_0002))]
+            var payload: [UInt8] = [UInt8(value(Self.timingMode)), 0, UInt8(value(0x2003_0002)), 0]
             for key in keys { payload += Self.le(value(key), 4) }
-            for key in fine { payload.append(UInt8(truncatingIfNeeded: value(key))) }
-            payload += [0] + Self.le(value(0x4003_000F), 4) + Self.le(value(0x4003_0010), 4) + Self.le(value(0x4003_0011), 4)
-            return reply(0x71, payload + [UInt8](repeating: 0, count: 8))
-        case 40:
-            guard p[2] <= 2 else { return [nak(0x71)] }
+            // The model keeps accuracies in 0.1 mm, as the configuration interface does.
+            for key: UInt32 in [0x4003_000F, 0x4003_0010, 0x4003_0011] {
+                payload += Self.le(key == 0x4003_0010 ? value(key) : value(key) / 10, 4)
+            }
+            return reply(0x3D, payload)
+        case 28:
+            guard p[0] <= 2 else { return [nak(0x3D)] }
             var values: [UInt32: UInt64] = [
-                Self.timingMode: UInt64(p[2]), 0x2003_0002: UInt64(p[3] & 1), 0x4003_000F: Self.u32(p, 20),
-                0x4003_0010: Self.u32(p, 24), 0x4003_0011: Self.u32(p, 28),
+                Self.timingMode: UInt64(p[0]), 0x2003_0002: UInt64(p[2] & 1), 0x4003_000F: Self.u32(p, 16) * 10,
+                0x4003_0010: Self.u32(p, 20), 0x4003_0011: Self.u32(p, 24) * 10,
+                0x2003_000C: 0, 0x2003_000D: 0, 0x2003_000E: 0,
             ]
             for (index, key) in keys.enumerated() { values[key] = Self.u32(p, 4 + 4 * index) }
-            for (index, key) in fine.enumerated() { values[key] = UInt64(p[16 + index]) }
-            return apply(values, id: 0x71)
-        default: return [nak(0x71)]
+            return apply(values, id: 0x3D)
+        default: return [nak(0x3D)]
         }
     }
 }

@@ -74,7 +74,7 @@ struct ReceiverState {
     mutating func handle(_ frame: (messageClass: UInt8, id: UInt8, payload: [UInt8])) -> [ReceiverAnswer] {
         guard !silent, ContinuousClock.now >= quietUntil else { return [] }
         let (messageClass, id, payload) = frame
-        if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(version())] }
+        if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(ubx(version()))] }
         guard messageClass == 0x06 else { return [] }
         switch (generation, id) {
         case (_, 0x04):
@@ -90,13 +90,16 @@ struct ReceiverState {
 
     mutating func ack(_ id: UInt8) -> ReceiverAnswer {
         acknowledged += 1
-        return .bytes(UBXWire.frame(0x05, 0x01, [0x06, id]))
+        return .bytes(ubx(UBXWire.frame(0x05, 0x01, [0x06, id])))
     }
 
     mutating func nak(_ id: UInt8) -> ReceiverAnswer {
         refused += 1
-        return .bytes(UBXWire.frame(0x05, 0x00, [0x06, id]))
+        return .bytes(ubx(UBXWire.frame(0x05, 0x00, [0x06, id])))
     }
+
+    /// `frame` when the port sends UBX; nothing when its UBX output is off.
+    func ubx(_ frame: [UInt8]) -> [UInt8] { ram[Self.uart1UBX] == 1 ? frame : [] }
 
     private func version() -> [UInt8] {
         func field(_ text: String, _ length: Int) -> [UInt8] { Array(text.utf8.prefix(length - 1)) + Array(repeating: 0, count: length - min(text.utf8.count, length - 1)) }
@@ -108,19 +111,24 @@ struct ReceiverState {
     }
 
     /// Whether `values` make a configuration the receiver can run: a measurement period of
-    /// at least 50 ms and a dynamic model it has.
-    static func isValid(_ values: [UInt32: UInt64]) -> Bool {
-        (values[measurementRate] ?? 1000) >= 50 && [0, 2, 3, 4, 5, 6, 7, 8, 9, 10].contains(values[dynamicModel] ?? 0)
-            && [4800, 9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600].contains(values[uart1Speed] ?? 0)
+    /// at least 50 ms, a dynamic model it has, a serial speed.
+    func isValid(_ values: [UInt32: UInt64]) -> Bool {
+        let models: ClosedRange<UInt64> = generation == .m8 ? 0...8 : 0...10
+        return (values[Self.measurementRate] ?? 1000) >= 50 && models.contains(values[Self.dynamicModel] ?? 0)
+            && values[Self.dynamicModel] != 1
+            && [4800, 9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600].contains(values[Self.uart1Speed] ?? 0)
     }
 
     /// Applies `values` to RAM when valid: ACK, then a speed change if the port's changed.
+    /// The acknowledgement goes out under the old configuration (at the old speed, and
+    /// only if UBX was on).
     mutating func apply(_ values: [UInt32: UInt64], id: UInt8) -> [ReceiverAnswer] {
         let next = ram.merging(values) { $1 }
-        guard Self.isValid(next) else { return [nak(id)] }
+        guard isValid(next) else { return [nak(id)] }
+        let acknowledgement = ack(id)
         ram = next
         let newSpeed = Int(ram[Self.uart1Speed]!)
-        return newSpeed == speed ? [ack(id)] : [ack(id), .speed(newSpeed)]
+        return newSpeed == speed ? [acknowledgement] : [acknowledgement, .speed(newSpeed)]
     }
 
     // MARK: Configuration interface
@@ -173,7 +181,7 @@ struct ReceiverState {
             guard let value = layer[key] else { continue }
             reply += Self.littleEndian(UInt64(key), 4) + Self.littleEndian(value, Self.size(of: key))
         }
-        return [.bytes(UBXWire.frame(0x06, 0x8B, reply)), ack(0x8B)]
+        return [.bytes(ubx(UBXWire.frame(0x06, 0x8B, reply))), ack(0x8B)]
     }
 
     /// Key and value pairs, each value of the size the key's bits 28–30 give; `nil` when

@@ -11,36 +11,35 @@ import Glibc
 /// two can disagree: the ZED-F9P Interface Description (UBX-18010854) for the
 /// configuration interface (CFG-VALSET, CFG-VALGET, the keys below) and the M8 receiver
 /// description (UBX-13003221) for the legacy messages (CFG-PRT, -MSG, -RATE, -GNSS, -NAV5,
-/// -TP5, -TMODE3, -CFG, -RST). What it models:
+/// -TP5, -TMODE2, -CFG, -RST). What it models:
 /// - MON-VER with the generation's protocol version;
 /// - its configuration in RAM, battery-backed RAM and flash; a restart reloads RAM from
 ///   what was saved, so unsaved settings are lost, as on a receiver;
 /// - ACK-ACK for what it applies and ACK-NAK for what it refuses: an unknown key (the
-///   whole CFG-VALSET is refused), a measurement period under 50 ms, an unknown dynamic
-///   model, any message its generation does not have;
+///   whole CFG-VALSET is refused), a measurement period under 50 ms, a dynamic model its
+///   generation does not have (the M8 has none past airborne 4 g), any message its
+///   generation does not have (an M8T's timing mode is CFG-TMODE2, not -TMODE3);
+/// - UBX out only while the port's UBX output is on: its answers (acknowledgements, poll
+///   replies) are UBX, so with UBX off they are not sent;
 /// - a navigation solution every measurement period (NAV-PVT, NAV-DOP, NAV-SAT, NAV-EOE
 ///   at their rates, and GGA and RMC when NMEA is on), with iTOW advancing by the period;
 /// - the port's speed: it reads the line's settings with `tcgetattr` (a pseudo-terminal
 ///   passes them through and ignores the speed), and while they differ from its own it
 ///   cannot read what comes and what it sends is noise, as a UART at the wrong speed.
 ///   After a speed change it acknowledges at the old speed, then switches.
-public final class SimulatedUBXReceiver: @unchecked Sendable {
+public final class SimulatedUBXReceiver: Sendable {
     public enum Generation: Sendable {
         /// A ZED-F9T speaking protocol 27.31: the configuration interface only.
         case generation9
-        /// A NEO-M8T speaking protocol 18.00: the legacy messages only.
+        /// A NEO-M8T (timing firmware) speaking protocol 18.00: the legacy messages only,
+        /// CFG-TMODE2 for its timing mode.
         case m8
     }
 
     /// The follower end's path, which the tool and the daemon open as a serial port.
     public let path: String
     public let generation: Generation
-    let master: Int32
-    private let follower: Int32
-    let state: Locked<ReceiverState>
-    private let running = Locked(true)
-    private var thread: Thread?
-    private var input: [UInt8] = []
+    private let engine: Engine
 
     /// Starts the receiver at its default speed (38400 bps for generation 9, 9600 for M8)
     /// and its factory configuration. A `silent` receiver never sends anything.
@@ -48,8 +47,6 @@ public final class SimulatedUBXReceiver: @unchecked Sendable {
         var master: Int32 = -1
         var follower: Int32 = -1
         guard openpty(&master, &follower, nil, nil, nil) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-        self.master = master
-        self.follower = follower
         self.generation = generation
         path = String(cString: ttyname(follower))
         var attributes = termios()
@@ -57,37 +54,61 @@ public final class SimulatedUBXReceiver: @unchecked Sendable {
         cfmakeraw(&attributes)
         tcsetattr(follower, TCSANOW, &attributes)
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
-        state = Locked(ReceiverState(generation: generation, silent: silent))
-        let thread = Thread { [unowned self] in self.run() }
-        thread.name = "simulated u-blox receiver"
-        self.thread = thread
-        thread.start()
+        engine = Engine(master: master, follower: follower, state: ReceiverState(generation: generation, silent: silent))
     }
 
-    deinit {
-        running.withLock { $0 = false }
-        while thread?.isFinished == false { usleep(1000) }
-        close(master)
-        close(follower)
-    }
+    /// Stops the receiver's thread and closes the pseudo-terminal.
+    deinit { engine.stop() }
 
     /// Stops sending for `quiet` and loses what was not saved, then starts again from what
-    /// was: a power cycle, with its battery-backed RAM kept.
-    public func powerCycle(quiet: Duration = .milliseconds(300)) {
-        state.withLock { $0.restart(after: quiet) }
+    /// was: a power cycle; with `batteryEmpty`, its battery-backed RAM is lost too.
+    public func powerCycle(quiet: Duration = .milliseconds(300), batteryEmpty: Bool = false) {
+        engine.state.withLock { state in
+            if batteryEmpty { state.batteryBacked = [:] }
+            state.restart(after: quiet)
+        }
     }
 
     /// The setting `key` holds in RAM (the configuration interface's key IDs name every
     /// setting of the model, whatever the generation).
-    public func setting(_ key: UInt32) -> UInt64? { state.withLock { $0.ram[key] } }
+    public func setting(_ key: UInt32) -> UInt64? { engine.state.withLock { $0.ram[key] } }
 
     /// The speed the receiver's port runs at.
-    public var speed: Int { state.withLock { $0.speed } }
+    public var speed: Int { engine.state.withLock { $0.speed } }
 
     /// How many configuration messages it acknowledged and refused.
-    public var acknowledgements: (acknowledged: Int, refused: Int) { state.withLock { ($0.acknowledged, $0.refused) } }
+    public var acknowledgements: (acknowledged: Int, refused: Int) { engine.state.withLock { ($0.acknowledged, $0.refused) } }
+}
+
+/// The receiver's thread: it reads what the port brings, answers, and sends a navigation
+/// solution each measurement period. It holds nothing of the receiver's owner, so that
+/// dropping the receiver stops it.
+private final class Engine: @unchecked Sendable {
+    let master: Int32
+    let follower: Int32
+    let state: Locked<ReceiverState>
+    private let running = Locked(true)
+    private let finished = Locked(false)
+    private var input: [UInt8] = []
+
+    init(master: Int32, follower: Int32, state: ReceiverState) {
+        self.master = master
+        self.follower = follower
+        self.state = Locked(state)
+        let thread = Thread { self.run() }
+        thread.name = "simulated u-blox receiver"
+        thread.start()
+    }
+
+    func stop() {
+        running.withLock { $0 = false }
+        while !finished.withLock({ $0 }) { usleep(1000) }
+        close(master)
+        close(follower)
+    }
 
     private func run() {
+        defer { finished.withLock { $0 = true } }
         var nextSolution = ContinuousClock.now
         var buffer = [UInt8](repeating: 0, count: 4096)
         while running.withLock({ $0 }) {

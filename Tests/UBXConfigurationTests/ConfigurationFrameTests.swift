@@ -43,17 +43,28 @@ struct ConfigurationFrameTests {
         ])
     }
 
-    @Test("a position is split into whole units and the high-precision remainder, as CFG-TMODE3 carries it")
+    static func i32(_ p: [UInt8], _ offset: Int) -> Int32 {
+        Int32(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | UInt32(p[offset + $1]) << UInt32($1 * 8) })
+    }
+
+    @Test("a position is split into whole units and the high-precision remainder, as CFG-TMODE3 carries it; the rest kept")
     func positionSplit() {
-        let bytes = LegacyMessages.setTimingMode(.fixed(latitude: 52.123456789, longitude: -0.000000019, height: 71.23456))
-        Self.frame(bytes) { frame in
-            let p = Array(frame.payload)
-            let i32 = { (offset: Int) in Int32(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | UInt32(p[offset + $1]) << UInt32($1 * 8) }) }
-            #expect(p.count == 40 && p[2] == 2 && p[3] & 0x01 == 1)
-            #expect(i32(4) == 521_234_567 && Int8(bitPattern: p[16]) == 89)
-            #expect(i32(8) == 0 && Int8(bitPattern: p[17]) == -19)
-            #expect(i32(12) == 7123 && Int8(bitPattern: p[18]) == 46)
-        }
+        var current = [UInt8](repeating: 0, count: 40)
+        current[20] = 0x2A  // fixedPosAcc, the receiver's own
+        let p = LegacyMessages.timingMode3(.fixed(latitude: 52.123456789, longitude: -0.000000019, height: 71.23456), from: current)
+        #expect(p.count == 40 && p[2] == 2 && p[3] & 0x01 == 1 && p[20] == 0x2A)
+        #expect(Self.i32(p, 4) == 521_234_567 && Int8(bitPattern: p[16]) == 89)
+        #expect(Self.i32(p, 8) == 0 && Int8(bitPattern: p[17]) == -19)
+        #expect(Self.i32(p, 12) == 7123 && Int8(bitPattern: p[18]) == 46)
+    }
+
+    @Test("CFG-TMODE2 carries degrees in 1e-7, the height in cm and a survey's accuracy in mm")
+    func timingMode2() {
+        let fixed = LegacyMessages.timingMode2(.fixed(latitude: -33.8567843, longitude: 151.2152977, height: 42.31), from: [UInt8](repeating: 0, count: 28))
+        #expect(fixed.count == 28 && fixed[0] == 2 && fixed[2] & 0x01 == 1)
+        #expect(Self.i32(fixed, 4) == -338_567_843 && Self.i32(fixed, 8) == 1_512_152_977 && Self.i32(fixed, 12) == 4231)
+        let survey = LegacyMessages.timingMode2(.surveyIn(seconds: 300, metres: 2), from: fixed)
+        #expect(survey[0] == 1 && survey[2] & 0x01 == 0 && Self.i32(survey, 20) == 300 && Self.i32(survey, 24) == 2000)
     }
 
     @Test("a CFG-VALGET reply whose items overrun it is refused")

@@ -45,18 +45,45 @@ struct ReceiverConfiguratorTests {
         #expect(try configurator.report().differences(from: settings) == [])
     }
 
-    @Test("a refused setting names itself, and nothing of the same request is half-applied", arguments: [Generation.generation9, .m8])
-    func refusal(_ generation: Generation) throws {
-        let receiver = try SimulatedUBXReceiver(generation)
+    @Test("protocol 27: a refused setting is named, and nothing of its transaction is applied")
+    func refusedTransaction() throws {
+        let receiver = try SimulatedUBXReceiver(.generation9)
         let (configurator, link) = try Self.configurator(for: receiver)
         defer { link.close() }
         // 40 Hz is a 25 ms measurement period: faster than the receiver can measure.
         let settings = ReceiverSettings(rate: 40, dynamicModel: .automotive)
-        #expect(throws: ConfigurationError.refused(generation == .m8 ? "--rate" : "--rate, --dynamic-model")) {
+        #expect(throws: ConfigurationError.refused("--rate, --dynamic-model")) {
             try configurator.apply(try configurator.plan(settings, layers: .ram))
         }
         #expect(receiver.setting(0x3021_0001) == 1000)
-        #expect(receiver.setting(0x2011_0021) == 0, "the dynamic model went in although the rate was refused")
+        #expect(receiver.setting(0x2011_0021) == 0, "the dynamic model went in although the transaction was refused")
+    }
+
+    @Test("legacy: the refused message is named; the parts before it stay applied, those after are not sent")
+    func refusedLegacyStep() throws {
+        let receiver = try SimulatedUBXReceiver(.m8)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        // An M8 has no motorbike model; its rate comes first and is taken.
+        let settings = ReceiverSettings(rate: 2, dynamicModel: .bike, timePulse: TimePulse(period: 1, length: 0.3, onlyWhenLocked: false))
+        #expect(throws: ConfigurationError.refused("--dynamic-model")) {
+            try configurator.apply(try configurator.plan(settings, layers: .ram))
+        }
+        #expect(receiver.setting(0x3021_0001) == 500)
+        #expect(receiver.setting(0x4005_0005) == 100_000, "the time pulse was sent after the refusal")
+    }
+
+    @Test("UBX off on the port the tool talks through: sent last, unconfirmed, and the receiver then answers no more", arguments: [Generation.generation9, .m8])
+    func nmeaOnly(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        let steps = try configurator.plan(ReceiverSettings(rate: 2, output: .nmea, baudRate: 57600), layers: [.ram, .batteryBacked])
+        #expect(steps.last?.confirmation == .unacknowledged)
+        try configurator.apply(steps)
+        #expect(receiver.setting(0x1074_0001) == 0 && receiver.setting(0x1074_0002) == 1 && receiver.speed == 57600)
+        #expect(receiver.setting(0x3021_0001) == 500)
+        #expect(throws: ConfigurationError.self) { try configurator.identify() }
     }
 
     @Test("a receiver that never answers ends the conversation with a clear error, after three tries")

@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import NIOConcurrencyHelpers
+import UBXConfiguration
+
+/// What configuration reaches of one serial receiver the daemon reads: its one writer, its
+/// answers taken from the daemon's reading, and its port (for a speed change).
+public struct ReceiverControl: Sendable {
+    /// Everything written to the receiver goes through it.
+    public let writer: ReceiverWriter
+    /// The receiver's answers to configuration, and who holds the conversation.
+    public let replies: ReceiverReplies
+    /// The port, held open by the daemon's reader.
+    public let port: SerialPort
+
+    public init(writer: ReceiverWriter, replies: ReceiverReplies, port: SerialPort) {
+        self.writer = writer
+        self.replies = replies
+        self.port = port
+    }
+
+    /// Switches the port to `bps` once every frame queued before was written (the one that
+    /// told the receiver to switch among them); `done` says whether it did.
+    public func changeSpeed(to bps: Int, then done: @escaping @Sendable (Bool) -> Void) {
+        writer.afterQueued { [port] written in
+            guard written else { return done(false) }
+            // tcdrain waits for the line: off the event loop, and off SwiftNIO's small
+            // blocking pool that other work needs.
+            DispatchQueue.global().async { done((try? port.changeSpeedWhileOpen(to: bps)) != nil) }
+        }
+    }
+}
+
+/// The daemon's own link to a receiver it reads (see ``ReceiverControl``). Use it inside
+/// ``ReceiverReplies/listening(_:)``.
+public final class DaemonReceiverLink: ReceiverLink {
+    private let control: ReceiverControl
+
+    public init(control: ReceiverControl) {
+        self.control = control
+    }
+
+    public func send(_ frame: [UInt8]) throws {
+        control.writer.send(frame)
+    }
+
+    public func receive(timeout: Duration) throws -> [UInt8] {
+        control.replies.next(timeout: timeout) ?? []
+    }
+
+    public func changeSpeed(to bps: Int) throws {
+        let finished = DispatchSemaphore(value: 0)
+        let changed = NIOLockedValueBox(false)
+        control.changeSpeed(to: bps) { done in
+            changed.withLockedValue { $0 = done }
+            finished.signal()
+        }
+        guard finished.wait(timeout: .now() + 30) == .success, changed.withLockedValue({ $0 }) else {
+            throw DeviceError.from(errno: EIO, path: control.port.path, call: "tcsetattr")
+        }
+    }
+}
