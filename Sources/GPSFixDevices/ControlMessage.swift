@@ -1,13 +1,16 @@
 /// A message of the daemon's control socket, both ways: a type byte, a big-endian 16-bit
-/// length, the payload. `H` names a device (answered `O` with its speed, or `E` with why
-/// not), `F` carries one whole UBX frame, `S` a new port speed (answered `O`).
+/// length, the payload. `H` names a device (answered `O` with its speed, `N` when the
+/// daemon does not serve it, or `E` with why not), `F` carries one whole UBX frame, `S` a
+/// new port speed (answered `O`).
 public struct ControlMessage: Equatable, Sendable {
     /// The longest payload: a UBX frame of the framer's longest.
     public static let maximumLength = 8200
 
+    /// `H`, `O`, `N`, `E`, `F` or `S`.
     public var type: UInt8
     public var payload: [UInt8]
 
+    /// A message of `type` carrying `payload` (at most ``maximumLength`` bytes).
     public init(type: UInt8, payload: [UInt8]) {
         self.type = type
         self.payload = payload
@@ -25,6 +28,10 @@ public struct ControlMessage: Equatable, Sendable {
 
     /// The payload of `O` and `S` read as its number; `nil` for another length.
     public var number: Int? { payload.count == 4 ? payload.reduce(0) { $0 << 8 | Int($1) } : nil }
+
+    /// `N`: the daemon does not serve that device (the tool may open it itself); the daemon
+    /// closes the connection after it.
+    public static let notServed = ControlMessage(type: UInt8(ascii: "N"), payload: [])
 
     /// `E`: why not; the daemon closes the connection after it.
     public static func error(_ reason: String) -> ControlMessage { ControlMessage(type: UInt8(ascii: "E"), payload: Array(reason.utf8)) }

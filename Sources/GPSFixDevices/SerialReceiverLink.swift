@@ -45,8 +45,7 @@ public final class SerialReceiverLink: ReceiverLink {
 
     public func receive(timeout: Duration) throws -> [UInt8] {
         var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        guard poll(&ready, 1, max(1, milliseconds)) > 0 else { return [] }
+        guard poll(&ready, 1, timeout.pollTimeout) > 0 else { return [] }
         guard ready.revents & Int16(POLLIN) != 0 else {
             throw DeviceError.from(errno: ready.revents & Int16(POLLHUP) != 0 ? ENXIO : EIO, path: path, call: "poll")
         }

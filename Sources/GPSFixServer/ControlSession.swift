@@ -75,7 +75,7 @@ final class ControlSession: ChannelInboundHandler {
             let asked = String(decoding: message.payload, as: UTF8.self)
             let path = SerialPort.resolved(asked) ?? asked
             guard let found = receivers.first(where: { (SerialPort.resolved($0.key) ?? $0.key) == path })?.value else {
-                return refuse("\(asked) is not a serial receiver this daemon serves", context)
+                return refuse(with: .notServed, context)
             }
             guard found.port.duplicateOpenDescriptor().map({ close($0) }) != nil else {
                 return refuse("\(asked) is not open now (unplugged?); try again once the daemon reads it", context)
@@ -130,9 +130,15 @@ final class ControlSession: ChannelInboundHandler {
     }
 
     private func refuse(_ reason: String, _ context: ChannelHandlerContext) {
+        refuse(with: .error(reason), context)
+    }
+
+    /// Answers `message` and closes the connection once it is written.
+    private func refuse(with message: ControlMessage, _ context: ChannelHandlerContext) {
         let channel = context.channel
         pending.removeAll()
-        channel.writeAndFlush(ControlMessage.error(reason).buffer).whenComplete { _ in channel.close(promise: nil) }
+        authorized = false
+        channel.writeAndFlush(message.buffer).whenComplete { _ in channel.close(promise: nil) }
     }
 }
 

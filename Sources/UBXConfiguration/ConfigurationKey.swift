@@ -4,7 +4,7 @@
 public struct ConfigurationKey: Hashable, Sendable, CustomStringConvertible {
     /// The key ID as u-blox's interface descriptions list it (`0x30210001` is CFG-RATE-MEAS).
     public let id: UInt32
-    /// The name the interface descriptions give it, without `CFG-`'s prefix dropped.
+    /// The name the interface descriptions give it (`CFG-RATE-MEAS`).
     public let name: String
 
     public init(_ id: UInt32, _ name: String) {
@@ -55,9 +55,12 @@ public enum ReceiverPort: String, Sendable, CaseIterable, Codable {
 
 /// The keys GPSFix reads and writes, as u-blox's interface descriptions define them.
 public enum ConfigurationKeys {
-    public static let measurementRate = ConfigurationKey(0x3021_0001, "CFG-RATE-MEAS")  // U2, ms
-    public static let navigationRate = ConfigurationKey(0x3021_0002, "CFG-RATE-NAV")  // U2, cycles
-    public static let dynamicModel = ConfigurationKey(0x2011_0021, "CFG-NAVSPG-DYNMODEL")  // E1
+    /// The time between measurements (U2, ms).
+    public static let measurementRate = ConfigurationKey(0x3021_0001, "CFG-RATE-MEAS")
+    /// Measurements per navigation solution (U2).
+    public static let navigationRate = ConfigurationKey(0x3021_0002, "CFG-RATE-NAV")
+    /// The platform model the navigation filter assumes (E1, ``DynamicModel/code``).
+    public static let dynamicModel = ConfigurationKey(0x2011_0021, "CFG-NAVSPG-DYNMODEL")
 
     /// The port's speed in bits per second (U4); USB has none.
     public static func baudRate(_ port: ReceiverPort) -> ConfigurationKey? {
@@ -100,26 +103,49 @@ public enum ConfigurationKeys {
     }
 
     // The first time pulse (TIMEPULSE), defined by period and length.
-    public static let timePulseEnabled = ConfigurationKey(0x1005_0007, "CFG-TP-TP1_ENA")  // L
-    public static let timePulseDefinition = ConfigurationKey(0x2005_0023, "CFG-TP-PULSE_DEF")  // E1: 0 period, 1 frequency
-    public static let timePulseLengthDefinition = ConfigurationKey(0x2005_0030, "CFG-TP-PULSE_LENGTH_DEF")  // E1: 0 ratio, 1 length
-    public static let timePulsePeriod = ConfigurationKey(0x4005_0002, "CFG-TP-PERIOD_TP1")  // U4, µs
-    public static let timePulsePeriodLocked = ConfigurationKey(0x4005_0003, "CFG-TP-PERIOD_LOCK_TP1")  // U4, µs
-    public static let timePulseLength = ConfigurationKey(0x4005_0004, "CFG-TP-LEN_TP1")  // U4, µs
-    public static let timePulseLengthLocked = ConfigurationKey(0x4005_0005, "CFG-TP-LEN_LOCK_TP1")  // U4, µs
-    public static let timePulseUsesLocked = ConfigurationKey(0x1005_0009, "CFG-TP-USE_LOCKED_TP1")  // L
+
+    /// Whether the first time pulse is on (L).
+    public static let timePulseEnabled = ConfigurationKey(0x1005_0007, "CFG-TP-TP1_ENA")
+    /// What defines the pulse: 0 a period, 1 a frequency (E1).
+    public static let timePulseDefinition = ConfigurationKey(0x2005_0023, "CFG-TP-PULSE_DEF")
+    /// What defines its width: 0 a ratio, 1 a length (E1).
+    public static let timePulseLengthDefinition = ConfigurationKey(0x2005_0030, "CFG-TP-PULSE_LENGTH_DEF")
+    /// The period without a fix (U4, µs).
+    public static let timePulsePeriod = ConfigurationKey(0x4005_0002, "CFG-TP-PERIOD_TP1")
+    /// The period with a fix (U4, µs).
+    public static let timePulsePeriodLocked = ConfigurationKey(0x4005_0003, "CFG-TP-PERIOD_LOCK_TP1")
+    /// The length without a fix (U4, µs); 0 is no pulse.
+    public static let timePulseLength = ConfigurationKey(0x4005_0004, "CFG-TP-LEN_TP1")
+    /// The length with a fix (U4, µs).
+    public static let timePulseLengthLocked = ConfigurationKey(0x4005_0005, "CFG-TP-LEN_LOCK_TP1")
+    /// Whether the values with a fix apply once the receiver has one (L).
+    public static let timePulseUsesLocked = ConfigurationKey(0x1005_0009, "CFG-TP-USE_LOCKED_TP1")
+    /// L: the pulse aligned to the top of the second.
+    public static let timePulseAlignedToSecond = ConfigurationKey(0x1005_000A, "CFG-TP-ALIGN_TO_TOW_TP1")
+    /// L: 1, the rising edge at the top of the second.
+    public static let timePulseRising = ConfigurationKey(0x1005_000B, "CFG-TP-POL_TP1")
 
     // Timing mode: survey-in, or a fixed position.
-    public static let timingMode = ConfigurationKey(0x2003_0001, "CFG-TMODE-MODE")  // E1: 0 off, 1 survey-in, 2 fixed
-    public static let timingPositionType = ConfigurationKey(0x2003_0002, "CFG-TMODE-POS_TYPE")  // E1: 0 ECEF, 1 LLH
-    public static let timingLatitude = ConfigurationKey(0x4003_0009, "CFG-TMODE-LAT")  // I4, 1e-7°
-    public static let timingLongitude = ConfigurationKey(0x4003_000A, "CFG-TMODE-LON")  // I4, 1e-7°
-    public static let timingHeight = ConfigurationKey(0x4003_000B, "CFG-TMODE-HEIGHT")  // I4, cm
-    public static let timingLatitudeHP = ConfigurationKey(0x2003_000C, "CFG-TMODE-LAT_HP")  // I1, 1e-9°
-    public static let timingLongitudeHP = ConfigurationKey(0x2003_000D, "CFG-TMODE-LON_HP")  // I1, 1e-9°
-    public static let timingHeightHP = ConfigurationKey(0x2003_000E, "CFG-TMODE-HEIGHT_HP")  // I1, 0.1 mm
-    public static let surveyInMinimumDuration = ConfigurationKey(0x4003_0010, "CFG-TMODE-SVIN_MIN_DUR")  // U4, s
-    public static let surveyInAccuracyLimit = ConfigurationKey(0x4003_0011, "CFG-TMODE-SVIN_ACC_LIMIT")  // U4, 0.1 mm
+    /// The timing mode: 0 off, 1 survey-in, 2 a fixed position (E1).
+    public static let timingMode = ConfigurationKey(0x2003_0001, "CFG-TMODE-MODE")
+    /// How a fixed position is given: 0 ECEF, 1 latitude, longitude and height (E1).
+    public static let timingPositionType = ConfigurationKey(0x2003_0002, "CFG-TMODE-POS_TYPE")
+    /// A fixed position's latitude (I4, 1e-7°).
+    public static let timingLatitude = ConfigurationKey(0x4003_0009, "CFG-TMODE-LAT")
+    /// A fixed position's longitude (I4, 1e-7°).
+    public static let timingLongitude = ConfigurationKey(0x4003_000A, "CFG-TMODE-LON")
+    /// A fixed position's height above the ellipsoid (I4, cm).
+    public static let timingHeight = ConfigurationKey(0x4003_000B, "CFG-TMODE-HEIGHT")
+    /// The latitude's high-precision part (I1, 1e-9°, -99 to 99).
+    public static let timingLatitudeHP = ConfigurationKey(0x2003_000C, "CFG-TMODE-LAT_HP")
+    /// The longitude's high-precision part (I1, 1e-9°, -99 to 99).
+    public static let timingLongitudeHP = ConfigurationKey(0x2003_000D, "CFG-TMODE-LON_HP")
+    /// The height's high-precision part (I1, 0.1 mm, -99 to 99).
+    public static let timingHeightHP = ConfigurationKey(0x2003_000E, "CFG-TMODE-HEIGHT_HP")
+    /// A survey-in's shortest duration (U4, s).
+    public static let surveyInMinimumDuration = ConfigurationKey(0x4003_0010, "CFG-TMODE-SVIN_MIN_DUR")
+    /// The accuracy a survey-in must reach (U4, 0.1 mm).
+    public static let surveyInAccuracyLimit = ConfigurationKey(0x4003_0011, "CFG-TMODE-SVIN_ACC_LIMIT")
 
     /// The output rate of a UBX message on a port (U1, per navigation solution); `nil`
     /// for the messages of older receivers, which have no key.
@@ -151,7 +177,8 @@ public enum ConfigurationKeys {
         keys += Constellation.allCases.map(enables)
         keys += [
             timePulseEnabled, timePulseDefinition, timePulseLengthDefinition, timePulsePeriod, timePulsePeriodLocked,
-            timePulseLength, timePulseLengthLocked, timePulseUsesLocked, timingMode, timingPositionType, timingLatitude,
+            timePulseLength, timePulseLengthLocked, timePulseUsesLocked, timePulseAlignedToSecond, timePulseRising, timingMode,
+            timingPositionType, timingLatitude,
             timingLongitude, timingHeight, timingLatitudeHP, timingLongitudeHP, timingHeightHP, surveyInMinimumDuration,
             surveyInAccuracyLimit,
         ]

@@ -40,6 +40,8 @@ enum ConfigurationPlan {
                 ConfigurationItem(ConfigurationKeys.timePulseDefinition, 0),
                 ConfigurationItem(ConfigurationKeys.timePulseLengthDefinition, 1),
                 ConfigurationItem(ConfigurationKeys.timePulseUsesLocked, 1),
+                ConfigurationItem(ConfigurationKeys.timePulseAlignedToSecond, 1),
+                ConfigurationItem(ConfigurationKeys.timePulseRising, 1),
                 ConfigurationItem(ConfigurationKeys.timePulsePeriod, UInt64(period)),
                 ConfigurationItem(ConfigurationKeys.timePulsePeriodLocked, UInt64(period)),
                 ConfigurationItem(ConfigurationKeys.timePulseLength, pulse.onlyWhenLocked ? 0 : UInt64(length)),

@@ -5,16 +5,26 @@ import ReceiverFraming
 /// than is asked (a port, a time pulse, the constellations), the receiver's own is polled
 /// first and only the asked fields change.
 public enum LegacyMessages {
-    public static let port: UInt16 = 0x0600  // CFG-PRT
-    public static let messageRate: UInt16 = 0x0601  // CFG-MSG
-    public static let reset: UInt16 = 0x0604  // CFG-RST
-    public static let rate: UInt16 = 0x0608  // CFG-RATE
-    public static let saveLoad: UInt16 = 0x0609  // CFG-CFG
-    public static let navigation: UInt16 = 0x0624  // CFG-NAV5
-    public static let timePulse: UInt16 = 0x0631  // CFG-TP5
-    public static let constellations: UInt16 = 0x063E  // CFG-GNSS
-    public static let timingMode2: UInt16 = 0x063D  // CFG-TMODE2
-    public static let timingMode3: UInt16 = 0x0671  // CFG-TMODE3
+    /// UBX-CFG-PRT.
+    public static let port: UInt16 = 0x0600
+    /// UBX-CFG-MSG.
+    public static let messageRate: UInt16 = 0x0601
+    /// UBX-CFG-RST.
+    public static let reset: UInt16 = 0x0604
+    /// UBX-CFG-RATE.
+    public static let rate: UInt16 = 0x0608
+    /// UBX-CFG-CFG.
+    public static let saveLoad: UInt16 = 0x0609
+    /// UBX-CFG-NAV5.
+    public static let navigation: UInt16 = 0x0624
+    /// UBX-CFG-TP5.
+    public static let timePulse: UInt16 = 0x0631
+    /// UBX-CFG-GNSS.
+    public static let constellations: UInt16 = 0x063E
+    /// UBX-CFG-TMODE2.
+    public static let timingMode2: UInt16 = 0x063D
+    /// UBX-CFG-TMODE3.
+    public static let timingMode3: UInt16 = 0x0671
 
     /// A frame of `message` (class and id) with `payload`; an empty payload polls.
     public static func frame(_ message: UInt16, _ payload: [UInt8] = []) -> [UInt8] {

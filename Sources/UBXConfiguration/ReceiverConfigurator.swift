@@ -15,7 +15,9 @@ public struct ConfigurationStep: Sendable {
 
     /// The options this frame carries, to name in an error (`--rate, --gnss`).
     public var settings: String
+    /// The whole UBX frame, as sent.
     public var frame: [UInt8]
+    /// What shows that the receiver took it.
     public var confirmation: Confirmation
 }
 

@@ -39,9 +39,13 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
 /// ``attempts`` times in all. Whatever else the receiver sends meanwhile (its navigation
 /// messages, NMEA) is read and passed over, through a framer of bounded size.
 public final class ReceiverConversation<C: Clock> where C.Duration == Duration {
+    /// The bytes' path to the receiver.
     public let link: any ReceiverLink
+    /// What the waits for answers are measured on.
     public let clock: C
+    /// How long each request waits for its answer.
     public var answerTimeout: Duration
+    /// How many times a request is sent before the receiver is taken for silent.
     public var attempts: Int
     private let framer = ReceiverFramer(maximumUBXPayload: 4096)
     /// UBX frames that arrived after an answer, not yet looked at.

@@ -10,13 +10,14 @@ extension ReceiverSettings {
     /// daemon's `[receiver]` table names its keys.
     public static let names = ["rate", "gnss", "output", "baud", "dynamic-model", "timepulse", "survey-in", "fixed-position", "navigate"]
 
-    /// Sets `name` from its text, checked: `rate` 0.01 to 50 Hz, `gnss` a list of systems,
+    /// Sets `name` from its text, checked: `rate` 0.016 to 50 Hz, `gnss` a list of systems,
     /// `baud` a serial speed, `timepulse` PERIOD[,LENGTH][,locked], `survey-in`
     /// SECONDS,METRES, `fixed-position` LAT,LON,HEIGHT; one timing mode at most.
     public mutating func set(_ name: String, to text: String) throws(SettingError) {
         switch name {
         case "rate":
-            guard let rate = Double(text), (0.01...50).contains(rate) else { throw SettingError("rate \(text): give 0.01 to 50 Hz") }
+            // A measurement period is at most 65.535 s (a 16-bit count of milliseconds).
+            guard let rate = Double(text), (0.016...50).contains(rate) else { throw SettingError("rate \(text): give 0.016 to 50 Hz") }
             self.rate = rate
         case "gnss":
             var systems = Set<Constellation>()

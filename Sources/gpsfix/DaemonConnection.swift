@@ -1,4 +1,5 @@
 import ArgumentParser
+import GPSFixDevices
 import Foundation
 
 #if canImport(Glibc)
@@ -34,25 +35,11 @@ final class DaemonConnection {
             if host.hasPrefix("["), host.hasSuffix("]") { host = host.dropFirst().dropLast() }
             descriptor = try Self.connect(host: String(host), port: port, name: tcp)
         } else {
-            descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard descriptor >= 0 else { throw ConnectionError("cannot create a socket: \(String(cString: strerror(errno)))") }
-            var server = sockaddr_un()
-            server.sun_family = sa_family_t(AF_UNIX)
-            let path = Array(address.socket.utf8)
-            guard path.count < MemoryLayout.size(ofValue: server.sun_path) else { throw ValidationError("socket path too long") }
-            withUnsafeMutableBytes(of: &server.sun_path) { raw in
-                raw.copyBytes(from: path)
-                raw[path.count] = 0
-            }
-            let result = withUnsafePointer(to: &server) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-                }
-            }
-            guard result == 0 else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                throw ConnectionError("cannot connect to \(address.socket): \(reason); is gpsfixd running?")
+            do {
+                descriptor = try UnixSocket.connect(path: address.socket)
+            } catch {
+                if error.code == ENAMETOOLONG { throw ValidationError("socket path too long") }
+                throw ConnectionError("cannot connect to \(address.socket): \(error.reason); is gpsfixd running?")
             }
         }
     }
@@ -111,8 +98,7 @@ final class DaemonConnection {
                 let left = ContinuousClock.now.duration(to: deadline)
                 guard left > .zero else { return nil }
                 var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
-                guard poll(&poller, 1, milliseconds) > 0 else { continue }
+                guard poll(&poller, 1, left.pollTimeout) > 0 else { continue }
             }
             var buffer = [UInt8](repeating: 0, count: 16384)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }

@@ -18,30 +18,39 @@ final class DaemonControlLink: ReceiverLink {
     /// The port's speed as the daemon reads it.
     private(set) var speed: Int
 
+    /// The control socket exists but this user may not use it (it is the daemon's user's
+    /// and root's).
+    struct Denied: Error {
+        let path: String
+    }
+
     /// Connects to the daemon at `path` and asks for `device`; `nil` when no daemon listens
-    /// there. Throws when the daemon refuses (another conversation, a user not allowed).
+    /// there or it does not serve `device`. Throws ``Denied`` when this user may not connect,
+    /// ``Refusal`` when the daemon refuses (another conversation, a port not open).
     static func connect(path: String, device: String) throws -> DaemonControlLink? {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        guard path.utf8.count < MemoryLayout.size(ofValue: address.sun_path) else { return nil }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            for (index, byte) in path.utf8.enumerated() { raw[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
-            Glibc.close(descriptor)
+        let descriptor: Int32
+        do {
+            descriptor = try UnixSocket.connect(path: path)
+        } catch {
+            if error.code == EACCES || error.code == EPERM { throw Denied(path: path) }
             return nil
         }
+        // A daemon that stops answering cannot hang the tool.
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let link = DaemonControlLink(descriptor: descriptor)
         // A daemon that refuses this user says why, and closes: read that first.
         try? link.write(ControlMessage(type: UInt8(ascii: "H"), payload: Array(device.utf8)))
-        link.speed = try link.expectOK()
+        do {
+            link.speed = try link.expectOK()
+        } catch is NotServed {
+            return nil
+        }
         return link
     }
+
+    /// The daemon does not serve the device asked for.
+    private struct NotServed: Error {}
 
     private init(descriptor: Int32) {
         self.descriptor = descriptor
@@ -77,6 +86,7 @@ final class DaemonControlLink: ReceiverLink {
         while let message = try read(timeout: .seconds(5)) {
             switch message.type {
             case UInt8(ascii: "O"): return message.number ?? 0
+            case UInt8(ascii: "N"): throw NotServed()
             case UInt8(ascii: "E"): throw Refusal(description: "the daemon: " + String(decoding: message.payload, as: UTF8.self))
             default: continue
             }
@@ -102,8 +112,7 @@ final class DaemonControlLink: ReceiverLink {
             let left = ContinuousClock.now.duration(to: deadline)
             guard left > .zero else { return nil }
             var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)
-            guard poll(&ready, 1, max(1, milliseconds)) > 0 else { return nil }
+            guard poll(&ready, 1, left.pollTimeout) > 0 else { return nil }
             var buffer = [UInt8](repeating: 0, count: 4096)
             let count = recv(descriptor, &buffer, buffer.count, 0)
             guard count > 0 else { throw Refusal(description: "the daemon closed its control socket") }

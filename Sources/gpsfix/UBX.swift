@@ -42,23 +42,29 @@ struct UBXCommand: ParsableCommand {
         /// the port) and asks it who it is.
         func open() throws -> (ReceiverConfigurator<ContinuousClock>, any ClosableLink) {
             let link: any ClosableLink
-            if let daemon = try DaemonControlLink.connect(path: controlSocket, device: device) {
-                link = daemon
-            } else {
-                let found: Int
-                if let speed {
-                    found = speed
-                } else if let detected = try SerialPort(path: device).findSpeed() {
-                    found = detected.speed
-                } else {
-                    throw ConfigurationError.silent("at any speed, with NMEA or UBX", attempts: 1)
+            do {
+                link = try DaemonControlLink.connect(path: controlSocket, device: device) ?? openPort()
+            } catch let denied as DaemonControlLink.Denied {
+                do {
+                    link = try openPort()
+                } catch {
+                    throw ConfigurationError.unsupported(
+                        "\(error); if gpsfixd holds \(device), its control socket \(denied.path) is for root and the daemon's user: run as root")
                 }
-                link = try SerialReceiverLink(path: device, speed: found)
             }
             let conversation = ReceiverConversation(link: link, clock: ContinuousClock(), answerTimeout: .milliseconds(Int64(timeout * 1000)))
             let configurator = ReceiverConfigurator(conversation: conversation, port: receiverPort)
             try configurator.identify()
             return (configurator, link)
+        }
+
+        /// The port, opened by the tool at `--speed` or the speed found.
+        private func openPort() throws -> SerialReceiverLink {
+            if let speed { return try SerialReceiverLink(path: device, speed: speed) }
+            guard let found = try SerialPort(path: device).findSpeed() else {
+                throw ConfigurationError.silent("at any speed, with NMEA or UBX", attempts: 1)
+            }
+            return try SerialReceiverLink(path: device, speed: found.speed)
         }
     }
 
@@ -143,8 +149,9 @@ struct UBXCommand: ParsableCommand {
             defer { link.close() }
             let layers: ConfigurationLayers = save ? [.ram, .batteryBacked, .flash] : .ram
             let steps = try configurator.plan(try settings(), layers: layers)
-            let report = ReceiverReport(version: configurator.version!, protocolVersion: configurator.protocolVersion)
-            print(report.lines.joined(separator: "\n"))
+            if let version = configurator.version {
+                print(ReceiverReport(version: version, protocolVersion: configurator.protocolVersion).lines.joined(separator: "\n"))
+            }
             if dryRun {
                 print("would send, and sends nothing:")
                 for step in steps { print("  \(step)") }

@@ -161,6 +161,19 @@ struct UBXConfigurationToolTests {
         watcher.send("?DEVICES;\n")
         let devices = watcher.readLines(until: { $0.contains(#""class":"DEVICES""#) })?.last?.json?["devices"] as? [[String: Any]]
         #expect(devices?.first?["bps"] as? Int == 115_200, "\(devices ?? [])")
+
+        // One conversation per receiver: while one holds it, the tool is told so.
+        do {
+            let holder = try LineClient(unixPath: control)
+            holder.send(bytes: ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes)
+            usleep(200_000)
+            let busy = try Self.ubx(["show", receiver.path, "--control-socket", control])
+            #expect(busy.status == 1 && busy.errors.contains("being configured by another conversation"), "\(busy.errors)")
+        }
+        // A receiver the daemon does not serve is opened by the tool itself.
+        let other = try SimulatedUBXReceiver(.m8)
+        let direct = try Self.ubx(["show", other.path, "--control-socket", control, "--speed", "9600", "--json"])
+        #expect(direct.status == 0 && direct.output.json?["module"] as? String == "NEO-M8T-0", "\(direct.errors)")
         let milliseconds = times.compactMap { Int($0.dropLast().suffix(3)) }
         #expect(zip(milliseconds.dropFirst(), milliseconds).allSatisfy { ($0 - $1 + 1000) % 1000 == 200 }, "\(times)")
     }

@@ -41,7 +41,7 @@ struct ReceiverState {
         var values: [UInt32: UInt64] = [
             measurementRate: 1000, navigationRate: 1, 0x2021_0003: 1, uart1Speed: generation == .m8 ? 9600 : 38400,
             uart1UBX: 1, uart1NMEA: 1, 0x1073_0001: 1, 0x1073_0002: 1, 0x1078_0001: 1, 0x1078_0002: 1, dynamicModel: 0,
-            pulseEnabled: 1, 0x2005_0023: 0, 0x2005_0030: 1, pulseUsesLocked: 1, pulsePeriod: 1_000_000,
+            pulseEnabled: 1, 0x2005_0023: 0, 0x2005_0030: 1, pulseUsesLocked: 1, 0x1005_000A: 1, 0x1005_000B: 1, pulsePeriod: 1_000_000,
             pulsePeriodLocked: 1_000_000, pulseLength: 0, pulseLengthLocked: 100_000, timingMode: 0, 0x2003_0002: 0,
             0x4003_0009: 0, 0x4003_000A: 0, 0x4003_000B: 0, 0x2003_000C: 0, 0x2003_000D: 0, 0x2003_000E: 0,
             0x4003_000F: 0, 0x4003_0010: 0, 0x4003_0011: 0,
