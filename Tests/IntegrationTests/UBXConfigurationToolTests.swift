@@ -127,16 +127,31 @@ struct UBXConfigurationToolTests {
         #expect(finding["status"] as? String == "warn" && (finding["detail"] as? String)?.contains("refused --rate") == true, "\(finding)")
     }
 
-    @Test("through the running daemon: show and set over its control socket (0600), a new speed followed by the daemon, which serves on")
-    func throughTheDaemon() throws {
+    @Test("reset: the receiver restarts and answers again; unsaved settings are gone, and --factory clears the saved ones")
+    func reset() throws {
+        let receiver = try SimulatedUBXReceiver(.m8)
+        #expect(try Self.ubx(["set", receiver.path, "--speed", "9600", "--rate", "2", "--save"]).status == 0)
+        #expect(try Self.ubx(["set", receiver.path, "--speed", "9600", "--dynamic-model", "sea"]).status == 0)
+        let cold = try Self.ubx(["reset", receiver.path, "--speed", "9600", "--cold"])
+        #expect(cold.status == 0, "\(cold.errors)")
+        #expect(receiver.setting(0x3021_0001) == 500 && receiver.setting(0x2011_0021) == 0)
+        let factory = try Self.ubx(["reset", receiver.path, "--speed", "9600", "--factory"])
+        #expect(factory.status == 0, "\(factory.errors)")
+        #expect(receiver.setting(0x3021_0001) == 1000)
+    }
+
+    @Test("through the running daemon: show and set over its control socket (0600), a new speed followed by the daemon, which serves on",
+          arguments: [Generation.generation9, .m8])
+    func throughTheDaemon(_ generation: Generation) throws {
         let folder = try makeTemporaryFolder("ubx")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let receiver = try SimulatedUBXReceiver(.generation9)
+        let receiver = try SimulatedUBXReceiver(generation)
         let socket = folder.appendingPathComponent("gpsfixd.sock").path
         let control = folder.appendingPathComponent("control.sock").path
         // The speed given: a pseudo-terminal keeps what was sent before the port was opened,
         // which a UART does not, and autobaud would take those bytes for the speed tried.
-        let daemon = try RunningProcess(Binaries.gpsfixd, [receiver.path, "--speed", "38400", "--socket", socket, "--control-socket", control])
+        let daemon = try RunningProcess(
+            Binaries.gpsfixd, [receiver.path, "--speed", "\(receiver.speed)", "--socket", socket, "--control-socket", control])
         defer { daemon.stop() }
         let watcher = try #require(LineClient.connect(unixPath: socket))
         try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
@@ -144,10 +159,16 @@ struct UBXConfigurationToolTests {
         #expect(stat(control, &info) == 0 && info.st_mode & 0o777 == 0o600)
 
         let shown = try Self.ubx(["show", receiver.path, "--control-socket", control, "--json"])
-        #expect(shown.status == 0 && shown.output.json?["module"] as? String == "ZED-F9T", "\(shown.errors)")
-        let set = try Self.ubx(["set", receiver.path, "--control-socket", control, "--rate", "5", "--output", "ubx", "--baud", "115200"])
+        #expect(shown.status == 0 && shown.output.json?["module"] as? String == (generation == .m8 ? "NEO-M8T-0" : "ZED-F9T"), "\(shown.errors)")
+        let set = try Self.ubx([
+            "set", receiver.path, "--control-socket", control, "--rate", "5", "--output", "ubx", "--baud", "115200", "--gnss", "gps,glonass",
+            "--timepulse", "1,0.2,locked", "--fixed-position", "52.1,4.9,12.5", "--save",
+        ])
         #expect(set.status == 0, "\(set.output) \(set.errors)")
         #expect(receiver.speed == 115_200 && receiver.setting(0x3021_0001) == 200)
+        let after = try #require(try Self.ubx(["show", receiver.path, "--control-socket", control, "--json"]).output.json)
+        #expect(after["gnss"] as? [String] == ["gps", "glonass"] && after["baud"] as? Int == 115_200, "\(after)")
+        #expect((after["timingMode"] as? [String: Any])?["mode"] as? String == "fixed", "\(after)")
 
         // The daemon reads on at the new speed: TPVs five a second, from UBX.
         watcher.send("?WATCH={\"enable\":true,\"json\":true};\n")
@@ -171,6 +192,7 @@ struct UBXConfigurationToolTests {
             #expect(busy.status == 1 && busy.errors.contains("being configured by another conversation"), "\(busy.errors)")
         }
         // A receiver the daemon does not serve is opened by the tool itself.
+        guard generation == .generation9 else { return }
         let other = try SimulatedUBXReceiver(.m8)
         let direct = try Self.ubx(["show", other.path, "--control-socket", control, "--speed", "9600", "--json"])
         #expect(direct.status == 0 && direct.output.json?["module"] as? String == "NEO-M8T-0", "\(direct.errors)")
