@@ -92,6 +92,13 @@ public final class ReceiverWriter: @unchecked Sendable {
         eventLoop.execute { [self] in enqueue(frame, arrivedAt: .now()) }
     }
 
+    /// Queues `frame` from any thread; `then` runs (on the event loop) once it was written
+    /// (`true`) or lost with the port (`false`). It is never dropped for room: its sender
+    /// bounds how many it has queued.
+    public func send(_ frame: [UInt8], then: @escaping @Sendable (Bool) -> Void) {
+        eventLoop.execute { [self] in enqueue((frame, .now(), then)) }
+    }
+
     /// Runs `action` (on the event loop) once every frame queued before it was written
     /// (`true`), or when they were lost with the port (`false`): for what must follow a
     /// frame on the line, as a speed change follows the frame that asked for it.

@@ -22,11 +22,16 @@ final class ControlSession: ChannelInboundHandler {
     /// How long one conversation may hold a receiver: a tool configures it in seconds, and
     /// the daemon's own keeper waits for its turn.
     static let conversationLimit = TimeAmount.seconds(60)
+    /// How many of a conversation's frames may wait for the port at once: a tool sends one
+    /// and waits for its answer, so more is a flood, which would crowd out corrections.
+    static let framesInFlight = 4
 
     private let receivers: [String: ReceiverControl]
     private var pending: [UInt8] = []
     private var receiver: ReceiverControl?
     private var limit: Scheduled<Void>?
+    /// This conversation's frames queued and not yet written.
+    private var inFlight = 0
     /// Whether the peer is root or the daemon's user: nothing is read before.
     private var authorized = false
 
@@ -95,7 +100,14 @@ final class ControlSession: ChannelInboundHandler {
             guard message.payload.withUnsafeBytes({ UBXFrame(validating: $0) }) != nil else {
                 return refuse("an F message carries one whole UBX frame", context)
             }
-            receiver.writer.send(message.payload)
+            guard inFlight < Self.framesInFlight else {
+                return refuse("more than \(Self.framesInFlight) frames waiting for the receiver: send one, then wait for its answer", context)
+            }
+            inFlight += 1
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            receiver.writer.send(message.payload) { _ in
+                bound.eventLoop.execute { bound.value.inFlight -= 1 }
+            }
         case (UInt8(ascii: "S"), let receiver?):
             guard let speed = message.number else { return refuse("an S message carries a speed", context) }
             let channel = context.channel

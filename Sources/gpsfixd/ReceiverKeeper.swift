@@ -1,10 +1,8 @@
 import Dispatch
 import GPSFix
 import GPSFixDevices
-import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
-import NIOPosix
 import UBXConfiguration
 
 /// Keeps a u-blox receiver as its `[receiver]` table says: each time the device is opened,

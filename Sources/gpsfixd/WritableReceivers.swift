@@ -1,5 +1,4 @@
 import GPSFixDevices
-import GPSFixServer
 import NIOPosix
 
 /// The serial receivers the daemon serves, each with its one writer (shared by NTRIP's

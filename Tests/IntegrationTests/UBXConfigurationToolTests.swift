@@ -219,4 +219,35 @@ struct UBXConfigurationToolTests {
         #expect(process.errorText.contains("only root and the daemon's user"), "\(process.errorText)")
         #expect(receiver.acknowledgements == (0, 0))
     }
+
+    @Test("a conversation that floods frames instead of waiting for answers is cut off; corrections keep their room")
+    func floodOfFrames() throws {
+        let folder = try makeTemporaryFolder("ubx")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.m8)
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let control = folder.appendingPathComponent("control.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, [receiver.path, "--speed", "9600", "--socket", socket, "--control-socket", control])
+        defer { daemon.stop() }
+        try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        let client = try LineClient(unixPath: control)
+        client.send(bytes: ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes)
+        // Twenty polls of MON-VER in one write.
+        let monitorPoll = ControlMessage(type: UInt8(ascii: "F"), payload: [0xB5, 0x62, 0x0A, 0x04, 0x00, 0x00, 0x0E, 0x34])
+        client.send(bytes: (0..<20).flatMap { _ in monitorPoll.bytes })
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            var poller = pollfd(fd: client.descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 500) > 0 else { continue }
+            let count = read(client.descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }  // closed, as it should be
+            answer += buffer[0..<count]
+        }
+        var messages: [ControlMessage] = []
+        while let message = ControlMessage.take(from: &answer) { messages.append(message) }
+        let refusal = messages.first { $0.type == UInt8(ascii: "E") }.map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(refusal?.contains("more than 4 frames waiting") == true, "\(messages.map { UnicodeScalar($0.type) })")
+    }
 }
