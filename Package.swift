@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "GPSFixServer",
             dependencies: [
-                "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats",
+                "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats", "ProcessTable",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -146,7 +146,10 @@ let package = Package(
         .target(name: "MDNSAnnouncement", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
-        .target(name: "GPSFixDoctor"),
+        .target(name: "GPSFixDoctor", dependencies: ["ProcessTable"]),
+        // The processes /proc shows and the TCP ports they listen on, without Foundation:
+        // who holds a port the daemon cannot bind, and the doctor's checks.
+        .target(name: "ProcessTable"),
         // The version and commit, for --version.
         .plugin(name: "BuildInfo", capability: .buildTool()),
         // The daemon.

@@ -72,7 +72,7 @@ public enum Doctor {
     static func portFindings(root: SystemRoot, processes: [SystemRoot.Process]) -> [Finding] {
         var findings: [Finding] = []
         let inodes = root.listeningInodes(port: 2947)
-        let holders = processes.filter { process in process.openFiles.contains { inodes.contains(Self.inode(of: $0) ?? "") } }
+        let holders = processes.filter { process in process.socketInodes.contains { inodes.contains($0) } }
         if let holder = holders.first(where: { $0.name != "gpsfixd" }) {
             let what = holder.name == "systemd" ? "systemd (gpsd.socket)" : "\(holder.name) (pid \(holder.id))"
             findings.append(Finding("port 2947", .fail, "\(what) listens on gpsd's port 2947, so gpsd's clients reach it, not gpsfixd",
@@ -89,12 +89,6 @@ public enum Doctor {
                 fix: "systemctl disable --now ModemManager, or tag the receiver ENV{ID_MM_DEVICE_IGNORE}=\"1\" in a udev rule"))
         }
         return findings
-    }
-
-    /// The inode of a `socket:[INODE]` descriptor target.
-    static func inode(of target: String) -> String? {
-        guard target.hasPrefix("socket:["), target.hasSuffix("]") else { return nil }
-        return String(target.dropFirst("socket:[".count).dropLast())
     }
 
     static func receiverFindings(_ device: DaemonObservation.Device, _ daemon: DaemonObservation) -> [Finding] {

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTable
 
 #if canImport(Glibc)
 import Glibc
@@ -68,35 +69,11 @@ public struct SystemRoot: Sendable {
     }
 
     /// A running process: its id, its name, and what its descriptors are open on.
-    public struct Process: Sendable {
-        public var id: Int
-        public var name: String
-        /// The targets of `/proc/PID/fd/*`: paths, or `socket:[INODE]`.
-        public var openFiles: [String]
-    }
+    public typealias Process = ProcessTable.Process
 
     /// Every process `/proc` shows (those whose descriptors cannot be read show none).
-    public func processes() -> [Process] {
-        directory("/proc").compactMap { entry in
-            guard let id = Int(entry) else { return nil }
-            let name = (file("/proc/\(id)/comm") ?? "?").trimmingCharacters(in: .whitespacesAndNewlines)
-            let files = directory("/proc/\(id)/fd").compactMap { link("/proc/\(id)/fd/\($0)") }
-            return Process(id: id, name: name, openFiles: files)
-        }
-    }
+    public func processes() -> [Process] { ProcessTable(root: path).processes() }
 
     /// The socket inodes listening on TCP `port`, IPv4 and IPv6 (`/proc/net/tcp`, `tcp6`).
-    public func listeningInodes(port: Int) -> Set<String> {
-        let hexPort = String(format: ":%04X", port)
-        var inodes: Set<String> = []
-        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            for line in (file(table) ?? "").split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
-                // local_address, rem_address, st (0A: listening), ..., inode at 9.
-                guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { continue }
-                inodes.insert(String(fields[9]))
-            }
-        }
-        return inodes
-    }
+    public func listeningInodes(port: Int) -> Set<String> { ProcessTable(root: path).listeningInodes(port: port) }
 }

@@ -110,7 +110,7 @@ public final class GPSFixServer: Sendable {
             if passed.contains(where: covers) {
                 hub.logger.info("TCP \(host):\(port) is served on the socket from the service manager")
             } else {
-                let channel = try await bootstrap.bind(host: host, port: port).get()
+                let channel = try await bind(bootstrap, host: host, port: port)
                 bound.append(channel)
                 hub.logger.info("listening", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
             }

@@ -38,11 +38,12 @@ extension GPSFixServer {
     @discardableResult
     public func startHTTP(host: String, port: Int, content: WebContent) async throws -> Int {
         let hub = self.hub
-        let channel = try await clientBootstrap(idleTimeout: configuration.limits.httpIdleTimeout) { channel in
+        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.httpIdleTimeout) { channel in
             let sync = channel.pipeline.syncOperations
             for (name, handler) in HTTPRequestHandler.serverPipeline() { try sync.addHandler(handler, name: name) }
             try sync.addHandler(HTTPRequestHandler(hub: hub, content: content))
-        }.bind(host: host, port: port).get()
+        }
+        let channel = try await bind(bootstrap, host: host, port: port)
         httpListeners.withLockedValue { $0.append(channel) }
         hub.logger.info("serving HTTP", metadata: ["http": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         return channel.localAddress?.port ?? port

@@ -120,7 +120,7 @@ extension GPSFixServer {
             try channel.pipeline.syncOperations.addHandler(ClientSession(hub: hub, role: .nmeaFeed(filter)))
         }
         if let (host, port) = output.tcp {
-            let channel = try await bootstrap.bind(host: host, port: port).get()
+            let channel = try await bind(bootstrap, host: host, port: port)
             nmeaListeners.withLockedValue { $0.append(channel) }
             hub.logger.info("NMEA 0183 out", metadata: ["tcp": "\(channel.localAddress?.description ?? "\(host):\(port)")"])
         }

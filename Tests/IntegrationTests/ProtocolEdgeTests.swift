@@ -93,7 +93,7 @@ struct StartupTests {
         if !defaultExisted { #expect(!FileManager.default.fileExists(atPath: "/run/gpsfixd/gpsfixd.sock")) }
     }
 
-    @Test("a TCP port that cannot be bound ends the daemon cleanly: its Unix socket removed, a non-zero exit")
+    @Test("a TCP port that cannot be bound ends the daemon cleanly: its Unix socket removed, a non-zero exit, the address and who holds it named")
     func failedBindCleansUp() throws {
         let folder = try makeTemporaryFolder("bind")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -107,6 +107,9 @@ struct StartupTests {
         #expect(status != nil && status != 0)
         #expect(!FileManager.default.fileExists(atPath: socketPath), "the socket file was left behind")
         #expect(daemon.errorText.contains("cannot start"))
+        // The holder is this test: its pid, as /proc tells.
+        #expect(daemon.errorText.contains("cannot listen on 127.0.0.1:\(port): the address is in use by "), "\(daemon.errorText)")
+        #expect(daemon.errorText.contains("(pid \(getpid()))"), "\(daemon.errorText)")
     }
 
     @Test("SIGHUP ends the daemon as cleanly as SIGTERM: exit 0, its socket removed")

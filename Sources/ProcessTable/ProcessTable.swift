@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The processes `/proc` shows and the TCP sockets they listen on, read under a root (`/`
+/// on a live system, a fake tree in the tests), without Foundation: for the daemon's error
+/// when its port is taken, and for the doctor.
+public struct ProcessTable: Sendable {
+    /// A running process: its id, its name, and what its descriptors are open on.
+    public struct Process: Sendable, Equatable {
+        public var id: Int
+        public var name: String
+        /// The targets of `/proc/PID/fd/*`: paths, or `socket:[INODE]`.
+        public var openFiles: [String]
+
+        public init(id: Int, name: String, openFiles: [String]) {
+            self.id = id
+            self.name = name
+            self.openFiles = openFiles
+        }
+
+        /// The socket inodes among ``openFiles``.
+        public var socketInodes: [String] { openFiles.compactMap(ProcessTable.inode(of:)) }
+    }
+
+    /// The root `/proc` is read under.
+    public let root: String
+
+    public init(root: String = "/") {
+        self.root = root.hasSuffix("/") && root.count > 1 ? String(root.dropLast()) : root
+    }
+
+    /// Every process `/proc` shows (those whose descriptors cannot be read show none).
+    public func processes() -> [Process] {
+        entries(of: "/proc").compactMap { entry in
+            guard let id = Int(entry) else { return nil }
+            let name = String((text(of: "/proc/\(id)/comm") ?? "?").prefix { $0 != "\n" })
+            let files = entries(of: "/proc/\(id)/fd").compactMap { link(at: "/proc/\(id)/fd/\($0)") }
+            return Process(id: id, name: name, openFiles: files)
+        }
+    }
+
+    /// The socket inodes listening on TCP `port`, IPv4 and IPv6 (`/proc/net/tcp`, `tcp6`).
+    public func listeningInodes(port: Int) -> Set<String> {
+        let hex = String(port, radix: 16, uppercase: true)
+        let hexPort = ":" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+        var inodes: Set<String> = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            for line in (text(of: table) ?? "").split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                // local_address, rem_address, st (0A: listening), ..., inode at 9.
+                guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { continue }
+                inodes.insert(String(fields[9]))
+            }
+        }
+        return inodes
+    }
+
+    /// The processes listening on TCP `port`.
+    public func listeners(ofTCPPort port: Int) -> [Process] {
+        let inodes = listeningInodes(port: port)
+        guard !inodes.isEmpty else { return [] }
+        return processes().filter { process in process.socketInodes.contains { inodes.contains($0) } }
+    }
+
+    /// The inode of a `socket:[INODE]` descriptor target.
+    public static func inode(of target: String) -> String? {
+        guard target.hasPrefix("socket:["), target.hasSuffix("]") else { return nil }
+        return String(target.dropFirst("socket:[".count).dropLast())
+    }
+
+    // MARK: Reading under the root
+
+    private func under(_ absolute: String) -> String { root == "/" ? absolute : root + absolute }
+
+    /// A small file's text (`/proc` files report no size: read to the end, 1 MiB at most).
+    private func text(of absolute: String) -> String? {
+        let descriptor = open(under(absolute), O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < 1 << 20 {
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { break }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func entries(of absolute: String) -> [String] {
+        guard let directory = opendir(under(absolute)) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    private func link(at absolute: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink(under(absolute), &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
