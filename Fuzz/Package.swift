@@ -16,7 +16,10 @@ let package = Package(
         .target(name: "FuzzSupport"),
         .executableTarget(
             name: "FuzzNMEA",
-            dependencies: ["FuzzSupport", .product(name: "NMEA", package: project), .product(name: "GPSFix", package: project)]
+            dependencies: [
+                "FuzzSupport", .product(name: "NMEA", package: project), .product(name: "GPSFix", package: project),
+                .product(name: "UBX", package: project),
+            ]
         ),
         // u-blox streams built from the input, checksums and all, through the framer and
         // the UBX decoders.

@@ -3,18 +3,22 @@
 // - every sentence the framer hands out under the standard (checksum required) policy
 //   has a checksum that matches;
 // - the same bytes fed whole and in chunks give the same sentences and counters;
-// - the framer's counters agree with what it handed out, and account for no more lines
-//   than the input can hold;
+// - the framer's counters agree with what it handed out, account for every byte, and
+//   for no more lines than the input can hold (binary frames among the sentences each end
+//   one);
 // - every fix has its latitude in [-90, 90] and its longitude in [-180, 180].
 
 import FuzzSupport
 import GPSFix
 import NMEA
+import ReceiverFraming
 
 /// What one pass over the input produced.
 struct Pass: Equatable {
     var sentences: [[UInt8]] = []
     var statistics = FramerStatistics()
+    /// The receiver framer's: every byte, and the binary frames between the sentences.
+    var binary = BinaryFramingStatistics()
     var updates: [LocationUpdate] = []
 }
 
@@ -33,6 +37,7 @@ func decode(_ input: UnsafeRawBufferPointer, chunkSizes: [Int], configuration: N
     }
     decoder.finish { pass.updates.append($0) }
     pass.statistics = decoder.framer.nmea.statistics
+    pass.binary = decoder.framer.binaryStatistics
     return pass
 }
 
@@ -57,8 +62,10 @@ public func fuzzNMEA(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         let chunked = decode(stream, chunkSizes: chunkSizes, configuration: configuration)
         precondition(whole == chunked, "chunking changed the result")
         precondition(whole.statistics.sentences == whole.sentences.count, "sentences counted \(whole.statistics.sentences), handed out \(whole.sentences.count)")
-        precondition(whole.statistics.bytes == stream.count, "bytes counted \(whole.statistics.bytes) of \(stream.count)")
+        precondition(whole.binary.bytes == stream.count, "bytes counted \(whole.binary.bytes) of \(stream.count)")
+        // Every binary frame (UBX, RTCM 3) ends the text before it: one more line each.
         let lineBoundaries = stream.count { $0 == 10 || $0 == 13 || $0 == UInt8(ascii: "$") || $0 == UInt8(ascii: "!") }
+            + whole.binary.ubxFrames + whole.binary.rtcm3Frames
         precondition(whole.statistics.sentences + whole.statistics.rejected <= lineBoundaries + 1, "more lines counted than the input holds")
         if configuration.checksumPolicy == .required {
             for sentence in whole.sentences { precondition(checksumMatches(sentence), "bad checksum let through") }
