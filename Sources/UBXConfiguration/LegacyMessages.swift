@@ -110,6 +110,10 @@ public enum LegacyMessages {
         frame(saveLoad, [0, 0, 0, 0, 0x1F, 0x1F, 0, 0, 0, 0, 0, 0, toFlash ? 0x03 : 0x01])
     }
 
+    /// CFG-CFG that clears every saved setting and loads the defaults, in battery-backed
+    /// RAM and flash.
+    static let restoreDefaults = frame(saveLoad, [0x1F, 0x1F, 0, 0, 0, 0, 0, 0, 0x1F, 0x1F, 0, 0, 0x03])
+
     /// CFG-RST: a restart with `navBbrMask` of the navigation data cleared (hot 0, warm 1,
     /// cold 0xFFFF) and `resetMode` (0x00 a hardware reset at once, 0x01 a controlled
     /// software reset, 0x02 of the GNSS only).

@@ -154,9 +154,3 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
 enum MonitorMessages {
     static let pollVersion = LegacyMessages.frame(MonVER.message)
 }
-
-extension LegacyMessages {
-    /// CFG-CFG that clears every saved setting and loads the defaults, in battery-backed
-    /// RAM and flash.
-    static let restoreDefaults = frame(saveLoad, [0x1F, 0x1F, 0, 0, 0, 0, 0, 0, 0x1F, 0x1F, 0, 0, 0x03])
-}
