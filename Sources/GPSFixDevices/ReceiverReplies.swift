@@ -27,7 +27,6 @@ public final class ReceiverReplies: Sendable {
     private struct Shared {
         var frames: [[UInt8]] = []
         var dropped = 0
-        var listening = false
         var sink: (@Sendable ([UInt8]) -> Void)?
     }
 
@@ -80,7 +79,6 @@ public final class ReceiverReplies: Sendable {
         condition.lock()
         shared.withLockedValue { shared in
             shared.frames.removeAll()
-            shared.listening = true
             shared.sink = sink
         }
         listened.store(true, ordering: .releasing)
@@ -92,7 +90,6 @@ public final class ReceiverReplies: Sendable {
         listened.store(false, ordering: .releasing)
         shared.withLockedValue { shared in
             shared.frames.removeAll()
-            shared.listening = false
             shared.sink = nil
         }
         condition.unlock(withValue: 0)
@@ -106,8 +103,9 @@ public final class ReceiverReplies: Sendable {
         }
         let copy = Array(frame)
         condition.lock()
+        // Looked at again under the lock: the listener may have gone since.
         let waiting = shared.withLockedValue { shared -> Int in
-            guard shared.listening else { return 0 }
+            guard listened.load(ordering: .relaxed) else { return 0 }
             if let sink = shared.sink {
                 sink(copy)
                 return 0

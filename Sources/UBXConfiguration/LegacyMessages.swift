@@ -31,19 +31,9 @@ public enum LegacyMessages {
         UBXFrame.encode(messageClass: UInt8(message >> 8), id: UInt8(message & 0xFF), payload: payload)
     }
 
-    /// CFG-PRT's poll of the port the poll arrives on.
-    public static let pollPort = frame(port)
-    /// CFG-TP5's poll of the first time pulse.
-    public static let pollTimePulse = frame(timePulse, [0])
-
     /// CFG-MSG: `message`'s rate on the port the frame arrives on, per navigation solution.
     public static func setRate(of message: OutputMessage, to rate: UInt8) -> [UInt8] {
         frame(messageRate, [message.classAndID.0, message.classAndID.1, rate])
-    }
-
-    /// CFG-MSG's poll of `message`'s rates on every port.
-    public static func pollRate(of message: OutputMessage) -> [UInt8] {
-        frame(messageRate, [message.classAndID.0, message.classAndID.1])
     }
 
     /// CFG-NAV5 that changes the dynamic model only (mask bit 0).

@@ -18,7 +18,7 @@ struct LegacyPlan<C: Clock> where C.Duration == Duration {
             steps.append(ConfigurationStep(settings: option, frame: frame, confirmation: confirmation))
         }
         if let period = settings.measurementPeriod {
-            var rate = try poll(LegacyMessages.rate, length: 6, what: "CFG-RATE")
+            var rate = try conversation.poll(LegacyMessages.rate, length: 6, what: "CFG-RATE")
             rate.put(period, at: 0)
             rate.put(UInt16(1), at: 2)  // one navigation solution per measurement
             add("--rate", LegacyMessages.frame(LegacyMessages.rate, rate))
@@ -42,7 +42,7 @@ struct LegacyPlan<C: Clock> where C.Duration == Duration {
         }
         let silencing = settings.output == .nmea
         if settings.output != nil || settings.baudRate != nil {
-            var port = try poll(LegacyMessages.port, length: 20, what: "CFG-PRT")
+            var port = try conversation.poll(LegacyMessages.port, length: 20, what: "CFG-PRT")
             if let speed = settings.baudRate, UInt32(speed) != port.u32(8) {
                 guard port[0] == 1 || port[0] == 2 else {
                     throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over USB")
@@ -64,38 +64,19 @@ struct LegacyPlan<C: Clock> where C.Duration == Duration {
         return steps
     }
 
-    /// CFG-TMODE3 (protocol 20 on, high-precision and base receivers), else CFG-TMODE2
-    /// (timing receivers: LEA-6T, NEO-M8T), whichever the receiver answers, with the mode
-    /// set and the rest as it was.
+    /// The receiver's timing-mode message with `mode` set and the rest as it was.
     private func timingMode(_ mode: TimingMode) throws -> [UInt8] {
-        if let current = try optionalPoll(LegacyMessages.timingMode3, length: 40, what: "CFG-TMODE3") {
-            return LegacyMessages.frame(LegacyMessages.timingMode3, LegacyMessages.timingMode3(mode, from: current))
+        guard let (message, current) = try conversation.timingModeMessage() else {
+            throw ConfigurationError.unsupported("\(mode.option) needs a timing or base receiver: this one has no timing mode")
         }
-        if let current = try optionalPoll(LegacyMessages.timingMode2, length: 28, what: "CFG-TMODE2") {
-            return LegacyMessages.frame(LegacyMessages.timingMode2, LegacyMessages.timingMode2(mode, from: current))
-        }
-        throw ConfigurationError.unsupported("\(mode.option) needs a timing or base receiver: this one has no timing mode")
-    }
-
-    /// The current payload of `message`; `nil` when the receiver refuses the poll.
-    func optionalPoll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8]? {
-        do {
-            return try poll(message, length: length, what: what, payload: payload)
-        } catch ConfigurationError.refused {
-            return nil
-        }
-    }
-
-    /// The current payload of `message`, at least `length` bytes long.
-    func poll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8] {
-        let reply = try conversation.poll(LegacyMessages.frame(message, payload), answer: message, what: what)
-        guard reply.count >= length else { throw ConfigurationError.malformed(what) }
-        return reply
+        let payload = message == LegacyMessages.timingMode3
+            ? LegacyMessages.timingMode3(mode, from: current) : LegacyMessages.timingMode2(mode, from: current)
+        return LegacyMessages.frame(message, payload)
     }
 
     /// CFG-GNSS with each system's enable bit as `wanted` says and its channels as they were.
     private func constellations(_ wanted: Set<Constellation>) throws -> [UInt8] {
-        var gnss = try poll(LegacyMessages.constellations, length: 4, what: "CFG-GNSS")
+        var gnss = try conversation.poll(LegacyMessages.constellations, length: 4, what: "CFG-GNSS")
         let blocks = Int(gnss[3])
         guard gnss.count == 4 + 8 * blocks else { throw ConfigurationError.malformed("CFG-GNSS") }
         let present = Set((0..<blocks).compactMap { Constellation(gnssID: gnss[4 + 8 * $0]) })
@@ -114,7 +95,7 @@ struct LegacyPlan<C: Clock> where C.Duration == Duration {
     /// CFG-TP5 of the first pulse with period and length set, aligned to the second,
     /// rising, and with `onlyWhenLocked` no pulse before a fix.
     private func timePulse(_ pulse: TimePulse) throws -> [UInt8] {
-        var tp5 = try poll(LegacyMessages.timePulse, length: 32, what: "CFG-TP5", payload: [0])
+        var tp5 = try conversation.poll(LegacyMessages.timePulse, length: 32, what: "CFG-TP5", payload: [0])
         let (period, length) = pulse.microseconds
         tp5.put(period, at: 8)  // freqPeriod
         tp5.put(period, at: 12)  // freqPeriodLock

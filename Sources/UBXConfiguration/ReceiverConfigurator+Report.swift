@@ -83,22 +83,21 @@ extension ReceiverConfigurator {
     }
 
     private func readLegacy(into report: inout ReceiverReport) throws {
-        let port = try conversation.poll(LegacyMessages.pollPort, answer: LegacyMessages.port, what: "CFG-PRT")
-        guard port.count >= 20 else { throw ConfigurationError.malformed("CFG-PRT") }
+        let port = try conversation.poll(LegacyMessages.port, length: 20, what: "CFG-PRT")
         report.port = ReceiverPort.allCases.first { $0.legacyID == port[0] }
         if port[0] == 1 || port[0] == 2 { report.baudRate = Int(port.u32(8)) }
         report.output = OutputProtocols(ubx: port.u16(14) & 1 != 0, nmea: port.u16(14) & 2 != 0)
-        if let rate = try optionalPoll(LegacyMessages.rate, length: 6, what: "CFG-RATE") {
+        if let rate = try conversation.optionalPoll(LegacyMessages.rate, length: 6, what: "CFG-RATE") {
             report.measurementPeriod = Int(rate.u16(0))
             report.navigationRate = Int(rate.u16(2))
         }
-        if let gnss = try optionalPoll(LegacyMessages.constellations, length: 4, what: "CFG-GNSS"), gnss.count == 4 + 8 * Int(gnss[3]) {
+        if let gnss = try conversation.optionalPoll(LegacyMessages.constellations, length: 4, what: "CFG-GNSS"), gnss.count == 4 + 8 * Int(gnss[3]) {
             report.constellations = Set((0..<Int(gnss[3])).compactMap { block in
                 gnss.u32(4 + 8 * block + 4) & 1 != 0 ? Constellation(gnssID: gnss[4 + 8 * block]) : nil
             })
         }
-        if let nav5 = try optionalPoll(LegacyMessages.navigation, length: 36, what: "CFG-NAV5") { report.dynamicModel = nav5[2] }
-        if let tp5 = try optionalPoll(LegacyMessages.timePulse, length: 32, what: "CFG-TP5", payload: [0]) {
+        if let nav5 = try conversation.optionalPoll(LegacyMessages.navigation, length: 36, what: "CFG-NAV5") { report.dynamicModel = nav5[2] }
+        if let tp5 = try conversation.optionalPoll(LegacyMessages.timePulse, length: 32, what: "CFG-TP5", payload: [0]) {
             let flags = tp5.u32(28)
             let usesLocked = flags & 0x04 != 0
             report.timePulse = TimePulseReport(
@@ -106,37 +105,31 @@ extension ReceiverConfigurator {
                 periodLocked: usesLocked ? tp5.u32(12) : tp5.u32(8), lengthLocked: usesLocked ? tp5.u32(20) : tp5.u32(16))
         }
         // A fixed position given in ECEF is not reported: the settings name one in degrees.
-        if let tmode = try optionalPoll(LegacyMessages.timingMode3, length: 40, what: "CFG-TMODE3") {
-            if tmode[2] != 2 || tmode[3] & 0x01 != 0 {
+        if let (message, tmode) = try conversation.timingModeMessage() {
+            if message == LegacyMessages.timingMode3, tmode[2] != 2 || tmode[3] & 0x01 != 0 {
                 report.timingMode = TimingMode(
                     code: UInt64(tmode[2]), surveySeconds: tmode.u32(24), surveyLimit: tmode.u32(28),
                     latitude: (Int64(tmode.i32(4)), Int64(Int8(bitPattern: tmode[16]))),
                     longitude: (Int64(tmode.i32(8)), Int64(Int8(bitPattern: tmode[17]))),
                     height: (Int64(tmode.i32(12)), Int64(Int8(bitPattern: tmode[18]))))
-            }
-        } else if let tmode = try optionalPoll(LegacyMessages.timingMode2, length: 28, what: "CFG-TMODE2") {
-            // Whole units only (1e-7°, cm), accuracies in mm.
-            report.timingModeResolution = .coarse
-            if tmode[0] != 2 || tmode[2] & 0x01 != 0 {
-                report.timingMode = TimingMode(
-                    code: UInt64(tmode[0]), surveySeconds: tmode.u32(20), surveyLimit: tmode.u32(24) * 10,
-                    latitude: (Int64(tmode.i32(4)), 0), longitude: (Int64(tmode.i32(8)), 0), height: (Int64(tmode.i32(12)), 0))
+            } else if message == LegacyMessages.timingMode2 {
+                // Whole units only (1e-7°, cm), accuracies in mm.
+                report.timingModeResolution = .coarse
+                if tmode[0] != 2 || tmode[2] & 0x01 != 0 {
+                    report.timingMode = TimingMode(
+                        code: UInt64(tmode[0]), surveySeconds: tmode.u32(20), surveyLimit: tmode.u32(24) * 10,
+                        latitude: (Int64(tmode.i32(4)), 0), longitude: (Int64(tmode.i32(8)), 0), height: (Int64(tmode.i32(12)), 0))
+                }
             }
         }
         for message in OutputMessage.sent(byProtocol: protocolVersion) {
             let (messageClass, id) = message.classAndID
-            if let rates = try optionalPoll(LegacyMessages.messageRate, length: 8, what: "CFG-MSG", payload: [messageClass, id]),
+            if let rates = try conversation.optionalPoll(LegacyMessages.messageRate, length: 8, what: "CFG-MSG", payload: [messageClass, id]),
                 let portID = report.port?.legacyID
             {
                 report.messages[message.name] = Int(rates[2 + Int(portID)])
             }
         }
-    }
-
-    /// A legacy poll's payload; `nil` when the receiver refuses it (it lacks the feature).
-    private func optionalPoll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8]? {
-        try LegacyPlan(conversation: conversation, protocolVersion: protocolVersion)
-            .optionalPoll(message, length: length, what: what, payload: payload)
     }
 }
 

@@ -56,7 +56,7 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
     /// Asks the receiver who it is (MON-VER, read-only).
     @discardableResult
     public func identify() throws -> MonVER {
-        let payload = try conversation.poll(MonitorMessages.pollVersion, answer: MonVER.message, what: "MON-VER (who it is)")
+        let payload = try conversation.poll(MonVER.message, length: 40, what: "MON-VER (who it is)")
         guard let version = decode(MonVER.message, payload, as: MonVER.init) else { throw ConfigurationError.malformed("MON-VER") }
         self.version = version
         return version
@@ -148,9 +148,4 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
         defer { conversation.attempts = attempts }
         try body()
     }
-}
-
-/// MON's polls.
-enum MonitorMessages {
-    static let pollVersion = LegacyMessages.frame(MonVER.message)
 }

@@ -165,3 +165,32 @@ func decode<Message>(_ message: UInt16, _ payload: [UInt8], as decode: (UBXFrame
     let bytes = UBXFrame.encode(messageClass: UInt8(message >> 8), id: UInt8(message & 0xFF), payload: payload)
     return bytes.withUnsafeBytes { UBXFrame(validating: $0).flatMap(decode) }
 }
+
+extension ReceiverConversation {
+    /// The current payload of legacy `message` (polled with `payload`), at least `length`
+    /// bytes long.
+    func poll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8] {
+        let reply = try poll(LegacyMessages.frame(message, payload), answer: message, what: what)
+        guard reply.count >= length else { throw ConfigurationError.malformed(what) }
+        return reply
+    }
+
+    /// The same; `nil` when the receiver refuses the poll (it lacks the feature).
+    func optionalPoll(_ message: UInt16, length: Int, what: String, payload: [UInt8] = []) throws -> [UInt8]? {
+        do {
+            return try poll(message, length: length, what: what, payload: payload)
+        } catch ConfigurationError.refused {
+            return nil
+        }
+    }
+
+    /// The legacy timing-mode message the receiver answers and its payload: CFG-TMODE3
+    /// (protocol 20 on, high-precision and base receivers), else CFG-TMODE2 (timing
+    /// receivers: LEA-6T, NEO-M8T); `nil` for a receiver with neither.
+    func timingModeMessage() throws -> (message: UInt16, payload: [UInt8])? {
+        if let current = try optionalPoll(LegacyMessages.timingMode3, length: 40, what: "CFG-TMODE3") {
+            return (LegacyMessages.timingMode3, current)
+        }
+        return try optionalPoll(LegacyMessages.timingMode2, length: 28, what: "CFG-TMODE2").map { (LegacyMessages.timingMode2, $0) }
+    }
+}
