@@ -20,11 +20,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.20.0"),
-        // TLS for ntrips:// casters; AsyncHTTPClient builds it already.
+        // TLS for ntrips:// casters and https:// Traccar servers.
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
-        // The daemon's configuration file, /etc/gpsfix/gpsfixd.conf, in TOML.
-        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
     ],
     targets: [
         // The NMEA 0183 parser: framer, field cursor, exact decimals, typed sentences.
@@ -99,15 +96,17 @@ let package = Package(
             ]),
         // Positions to a Traccar server with nothing lost: a queue in memory that a journal
         // on disk follows (written on SwiftNIO's thread pool, never the event loop), then
-        // OsmAnd requests over HTTP(S) through AsyncHTTPClient.
+        // OsmAnd requests over SwiftNIO's HTTP/1 codec, with TLS through swift-nio-ssl.
         .target(
             name: "GPSFixTraccar",
             dependencies: [
-                "GPSFixServer", "GPSFix", "OutputFormats", .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "GPSFixServer", "GPSFix", "OutputFormats", "ServiceAddress", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // The journal's writes and syncs, on its thread pool.
+                .product(name: "NIOCore", package: "swift-nio"),
+                // The journal's writes and syncs (on its thread pool), and the connection.
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
         // RTK corrections: an NTRIP client on SwiftNIO (TLS through swift-nio-ssl) whose
         // RTCM 3 frames are written into the receiver's port, and the position sent back.
@@ -147,6 +146,9 @@ let package = Package(
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
         .target(name: "GPSFixDoctor", dependencies: ["ProcessTable"]),
+        // The TOML of the configuration file (/etc/gpsfix/gpsfixd.conf), read without
+        // Foundation or C++: the daemon's and the doctor's reader.
+        .target(name: "TOMLReader"),
         // The processes /proc shows and the TCP ports they listen on, without Foundation:
         // who holds a port the daemon cannot bind, and the doctor's checks.
         .target(name: "ProcessTable"),
@@ -159,7 +161,7 @@ let package = Package(
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
                 "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
+                "TOMLReader",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -174,9 +176,8 @@ let package = Package(
             name: "gpsfix",
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
-                "UBXConfiguration",
+                "UBXConfiguration", "TOMLReader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
             ],
             plugins: ["BuildInfo"]
         ),
@@ -206,6 +207,7 @@ let package = Package(
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),
+        .testTarget(name: "TOMLReaderTests", dependencies: ["TOMLReader"]),
         .testTarget(
             name: "GPSFixTraccarTests",
             dependencies: ["GPSFixTraccar", "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log")]),

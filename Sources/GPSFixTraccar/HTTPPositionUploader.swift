@@ -1,27 +1,186 @@
-import AsyncHTTPClient
 import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import ServiceAddress
 
-/// Positions to Traccar's OsmAnd endpoint over HTTP or HTTPS, through AsyncHTTPClient:
-/// each a `POST` of `URL?QUERY` with an empty body, as Traccar's own client sends them.
-public struct HTTPPositionUploader: PositionUploader {
-    private let client: HTTPClient
-    private let url: String
+/// Positions to Traccar's OsmAnd endpoint over HTTP or HTTPS: each a `POST` of `URL?QUERY`
+/// with an empty body, as Traccar's own client sends them.
+///
+/// One connection is kept and reused while the server keeps it open (HTTP/1.1
+/// keep-alive), so a backlog after an outage costs one TLS handshake, not one a position.
+/// Built on SwiftNIO's HTTP/1 codec and swift-nio-ssl directly: the uploader needs one
+/// request at a time to one server, and a general HTTP client would bring Foundation (and
+/// its ICU data, most of the daemon's size) with it.
+public actor HTTPPositionUploader: PositionUploader {
     /// How long one request may take, connecting included.
     public static let timeout = TimeAmount.seconds(10)
 
-    /// `url` is the endpoint (`http://traccar.example:5055/`).
-    public init(url: String, client: HTTPClient = .shared) {
-        self.client = client
-        self.url = url
+    private let endpoint: Endpoint
+    private let tls: NIOSSLContext?
+    private let group: any EventLoopGroup
+    private var channel: (any Channel)?
+
+    /// `url` is the endpoint (`http://traccar.example:5055/`); an `https://` endpoint's
+    /// certificate is checked against the system's trust store.
+    public init(url: String, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
+        endpoint = try Endpoint(url)
+        tls = endpoint.usesTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        self.group = group
     }
 
     public func upload(_ query: String) async throws -> Int {
-        var request = HTTPClientRequest(url: url + (url.contains("?") ? "&" : "?") + query)
-        request.method = .POST
-        request.headers.add(name: "Content-Length", value: "0")
-        let response = try await client.execute(request, timeout: Self.timeout)
-        // The answer's body means nothing here; at most a little of it is read.
-        _ = try? await response.body.collect(upTo: 64 * 1024)
-        return Int(response.status.code)
+        let deadline = NIODeadline.now() + Self.timeout
+        let channel = try await connectedChannel(deadline: deadline)
+        let answered = channel.eventLoop.makePromise(of: Int.self)
+        let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
+            answered.fail(UploadError.timeout)
+            channel.close(promise: nil)
+        }
+        defer { timer.cancel() }
+        let target = endpoint.path + (endpoint.path.contains("?") ? "&" : "?") + query
+        channel.writeAndFlush(OsmAndExchange.Request(target: target, answered: answered), promise: nil)
+        do {
+            return try await answered.futureResult.get()
+        } catch {
+            // Whatever state the connection is in, the next request starts afresh.
+            self.channel = nil
+            channel.close(promise: nil)
+            throw error
+        }
+    }
+
+    /// The kept connection while it is open, else a new one.
+    private func connectedChannel(deadline: NIODeadline) async throws -> any Channel {
+        if let channel, channel.isActive { return channel }
+        let endpoint = self.endpoint, tls = self.tls
+        let channel = try await ClientBootstrap(group: group)
+            .connectTimeout(deadline - .now())
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverName))
+                    }
+                    try pipeline.addHTTPClientHandlers()
+                    try pipeline.addHandler(OsmAndExchange(host: endpoint.hostHeader))
+                }
+            }
+            .connect(host: endpoint.host, port: endpoint.port).get()
+        self.channel = channel
+        return channel
+    }
+
+    /// Closes the kept connection.
+    public func close() {
+        channel?.close(promise: nil)
+        channel = nil
+    }
+
+    /// What went wrong with one request.
+    enum UploadError: Error, CustomStringConvertible {
+        case timeout
+        case closed
+        case notHTTP
+
+        var description: String {
+            switch self {
+            case .timeout: "no answer within the timeout"
+            case .closed: "the server closed the connection before answering"
+            case .notHTTP: "the Traccar server's address is http:// or https://"
+            }
+        }
+    }
+
+    /// The OsmAnd endpoint's address, read once.
+    struct Endpoint: Sendable {
+        var usesTLS: Bool
+        var host: String
+        var port: Int
+        /// The request target before the query: `/` and the URL's path.
+        var path: String
+
+        init(_ url: String) throws {
+            let address = try ServiceAddress(parsing: url, role: "Traccar server")
+            guard address.scheme == "http" || address.scheme == "https" else {
+                throw UploadError.notHTTP
+            }
+            usesTLS = address.scheme == "https"
+            host = address.host
+            port = address.port ?? (usesTLS ? 443 : 80)
+            path = "/" + (address.path ?? "")
+        }
+
+        /// The `Host` header: the host as written, and the port when it is not the scheme's.
+        var hostHeader: String {
+            let name = host.contains(":") ? "[\(host)]" : host
+            return port == (usesTLS ? 443 : 80) ? name : "\(name):\(port)"
+        }
+
+        /// The name TLS checks the certificate against; none for an IP address.
+        var serverName: String? { host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host }
+    }
+}
+
+/// One OsmAnd request on the connection, and its answer's status: writes the request,
+/// then completes its promise when the answer has been read to its end (its body
+/// dropped), or fails it when the connection ends first. Closes the connection after an
+/// answer that asks for it.
+final class OsmAndExchange: ChannelDuplexHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = Request
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// A request to send and where its status goes.
+    struct Request: Sendable {
+        var target: String
+        var answered: EventLoopPromise<Int>
+    }
+
+    private let host: String
+    private var pending: EventLoopPromise<Int>?
+    private var status: Int?
+    private var keepAlive = true
+
+    init(host: String) {
+        self.host = host
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let request = unwrapOutboundIn(data)
+        pending = request.answered
+        status = nil
+        var head = HTTPRequestHead(version: .http1_1, method: .POST, uri: request.target)
+        head.headers.add(name: "Host", value: host)
+        head.headers.add(name: "Content-Length", value: "0")
+        head.headers.add(name: "User-Agent", value: "gpsfixd")
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.end(nil)), promise: promise)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            status = Int(head.status.code)
+            keepAlive = head.isKeepAlive
+        case .body:
+            break
+        case .end:
+            if let status { pending?.succeed(status) }
+            pending = nil
+            if !keepAlive { context.close(promise: nil) }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        pending?.fail(HTTPPositionUploader.UploadError.closed)
+        pending = nil
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        pending?.fail(error)
+        pending = nil
+        context.close(promise: nil)
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import GPSFixDoctor
-import TOMLKit
+import TOMLReader
 
 /// `gpsfix doctor`: the usual traps of a GPS daemon, checked, with the fix for each.
 struct DoctorCommand: ParsableCommand {
@@ -80,7 +80,7 @@ struct DoctorCommand: ParsableCommand {
 
     /// The devices, PPS devices and chrony socket directory of the configuration file.
     private func readConfiguration(_ path: String, into settings: inout DoctorSettings) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let table = try? TOMLTable(string: text) else { return }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let table = try? TOMLTable(parsing: text) else { return }
         settings.devices = table["devices"]?.array?.compactMap { $0.string } ?? []
         settings.ppsDevices = table["pps"]?.array?.compactMap { $0.string } ?? []
         if let directory = table["chrony-socket-dir"]?.string { settings.chronySocketDirectory = directory }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
-import TOMLKit
+import Glibc
+import TOMLReader
 
 /// The daemon's configuration file (`/etc/gpsfix/gpsfixd.conf`), in TOML: one key per
 /// command-line option, named as the option without its dashes, and `devices` for the
@@ -32,44 +33,36 @@ struct ConfigurationFile {
     /// Reads and checks the file at `path` against `options`.
     init(path: String, options: OptionCatalogue) throws(ConfigurationError) {
         self.path = path
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError(path: path, line: nil, message: "cannot be read (\(error.localizedDescription))")
-        }
+        let text = try Self.contents(of: path)
         let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError(path: path, line: error.source.begin.line, message: error.description)
+            table = try TOMLTable(parsing: text)
         } catch {
-            throw ConfigurationError(path: path, line: nil, message: "\(error)")
+            throw ConfigurationError(path: path, line: error.line, message: error.message)
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         var settings: [Setting] = []
-        for (key, value) in table {
-            let line = Self.line(of: key, in: lines) ?? Self.line(ofTable: key, in: lines)
-            func fail(_ message: String) -> ConfigurationError { ConfigurationError(path: path, line: line, message: message) }
+        for entry in table {
+            let key = entry.key, value = entry.value
+            func fail(_ message: String) -> ConfigurationError { ConfigurationError(path: path, line: entry.line, message: message) }
             guard let kind = options.kinds[key] else {
                 throw fail("unknown key '\(key)': the keys are the options of gpsfixd --help, without their dashes")
             }
             if key == "receiver", let receiver = value.table {
                 let arguments = try Self.receiverArguments(receiver).mapError { fail($0.text) }.get()
-                settings.append(Setting(key: key, line: line ?? 0, arguments: arguments))
+                settings.append(Setting(key: key, line: entry.line, arguments: arguments))
                 continue
             }
-            guard value.type != .table else {
+            guard value.table == nil else {
                 throw fail("[\(key)] is a table, and the file has none but [receiver]: write each option as KEY = VALUE")
             }
             var arguments: [String] = []
-            switch (kind, value.type) {
-            case (.flag, .bool):
-                if value.bool == true { arguments = ["--\(key)"] }
+            switch (kind, value) {
+            case (.flag, .boolean(let on)):
+                if on { arguments = ["--\(key)"] }
             case (.flag, _):
                 throw fail("\(key) is true or false")
-            case (.positional, .array), (.repeating, .array):
-                for element in value.array ?? TOMLArray() {
+            case (.positional, .array(let elements)), (.repeating, .array(let elements)):
+                for element in elements {
                     guard let text = Self.text(of: element) else { throw fail("\(key) holds strings or numbers") }
                     arguments += kind == .positional ? [text] : ["--\(key)", text]
                 }
@@ -80,56 +73,65 @@ struct ConfigurationFile {
                 guard let text = Self.text(of: value) else { throw fail("\(key) is a string or a number") }
                 arguments = ["--\(key)", text]
             }
-            settings.append(Setting(key: key, line: line ?? 0, arguments: arguments))
+            settings.append(Setting(key: key, line: entry.line, arguments: arguments))
         }
         self.settings = settings.sorted { $0.line < $1.line }
+    }
+
+    /// The file's text, or why it cannot be had.
+    private static func contents(of path: String) throws(ConfigurationError) -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ConfigurationError(path: path, line: nil, message: "cannot be read (\(String(cString: strerror(errno))))")
+        }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else {
+                throw ConfigurationError(path: path, line: nil, message: "cannot be read (\(String(cString: strerror(errno))))")
+            }
+            if count == 0 { break }
+            bytes += chunk[..<count]
+            // A configuration file is a few kilobytes; a megabyte is not one.
+            guard bytes.count <= 1 << 20 else { throw ConfigurationError(path: path, line: nil, message: "is over 1 MB: not a configuration file") }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigurationError(path: path, line: nil, message: "is not UTF-8 text")
+        }
+        return text
     }
 
     /// `[receiver]` (the served receiver's settings) or `[receiver."/dev/..."]` (one table a
     /// device) as `--receiver` arguments: `KEY=VALUE;...`, a list joined by commas.
     private static func receiverArguments(_ table: TOMLTable) -> Result<[String], ConfigurationError.Message> {
-        let perDevice = !table.isEmpty && table.allSatisfy { $0.1.type == .table }
-        let tables: [(String?, TOMLTable)] = perDevice ? table.compactMap { key, value in value.table.map { (key, $0) } } : [(nil, table)]
+        let perDevice = !table.isEmpty && table.allSatisfy { $0.value.table != nil }
+        let tables: [(String?, TOMLTable)] = perDevice ? table.compactMap { entry in entry.value.table.map { (entry.key, $0) } } : [(nil, table)]
         var arguments: [String] = []
         for (device, settings) in tables {
             var parts = device.map { ["device=\($0)"] } ?? []
-            for (key, value) in settings {
-                let text: String?
-                switch value.type {
-                case .bool: text = value.bool.map { $0 ? "true" : "false" }
-                case .array: text = value.array?.compactMap { Self.text(of: $0) }.joined(separator: ",")
-                default: text = Self.text(of: value)
+            for entry in settings {
+                let text: String? = switch entry.value {
+                case .boolean(let on): on ? "true" : "false"
+                case .array(let elements): elements.compactMap { Self.text(of: $0) }.joined(separator: ",")
+                default: Self.text(of: entry.value)
                 }
-                guard let text else { return .failure(.init("[receiver] \(key) is a string, a number, true or false, or a list")) }
-                parts.append("\(key)=\(text)")
+                guard let text else { return .failure(.init("[receiver] \(entry.key) is a string, a number, true or false, or a list")) }
+                parts.append("\(entry.key)=\(text)")
             }
             arguments += ["--receiver", parts.joined(separator: ";")]
         }
         return .success(arguments)
     }
 
-    /// The line where `key` is set (the first line starting with it and `=`).
-    private static func line(of key: String, in lines: [Substring]) -> Int? {
-        lines.firstIndex { line in
-            let trimmed = line.drop { $0 == " " || $0 == "\t" }
-            for spelling in [key, "\"\(key)\"", "'\(key)'"] where trimmed.hasPrefix(spelling) {
-                if trimmed.dropFirst(spelling.count).drop(while: { $0 == " " || $0 == "\t" }).first == "=" { return true }
-            }
-            return false
-        }.map { $0 + 1 }
-    }
-
-    /// The line of the table header `[key]`.
-    private static func line(ofTable key: String, in lines: [Substring]) -> Int? {
-        lines.firstIndex { $0.filter { $0 != " " && $0 != "\t" }.hasPrefix("[\(key)]") }.map { $0 + 1 }
-    }
-
     /// A string or a number as an argument; `nil` for anything else.
-    private static func text(of value: any TOMLValueConvertible) -> String? {
-        switch value.type {
-        case .string: value.string
-        case .int: value.int.map(String.init)
-        case .double: value.double.map { "\($0)" }
+    private static func text(of value: TOMLValue) -> String? {
+        switch value {
+        case .string(let text): text
+        case .integer(let number): String(number)
+        case .float(let number): "\(number)"
         default: nil
         }
     }

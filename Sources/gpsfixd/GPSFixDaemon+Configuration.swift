@@ -81,7 +81,7 @@ extension GPSFixDaemon {
         func quoted(_ value: String) -> String {
             let text = ServiceAddress.redacted(value)
             if Double(text) != nil || text == "true" { return text }
-            return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            return "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         return options.order.map { key in
             let kind = options.kinds[key]

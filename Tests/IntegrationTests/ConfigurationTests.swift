@@ -62,7 +62,7 @@ struct ConfigurationTests {
             ("devices = [\"/dev/x\"]\n\nsilence-timeout = 9999\n", 3, "out of range"),
             ("devices = [\"/dev/x\"]\nno-shm = \"yes\"\n", 2, "no-shm is true or false"),
             ("devices = [\"/dev/x\"]\n[mqtt]\nurl = \"x\"\n", 2, "[mqtt] is a table"),
-            ("tcp = 127.0.0.1\n", 1, "parsing"),
+            ("tcp = 127.0.0.1\n", 1, "write text in quotes"),
         ])
     func refused(text: String, line: Int, words: String) throws {
         let folder = try makeTemporaryFolder("config")

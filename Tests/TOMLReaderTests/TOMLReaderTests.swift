@@ -1,0 +1,94 @@
+import Testing
+
+@testable import TOMLReader
+
+@Suite("TOML reader")
+struct TOMLReaderTests {
+    @Test("keys, values and lines of a configuration file, in the file's order")
+    func configurationFile() throws {
+        let table = try TOMLTable(parsing: """
+            # gpsfixd's file
+            devices = ["/dev/ttyACM0", '/dev/serial/by-id/usb-u-blox'] # two
+            tcp = "127.0.0.1:2947"
+            mqtt-interval = 5
+            traccar-interval = 0.5
+            no-shm = true
+            hex = 0xff_ff
+            big = 1_000_000
+            escaped = "tab\\tquote\\" \\u00e9 \\U0001F6F0"
+            "quoted key" = -3
+            speeds = [
+                9600,   # the factory speed
+                115200,
+            ]
+            inline = { rate = 5, gnss = ["gps", "galileo"] }
+
+            [receiver."/dev/ttyACM0"]
+            rate = 10
+            [receiver]
+            save = false
+            """)
+        #expect(table.entries.map(\.key) == [
+            "devices", "tcp", "mqtt-interval", "traccar-interval", "no-shm", "hex", "big", "escaped", "quoted key", "speeds",
+            "inline", "receiver",
+        ])
+        #expect(table["devices"] == .array([.string("/dev/ttyACM0"), .string("/dev/serial/by-id/usb-u-blox")]))
+        #expect(table.line(of: "devices") == 2)
+        #expect(table["mqtt-interval"] == .integer(5))
+        #expect(table["traccar-interval"] == .float(0.5))
+        #expect(table["no-shm"] == .boolean(true))
+        #expect(table["hex"] == .integer(0xFFFF))
+        #expect(table["big"] == .integer(1_000_000))
+        #expect(table["escaped"] == .string("tab\tquote\" é 🛰"))
+        #expect(table["quoted key"] == .integer(-3))
+        #expect(table["speeds"] == .array([.integer(9600), .integer(115_200)]))
+        #expect(table.line(of: "inline") == 15)
+        #expect(table["inline"]?.table?["gnss"] == .array([.string("gps"), .string("galileo")]))
+        let receiver = try #require(table["receiver"]?.table)
+        #expect(receiver["save"] == .boolean(false))
+        #expect(receiver["/dev/ttyACM0"]?.table?["rate"] == .integer(10))
+        #expect(table.line(of: "receiver") == 17)
+    }
+
+    @Test("dotted keys and headers make the tables on their way")
+    func dottedKeys() throws {
+        let table = try TOMLTable(parsing: "a.b.c = 1\n[x.y]\nz = 2\n[x]\nw = 3\n")
+        #expect(table["a"]?.table?["b"]?.table?["c"] == .integer(1))
+        #expect(table["x"]?.table?["y"]?.table?["z"] == .integer(2))
+        #expect(table["x"]?.table?["w"] == .integer(3))
+    }
+
+    @Test(
+        "what is not this file's TOML is refused with its line",
+        arguments: [
+            ("a = 1\na = 2", 2, "set twice"),
+            ("[t]\n[t]", 2, "defined twice"),
+            ("a = 1\n[a]", 2, "not a table"),
+            ("a = \"open", 1, "not closed"),
+            ("a = hello", 1, "not a value"),
+            ("a = 1 2", 1, "after a value"),
+            ("a =", 1, "missing"),
+            ("\n\na = [1, 2", 3, "separated by commas"),
+            ("a = 1979-05-27", 1, "dates"),
+            ("a = \"\"\"x\"\"\"", 1, "multi-line"),
+            ("[[points]]", 1, "arrays of tables"),
+            ("a = 012", 1, "not a value"),
+            ("a = \"\\q\"", 1, "not an escape"),
+            ("= 3", 1, "key is expected"),
+            ("a = { b = 1", 1, "inline table"),
+        ])
+    func refusals(text: String, line: Int, message: String) {
+        #expect {
+            try TOMLTable(parsing: text)
+        } throws: { error in
+            guard let error = error as? TOMLError else { return false }
+            return error.line == line && error.message.contains(message)
+        }
+    }
+
+    @Test("an empty file and a file of comments are empty tables")
+    func empty() throws {
+        #expect(try TOMLTable(parsing: "").isEmpty)
+        #expect(try TOMLTable(parsing: "# nothing\n\n   \n# here\r\n").isEmpty)
+    }
+}
