@@ -145,7 +145,7 @@ let package = Package(
         .target(name: "MDNSAnnouncement", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
-        .target(name: "GPSFixDoctor", dependencies: ["ProcessTable"]),
+        .target(name: "GPSFixDoctor", dependencies: ["ProcessTable", "GPSFix"]),
         // The TOML of the configuration file (/etc/gpsfix/gpsfixd.conf), read without
         // Foundation or C++: the daemon's and the doctor's reader.
         .target(name: "TOMLReader"),

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What the doctor learned from the running daemon: its version, devices, counters and
 /// services (`?STATUS;`), and the reports of a few seconds' watch.
@@ -50,51 +50,85 @@ public struct DaemonObservation: Sendable {
 
     /// Takes one report line of the daemon.
     public mutating func take(_ line: String) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-            let kind = object["class"] as? String
-        else { return }
-        let device = object["device"] as? String ?? devices.first?.path ?? ""
-        switch kind {
+        guard let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else { return }
+        let device = report.device ?? devices.first?.path ?? ""
+        switch report.class {
         case "VERSION":
-            release = object["release"] as? String
+            release = report.release
         case "DEVICES":
-            for entry in object["devices"] as? [[String: Any]] ?? [] {
-                guard let path = entry["path"] as? String else { continue }
-                let bps = entry["bps"] as? Int
+            for entry in report.devices ?? [] {
+                guard let path = entry.path else { continue }
                 if let index = devices.firstIndex(where: { $0.path == path }) {
-                    devices[index].bps = bps ?? devices[index].bps
+                    devices[index].bps = entry.bps ?? devices[index].bps
                 } else {
-                    devices.append(Device(path: path, bps: bps))
+                    devices.append(Device(path: path, bps: entry.bps))
                 }
             }
         case "STATUS":
-            for entry in object["devices"] as? [[String: Any]] ?? [] {
-                guard let path = entry["path"] as? String else { continue }
+            for entry in report.devices ?? [] {
+                guard let path = entry.path else { continue }
                 if !devices.contains(where: { $0.path == path }) { devices.append(Device(path: path)) }
                 let index = devices.firstIndex { $0.path == path }!
-                devices[index].online = entry["online"] as? Bool ?? false
-                devices[index].sentences = entry["sentences"] as? Int ?? 0
-                devices[index].rejected = entry["rejected"] as? Int ?? 0
+                devices[index].online = entry.online ?? false
+                devices[index].sentences = entry.sentences ?? 0
+                devices[index].rejected = entry.rejected ?? 0
             }
-            for (name, value) in object["services"] as? [String: Any] ?? [:] {
-                if let line = value as? String { services[name] = line }
+            for (name, value) in report.services ?? [:] {
+                if let line = value.text { services[name] = line }
             }
         case "TPV":
             fixes[device, default: 0] += 1
-            modes[device] = object["mode"] as? Int
+            modes[device] = report.mode
         case "SKY":
-            let satellites = object["satellites"] as? [[String: Any]]
-            let used = object["uSat"] as? Int ?? satellites?.filter { $0["used"] as? Bool == true }.count ?? 0
-            let visible = object["nSat"] as? Int ?? satellites?.count ?? 0
-            if satellites != nil || object["uSat"] != nil { self.satellites[device] = (used, visible) }
+            let used = report.uSat ?? report.satellites?.filter { $0.used == true }.count ?? 0
+            let visible = report.nSat ?? report.satellites?.count ?? 0
+            if report.satellites != nil || report.uSat != nil { satellites[device] = (used, visible) }
         case "PPS":
             pulses[device, default: 0] += 1
         case "TOFF":
-            let real = (object["real_sec"] as? Double ?? 0) + (object["real_nsec"] as? Double ?? 0) / 1e9
-            let clock = (object["clock_sec"] as? Double ?? 0) + (object["clock_nsec"] as? Double ?? 0) / 1e9
+            let real = (report.real_sec ?? 0) + (report.real_nsec ?? 0) / 1e9
+            let clock = (report.clock_sec ?? 0) + (report.clock_nsec ?? 0) / 1e9
             if real > 0 { clockOffsets.append(clock - real) }
         default:
             break
         }
     }
+}
+
+/// The fields of the daemon's reports the doctor reads.
+private struct Report: Decodable {
+    struct Device: Decodable {
+        var path: String?
+        var bps: Int?
+        var online: Bool?
+        var sentences: Int?
+        var rejected: Int?
+    }
+
+    struct Satellite: Decodable {
+        var used: Bool?
+    }
+
+    /// A service's status: its line of text, or `nil` for anything else.
+    struct Status: Decodable {
+        var text: String?
+
+        init(from decoder: any Decoder) throws {
+            text = try? decoder.singleValueContainer().decode(String.self)
+        }
+    }
+
+    var `class`: String
+    var device: String?
+    var release: String?
+    var devices: [Device]?
+    var services: [String: Status]?
+    var mode: Int?
+    var satellites: [Satellite]?
+    var uSat: Int?
+    var nSat: Int?
+    var real_sec: Double?
+    var real_nsec: Double?
+    var clock_sec: Double?
+    var clock_nsec: Double?
 }

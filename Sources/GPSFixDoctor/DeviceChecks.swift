@@ -1,4 +1,3 @@
-import Foundation
 
 /// A serial device: it exists, is a character device the daemon's user may open, and
 /// nothing else holds it (gpsd, ModemManager, a login or the kernel's console).
@@ -23,7 +22,7 @@ enum DeviceChecks {
         let inDialout = account.map { $0.group == dialout?.id } == true || dialout?.members.contains(user) == true
         if !readableByAll && !readableByGroup {
             findings.append(Finding(check, .fail, "not readable and writable by group dialout (mode \(String(status.mode, radix: 8)))",
-                fix: "a udev rule: SUBSYSTEM==\"tty\", KERNEL==\"\((real as NSString).lastPathComponent)\", GROUP=\"dialout\", MODE=\"0660\""))
+                fix: "a udev rule: SUBSYSTEM==\"tty\", KERNEL==\"\(real.fileName)\", GROUP=\"dialout\", MODE=\"0660\""))
         } else if account != nil, !inDialout, !readableByAll {
             findings.append(Finding(check, .fail, "\(user) is not in group dialout, so the daemon cannot open it", fix: "adduser \(user) dialout"))
         } else {
@@ -33,12 +32,12 @@ enum DeviceChecks {
             let fix = switch holder.name {
             case "gpsd": "systemctl disable --now gpsd.socket gpsd.service"
             case "ModemManager": "systemctl disable --now ModemManager, or ENV{ID_MM_DEVICE_IGNORE}=\"1\" in a udev rule for the receiver"
-            case "agetty", "getty", "login": "systemctl disable --now serial-getty@\((real as NSString).lastPathComponent).service"
+            case "agetty", "getty", "login": "systemctl disable --now serial-getty@\(real.fileName).service"
             default: "stop \(holder.name) (pid \(holder.id)), or point it elsewhere"
             }
             findings.append(Finding(check, .fail, "held by \(holder.name) (pid \(holder.id))", fix: fix))
         }
-        let name = (real as NSString).lastPathComponent
+        let name = real.fileName
         let consoles = (root.file("/proc/cmdline") ?? "").split(whereSeparator: \.isWhitespace)
             .filter { $0.hasPrefix("console=") }.map { $0.dropFirst("console=".count).prefix { $0 != "," } }
         if consoles.contains(where: { $0 == name }) {

@@ -1,4 +1,4 @@
-import Foundation
+import GPSFix
 
 /// What the doctor checks against, beyond what the daemon says: the configuration's
 /// devices (when the daemon is not running), the user it runs as, its time service.
@@ -94,7 +94,7 @@ public enum Doctor {
     static func receiverFindings(_ device: DaemonObservation.Device, _ daemon: DaemonObservation) -> [Finding] {
         let check = "receiver \(device.path)"
         let fixes = daemon.fixes[device.path] ?? 0
-        let seconds = String(format: "%.0f", daemon.window)
+        let seconds = FixedPoint.string(daemon.window, decimals: 0)
         guard device.online, fixes > 0 else {
             let detail = device.sentences == 0
                 ? "no sentence read yet" : "\(device.sentences) sentences read, but no report in the last \(seconds) s"

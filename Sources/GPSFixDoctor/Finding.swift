@@ -31,8 +31,8 @@ extension [Finding] {
     public var checklist: String {
         let width = Swift.min(28, map(\.check.count).max() ?? 0)
         return map { finding in
-            let check = finding.check.padding(toLength: Swift.max(width, finding.check.count), withPad: " ", startingAt: 0)
-            let status = finding.status.rawValue.padding(toLength: 5, withPad: " ", startingAt: 0)
+            let check = finding.check + String(repeating: " ", count: Swift.max(0, width - finding.check.count))
+            let status = finding.status.rawValue + String(repeating: " ", count: 5 - finding.status.rawValue.count)
             var line = "\(status) \(check)  \(finding.detail)"
             if let fix = finding.fix { line += "\n      fix: \(fix)" }
             return line

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import ProcessTable
 
 #if canImport(Glibc)
@@ -34,10 +34,18 @@ public struct SystemRoot: Sendable {
         var current = absolute
         for _ in 0..<16 {
             guard let target = link(current) else { return current }
-            current = target.hasPrefix("/") ? target : (current as NSString).deletingLastPathComponent + "/" + target
-            current = (current as NSString).standardizingPath
+            current = Self.normalized(target.hasPrefix("/") ? target : current.directoryPart + "/" + target)
         }
         return current
+    }
+
+    /// An absolute path without `.`, `..` or repeated `/`.
+    static func normalized(_ path: String) -> String {
+        var components: [Substring] = []
+        for component in path.split(separator: "/") where component != "." {
+            if component == ".." { _ = components.popLast() } else { components.append(component) }
+        }
+        return "/" + components.joined(separator: "/")
     }
 
     /// The file's type, group and mode, links followed; `nil` when it does not exist.
@@ -76,4 +84,12 @@ public struct SystemRoot: Sendable {
 
     /// The socket inodes listening on TCP `port`, IPv4 and IPv6 (`/proc/net/tcp`, `tcp6`).
     public func listeningInodes(port: Int) -> Set<String> { ProcessTable(root: path).listeningInodes(port: port) }
+}
+
+extension String {
+    /// The last component of a path (`ttyACM0` of `/dev/ttyACM0`).
+    var fileName: String { split(separator: "/").last.map(String.init) ?? self }
+
+    /// The path without its last component (`/dev` of `/dev/ttyACM0`).
+    var directoryPart: String { lastIndex(of: "/").map { String(self[..<$0]) } ?? "." }
 }

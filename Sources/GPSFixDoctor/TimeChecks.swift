@@ -1,4 +1,4 @@
-import Foundation
+import GPSFix
 
 /// The time service: chrony's refclocks for the daemon's sockets or shared memory, their
 /// sockets writable by the daemon, chrony reaching them, pulses, and the receiver's offset.
@@ -11,7 +11,7 @@ enum TimeChecks {
             let refclocks = configuration.split(separator: "\n").map { $0.split(whereSeparator: \.isWhitespace) }
                 .filter { $0.first == "refclock" && $0.count >= 3 }
             for device in serial {
-                let base = (device as NSString).lastPathComponent
+                let base = device.fileName
                 let socket = settings.chronySocketDirectory + "/chrony.clk.\(base).sock"
                 let sock = refclocks.contains { $0[1] == "SOCK" && $0[2] == socket }
                 let shm = refclocks.contains { $0[1] == "SHM" }
@@ -50,11 +50,11 @@ enum TimeChecks {
         if !daemon.clockOffsets.isEmpty {
             let sorted = daemon.clockOffsets.sorted()
             let median = sorted[sorted.count / 2]
-            let text = String(format: "%+.3f", median)
+            let text = (median < 0 ? "" : "+") + FixedPoint.string(median, decimals: 3)
             findings.append(abs(median) < 0.5
                 ? Finding("receiver time", .ok, "the clock is \(text) s from the receiver's time")
                 : Finding("receiver time", .warn, "the clock is \(text) s from the receiver's time",
-                    fix: "if the clock is right, the receiver's sentences lag: give --time-offset \(String(format: "%.3f", -median))"))
+                    fix: "if the clock is right, the receiver's sentences lag: give --time-offset \(FixedPoint.string(-median, decimals: 3))"))
         }
         return findings
     }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import GPSFixDevices
-import Foundation
 
 #if canImport(Glibc)
 import Glibc

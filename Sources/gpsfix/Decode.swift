@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import GPSDProtocol
 import GPSFix
 import GPSFixDevices
@@ -108,7 +107,7 @@ struct Decode: ParsableCommand {
             "ubx-epochs \(totals.ubxAssembly.epochs)",
             "rtcm3-frames \(binary.rtcm3Frames)", "rtcm3-refused \(binary.rtcm3Refused)",
         ]
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        writeAll((lines.joined(separator: "\n") + "\n").utf8, to: 2)
     }
 }
 
@@ -124,14 +123,7 @@ struct ReportWriter {
 
     mutating func flush() {
         guard !buffer.isEmpty else { return }
-        buffer.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Foundation.write(1, bytes.baseAddress! + offset, bytes.count - offset)
-                if written <= 0 { break }
-                offset += written
-            }
-        }
+        writeAll(buffer, to: 1)
         buffer.removeAll(keepingCapacity: true)
     }
 }

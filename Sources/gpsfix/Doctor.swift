@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import GPSFixDoctor
 import TOMLReader
 
@@ -39,7 +40,7 @@ struct DoctorCommand: ParsableCommand {
         let system = SystemRoot(root)
         var settings = DoctorSettings()
         readConfiguration(system.under(config), into: &settings)
-        if root == "/", FileManager.default.isExecutableFile(atPath: "/usr/bin/chronyc") {
+        if root == "/", access("/usr/bin/chronyc", X_OK) == 0 {
             settings.chronySources = Self.output(of: "/usr/bin/chronyc", ["-n", "sources"])
         }
         let findings = Doctor.examine(root: system, daemon: observeDaemon(), settings: settings)
@@ -106,18 +107,38 @@ struct DoctorCommand: ParsableCommand {
 
     /// A program's standard output, or `nil` when it fails or takes over 5 s.
     static func output(of executable: String, _ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let timer = DispatchWorkItem { process.terminate() }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 5, execute: timer)
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        timer.cancel()
-        return process.terminationStatus == 0 ? String(decoding: data, as: UTF8.self) : nil
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { return nil }
+        for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, executable, &actions, nil, argv, environ) == 0
+        close(pipe[1])
+        defer { close(pipe[0]) }
+        guard spawned else { return nil }
+        // Read until the child closes its end, for at most 5 s and 1 MB.
+        var output: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = ContinuousClock.now + .seconds(5)
+        var finished = false
+        while !finished, ContinuousClock.now < deadline, output.count < 1 << 20 {
+            var ready = pollfd(fd: pipe[0], events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 100) >= 0 || errno == EINTR else { break }
+            guard ready.revents != 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
+            if count > 0 { output += buffer[..<count] } else if count == 0 || errno != EINTR { finished = true }
+        }
+        if !finished { kill(child, SIGKILL) }
+        var status: Int32 = 0
+        while waitpid(child, &status, 0) < 0, errno == EINTR {}
+        // Exited (not signalled), with status 0.
+        return finished && status & 0x7F == 0 && (status >> 8) & 0xFF == 0 ? String(decoding: output, as: UTF8.self) : nil
     }
 }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import GPSFix
 import GPSFixDevices
 
@@ -23,18 +23,17 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         guard let name = DeviceName(device) else { throw ValidationError("'\(device)' is not a device") }
         let source = name.source(settings: SerialSettings(speed: speed))
-        guard FileManager.default.createFile(atPath: output, contents: nil), let file = FileHandle(forWritingAtPath: output) else {
-            throw ValidationError("cannot write \(output)")
-        }
-        defer { try? file.close() }
+        let file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard file >= 0 else { throw ValidationError("cannot write \(output): \(String(cString: strerror(errno)))") }
+        defer { close(file) }
         let recording = Task {
             var headerWritten = false
             for try await chunk in source.chunks() {
                 if !headerWritten {
                     headerWritten = true
-                    try file.write(contentsOf: Data(Self.header(device: device, speed: source.line?.bps ?? speed).utf8))
+                    try Self.write(Array(Self.header(device: device, speed: source.line?.bps ?? speed).utf8), to: file)
                 }
-                try file.write(contentsOf: chunk.bytes)
+                try Self.write(chunk.bytes, to: file)
             }
         }
         if let duration {
@@ -55,17 +54,23 @@ struct Record: AsyncParsableCommand {
         let description: String
     }
 
-    /// gpsfake's header: `# Date:` gives the century when the log is read back.
-    static func header(device: String, speed: Int?, now: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd"
+    /// All of `bytes` into `file`.
+    static func write(_ bytes: some Collection<UInt8>, to file: Int32) throws {
+        guard writeAll(bytes, to: file) else { throw RecordingError(description: "cannot write: \(String(cString: strerror(errno)))") }
+    }
+
+    /// gpsfake's header: `# Date:` (UTC, from `now`, seconds since 1970) gives the century
+    /// when the log is read back.
+    static func header(device: String, speed: Int?, now: time_t = time(nil)) -> String {
+        var seconds = now, parts = tm()
+        gmtime_r(&seconds, &parts)
+        func padded(_ value: Int32, _ width: Int) -> String { String(repeating: "0", count: max(0, width - String(value).count)) + String(value) }
+        let date = "\(padded(parts.tm_year + 1900, 4))-\(padded(parts.tm_mon + 1, 2))-\(padded(parts.tm_mday, 2))"
         return """
             # Name: recorded by gpsfix record
             # Device: \(device)
             # Speed: \(speed.map(String.init) ?? "unknown")
-            # Date: \(formatter.string(from: now))
+            # Date: \(date)
             #
 
             """

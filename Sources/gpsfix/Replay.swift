@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import Glibc
 import GPSFix
 import GPSFixDevices
 
@@ -49,8 +49,10 @@ struct Replay: AsyncParsableCommand {
         guard !replayer.isEmpty else { throw ValidationError("\(log) holds no NMEA sentence to replay") }
         let terminal = try PseudoTerminal()
         if let link {
-            try? FileManager.default.removeItem(atPath: link)
-            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal.path)
+            unlink(link)
+            guard symlink(terminal.path, link) == 0 else {
+                throw ValidationError("--link \(link) cannot be made: \(String(cString: strerror(errno)))")
+            }
         }
         var copy: (file: Int32, running: WrittenCopy)?
         if let written {
@@ -64,8 +66,8 @@ struct Replay: AsyncParsableCommand {
                 close(copy.file)
             }
         }
-        FileHandle.standardOutput.write(Data((terminal.path + "\n").utf8))
-        defer { if let link { try? FileManager.default.removeItem(atPath: link) } }
+        writeLine(terminal.path)
+        defer { if let link { unlink(link) } }
         try await replayer.play(into: terminal, loop: loop, retime: retime)
         // Give a reader time to drain the pty before it closes.
         try await Task.sleep(for: .milliseconds(500))

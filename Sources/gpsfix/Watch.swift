@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import GPSFix
 
 #if canImport(Glibc)
 import Glibc
@@ -63,32 +64,49 @@ struct Poll: ParsableCommand {
 /// The human view of `gpsfix watch`: one line per fix, one per sky view.
 enum CompactView {
     static func describe(_ line: String) -> String? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-            let reportClass = object["class"] as? String
-        else { return nil }
-        func number(_ key: String, _ format: String) -> String {
-            (object[key] as? NSNumber).map { String(format: format, $0.doubleValue) } ?? "-"
+        guard let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else { return nil }
+        func number(_ value: Double?, _ decimals: Int) -> String {
+            value.map { FixedPoint.string($0, decimals: decimals) } ?? "-"
         }
-        switch reportClass {
+        switch report.class {
         case "TPV":
-            let mode = ["unknown", "no fix", "2D", "3D"][min(3, max(0, object["mode"] as? Int ?? 0))]
-            return "\(object["time"] as? String ?? "(no time)")  \(mode)  lat \(number("lat", "%.7f"))  lon \(number("lon", "%.7f"))"
-                + "  alt \(number("altMSL", "%.1f")) m  speed \(number("speed", "%.2f")) m/s  track \(number("track", "%.1f"))"
+            let mode = ["unknown", "no fix", "2D", "3D"][min(3, max(0, report.mode ?? 0))]
+            return "\(report.time ?? "(no time)")  \(mode)  lat \(number(report.lat, 7))  lon \(number(report.lon, 7))"
+                + "  alt \(number(report.altMSL, 1)) m  speed \(number(report.speed, 2)) m/s  track \(number(report.track, 1))"
         case "SKY":
-            guard object["satellites"] != nil else { return nil }
-            return "    satellites \(object["uSat"] as? Int ?? 0)/\(object["nSat"] as? Int ?? 0) used"
-                + "  hdop \(number("hdop", "%.2f"))  pdop \(number("pdop", "%.2f"))"
+            guard report.satellites != nil else { return nil }
+            return "    satellites \(report.uSat ?? 0)/\(report.nSat ?? 0) used"
+                + "  hdop \(number(report.hdop, 2))  pdop \(number(report.pdop, 2))"
         case "DEVICE":
-            return "device \(object["path"] as? String ?? "?")  online \(object["online"] as? Bool ?? false)"
+            return "device \(report.path ?? "?")  online \(report.online ?? false)"
         case "ERROR":
-            return "error: \(object["message"] as? String ?? "")"
+            return "error: \(report.message ?? "")"
         default:
             return nil
         }
     }
+
+    /// The fields of gpsd's reports the view shows.
+    private struct Report: Decodable {
+        /// A satellite, whatever it holds: the view counts them.
+        struct Satellite: Decodable {}
+
+        var `class`: String
+        var time: String?
+        var mode: Int?
+        var lat: Double?
+        var lon: Double?
+        var altMSL: Double?
+        var speed: Double?
+        var track: Double?
+        var satellites: [Satellite]?
+        var uSat: Int?
+        var nSat: Int?
+        var hdop: Double?
+        var pdop: Double?
+        var path: String?
+        var online: Bool?
+        var message: String?
+    }
 }
 
-/// Writes a line to standard output at once (unbuffered, so a pipe sees each report as it comes).
-func writeLine(_ text: String) {
-    FileHandle.standardOutput.write(Data((text + "\n").utf8))
-}
