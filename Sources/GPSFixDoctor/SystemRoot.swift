@@ -18,7 +18,7 @@ public struct SystemRoot: Sendable {
     /// `absolute` under the root.
     public func under(_ absolute: String) -> String { path == "/" ? absolute : path + absolute }
 
-    public func file(_ absolute: String) -> String? { try? String(contentsOfFile: under(absolute), encoding: .utf8) }
+    public func file(_ absolute: String) -> String? { SmallFile.text(at: under(absolute)) }
 
     public func exists(_ absolute: String) -> Bool { FileManager.default.fileExists(atPath: under(absolute)) }
 

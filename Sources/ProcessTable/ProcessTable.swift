@@ -73,20 +73,7 @@ public struct ProcessTable: Sendable {
 
     private func under(_ absolute: String) -> String { root == "/" ? absolute : root + absolute }
 
-    /// A small file's text (`/proc` files report no size: read to the end, 1 MiB at most).
-    private func text(of absolute: String) -> String? {
-        let descriptor = open(under(absolute), O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while bytes.count < 1 << 20 {
-            let count = read(descriptor, &buffer, buffer.count)
-            guard count > 0 else { break }
-            bytes += buffer[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
+    private func text(of absolute: String) -> String? { SmallFile.text(at: under(absolute)) }
 
     private func entries(of absolute: String) -> [String] {
         guard let directory = opendir(under(absolute)) else { return [] }

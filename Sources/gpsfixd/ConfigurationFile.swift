@@ -1,6 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
-import Glibc
+import ProcessTable
 import TOMLReader
 
 /// The daemon's configuration file (`/etc/gpsfix/gpsfixd.conf`), in TOML: one key per
@@ -80,24 +80,8 @@ struct ConfigurationFile {
 
     /// The file's text, or why it cannot be had.
     private static func contents(of path: String) throws(ConfigurationError) -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ConfigurationError(path: path, line: nil, message: "cannot be read (\(String(cString: strerror(errno))))")
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else {
-                throw ConfigurationError(path: path, line: nil, message: "cannot be read (\(String(cString: strerror(errno))))")
-            }
-            if count == 0 { break }
-            bytes += chunk[..<count]
-            // A configuration file is a few kilobytes; a megabyte is not one.
-            guard bytes.count <= 1 << 20 else { throw ConfigurationError(path: path, line: nil, message: "is over 1 MB: not a configuration file") }
-        }
+        // A configuration file is a few kilobytes; a megabyte is not one.
+        let bytes = try SmallFile.bytes(at: path).mapError { ConfigurationError(path: path, line: nil, message: "cannot be read (\($0))") }.get()
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigurationError(path: path, line: nil, message: "is not UTF-8 text")
         }

@@ -1,0 +1,44 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small file read whole without Foundation: a `/proc` file (which reports no size), a
+/// configuration file.
+public enum SmallFile {
+    /// Why a file could not be read.
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        /// `open` or `read` failed with this errno.
+        case system(Int32)
+        /// The file holds more than the limit.
+        case tooLarge(limit: Int)
+
+        public var description: String {
+            switch self {
+            case .system(let code): String(cString: strerror(code))
+            case .tooLarge(let limit): "larger than \(limit / 1024) KB"
+            }
+        }
+    }
+
+    /// The bytes of the file at `path`, read to its end; at most `limit` of them.
+    public static func bytes(at path: String, limit: Int = 1 << 20) -> Result<[UInt8], Failure> {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .failure(.system(errno)) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return .failure(.system(errno)) }
+            if count == 0 { return .success(bytes) }
+            bytes += buffer[0..<count]
+            guard bytes.count <= limit else { return .failure(.tooLarge(limit: limit)) }
+        }
+    }
+
+    /// The file's text, or `nil` when it cannot be read.
+    public static func text(at path: String, limit: Int = 1 << 20) -> String? {
+        (try? bytes(at: path, limit: limit).get()).map { String(decoding: $0, as: UTF8.self) }
+    }
+}
