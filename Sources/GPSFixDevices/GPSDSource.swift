@@ -60,13 +60,21 @@ public struct GPSDSource: ByteSource {
 /// One libgps connection to gpsd, closed once.
 private final class Connection: @unchecked Sendable {
     private let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
+    private let library: LibGPS
     private var isOpen = true
     let name: String
     var descriptor: Int32 { data.pointee.gps_fd }
 
     init(host: String, port: String, name: String) throws(DeviceError) {
         self.name = name
-        guard gps_open(host, port, data) == 0 else {
+        do {
+            library = try LibGPS.shared.get()
+        } catch {
+            data.deallocate()
+            isOpen = false
+            throw error
+        }
+        guard library.open(host, port, data) == 0 else {
             let error = errno
             data.deallocate()
             isOpen = false
@@ -90,7 +98,7 @@ private final class Connection: @unchecked Sendable {
         }
         var path = Array((watched ?? "").utf8CString)
         let flags = UInt32(WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE)
-        guard path.withUnsafeMutableBytes({ gps_stream(data, flags, $0.baseAddress) }) == 0 else {
+        guard path.withUnsafeMutableBytes({ library.stream(data, flags, $0.baseAddress) }) == 0 else {
             throw .system(path: name, call: "gps_stream", errno: errno)
         }
         _ = try answers.await(class: "WATCH")
@@ -100,7 +108,7 @@ private final class Connection: @unchecked Sendable {
     func close() {
         guard isOpen else { return }
         isOpen = false
-        gps_close(data)
+        _ = library.close(data)
         data.deallocate()
     }
 }

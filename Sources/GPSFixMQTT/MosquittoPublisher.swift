@@ -40,11 +40,16 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     /// Subscribed to at every connect; set before the network thread starts.
     private let subscriptions = NIOLockedValueBox<[String]>([])
 
-    /// `mosquitto_lib_init`, once per process, before the first client.
-    private static let library: Void = { mosquitto_lib_init() }()
+    /// libmosquitto loaded and `mosquitto_lib_init` called, once per process, before the
+    /// first client; or why the library cannot be loaded.
+    private static let libraryFailure: String? = {
+        if let failure = cmosquitto_load() { return String(cString: failure) }
+        mosquitto_lib_init()
+        return nil
+    }()
 
     public init(options: Options) throws(MQTTError) {
-        _ = Self.library
+        if let failure = Self.libraryFailure { throw MQTTError("MQTT needs libmosquitto (Debian: libmosquitto1): \(failure)") }
         self.options = options
         guard let handle = mosquitto_new(options.clientID, true, nil) else {
             throw MQTTError("cannot create an MQTT client: out of memory or a bad client id")
