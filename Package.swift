@@ -10,8 +10,8 @@ let package = Package(
         .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
         // For the fuzz package: every encoder an output writes a fix with, without I/O.
         .library(name: "OutputFormats", targets: ["OutputFormats"]),
-        .executable(name: "gpsfix", targets: ["gpsfix"]),
-        .executable(name: "gpsfixd", targets: ["gpsfixd"]),
+        .executable(name: "gpsfix", targets: ["GPSFixToolMain"]),
+        .executable(name: "gpsfixd", targets: ["GPSFixDaemonMain"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -119,8 +119,9 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]),
-        // libmosquitto, the Eclipse Mosquitto client library (Debian: libmosquitto-dev).
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // libmosquitto, the Eclipse Mosquitto client library (Debian: libmosquitto-dev for
+        // its header), loaded when MQTT is first used.
+        .target(name: "CMosquitto"),
         // The daemon's counters in Prometheus' text format, through swift-metrics, served
         // over SwiftNIO's HTTP/1.
         .target(
@@ -154,12 +155,12 @@ let package = Package(
         .target(name: "ProcessTable"),
         // The version and commit, for --version.
         .plugin(name: "BuildInfo", capability: .buildTool()),
-        // The daemon.
-        .executableTarget(
+        // The daemon's command line and the services it starts.
+        .target(
             name: "gpsfixd",
             dependencies: [
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
-                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement",
+                "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement", "ProcessTable",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TOMLReader",
                 .product(name: "Logging", package: "swift-log"),
@@ -168,19 +169,29 @@ let package = Package(
             ],
             // The demo receiver: a capture from gpsd's regression suite (BSD licence, see
             // fixtures/gpsd/COPYING), embedded so that --demo needs no file at run time.
+            path: "Sources/gpsfixd",
             resources: [.embedInCode("demo.nmea")],
             plugins: ["BuildInfo"]
         ),
-        // The companion tool: decode, and (with the devices) replay, record, watch, poll.
-        .executableTarget(
+        // The companion tool's commands: decode, and (with the devices) replay, record,
+        // watch, poll, configure a u-blox receiver, diagnose.
+        .target(
             name: "gpsfix",
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
                 "UBXConfiguration", "TOMLReader",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            path: "Sources/gpsfix",
             plugins: ["BuildInfo"]
         ),
+        // The daemon alone, for development and the tests.
+        .executableTarget(name: "GPSFixDaemonMain", dependencies: ["gpsfixd"], path: "Sources/Executables/gpsfixd"),
+        // The tool, and the daemon when called as gpsfixd: the one binary the package
+        // installs (gpsfixd a link to it), which shares the Swift runtime, SwiftNIO and the
+        // parsers between the two instead of carrying them twice.
+        .executableTarget(
+            name: "GPSFixToolMain", dependencies: ["gpsfixd", "gpsfix"], path: "Sources/Executables/gpsfix"),
         .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"]),
         // A manual clock and other helpers shared by the test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
@@ -218,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "gpsfixd", "gpsfix", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "GPSFixTime", "ReceiverFraming",
+                "GPSFixDaemonMain", "GPSFixToolMain", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "GPSFixTime", "ReceiverFraming",
                 "TestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
     ],

@@ -1,6 +1,5 @@
 import ArgumentParser
 
-@main
 struct GPSFixCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gpsfix",

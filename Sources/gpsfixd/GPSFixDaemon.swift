@@ -16,7 +16,6 @@ import ServiceAddress
 import ServiceLifecycle
 import SystemdSupport
 
-@main
 struct GPSFixDaemon: AsyncParsableCommand {
     /// The release gpsd's VERSION report names.
     static let release = "gpsfix-\(BuildInfo.version)"

@@ -1,0 +1,3 @@
+import gpsfixd
+
+await DaemonCommand.main()
