@@ -98,6 +98,11 @@ struct DaemonService: Service {
                     }
                 }
                 group.addTask {
+                    // Serving by now: what only starting needed goes back to the kernel.
+                    guard (try? await Task.sleep(for: .seconds(10))) != nil, let (before, after) = StartupPages.release() else { return }
+                    logger.info("start-up pages released: resident memory \(before) kB, now \(after) kB")
+                }
+                group.addTask {
                     while !Task.isCancelled {
                         try? await Task.sleep(for: statusInterval)
                         guard !Task.isCancelled else { break }
