@@ -10,37 +10,64 @@ struct PackageFailure: Error, CustomStringConvertible {
     let description: String
 }
 
-/// The Debian package: built by `scripts/package`, checked by lintian, installed with apt
-/// into a bare Debian 12 root that has no Swift, used there, and purged.
+/// The Debian packages: built by `scripts/package` for Debian 12 and 13, checked by
+/// lintian and for size, each installed with apt into a bare root of its own release that
+/// has no Swift, used there, and purged.
 @Suite(
-    "The Debian package", .serialized,
+    "The Debian packages", .serialized,
     .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mmdebstrap"), "needs root and mmdebstrap"))
 struct PackageTests {
     static let repository = Binaries.fixtures.deletingLastPathComponent()
+    /// The most a package may weigh: a GPS daemon lives on small boards.
+    static let sizeLimit = 12 * 1024 * 1024
 
-    /// `scripts/package`'s package, built once for the suite.
-    static let package: Result<String, any Error> = Result {
-        let output = try run("/bin/bash", [repository.appendingPathComponent("scripts/package").path], timeout: 1800)
-        guard let path = output.split(separator: "\n").last.map(String.init), path.hasSuffix(".deb") else {
-            throw PackageFailure(description: "scripts/package printed no package: \(output.suffix(300))")
+    /// `scripts/package`'s packages by release (`deb12`, `deb13`), built once for the suite.
+    static let packages: Result<[String: String], any Error> = Result {
+        let output = try run("/bin/bash", [repository.appendingPathComponent("scripts/package").path], timeout: 3000)
+        var packages: [String: String] = [:]
+        for line in output.split(separator: "\n") where line.hasSuffix(".deb") {
+            for release in ["deb12", "deb13"] where line.contains("~\(release)_") {
+                packages[release] = repository.appendingPathComponent(String(line)).path
+            }
         }
-        return repository.appendingPathComponent(path).path
+        guard packages.count == 2 else { throw PackageFailure(description: "scripts/package printed no packages: \(output.suffix(300))") }
+        return packages
     }
 
-    @Test("lintian reports no error")
-    func lintian() throws {
-        let deb = try Self.package.get()
-        let report = try run("/usr/bin/lintian", ["--no-tag-display-limit", deb], timeout: 300)
+    static func package(_ release: String) throws -> String {
+        let packages = try Self.packages.get()
+        guard let path = packages[release] else { throw PackageFailure(description: "no \(release) package") }
+        return path
+    }
+
+    @Test("lintian reports no error", arguments: ["deb12", "deb13"])
+    func lintian(release: String) throws {
+        let report = try run("/usr/bin/lintian", ["--no-tag-display-limit", try Self.package(release)], timeout: 300)
         #expect(!report.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(report)")
     }
 
-    @Test("in a bare Debian 12 root: apt installs it with its dependencies; gpsfixd serves the demo, gpsfix polls and decodes; purge leaves nothing")
-    func bareRoot() throws {
-        let deb = try Self.package.get()
+    @Test("each package stays small, and depends on its own release's libgps", arguments: [("deb12", "libgps28"), ("deb13", "libgps30t64")])
+    func sizeAndDependencies(release: String, libgps: String) throws {
+        let deb = try Self.package(release)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: deb)[.size] as? Int)
+        #expect(size <= Self.sizeLimit, "\(deb) is \(size / 1024) KB, over the \(Self.sizeLimit / 1024) KB a small board's package may weigh")
+        let depends = try run("/usr/bin/dpkg-deb", ["--field", deb, "Depends"])
+        #expect(depends.contains(libgps), "\(depends)")
+        #expect(try run("/usr/bin/dpkg-deb", ["--field", deb, "Version"]).hasSuffix("~\(release)\n"))
+        // One binary: gpsfixd is a link to gpsfix.
+        let listing = try run("/usr/bin/dpkg-deb", ["--contents", deb])
+        #expect(listing.contains("./usr/sbin/gpsfixd -> ../bin/gpsfix"), "\(listing)")
+    }
+
+    @Test(
+        "in a bare root of its release: apt installs it with its dependencies; gpsfixd serves the demo, gpsfix polls and decodes; purge leaves nothing",
+        arguments: [("deb12", "bookworm"), ("deb13", "trixie")])
+    func bareRoot(release: String, suite: String) throws {
+        let deb = try Self.package(release)
         let folder = try makeTemporaryFolder("bare-root")
         defer { try? FileManager.default.removeItem(at: folder) }
         let root = folder.appendingPathComponent("root").path
-        let bootstrap = try RunningProcess("/usr/bin/mmdebstrap", ["--variant=apt", "bookworm", root])
+        let bootstrap = try RunningProcess("/usr/bin/mmdebstrap", ["--variant=apt", suite, root])
         #expect(bootstrap.wait(timeout: 600) == 0, "\(bootstrap.errorText.suffix(2000))")
         #expect(!FileManager.default.fileExists(atPath: root + "/usr/bin/swift"))
         let script = Self.repository.appendingPathComponent("Tests/Tools/bare_root_install.sh").path
@@ -49,12 +76,13 @@ struct PackageTests {
         let status = install.wait(timeout: 600)
         let steps = install.outputText.split(separator: "\n").filter { $0.hasPrefix("STEP ") }.map { String($0.dropFirst(5)) }
         #expect(status == 0, "\(steps)\n\(install.errorText.suffix(2000))")
-        #expect(steps.contains { $0.hasPrefix("installed ") && $0.hasSuffix("install ok installed") })
+        #expect(steps.contains { $0.hasPrefix("installed ") && $0.hasSuffix("~\(release) install ok installed") })
         #expect(steps.contains("swift 0 none"), "no Swift in the root")
         #expect(steps.contains { $0.hasPrefix("user ") && $0.contains("dialout") }, "the gpsfix user is in dialout")
         #expect(steps.contains { $0.hasPrefix("version gpsfixd ") })
         #expect(steps.contains("config checked"))
         #expect(steps.contains { $0.hasPrefix("poll \"class\":\"TPV\"") })
+        #expect(steps.contains("loaded 0 optional libraries"), "libgps and libmosquitto wait until gpsd:// or MQTT is used: \(steps)")
         let decoded = try run(Binaries.gpsfix, ["decode", capture]).components(separatedBy: "\"class\":\"TPV\"").count - 1
         #expect(steps.contains("decode \(decoded) TPVs"), "the same TPVs as this build's gpsfix decode: \(steps)")
         #expect(steps.contains("purged 3"), "binaries, configuration and state gone")

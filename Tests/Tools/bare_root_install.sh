@@ -3,9 +3,10 @@
 #
 # Usage: unshare --mount --propagation private bare_root_install.sh ROOT DEB CAPTURE
 #
-# ROOT is made by `mmdebstrap --variant=apt bookworm ROOT`. In this mount namespace of its
-# own, /dev and /proc are mounted into ROOT (they go with the namespace); the package is
-# installed with apt (its dependencies from the registry); then gpsfixd --demo serves,
+# ROOT is made by `mmdebstrap --variant=apt SUITE ROOT` (bookworm, trixie). In this mount
+# namespace of its own, /dev and /proc are mounted into ROOT (they go with the namespace);
+# the package is installed with apt (its dependencies from the registry); then gpsfixd
+# --demo serves (without loading libgps or libmosquitto, which it needs for neither),
 # gpsfix poll reads a TPV, gpsfix decode decodes CAPTURE, and the package is purged.
 # Each step prints a line starting with "STEP"; anything failing ends the script non-zero.
 set -eu
@@ -35,6 +36,7 @@ until poll=$(in_root gpsfix poll --socket /tmp/gpsfixd.sock 2>/dev/null) && echo
     sleep 0.2
 done
 echo "STEP poll $(echo "$poll" | grep -o '"class":"TPV"[^}]*' | head -1)"
+echo "STEP loaded $(grep -c 'libgps\|libmosquitto' /proc/$daemon/maps || true) optional libraries"
 kill $daemon
 wait $daemon 2> /dev/null || true
 
