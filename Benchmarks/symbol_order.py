@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""Writes packaging/symbol-order.txt: the functions gpsfixd runs while it serves, which
+scripts/package has the linker place together at the start of the code.
+
+The daemon's code is about 16 MB, and serving fixes runs in about 1.5 MB of it, spread
+all over: the kernel maps 64 KB around each page touched, so the pages resident are
+several times the code that runs. Placed together, they are a few hundred pages.
+
+The list comes from callgrind (valgrind): the daemon built as scripts/package builds it
+(debug information removed, which valgrind cannot read, symbols kept) runs --demo with one
+client watching; the functions that ran after the first 20 s, when it only serves, are
+the list. Names the code no longer has are ignored by the linker, so a stale list costs
+only memory: run this again when the hot path changes.
+
+Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package/release/gpsfix)
+"""
+
+import glob
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPOSITORY, ".build-package/release/gpsfix")
+    folder = tempfile.mkdtemp(prefix="symbol-order-")
+    daemon = os.path.join(folder, "gpsfixd")
+    subprocess.run(["strip", "--strip-debug", "-o", daemon, binary], check=True)
+    port = free_port()
+    process = subprocess.Popen(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.%p", daemon, "--demo",
+         "--tcp", f"127.0.0.1:{port}", "--socket", f"{folder}/gpsfixd.sock", "--control-socket", f"{folder}/control.sock"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = None
+    for _ in range(600):
+        try:
+            client = socket.create_connection(("127.0.0.1", port))
+            break
+        except OSError:
+            time.sleep(0.1)
+    client.sendall(b'?WATCH={"enable":true,"json":true};\n')
+    client.setblocking(False)
+
+    def serve(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            time.sleep(0.3)
+            try:
+                while client.recv(65536):
+                    pass
+            except BlockingIOError:
+                pass
+
+    serve(20)
+    # What ran so far (starting) goes to a file of its own; what follows is serving.
+    subprocess.run(["callgrind_control", "--dump=start", str(process.pid)], capture_output=True, check=True)
+    serve(40)
+    process.terminate()
+    process.wait()
+    serving = min(glob.glob(f"{folder}/callgrind.*"), key=len)
+    report = subprocess.run(["callgrind_annotate", "--threshold=100", serving], capture_output=True, text=True).stdout
+    names = set()
+    for line in report.splitlines():
+        if line.endswith(f"[{daemon}]") and "Profiled target" not in line:
+            name = line.split(")", 1)[1].strip().rsplit(" [", 1)[0]
+            name = name.split(":", 1)[1] if name.startswith("???:") else name
+            # callgrind marks recursion levels ('2); C++ names come demangled, which the
+            # linker cannot match: they are left out.
+            name = name.split("'", 1)[0]
+            if " " not in name and "(" not in name:
+                names.add(name)
+    with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
+        output.write("\n".join(sorted(names)) + "\n")
+    print(f"{len(names)} functions in packaging/symbol-order.txt")
+
+
+if __name__ == "__main__":
+    main()
