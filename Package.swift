@@ -17,7 +17,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         // TLS for ntrips:// casters and https:// Traccar servers.
@@ -164,7 +163,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TOMLReader",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             // The demo receiver: a capture from gpsd's regression suite (BSD licence, see
@@ -221,7 +219,11 @@ let package = Package(
         .testTarget(name: "TOMLReaderTests", dependencies: ["TOMLReader"]),
         .testTarget(
             name: "GPSFixTraccarTests",
-            dependencies: ["GPSFixTraccar", "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "GPSFixTraccar", "GPSFixServer", "GPSFix", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         .testTarget(
             name: "MDNSAnnouncementTests",
             dependencies: ["MDNSAnnouncement", "TestSupport", .product(name: "Logging", package: "swift-log")]),

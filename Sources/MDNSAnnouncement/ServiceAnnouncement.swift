@@ -68,9 +68,9 @@ public struct ServiceAnnouncement: Sendable {
     }
 
     /// Starts `executable` with `arguments`, standard streams on /dev/null, no signal
-    /// blocked and every handler at its default (the daemon's threads block SIGTERM, which
-    /// ServiceLifecycle takes, and a child that inherited that would never hear the
-    /// withdrawal), and `environment`; its pid, or `nil`.
+    /// blocked and every handler at its default (the daemon ignores SIGTERM, SIGINT and
+    /// SIGHUP, which it reads from dispatch sources, and a child that inherited that would
+    /// never hear the withdrawal), and `environment`; its pid, or `nil`.
     static func spawn(_ executable: String, _ arguments: [String], environment: [String]) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

@@ -11,12 +11,11 @@ import GPSFixTime
 import GPSFixTraccar
 import Logging
 import MDNSAnnouncement
-import ServiceLifecycle
 import SystemdSupport
 
-/// The daemon as a service: binds the listeners, serves every provider, and on SIGTERM
-/// or SIGINT stops reading, closes the clients and removes the socket file.
-struct DaemonService: Service {
+/// The daemon as a service: binds the listeners, serves every provider, and on SIGTERM,
+/// SIGINT or SIGHUP stops reading, closes the clients and removes the socket file.
+struct DaemonService: Sendable {
     let server: GPSFixServer
     let providers: [NMEALocationProvider]
     /// Receiver time and pulses to chrony and ntpd; `nil` when no device is served.
@@ -46,7 +45,7 @@ struct DaemonService: Service {
     let statusInterval: Duration
     let logger: Logger
 
-    func run() async throws {
+    func run(until stopSignals: StopSignals) async throws {
         do {
             try await server.start()
             try await startHTTP()
@@ -62,60 +61,72 @@ struct DaemonService: Service {
         let announcement = await announceNMEAOutput()
         await server.announce(devices: providers.map(\.device))
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
-        await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                if let notifier { group.addTask { await reportToServiceManager(through: notifier) } }
-                for provider in providers {
-                    let device = provider.device
-                    let time = timeService.flatMap { $0.serves(device) ? $0 : nil }
-                    let keeper = keepers.first { $0.port.name == device }
-                    guard time != nil || keeper != nil else {
-                        group.addTask { await server.serve(provider) }
-                        continue
-                    }
-                    group.addTask {
-                        await server.serve(provider) { update in
-                            switch update {
-                            case .receiverTime(let sample): time?.offer(sample, of: device)
-                            case .nextPulse(let announcement): time?.offer(announcement, of: device)
-                            case .device(let event): keeper?.take(event)
-                            default: break
-                            }
-                        }
-                    }
-                }
-                if let timeService { group.addTask { await timeService.run() } }
-                if let fleet { group.addTask { await fleet.run() } }
-                if let traccar { group.addTask { await traccar.run() } }
-                if let ntrip { group.addTask { await ntrip.run() } }
-                if let demo {
-                    group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
-                }
-                if !httpAddresses.isEmpty {
-                    // The pages' status, pushed each second (nothing is sent while none is open).
-                    group.addTask {
-                        while (try? await Task.sleep(for: .seconds(1))) != nil { server.publishStatus(serviceLines()) }
-                    }
-                }
-                group.addTask {
-                    // Serving by now: what only starting needed goes back to the kernel.
-                    guard (try? await Task.sleep(for: .seconds(10))) != nil, let (before, after) = StartupPages.release() else { return }
-                    logger.info("start-up pages released: resident memory \(before) kB, now \(after) kB")
-                }
-                group.addTask {
-                    while !Task.isCancelled {
-                        try? await Task.sleep(for: statusInterval)
-                        guard !Task.isCancelled else { break }
-                        await logCounters()
-                    }
-                }
+        await withTaskGroup(of: Void.self) { serving in
+            serving.addTask {
+                guard let number = await stopSignals.first() else { return }
+                logger.info("\(StopSignals.name(of: number)): stopping")
             }
+            serving.addTask { await serve() }
+            // Serving ends only when cancelled: here, by the signal.
+            await serving.next()
+            serving.cancelAll()
         }
         logger.info("stopping")
         await announcement?.withdraw()
         await logCounters()
         notifier?.notify("STOPPING=1")
         await server.shutdown()
+    }
+
+    /// Every provider, the services, the demo and the status log, until cancelled.
+    private func serve() async {
+        await withDiscardingTaskGroup { group in
+            if let notifier { group.addTask { await reportToServiceManager(through: notifier) } }
+            for provider in providers {
+                let device = provider.device
+                let time = timeService.flatMap { $0.serves(device) ? $0 : nil }
+                let keeper = keepers.first { $0.port.name == device }
+                guard time != nil || keeper != nil else {
+                    group.addTask { await server.serve(provider) }
+                    continue
+                }
+                group.addTask {
+                    await server.serve(provider) { update in
+                        switch update {
+                        case .receiverTime(let sample): time?.offer(sample, of: device)
+                        case .nextPulse(let announcement): time?.offer(announcement, of: device)
+                        case .device(let event): keeper?.take(event)
+                        default: break
+                        }
+                    }
+                }
+            }
+            if let timeService { group.addTask { await timeService.run() } }
+            if let fleet { group.addTask { await fleet.run() } }
+            if let traccar { group.addTask { await traccar.run() } }
+            if let ntrip { group.addTask { await ntrip.run() } }
+            if let demo {
+                group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
+            }
+            if !httpAddresses.isEmpty {
+                // The pages' status, pushed each second (nothing is sent while none is open).
+                group.addTask {
+                    while (try? await Task.sleep(for: .seconds(1))) != nil { server.publishStatus(serviceLines()) }
+                }
+            }
+            group.addTask {
+                // Serving by now: what only starting needed goes back to the kernel.
+                guard (try? await Task.sleep(for: .seconds(10))) != nil, let (before, after) = StartupPages.release() else { return }
+                logger.info("start-up pages released: resident memory \(before) kB, now \(after) kB")
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: statusInterval)
+                    guard !Task.isCancelled else { break }
+                    await logCounters()
+                }
+            }
+        }
     }
 
     /// The control socket; a default one that cannot be bound (no /run/gpsfixd outside the

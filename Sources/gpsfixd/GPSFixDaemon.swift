@@ -13,7 +13,6 @@ import GPSFixTraccar
 import Glibc
 import Logging
 import ServiceAddress
-import ServiceLifecycle
 import SystemdSupport
 
 struct GPSFixDaemon: AsyncParsableCommand {
@@ -244,6 +243,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         Secrets.hideInCommandLine()
         signal(SIGPIPE, SIG_IGN)
+        let stopSignals = StopSignals()
         Self.raiseDescriptorLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
@@ -309,10 +309,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)
-        let group = ServiceGroup(
-            // SIGHUP too: a shell's hang-up ends the daemon as cleanly as a stop does.
-            configuration: .init(services: [daemon], gracefulShutdownSignals: [.sigterm, .sigint, .sighup], logger: logger))
-        try await group.run()
+        try await daemon.run(until: stopSignals)
     }
 
     /// Every client is a descriptor: take the hard limit, so the only client cap is the machine's.
