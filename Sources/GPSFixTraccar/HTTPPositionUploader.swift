@@ -39,7 +39,8 @@ public actor HTTPPositionUploader: PositionUploader {
         }
         defer { timer.cancel() }
         let target = endpoint.path + (endpoint.path.contains("?") ? "&" : "?") + query
-        channel.writeAndFlush(OsmAndExchange.Request(target: target, answered: answered), promise: nil)
+        // A connection that closed just now fails the write, and with it the request.
+        channel.writeAndFlush(OsmAndExchange.Request(target: target, answered: answered)).whenFailure { answered.fail($0) }
         do {
             return try await answered.futureResult.get()
         } catch {
@@ -69,12 +70,6 @@ public actor HTTPPositionUploader: PositionUploader {
             .connect(host: endpoint.host, port: endpoint.port).get()
         self.channel = channel
         return channel
-    }
-
-    /// Closes the kept connection.
-    public func close() {
-        channel?.close(promise: nil)
-        channel = nil
     }
 
     /// What went wrong with one request.
