@@ -21,10 +21,10 @@ import tempfile
 import time
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# swift.org's list for Debian 12, and git and certificates to fetch packages.
+# What Swift's own Debian 12 image installs beside the toolchain, and certificates.
 SWIFT_NEEDS = (
-    "binutils-gold libcurl4-openssl-dev libedit2 libgcc-12-dev libpython3-dev libsqlite3-0 libstdc++-12-dev "
-    "libxml2-dev libz3-dev pkg-config tzdata zlib1g-dev git ca-certificates unzip gnupg2"
+    "binutils-gold libicu-dev libcurl4-openssl-dev libedit-dev libsqlite3-dev libncurses-dev libpython3-dev "
+    "libxml2-dev pkg-config uuid-dev tzdata git gcc libstdc++-12-dev ca-certificates"
 ).split()
 
 
@@ -34,8 +34,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def first_tpv(port, deadline):
-    while time.monotonic() < deadline:
+def first_tpv(port, deadline, demo):
+    while time.monotonic() < deadline and demo.poll() is None:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=2) as client:
                 client.sendall(b'?WATCH={"enable":true,"json":true};\n')
@@ -55,6 +55,8 @@ def first_tpv(port, deadline):
 
 
 def main():
+    # A SIGTERM unwinds like an exception, so that the mounts are undone.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     folder = tempfile.mkdtemp(prefix="first-demo-")
     root = os.path.join(folder, "root")
     mounts = []
@@ -88,7 +90,7 @@ def main():
 
         import threading
         threading.Thread(target=stamp, daemon=True).start()
-        served = first_tpv(port, start + 1200)
+        served = first_tpv(port, start + 1200, demo)
         elapsed = time.monotonic() - start
         marks = {}
         for at, line in log:
@@ -103,7 +105,7 @@ def main():
             print("\n".join(line for _, line in log[-30:]))
         return 0 if served else 1
     finally:
-        if demo is not None:
+        if demo is not None and demo.poll() is None:
             os.killpg(demo.pid, signal.SIGTERM)
             demo.wait(timeout=30)
         for target in reversed(mounts):
