@@ -177,7 +177,7 @@ let package = Package(
             name: "gpsfix",
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
-                "UBXConfiguration", "TOMLReader",
+                "UBXConfiguration", "TOMLReader", "ProcessTable",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/gpsfix",

@@ -1,6 +1,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "CMosquitto.h"
 
@@ -43,14 +44,15 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *failure = "libmosquitto is not loaded";
 
 static void load(void) {
+    // dlerror's text is the library's until the next call: a copy is kept.
     void *library = dlopen("libmosquitto.so.1", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
-        failure = dlerror();
+        failure = strdup(dlerror());
         return;
     }
 #define RESOLVE(type, name, parameters, arguments) \
     if ((*(void **)&loaded_##name = dlsym(library, #name)) == NULL) { \
-        failure = dlerror(); \
+        failure = strdup(dlerror()); \
         return; \
     }
     MOSQUITTO_FUNCTIONS(RESOLVE)

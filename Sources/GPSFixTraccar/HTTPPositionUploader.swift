@@ -8,18 +8,23 @@ import ServiceAddress
 /// with an empty body, as Traccar's own client sends them.
 ///
 /// One connection is kept and reused while the server keeps it open (HTTP/1.1
-/// keep-alive), so a backlog after an outage costs one TLS handshake, not one a position.
+/// keep-alive) and it was used in the last ``idleLimit``, so a backlog after an outage
+/// costs one TLS handshake, not one a position, and a connection a router dropped while
+/// idle is not waited on. A cancelled upload (the daemon stopping) ends at once.
 /// Built on SwiftNIO's HTTP/1 codec and swift-nio-ssl directly: the uploader needs one
 /// request at a time to one server, and a general HTTP client would bring Foundation (and
 /// its ICU data, most of the daemon's size) with it.
 public actor HTTPPositionUploader: PositionUploader {
     /// How long one request may take, connecting included.
     public static let timeout = TimeAmount.seconds(10)
+    /// How long a connection may rest and still be used again.
+    static let idleLimit = TimeAmount.seconds(30)
 
     private let endpoint: Endpoint
     private let tls: NIOSSLContext?
     private let group: any EventLoopGroup
     private var channel: (any Channel)?
+    private var lastUsed = NIODeadline.distantPast
 
     /// `url` is the endpoint (`http://traccar.example:5055/`); an `https://` endpoint's
     /// certificate is checked against the system's trust store.
@@ -29,6 +34,8 @@ public actor HTTPPositionUploader: PositionUploader {
         self.group = group
     }
 
+    /// Sends one position's OsmAnd query; returns the HTTP status, throws when no answer
+    /// came within ``timeout`` or the upload was cancelled.
     public func upload(_ query: String) async throws -> Int {
         let deadline = NIODeadline.now() + Self.timeout
         let channel = try await connectedChannel(deadline: deadline)
@@ -42,7 +49,13 @@ public actor HTTPPositionUploader: PositionUploader {
         // A connection that closed just now fails the write, and with it the request.
         channel.writeAndFlush(OsmAndExchange.Request(target: target, answered: answered)).whenFailure { answered.fail($0) }
         do {
-            return try await answered.futureResult.get()
+            let status = try await withTaskCancellationHandler {
+                try await answered.futureResult.get()
+            } onCancel: {
+                answered.fail(CancellationError())
+            }
+            lastUsed = .now()
+            return status
         } catch {
             // Whatever state the connection is in, the next request starts afresh.
             self.channel = nil
@@ -53,7 +66,8 @@ public actor HTTPPositionUploader: PositionUploader {
 
     /// The kept connection while it is open, else a new one.
     private func connectedChannel(deadline: NIODeadline) async throws -> any Channel {
-        if let channel, channel.isActive { return channel }
+        if let channel, channel.isActive, lastUsed + Self.idleLimit > .now() { return channel }
+        channel?.close(promise: nil)
         let endpoint = self.endpoint, tls = self.tls
         let channel = try await ClientBootstrap(group: group)
             .connectTimeout(deadline - .now())
@@ -136,6 +150,8 @@ final class OsmAndExchange: ChannelDuplexHandler {
     private var pending: EventLoopPromise<Int>?
     private var status: Int?
     private var keepAlive = true
+    /// A 1xx answer is read past: the request's own answer follows it.
+    private var informational = false
 
     init(host: String) {
         self.host = host
@@ -156,11 +172,13 @@ final class OsmAndExchange: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            informational = (100..<200).contains(head.status.code)
             status = Int(head.status.code)
             keepAlive = head.isKeepAlive
         case .body:
             break
         case .end:
+            guard !informational else { return }
             if let status { pending?.succeed(status) }
             pending = nil
             if !keepAlive { context.close(promise: nil) }

@@ -12,8 +12,14 @@ private struct TOMLParser {
     private var index = 0
     private var line = 1
 
+    /// How deep arrays and inline tables may nest: a configuration needs two.
+    static let maximumDepth = 32
+    private var depth = 0
+
     init(_ bytes: [UInt8]) {
         self.bytes = bytes
+        // A byte-order mark, as some editors write.
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
     }
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
@@ -85,10 +91,11 @@ private struct TOMLParser {
         case UInt8(ascii: "'"):
             if bytes[index...].starts(with: "'''".utf8) { throw fail("multi-line strings are not used in this file") }
             return .string(try literalString())
-        case UInt8(ascii: "["):
-            return .array(try array())
-        case UInt8(ascii: "{"):
-            return .table(try inlineTable())
+        case UInt8(ascii: "["), UInt8(ascii: "{"):
+            guard depth < Self.maximumDepth else { throw fail("values nest more than \(Self.maximumDepth) deep") }
+            depth += 1
+            defer { depth -= 1 }
+            return current == UInt8(ascii: "[") ? .array(try array()) : .table(try inlineTable())
         case nil, UInt8(ascii: "\n"), UInt8(ascii: "#"):
             throw fail("a value is missing after =")
         default:
@@ -117,12 +124,23 @@ private struct TOMLParser {
         throw fail(text.isEmpty ? "a value is missing here" : "'\(text)' is not a value: write text in quotes")
     }
 
+    /// Whether each `_` of `text` stands between two digits, as TOML asks.
+    private static func underscoresBetweenDigits(_ text: String) -> Bool {
+        let characters = Array(text)
+        return characters.indices.allSatisfy { index in
+            characters[index] != "_"
+                || (index > 0 && index + 1 < characters.count && characters[index - 1].isHexDigit && characters[index + 1].isHexDigit)
+        }
+    }
+
     /// A decimal integer (sign and `_` allowed), or `0x`, `0o`, `0b` and digits.
     private static func integer(_ text: String) -> Int? {
-        guard !text.hasPrefix("_"), !text.hasSuffix("_"), !text.contains("__") else { return nil }
+        guard underscoresBetweenDigits(text) else { return nil }
         let digits = text.filter { $0 != "_" }
         for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] where digits.hasPrefix(prefix) {
-            return Int(digits.dropFirst(2), radix: radix)
+            let rest = digits.dropFirst(2)
+            guard !rest.isEmpty, rest.allSatisfy({ $0.hexDigitValue.map { $0 < radix } ?? false }) else { return nil }
+            return Int(rest, radix: radix)
         }
         let unsigned = digits.first == "+" || digits.first == "-" ? digits.dropFirst() : Substring(digits)
         // TOML has no leading zeros in decimal integers.
@@ -133,13 +151,17 @@ private struct TOMLParser {
     /// A decimal float: an integer part as TOML writes integers, then a fraction, an
     /// exponent or both.
     private static func float(_ text: String) -> Double? {
-        guard !text.hasPrefix("_"), !text.hasSuffix("_"), !text.contains("__") else { return nil }
+        guard underscoresBetweenDigits(text) else { return nil }
         let digits = text.filter { $0 != "_" }
         let unsigned = digits.first == "+" || digits.first == "-" ? digits.dropFirst() : Substring(digits)
         let integerPart = unsigned.prefix { $0.isNumber }
-        guard !integerPart.isEmpty, integerPart == "0" || !integerPart.hasPrefix("0"),
+        // A point has digits on both sides.
+        let pointed = unsigned.firstIndex(of: ".").map { point in
+            point > unsigned.startIndex && unsigned[unsigned.index(after: point)...].first?.isNumber == true
+        }
+        guard !integerPart.isEmpty, integerPart == "0" || !integerPart.hasPrefix("0"), pointed != false,
             unsigned.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }),
-            unsigned.allSatisfy({ "0123456789+-.eE".contains($0) }), !unsigned.hasSuffix(".")
+            unsigned.allSatisfy({ "0123456789+-.eE".contains($0) })
         else { return nil }
         return Double(digits).flatMap { $0.isFinite ? $0 : nil }
     }
@@ -210,7 +232,7 @@ private struct TOMLParser {
                 case UInt8(ascii: "f"): text.append(0x0C)
                 case UInt8(ascii: "u"), UInt8(ascii: "U"):
                     let count = escape == UInt8(ascii: "u") ? 4 : 8
-                    guard index + count <= bytes.count,
+                    guard index + count <= bytes.count, bytes[index..<index + count].allSatisfy({ Character(Unicode.Scalar($0)).isHexDigit }),
                         let scalar = UInt32(String(decoding: bytes[index..<index + count], as: UTF8.self), radix: 16)
                             .flatMap(Unicode.Scalar.init)
                     else { throw fail("\\u is followed by \(count) hexadecimal digits of a Unicode scalar") }

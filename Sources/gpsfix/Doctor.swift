@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import GPSFixDoctor
+import ProcessTable
 import TOMLReader
 
 /// `gpsfix doctor`: the usual traps of a GPS daemon, checked, with the fix for each.
@@ -81,7 +82,7 @@ struct DoctorCommand: ParsableCommand {
 
     /// The devices, PPS devices and chrony socket directory of the configuration file.
     private func readConfiguration(_ path: String, into settings: inout DoctorSettings) {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8), let table = try? TOMLTable(parsing: text) else { return }
+        guard let text = SmallFile.text(at: path), let table = try? TOMLTable(parsing: text) else { return }
         settings.devices = table["devices"]?.array?.compactMap { $0.string } ?? []
         settings.ppsDevices = table["pps"]?.array?.compactMap { $0.string } ?? []
         if let directory = table["chrony-socket-dir"]?.string { settings.chronySocketDirectory = directory }
@@ -127,18 +128,26 @@ struct DoctorCommand: ParsableCommand {
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = ContinuousClock.now + .seconds(5)
-        var finished = false
-        while !finished, ContinuousClock.now < deadline, output.count < 1 << 20 {
+        var ended = false, failed = false
+        while !ended, !failed, ContinuousClock.now < deadline, output.count < 1 << 20 {
             var ready = pollfd(fd: pipe[0], events: Int16(POLLIN), revents: 0)
             guard poll(&ready, 1, 100) >= 0 || errno == EINTR else { break }
             guard ready.revents != 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { read(pipe[0], $0.baseAddress, $0.count) }
-            if count > 0 { output += buffer[..<count] } else if count == 0 || errno != EINTR { finished = true }
+            if count > 0 { output += buffer[..<count] } else if count == 0 { ended = true } else if errno != EINTR { failed = true }
         }
-        if !finished { kill(child, SIGKILL) }
+        // Its exit, within the same deadline; past it, it is killed.
         var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0, errno == EINTR {}
-        // Exited (not signalled), with status 0.
-        return finished && status & 0x7F == 0 && (status >> 8) & 0xFF == 0 ? String(decoding: output, as: UTF8.self) : nil
+        var exited = false
+        while !exited, ContinuousClock.now < deadline {
+            exited = waitpid(child, &status, WNOHANG) == child
+            if !exited { usleep(10_000) }
+        }
+        if !exited {
+            kill(child, SIGKILL)
+            while waitpid(child, &status, 0) < 0, errno == EINTR {}
+        }
+        // Read to its end, and exited (not signalled) with status 0.
+        return ended && exited && status & 0x7F == 0 && (status >> 8) & 0xFF == 0 ? String(decoding: output, as: UTF8.self) : nil
     }
 }

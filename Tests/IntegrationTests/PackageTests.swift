@@ -46,8 +46,10 @@ struct PackageTests {
         #expect(!report.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(report)")
     }
 
-    @Test("each package stays small, and depends on its own release's libgps", arguments: [("deb12", "libgps28"), ("deb13", "libgps30t64")])
-    func sizeAndDependencies(release: String, libgps: String) throws {
+    @Test(
+        "each package stays small, and is built for its own release's libgps",
+        arguments: [("deb12", "libgps28", "libgps.so.28"), ("deb13", "libgps30t64", "libgps.so.30")])
+    func sizeAndDependencies(release: String, libgps: String, soname: String) throws {
         let deb = try Self.package(release)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: deb)[.size] as? Int)
         #expect(size <= Self.sizeLimit, "\(deb) is \(size / 1024) KB, over the \(Self.sizeLimit / 1024) KB a small board's package may weigh")
@@ -57,6 +59,14 @@ struct PackageTests {
         // One binary: gpsfixd is a link to gpsfix.
         let listing = try run("/usr/bin/dpkg-deb", ["--contents", deb])
         #expect(listing.contains("./usr/sbin/gpsfixd -> ../bin/gpsfix"), "\(listing)")
+        // Built with that release's gps.h: it loads that release's libgps, and no other.
+        let folder = try makeTemporaryFolder("package-contents")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        _ = try run("/usr/bin/dpkg-deb", ["-x", deb, folder.path])
+        let binary = try Data(contentsOf: folder.appendingPathComponent("usr/bin/gpsfix"))
+        for name in ["libgps.so.28", "libgps.so.30"] {
+            #expect((binary.range(of: Data(name.utf8)) != nil) == (name == soname), "\(name) in the \(release) binary")
+        }
     }
 
     @Test(

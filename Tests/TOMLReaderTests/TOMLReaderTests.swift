@@ -76,6 +76,12 @@ struct TOMLReaderTests {
             ("a = \"\\q\"", 1, "not an escape"),
             ("= 3", 1, "key is expected"),
             ("a = { b = 1", 1, "inline table"),
+            ("a = 0x-1", 1, "not a value"),
+            ("a = 1_.5", 1, "not a value"),
+            ("a = 1.e5", 1, "not a value"),
+            ("a = -_1", 1, "not a value"),
+            ("a = \"\\u+041\"", 1, "hexadecimal digits"),
+            ("a = " + String(repeating: "[", count: 40), 1, "nest more than 32"),
         ])
     func refusals(text: String, line: Int, message: String) {
         #expect {
@@ -84,6 +90,15 @@ struct TOMLReaderTests {
             guard let error = error as? TOMLError else { return false }
             return error.line == line && error.message.contains(message)
         }
+    }
+
+    @Test("a byte-order mark is read past; a section of many keys reads in linear time")
+    func markAndSize() throws {
+        #expect(try TOMLTable(parsing: "\u{FEFF}a = 1")["a"] == .integer(1))
+        let keys = (0..<50_000).map { "k\($0) = \($0)" }.joined(separator: "\n")
+        let table = try TOMLTable(parsing: "[receiver]\n" + keys)
+        #expect(table["receiver"]?.table?.entries.count == 50_000)
+        #expect(table["receiver"]?.table?["k49999"] == .integer(49_999))
     }
 
     @Test("an empty file and a file of comments are empty tables")
