@@ -12,7 +12,7 @@ client watching; the functions that ran after the first 20 s, when it only serve
 the list. Names the code no longer has are ignored by the linker, so a stale list costs
 only memory: run this again when the hot path changes.
 
-Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package/release/gpsfix)
+Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package-deb12/release/gpsfix)
 """
 
 import glob
@@ -33,7 +33,7 @@ def free_port():
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPOSITORY, ".build-package/release/gpsfix")
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPOSITORY, ".build-package-deb12/release/gpsfix")
     folder = tempfile.mkdtemp(prefix="symbol-order-")
     daemon = os.path.join(folder, "gpsfixd")
     subprocess.run(["strip", "--strip-debug", "-o", daemon, binary], check=True)

@@ -50,7 +50,7 @@ public struct DaemonObservation: Sendable {
 
     /// Takes one report line of the daemon.
     public mutating func take(_ line: String) {
-        guard let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else { return }
+        guard let report = DaemonReport(line: line) else { return }
         let device = report.device ?? devices.first?.path ?? ""
         switch report.class {
         case "VERSION":
@@ -95,40 +95,62 @@ public struct DaemonObservation: Sendable {
     }
 }
 
-/// The fields of the daemon's reports the doctor reads.
-private struct Report: Decodable {
-    struct Device: Decodable {
-        var path: String?
-        var bps: Int?
-        var online: Bool?
-        var sentences: Int?
-        var rejected: Int?
+/// One report line of the daemon (gpsd's JSON), as far as the tool reads it: the doctor's
+/// observation and `gpsfix watch`'s compact view. A field of another type than gpsd's
+/// makes the line unread.
+public struct DaemonReport: Decodable, Sendable {
+    /// A device of `DEVICES` or `?STATUS;`.
+    public struct Device: Decodable, Sendable {
+        public var path: String?
+        public var bps: Int?
+        public var online: Bool?
+        public var sentences: Int?
+        public var rejected: Int?
     }
 
-    struct Satellite: Decodable {
-        var used: Bool?
+    /// A satellite of `SKY`.
+    public struct Satellite: Decodable, Sendable {
+        public var used: Bool?
     }
 
     /// A service's status: its line of text, or `nil` for anything else.
-    struct Status: Decodable {
-        var text: String?
+    public struct Status: Decodable, Sendable {
+        public var text: String?
 
-        init(from decoder: any Decoder) throws {
+        public init(from decoder: any Decoder) throws {
             text = try? decoder.singleValueContainer().decode(String.self)
         }
     }
 
-    var `class`: String
-    var device: String?
-    var release: String?
-    var devices: [Device]?
-    var services: [String: Status]?
-    var mode: Int?
-    var satellites: [Satellite]?
-    var uSat: Int?
-    var nSat: Int?
-    var real_sec: Double?
-    var real_nsec: Double?
-    var clock_sec: Double?
-    var clock_nsec: Double?
+    /// `TPV`, `SKY`, `DEVICE`, `VERSION`, ...
+    public var `class`: String
+    public var device: String?
+    public var release: String?
+    public var devices: [Device]?
+    public var services: [String: Status]?
+    public var path: String?
+    public var online: Bool?
+    public var message: String?
+    public var time: String?
+    public var mode: Int?
+    public var lat: Double?
+    public var lon: Double?
+    public var altMSL: Double?
+    public var speed: Double?
+    public var track: Double?
+    public var satellites: [Satellite]?
+    public var uSat: Int?
+    public var nSat: Int?
+    public var hdop: Double?
+    public var pdop: Double?
+    public var real_sec: Double?
+    public var real_nsec: Double?
+    public var clock_sec: Double?
+    public var clock_nsec: Double?
+
+    /// The report of one line; `nil` for a line that is not one.
+    public init?(line: String) {
+        guard let report = try? JSONDecoder().decode(Self.self, from: Data(line.utf8)) else { return nil }
+        self = report
+    }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import FoundationEssentials
 import GPSFix
+import GPSFixDoctor
 
 #if canImport(Glibc)
 import Glibc
@@ -64,7 +64,7 @@ struct Poll: ParsableCommand {
 /// The human view of `gpsfix watch`: one line per fix, one per sky view.
 enum CompactView {
     static func describe(_ line: String) -> String? {
-        guard let report = try? JSONDecoder().decode(Report.self, from: Data(line.utf8)) else { return nil }
+        guard let report = DaemonReport(line: line) else { return nil }
         func number(_ value: Double?, _ decimals: Int) -> String {
             value.map { FixedPoint.string($0, decimals: decimals) } ?? "-"
         }
@@ -84,29 +84,6 @@ enum CompactView {
         default:
             return nil
         }
-    }
-
-    /// The fields of gpsd's reports the view shows.
-    private struct Report: Decodable {
-        /// A satellite, whatever it holds: the view counts them.
-        struct Satellite: Decodable {}
-
-        var `class`: String
-        var time: String?
-        var mode: Int?
-        var lat: Double?
-        var lon: Double?
-        var altMSL: Double?
-        var speed: Double?
-        var track: Double?
-        var satellites: [Satellite]?
-        var uSat: Int?
-        var nSat: Int?
-        var hdop: Double?
-        var pdop: Double?
-        var path: String?
-        var online: Bool?
-        var message: String?
     }
 }
 
