@@ -39,7 +39,7 @@ public actor HTTPPositionUploader: PositionUploader {
     public func upload(_ query: String) async throws -> Int {
         let deadline = NIODeadline.now() + Self.timeout
         let channel = try await connectedChannel(deadline: deadline)
-        let answered = channel.eventLoop.makePromise(of: Int.self)
+        let answered = channel.eventLoop.makePromise(of: OsmAndExchange.Answer.self)
         let timer = channel.eventLoop.scheduleTask(deadline: deadline) {
             answered.fail(UploadError.timeout)
             channel.close(promise: nil)
@@ -49,13 +49,15 @@ public actor HTTPPositionUploader: PositionUploader {
         // A connection that closed just now fails the write, and with it the request.
         channel.writeAndFlush(OsmAndExchange.Request(target: target, answered: answered)).whenFailure { answered.fail($0) }
         do {
-            let status = try await withTaskCancellationHandler {
+            let answer = try await withTaskCancellationHandler {
                 try await answered.futureResult.get()
             } onCancel: {
                 answered.fail(CancellationError())
             }
             lastUsed = .now()
-            return status
+            // A server that closes after its answer: the next request connects anew.
+            if !answer.keepAlive { self.channel = nil }
+            return answer.status
         } catch {
             // Whatever state the connection is in, the next request starts afresh.
             self.channel = nil
@@ -140,14 +142,20 @@ final class OsmAndExchange: ChannelDuplexHandler {
     typealias OutboundIn = Request
     typealias OutboundOut = HTTPClientRequestPart
 
-    /// A request to send and where its status goes.
+    /// A request to send and where its answer goes.
     struct Request: Sendable {
         var target: String
-        var answered: EventLoopPromise<Int>
+        var answered: EventLoopPromise<Answer>
+    }
+
+    /// The answer's status, and whether the connection may carry another request.
+    struct Answer: Sendable {
+        var status: Int
+        var keepAlive: Bool
     }
 
     private let host: String
-    private var pending: EventLoopPromise<Int>?
+    private var pending: EventLoopPromise<Answer>?
     private var status: Int?
     private var keepAlive = true
     /// A 1xx answer is read past: the request's own answer follows it.
@@ -179,7 +187,7 @@ final class OsmAndExchange: ChannelDuplexHandler {
             break
         case .end:
             guard !informational else { return }
-            if let status { pending?.succeed(status) }
+            if let status { pending?.succeed(Answer(status: status, keepAlive: keepAlive)) }
             pending = nil
             if !keepAlive { context.close(promise: nil) }
         }
