@@ -186,9 +186,16 @@ final class DaemonUnderTest {
     func client() throws -> LineClient { try LineClient(unixPath: socket) }
 
     /// Resident memory of the daemon, in kB.
-    var residentKilobytes: Int {
+    var residentKilobytes: Int { statusKilobytes("VmRSS:") }
+
+    /// The daemon's own memory (anonymous: what a leak grows), in kB: resident memory
+    /// without the pages of its binary and libraries, which the kernel maps in and out
+    /// (the daemon hands those start-up used back a few seconds in).
+    var anonymousKilobytes: Int { statusKilobytes("RssAnon:") }
+
+    private func statusKilobytes(_ field: String) -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix(field) } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
