@@ -6,6 +6,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ServiceAddress
 import OutputFormats
 
 /// RTCM corrections from an NTRIP caster into one receiver, and the receiver's position
@@ -213,7 +214,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: caster.host.isHostName ? caster.host : nil))
+                            NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: caster.host)))
                     }
                     try channel.pipeline.syncOperations.addHandler(handler)
                 }

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import NIOSSL
+import ServiceAddress
 
 extension SourceTable {
     /// Asks `caster` for its source table (NTRIP 2.0's request, which 1.0 casters answer
@@ -24,7 +25,7 @@ extension SourceTable {
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: caster.host.isHostName ? caster.host : nil))
+                            NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: caster.host)))
                     }
                     try channel.pipeline.syncOperations.addHandler(
                         TableHandler(request: request, received: received))
@@ -40,11 +41,6 @@ extension SourceTable {
         }
         return SourceTable(try await received.futureResult.get())
     }
-}
-
-extension String {
-    /// Whether this is a host name rather than an IP address (TLS names only host names).
-    var isHostName: Bool { !contains(":") && !allSatisfy { $0.isNumber || $0 == "." } }
 }
 
 /// Sends the request and hands the source table on, or the caster's refusal.

@@ -77,7 +77,7 @@ public actor HTTPPositionUploader: PositionUploader {
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: endpoint.serverName))
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: endpoint.host)))
                     }
                     try pipeline.addHTTPClientHandlers()
                     try pipeline.addHandler(OsmAndExchange(host: endpoint.hostHeader))
@@ -127,9 +127,6 @@ public actor HTTPPositionUploader: PositionUploader {
             let name = host.contains(":") ? "[\(host)]" : host
             return port == (usesTLS ? 443 : 80) ? name : "\(name):\(port)"
         }
-
-        /// The name TLS checks the certificate against; none for an IP address.
-        var serverName: String? { host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host }
     }
 }
 

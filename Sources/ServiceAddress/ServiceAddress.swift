@@ -79,6 +79,12 @@ public struct ServiceAddress: Equatable, Sendable {
         return (text[..<colon], text[text.index(after: colon)...])
     }
 
+    /// The name a TLS client gives the server and checks its certificate against: `host`
+    /// when it is a host name, `nil` for an IP address, which TLS does not name.
+    public static func tlsServerName(of host: String) -> String? {
+        host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host
+    }
+
     /// `url` with its password, if it holds one, masked as `***`: for messages.
     public static func redacted(_ url: String) -> String {
         var bytes = Array(url.utf8)
