@@ -9,8 +9,10 @@ several times the code that runs. Placed together, they are a few hundred pages.
 The list comes from callgrind (valgrind): the daemon built as scripts/package builds it
 (debug information removed, which valgrind cannot read, symbols kept) runs --demo with one
 client watching; the functions that ran after the first 20 s, when it only serves, are
-the list. Names the code no longer has are ignored by the linker, so a stale list costs
-only memory: run this again when the hot path changes.
+the list. It needs every function in a section of its own (scripts/package compiles with
+-function-sections), else the linker can only move whole objects. Names the code no longer
+has are ignored by the linker, so a stale list costs only memory: run this again when the
+hot path changes.
 
 Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package-deb12/release/gpsfix)
 """
@@ -39,7 +41,7 @@ def main():
     subprocess.run(["strip", "--strip-debug", "-o", daemon, binary], check=True)
     port = free_port()
     process = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={folder}/callgrind.%p", daemon, "--demo",
+        ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={folder}/callgrind.%p", daemon, "--demo",
          "--tcp", f"127.0.0.1:{port}", "--socket", f"{folder}/gpsfixd.sock", "--control-socket", f"{folder}/control.sock"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = None
@@ -75,14 +77,35 @@ def main():
         if line.endswith(f"[{daemon}]") and "Profiled target" not in line:
             name = line.split(")", 1)[1].strip().rsplit(" [", 1)[0]
             name = name.split(":", 1)[1] if name.startswith("???:") else name
-            # callgrind marks recursion levels ('2); C++ names come demangled, which the
-            # linker cannot match: they are left out.
+            # callgrind marks recursion levels ('2); names stay as the linker knows them
+            # (--demangle=no), the Swift runtime's C++ ones included.
             name = name.split("'", 1)[0]
             if " " not in name and "(" not in name:
                 names.add(name)
+    # A function compiled into a section of its own can be placed anywhere; one in an
+    # object's shared .text (the Swift runtime's internal functions) moves with all of it.
+    # The first go first, so that they lie together, and the shared sections after them.
+    alone = functions_in_own_sections(os.path.dirname(os.path.realpath(binary)))
+    ordered = sorted(names, key=lambda name: (name not in alone, name))
     with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
-        output.write("\n".join(sorted(names)) + "\n")
-    print(f"{len(names)} functions in packaging/symbol-order.txt")
+        output.write("\n".join(ordered) + "\n")
+    print(f"{len(names)} functions in packaging/symbol-order.txt, {len(alone & names)} in sections of their own")
+
+
+def functions_in_own_sections(build):
+    """The functions that have a `.text.NAME` section of their own in the objects linked:
+    the build folder's and the static Swift runtime's."""
+    swiftc = os.path.realpath(subprocess.run(["which", "swiftc"], capture_output=True, text=True).stdout.strip())
+    runtime = os.path.join(os.path.dirname(os.path.dirname(swiftc)), "lib/swift_static/linux")
+    files = glob.glob(f"{build}/**/*.o", recursive=True) + glob.glob(f"{runtime}/*.a")
+    names = set()
+    for start in range(0, len(files), 200):
+        sections = subprocess.run(["readelf", "-SW", *files[start : start + 200]], capture_output=True, text=True).stdout
+        for line in sections.splitlines():
+            fields = line.split("]", 1)[-1].split()
+            if fields and fields[0].startswith(".text.") and not fields[0].startswith(".text.unlikely"):
+                names.add(fields[0][len(".text.") :])
+    return names
 
 
 if __name__ == "__main__":

@@ -16,22 +16,29 @@ import Glibc
 /// the pages still used come back as they are touched. Pages another process maps too
 /// (the C library's) stay where they are.
 enum StartupPages {
-    /// Releases the pages; returns the resident memory before and after, in kB.
-    @discardableResult
-    static func release() -> (before: Int, after: Int)? {
-        guard let before = residentKilobytes(), let maps = SmallFile.text(at: "/proc/self/maps") else { return nil }
+    /// Releases the pages, and hands `report` the resident memory before and after, in kB.
+    /// What measuring and reporting touch (the /proc reader, the logger) runs only now: it
+    /// is handed back too, after `report`.
+    static func release(reporting report: (_ before: Int, _ after: Int) -> Void) {
+        guard let before = residentKilobytes(), let maps = SmallFile.text(at: "/proc/self/maps") else { return }
+        var mappings: [UnsafeMutableRawBufferPointer] = []
         for line in maps.split(separator: "\n") {
             // 7f1d44536000-7f1d4468c000 r-xp 00000000 08:01 1234 /usr/lib/x86_64-linux-gnu/libc.so.6
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 6, fields[5].hasPrefix("/"), !fields[1].contains("w"),
                 let dash = fields[0].firstIndex(of: "-"),
-                let start = UInt(fields[0][..<dash], radix: 16), let end = UInt(fields[0][fields[0].index(after: dash)...], radix: 16),
-                let address = UnsafeMutableRawPointer(bitPattern: start)
+                let start = UInt(fields[0][..<dash], radix: 16), let end = UInt(fields[0][fields[0].index(after: dash)...], radix: 16)
             else { continue }
-            _ = madvise(address, Int(end - start), MADV_RANDOM)
-            _ = madvise(address, Int(end - start), pageOut)
+            let mapping = UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: start), count: Int(end - start))
+            _ = madvise(mapping.baseAddress, mapping.count, MADV_RANDOM)
+            mappings.append(mapping)
         }
-        return residentKilobytes().map { (before, $0) }
+        func pageOutAll() {
+            for mapping in mappings { _ = madvise(mapping.baseAddress, mapping.count, pageOut) }
+        }
+        pageOutAll()
+        if let after = residentKilobytes() { report(before, after) }
+        pageOutAll()
     }
 
     /// Linux's MADV_PAGEOUT (5.4 and later); older kernels refuse it, and nothing changes.
