@@ -2,7 +2,7 @@
 """Writes packaging/symbol-order.txt: the functions gpsfixd runs while it serves, which
 scripts/package has the linker place together at the start of the code.
 
-The daemon's code is about 16 MB, and serving fixes runs in about 1.5 MB of it, spread
+The daemon's code is about 14 MB, and serving fixes runs in about 1.5 MB of it, spread
 all over: the kernel maps 64 KB around each page touched, so the pages resident are
 several times the code that runs. Placed together, they are a few hundred pages.
 
@@ -80,7 +80,7 @@ def main():
             # callgrind marks recursion levels ('2); names stay as the linker knows them
             # (--demangle=no), the Swift runtime's C++ ones included.
             name = name.split("'", 1)[0]
-            if " " not in name and "(" not in name:
+            if " " not in name and "(" not in name and not name.startswith("0x"):
                 names.add(name)
     # A function compiled into a section of its own can be placed anywhere; one in an
     # object's shared .text (the Swift runtime's internal functions) moves with all of it.

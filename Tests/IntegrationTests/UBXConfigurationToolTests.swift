@@ -229,6 +229,10 @@ struct UBXConfigurationToolTests {
         let control = folder.appendingPathComponent("control.sock").path
         let daemon = try RunningProcess(Binaries.gpsfixd, [receiver.path, "--speed", "9600", "--socket", socket, "--control-socket", control])
         defer { daemon.stop() }
+        // The control socket is there before the port is open: a fix says the daemon reads it.
+        let watcher = try #require(LineClient.connect(unixPath: socket))
+        watcher.send("?WATCH={\"enable\":true,\"json\":true};\n")
+        try #require(watcher.readLines(until: { $0.contains(#""class":"TPV""#) }) != nil, "no fix from the receiver")
         try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
         let client = try LineClient(unixPath: control)
         client.send(bytes: ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes)
@@ -248,6 +252,6 @@ struct UBXConfigurationToolTests {
         var messages: [ControlMessage] = []
         while let message = ControlMessage.take(from: &answer) { messages.append(message) }
         let refusal = messages.first { $0.type == UInt8(ascii: "E") }.map { String(decoding: $0.payload, as: UTF8.self) }
-        #expect(refusal?.contains("more than 4 frames waiting") == true, "\(messages.map { UnicodeScalar($0.type) })")
+        #expect(refusal?.contains("more than 4 frames waiting") == true, "\(messages.map { UnicodeScalar($0.type) }) \(refusal ?? "")")
     }
 }
