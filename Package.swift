@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
         // For the fuzz package: every encoder an output writes a fix with, without I/O.
         .library(name: "OutputFormats", targets: ["OutputFormats"]),
+        // For the fuzz package: the configurator, given a receiver's answers.
+        .library(name: "UBXConfiguration", targets: ["UBXConfiguration"]),
         .executable(name: "gpsfix", targets: ["GPSFixToolMain"]),
         .executable(name: "gpsfixd", targets: ["GPSFixDaemonMain"]),
     ],
@@ -126,7 +128,7 @@ let package = Package(
         .target(
             name: "GPSFixMetrics",
             dependencies: [
-                "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFixNTRIP", "GPSFix", "NMEA",
+                "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFixNTRIP", "GPSFix", "GPSFixDevices", "NMEA",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

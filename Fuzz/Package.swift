@@ -30,6 +30,13 @@ let package = Package(
                 .product(name: "UBX", package: project),
             ]
         ),
+        // A receiver's answers, from the input, to the configurator's whole conversation.
+        .executableTarget(
+            name: "FuzzConfigurator",
+            dependencies: [
+                "FuzzSupport", .product(name: "UBX", package: project), .product(name: "UBXConfiguration", package: project),
+            ]
+        ),
         .executableTarget(
             name: "FuzzRequests", dependencies: ["FuzzSupport", .product(name: "GPSDProtocol", package: project)]),
         // Bytes through the framer and the assembler into every encoder of every output.

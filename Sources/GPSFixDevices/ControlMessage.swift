@@ -1,12 +1,13 @@
 /// A message of the daemon's control socket, both ways: a type byte, a big-endian 16-bit
 /// length, the payload. `H` names a device (answered `O` with its speed, `N` when the
-/// daemon does not serve it, or `E` with why not), `F` carries one whole UBX frame, `S` a
+/// daemon does not serve it, or `E` with why not; `W` first when another conversation
+/// holds the receiver, and `O` when it is over), `F` carries one whole UBX frame, `S` a
 /// new port speed (answered `O`).
 public struct ControlMessage: Equatable, Sendable {
     /// The longest payload: a UBX frame of the framer's longest.
     public static let maximumLength = 8200
 
-    /// `H`, `O`, `N`, `E`, `F` or `S`.
+    /// `H`, `O`, `W`, `N`, `E`, `F` or `S`.
     public var type: UInt8
     public var payload: [UInt8]
 
@@ -18,6 +19,10 @@ public struct ControlMessage: Equatable, Sendable {
 
     /// `O`: the conversation may go on, the port at `speed` bits per second.
     public static func ok(_ speed: Int) -> ControlMessage { ControlMessage(type: UInt8(ascii: "O"), number: speed) }
+
+    /// `W`: another conversation holds the receiver; `O` follows when this one's turn comes
+    /// (within the daemon's turn limit, 60 s).
+    public static let waiting = ControlMessage(type: UInt8(ascii: "W"), payload: [])
 
     /// `S`: switch the port to `speed` bits per second (after the receiver was told to).
     public static func speed(_ speed: Int) -> ControlMessage { ControlMessage(type: UInt8(ascii: "S"), number: speed) }

@@ -6,18 +6,25 @@ import NIOConcurrencyHelpers
 import UBXConfiguration
 
 /// What configuration reaches of one serial receiver the daemon reads: its one writer, its
-/// answers taken from the daemon's reading, and its port (for a speed change).
+/// answers taken from the daemon's reading, who holds its conversation, and its port (for
+/// a speed change).
 public struct ReceiverControl: Sendable {
     /// Everything written to the receiver goes through it.
     public let writer: ReceiverWriter
-    /// The receiver's answers to configuration, and who holds the conversation.
+    /// The receiver's answers to configuration.
     public let replies: ReceiverReplies
+    /// Whose turn it is to talk to the receiver.
+    public let conversations: ReceiverConversations
     /// The port, held open by the daemon's reader.
     public let port: SerialPort
 
-    public init(writer: ReceiverWriter, replies: ReceiverReplies, port: SerialPort) {
+    public init(
+        writer: ReceiverWriter, replies: ReceiverReplies, conversations: ReceiverConversations = ReceiverConversations(),
+        port: SerialPort
+    ) {
         self.writer = writer
         self.replies = replies
+        self.conversations = conversations
         self.port = port
     }
 
@@ -33,16 +40,24 @@ public struct ReceiverControl: Sendable {
     }
 }
 
-/// The daemon's own link to a receiver it reads (see ``ReceiverControl``). Use it inside
-/// ``ReceiverReplies/listening(_:)``.
+/// The daemon's own link to a receiver it reads (see ``ReceiverControl``), for one turn of
+/// its conversation. Use it inside ``ReceiverReplies/listening(during:_:)``.
 public final class DaemonReceiverLink: ReceiverLink {
     private let control: ReceiverControl
+    private let turn: ConversationTurn
 
-    public init(control: ReceiverControl) {
+    /// The turn was taken away at its deadline: nothing more is sent in it.
+    public struct TurnOver: Error, CustomStringConvertible {
+        public var description: String { "the conversation took longer than its turn allows" }
+    }
+
+    public init(control: ReceiverControl, turn: ConversationTurn) {
         self.control = control
+        self.turn = turn
     }
 
     public func send(_ frame: [UInt8]) throws {
+        guard control.conversations.holds(turn) else { throw TurnOver() }
         control.writer.send(frame)
     }
 

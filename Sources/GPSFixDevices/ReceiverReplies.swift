@@ -3,7 +3,7 @@ import Synchronization
 
 /// A receiver's answers to configuration (ACK-ACK and ACK-NAK, CFG and MON replies),
 /// taken from the daemon's own reading of the port, for the one configuration
-/// conversation held with it at a time.
+/// conversation held with it at a time (whose turn it is, ``ReceiverConversations`` says).
 ///
 /// The reading thread copies a frame out only while a conversation listens (one atomic
 /// load per UBX frame otherwise), and hands it either to a sink (the control socket's
@@ -15,19 +15,18 @@ public final class ReceiverReplies: Sendable {
     public let limit: Int
     /// Whether anyone listens: read for every UBX frame, without a lock.
     private let listened = Atomic<Bool>(false)
-    /// Whether a configuration conversation holds the receiver.
-    private let conversing = Atomic<Bool>(false)
     /// The value is 1 while frames wait, 0 while none does: a listener sleeps until it is 1.
     /// The queue and the sink are only touched with it held.
     private let condition = ConditionLock(value: 0)
     private let shared = NIOLockedValueBox(Shared())
-    /// Called when a conversation ends, so that one waiting for the receiver can start.
-    private let whenFree = NIOLockedValueBox<(@Sendable () -> Void)?>(nil)
 
     private struct Shared {
         var frames: [[UInt8]] = []
         var dropped = 0
         var sink: (@Sendable ([UInt8]) -> Void)?
+        /// The turn that listens: only it stops the listening (a turn taken away at its
+        /// deadline must not stop the next one's).
+        var listener: ConversationTurn?
     }
 
     public init(limit: Int = 64) {
@@ -37,60 +36,45 @@ public final class ReceiverReplies: Sendable {
     /// Frames dropped because the listener did not take them in time.
     public var dropped: Int { shared.withLockedValue { $0.dropped } }
 
-    // MARK: The conversation
-
-    /// Takes the receiver for one configuration conversation; `false` while another holds it.
-    public func beginConversation() -> Bool {
-        conversing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
-    }
-
-    /// Gives the receiver back, and tells whoever waits for it.
-    public func endConversation() {
-        conversing.store(false, ordering: .releasing)
-        whenFree.withLockedValue { $0 }?()
-    }
-
-    /// Sets what runs each time a conversation ends (the keeper, which found it taken).
-    public func onConversationEnded(_ action: @escaping @Sendable () -> Void) {
-        whenFree.withLockedValue { $0 = action }
-    }
-
     // MARK: Listening
 
-    /// Runs `body` while listening with ``next(timeout:)``; the frames left when it returns
-    /// are dropped.
-    public func listening<Result>(_ body: () throws -> Result) rethrows -> Result {
-        start(sink: nil)
-        defer { stop() }
+    /// Runs `body` while `turn` listens with ``next(timeout:)``; the frames left when it
+    /// returns are dropped.
+    public func listening<Result>(during turn: ConversationTurn, _ body: () throws -> Result) rethrows -> Result {
+        start(turn, sink: nil)
+        defer { stop(turn) }
         return try body()
     }
 
-    /// Hands each frame to `sink` (on the reading thread) until ``stopForwarding()``.
-    public func forward(to sink: @escaping @Sendable ([UInt8]) -> Void) {
-        start(sink: sink)
+    /// Hands each frame to `sink` (on the reading thread) until ``stopForwarding(for:)``.
+    public func forward(during turn: ConversationTurn, to sink: @escaping @Sendable ([UInt8]) -> Void) {
+        start(turn, sink: sink)
     }
 
-    /// Stops handing frames to the sink; none reaches it after this returns.
-    public func stopForwarding() {
-        stop()
+    /// Stops handing frames to `turn`'s sink; none reaches it after this returns.
+    public func stopForwarding(for turn: ConversationTurn) {
+        stop(turn)
     }
 
-    private func start(sink: (@Sendable ([UInt8]) -> Void)?) {
+    private func start(_ turn: ConversationTurn, sink: (@Sendable ([UInt8]) -> Void)?) {
         condition.lock()
         shared.withLockedValue { shared in
             shared.frames.removeAll()
             shared.sink = sink
+            shared.listener = turn
         }
         listened.store(true, ordering: .releasing)
         condition.unlock(withValue: 0)
     }
 
-    private func stop() {
+    private func stop(_ turn: ConversationTurn) {
         condition.lock()
-        listened.store(false, ordering: .releasing)
         shared.withLockedValue { shared in
+            guard shared.listener == turn else { return }
+            listened.store(false, ordering: .releasing)
             shared.frames.removeAll()
             shared.sink = nil
+            shared.listener = nil
         }
         condition.unlock(withValue: 0)
     }

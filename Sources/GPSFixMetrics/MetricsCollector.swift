@@ -1,5 +1,6 @@
 import CoreMetrics
 import GPSFix
+import GPSFixDevices
 import GPSFixMQTT
 import GPSFixNTRIP
 import GPSFixServer
@@ -156,6 +157,24 @@ public final class MetricsCollector: Sendable {
         if let median = counters.latencyMedian, let p99 = counters.latency99 {
             set("gpsfix_ntrip_write_latency_seconds", [("quantile", "0.5")], to: Self.seconds(median))
             set("gpsfix_ntrip_write_latency_seconds", [("quantile", "0.99")], to: Self.seconds(p99))
+        }
+    }
+
+    /// Each receiver kept at a `[receiver]` table: its conversations by who held them, the
+    /// turns taken away at their deadline, the table's applications and flash writes.
+    public func record(
+        receivers: [(device: String, table: ReceiverTableCounters, conversations: ReceiverConversations.Counters)]
+    ) {
+        for (device, table, conversations) in receivers {
+            let labels = [("device", device)]
+            for reason in ConversationReason.allCases {
+                let name = reason == .tool ? "tool" : "keeper"
+                count("gpsfix_receiver_conversations_total", labels + [("holder", name)], to: conversations.turns[reason] ?? 0)
+            }
+            count("gpsfix_receiver_conversations_expired_total", labels, to: conversations.expired)
+            count("gpsfix_receiver_table_applied_total", labels, to: table.applied)
+            count("gpsfix_receiver_flash_writes_total", labels, to: table.flashWrites)
+            count("gpsfix_receiver_table_differences_kept_total", labels, to: table.differencesKept)
         }
     }
 

@@ -75,7 +75,7 @@ extension ReceiverConfigurator {
             }
             report.timingMode = TimingMode(
                 code: mode, surveySeconds: UInt32(truncatingIfNeeded: value(keys.surveyInMinimumDuration) ?? 0),
-                surveyLimit: UInt32(truncatingIfNeeded: value(keys.surveyInAccuracyLimit) ?? 0),
+                surveyLimit: value(keys.surveyInAccuracyLimit) ?? 0,
                 latitude: (signed(keys.timingLatitude), signed(keys.timingLatitudeHP)),
                 longitude: (signed(keys.timingLongitude), signed(keys.timingLongitudeHP)),
                 height: (signed(keys.timingHeight), signed(keys.timingHeightHP)))
@@ -108,7 +108,7 @@ extension ReceiverConfigurator {
         if let (message, tmode) = try conversation.timingModeMessage() {
             if message == LegacyMessages.timingMode3, tmode[2] != 2 || tmode[3] & 0x01 != 0 {
                 report.timingMode = TimingMode(
-                    code: UInt64(tmode[2]), surveySeconds: tmode.u32(24), surveyLimit: tmode.u32(28),
+                    code: UInt64(tmode[2]), surveySeconds: tmode.u32(24), surveyLimit: UInt64(tmode.u32(28)),
                     latitude: (Int64(tmode.i32(4)), Int64(Int8(bitPattern: tmode[16]))),
                     longitude: (Int64(tmode.i32(8)), Int64(Int8(bitPattern: tmode[17]))),
                     height: (Int64(tmode.i32(12)), Int64(Int8(bitPattern: tmode[18]))))
@@ -117,7 +117,7 @@ extension ReceiverConfigurator {
                 report.timingModeResolution = .coarse
                 if tmode[0] != 2 || tmode[2] & 0x01 != 0 {
                     report.timingMode = TimingMode(
-                        code: UInt64(tmode[0]), surveySeconds: tmode.u32(20), surveyLimit: tmode.u32(24) * 10,
+                        code: UInt64(tmode[0]), surveySeconds: tmode.u32(20), surveyLimit: UInt64(tmode.u32(24)) * 10,
                         latitude: (Int64(tmode.i32(4)), 0), longitude: (Int64(tmode.i32(8)), 0), height: (Int64(tmode.i32(12)), 0))
                 }
             }
@@ -134,10 +134,11 @@ extension ReceiverConfigurator {
 }
 
 extension TimingMode {
-    /// The mode from a receiver's fields: mode 0 off, 1 survey-in, 2 fixed (in whole units
-    /// and high-precision remainders: 1e-7° and 1e-9°, cm and 0.1 mm).
+    /// The mode from a receiver's fields: mode 0 off, 1 survey-in (its accuracy limit in
+    /// 0.1 mm, as wide as any receiver's field scaled to it), 2 fixed (in whole units and
+    /// high-precision remainders: 1e-7° and 1e-9°, cm and 0.1 mm).
     init?(
-        code: UInt64, surveySeconds: UInt32, surveyLimit: UInt32, latitude: (Int64, Int64), longitude: (Int64, Int64),
+        code: UInt64, surveySeconds: UInt32, surveyLimit: UInt64, latitude: (Int64, Int64), longitude: (Int64, Int64),
         height: (Int64, Int64)
     ) {
         switch code {

@@ -51,6 +51,29 @@ extension ReceiverSettings {
         }
     }
 
+    /// The settings as `KEY=VALUE` pairs joined by `;`, as ``set(_:to:)`` takes them back,
+    /// always in the same order: the same text for the same settings in every run (unlike
+    /// `hashValue`, which is seeded per process), so that what was saved can be remembered
+    /// on disk.
+    public var canonicalText: String {
+        var pairs: [String] = []
+        if let rate { pairs.append("rate=\(rate)") }
+        if let constellations { pairs.append("gnss=" + constellations.sorted().map(\.rawValue).joined(separator: ",")) }
+        if let output { pairs.append("output=\(output.rawValue)") }
+        if let baudRate { pairs.append("baud=\(baudRate)") }
+        if let dynamicModel { pairs.append("dynamic-model=\(dynamicModel.rawValue)") }
+        if let timePulse {
+            pairs.append("timepulse=\(timePulse.period),\(timePulse.length)" + (timePulse.onlyWhenLocked ? ",locked" : ""))
+        }
+        switch timingMode {
+        case .navigate: pairs.append("navigate=true")
+        case .surveyIn(let seconds, let metres): pairs.append("survey-in=\(seconds),\(metres)")
+        case .fixed(let latitude, let longitude, let height): pairs.append("fixed-position=\(latitude),\(longitude),\(height)")
+        case nil: break
+        }
+        return pairs.joined(separator: ";")
+    }
+
     /// The serial speeds a receiver's port can be set to.
     public static let speeds = [4800, 9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
 

@@ -24,10 +24,18 @@ final class DaemonControlLink: ReceiverLink {
         let path: String
     }
 
-    /// Connects to the daemon at `path` and asks for `device`; `nil` when no daemon listens
-    /// there or it does not serve `device`. Throws ``Denied`` when this user may not connect,
-    /// ``Refusal`` when the daemon refuses (another conversation, a port not open).
+    /// Connects to the daemon at `path` and asks for `device`, then, if the daemon does not
+    /// know it by that name, for the device its links resolve to (the daemon compares
+    /// names only: it resolved its own at start); `nil` when no daemon listens there or it
+    /// serves neither. Throws ``Denied`` when this user may not connect, ``Refusal`` when
+    /// the daemon refuses (another conversation, a port not open).
     static func connect(path: String, device: String) throws -> DaemonControlLink? {
+        if let link = try connect(path: path, asking: device) { return link }
+        guard let resolved = SerialPort.resolved(device), resolved != device else { return nil }
+        return try connect(path: path, asking: resolved)
+    }
+
+    private static func connect(path: String, asking device: String) throws -> DaemonControlLink? {
         let descriptor: Int32
         do {
             descriptor = try UnixSocket.connect(path: path)
@@ -82,10 +90,13 @@ final class DaemonControlLink: ReceiverLink {
     }
 
     /// Waits for the daemon's `O` (passing over the receiver's frames meanwhile); its speed.
+    /// After a `W` (another conversation holds the receiver), for as long as a turn lasts.
     private func expectOK() throws -> Int {
-        while let message = try read(timeout: .seconds(5)) {
+        var timeout = Duration.seconds(5)
+        while let message = try read(timeout: timeout) {
             switch message.type {
             case UInt8(ascii: "O"): return message.number ?? 0
+            case UInt8(ascii: "W"): timeout = Self.turnWait
             case UInt8(ascii: "N"): throw NotServed()
             case UInt8(ascii: "E"): throw Refusal(description: "the daemon: " + String(decoding: message.payload, as: UTF8.self))
             default: continue
@@ -93,6 +104,9 @@ final class DaemonControlLink: ReceiverLink {
         }
         throw Refusal(description: "the daemon did not answer on its control socket")
     }
+
+    /// How long the tool waits for its turn: the daemon's longest turn, and a margin.
+    static let turnWait = Duration.seconds(65)
 
     private func write(_ message: ControlMessage) throws {
         let bytes = message.bytes

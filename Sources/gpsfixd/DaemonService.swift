@@ -161,7 +161,9 @@ struct DaemonService: Sendable {
     private func startHTTP() async throws {
         guard !httpAddresses.isEmpty else { return }
         let collector = MetricsCollector()
-        let (server, timeService, fleet, traccar, ntrip) = (self.server, self.timeService, self.fleet, self.traccar, self.ntrip)
+        let (server, timeService, fleet, traccar, ntrip, keepers) = (
+            self.server, self.timeService, self.fleet, self.traccar, self.ntrip, self.keepers
+        )
         let content = WebContent(
             metrics: {
                 // One scrape at a time (concurrent ones would count twice).
@@ -171,6 +173,7 @@ struct DaemonService: Sendable {
                     if let fleet { collector.record(mqtt: fleet.counters()) }
                     if let traccar { collector.record(traccar: traccar.counters) }
                     if let ntrip { collector.record(ntrip: ntrip.counters) }
+                    collector.record(receivers: keepers.map { ($0.port.path, $0.counters, $0.control.conversations.counters) })
                 }
             },
             services: serviceLines, cors: httpCORS)

@@ -274,7 +274,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let receivers = WritableReceivers(sources: sources, capacity: ntripOptions.ntripQueue)
         let ntrip = try ntripOptions.client(
             sources: sources, writable: receivers, environment: environment, userAgent: Self.userAgent, logger: logger)
-        let keepers = try receiverOptions.keepers(sources: sources, receivers: receivers, logger: logger)
+        let keepers = try receiverOptions.keepers(
+            sources: sources, receivers: receivers, stateDirectory: { try traccarOptions.stateDirectory(environment: environment) },
+            logger: logger)
         let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
         let server = GPSFixServer(
             configuration: .init(

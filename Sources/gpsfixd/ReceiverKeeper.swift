@@ -8,113 +8,82 @@ import UBXConfiguration
 /// Keeps a u-blox receiver as its `[receiver]` table says: each time the device is opened,
 /// or speaks again after a silence (a receiver that lost power comes back with what it
 /// saved), the receiver is asked for its settings and, where they differ, given the
-/// table's, in RAM and battery-backed RAM (flash only with `save`, as flash wears).
+/// table's, in RAM and battery-backed RAM.
 ///
-/// One conversation at a time, on a queue of its own (it blocks on the receiver's
-/// answers), through the device's one writer and its reading (``DaemonReceiverLink``).
-/// When `gpsfix ubx` holds the receiver, the keeper's turn comes when that conversation
-/// ends. What changed is logged once; whether the receiver is as configured is the status
-/// line the doctor reads.
+/// - Turns: the keeper asks the receiver's ``ReceiverConversations`` for a turn, as
+///   `gpsfix ubx` does; events that come while a turn is under way or waiting fold into one
+///   waiting turn, so a burst of openings is one conversation after the current one.
+/// - Flash (`save`): written once per table and receiver. The ``FlashRecord`` in the state
+///   directory remembers the last table saved to which receiver; a restart, a reopening or
+///   a return from silence saves nothing more.
+/// - A receiver that keeps a difference after being given the table (a setting it cannot
+///   take, or reports otherwise) is reported, once, and not given the table again while it
+///   reports the same.
+///
+/// The conversation blocks on the receiver's answers: it runs on a queue of its own.
 final class ReceiverKeeper: Sendable {
     let control: ReceiverControl
     let receiverPort: ReceiverPort
     let settings: ReceiverSettings
     let save: Bool
+    private let flash: FlashRecord
     private let logger: Logger
     private let queue: DispatchQueue
     var port: SerialPort { control.port }
     private let state = NIOLockedValueBox(State())
 
     private struct State {
-        var running = false
-        /// The device opened again while a conversation ran: run once more after it.
-        var again = false
-        /// Another conversation held the receiver: start when it ends.
-        var waiting = false
         var status = "not yet configured"
         /// The last failure logged, so an unchanged one is not logged again.
         var lastFailure: String?
+        /// What the receiver still differed in after it was given the table, and who it was.
+        var persisting: (receiver: String, differences: [String])?
+        var counters = ReceiverTableCounters()
     }
 
-    init(control: ReceiverControl, receiverPort: ReceiverPort, settings: ReceiverSettings, save: Bool, logger: Logger) {
+    init(control: ReceiverControl, receiverPort: ReceiverPort, settings: ReceiverSettings, save: Bool, flash: FlashRecord, logger: Logger) {
         self.control = control
         self.receiverPort = receiverPort
         self.settings = settings
         self.save = save
+        self.flash = flash
         self.logger = logger
         queue = DispatchQueue(label: "receiver keeper \(control.port.path)")
-        control.replies.onConversationEnded { [weak self] in self?.turnCame() }
     }
 
-    /// A conversation ended: if the keeper found the receiver taken, its turn has come.
-    private func turnCame() {
-        let waited = state.withLockedValue { state in
-            defer { state.waiting = false }
-            return state.waiting
-        }
-        if waited { start() }
+    /// `receiver /dev/ttyACM0: as configured`, or what differs, or why it could not be;
+    /// and how often flash was written.
+    var status: String {
+        let (status, flashWrites) = state.withLockedValue { ($0.status, $0.counters.flashWrites) }
+        return "\(port.path): \(status)" + (save ? " (flash written \(flashWrites) times since start)" : "")
     }
 
-    /// `receiver /dev/ttyACM0: as configured`, or what differs, or why it could not be.
-    var status: String { "\(port.path): " + state.withLockedValue { $0.status } }
+    /// What it did, for `/metrics`.
+    var counters: ReceiverTableCounters { state.withLockedValue { $0.counters } }
 
-    /// Takes the device's events: an opening or a return from silence starts a conversation.
+    /// Takes the device's events: an opening or a return from silence asks for a turn.
     func take(_ event: DeviceEvent) {
         switch event.kind {
-        case .activated, .recovered, .resumed: start()
+        case .activated, .recovered, .resumed: requestTurn()
         default: break
         }
     }
 
-    private func start() {
-        let idle = state.withLockedValue { state -> Bool in
-            if state.running { state.again = true }
-            defer { state.running = true }
-            return !state.running
+    private func requestTurn() {
+        let conversations = control.conversations
+        let answer = conversations.request(.keeper) { [weak self] turn in
+            guard let self else { return conversations.end(turn) }
+            queue.async { self.converse(in: turn) }
         }
-        guard idle else { return }
-        queue.async { [self] in
-            repeat {
-                state.withLockedValue { $0.again = false }
-                guard control.replies.beginConversation() else {
-                    // Another holds the receiver: our turn comes when it ends.
-                    control.replies.onConversationEnded { [weak self] in self?.start() }
-                    state.withLockedValue { $0.running = false }
-                    return
-                }
-                converse()
-                control.replies.endConversation()
-            } while state.withLockedValue { state in
-                state.running = state.again
-                return state.again
-            }
-        }
+        if case .begun(let turn) = answer { queue.async { self.converse(in: turn) } }
     }
 
-    /// One conversation: read, apply what differs, read again. A receiver told to send NMEA
-    /// only answers no UBX afterwards: it is given the table, not read back.
-    private func converse() {
-        let layers: ConfigurationLayers = save ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
-        let replies = control.replies
-        let silencing = settings.output == .nmea
+    /// One conversation, then the turn ends.
+    private func converse(in turn: ConversationTurn) {
+        defer { control.conversations.end(turn) }
+        state.withLockedValue { $0.counters.conversations += 1 }
         do {
-            let status = try replies.listening { () throws -> String in
-                let conversation = ReceiverConversation(link: DaemonReceiverLink(control: control), clock: ContinuousClock())
-                let configurator = ReceiverConfigurator(conversation: conversation, port: receiverPort)
-                let differences: [String]
-                do {
-                    differences = try configurator.report().differences(from: settings)
-                } catch UBXConfiguration.ConfigurationError.silent where silencing {
-                    return "sends no UBX (output = nmea), so it cannot be read back"
-                }
-                guard !differences.isEmpty else { return "as configured" }
-                try configurator.apply(try configurator.plan(settings, layers: layers))
-                let left = silencing ? [] : try configurator.report().differences(from: settings)
-                logger.info(
-                    "receiver configured as its table says: \(differences.joined(separator: "; "))",
-                    metadata: ["device": "\(port.path)"])
-                return left.isEmpty ? "as configured" : "differs from its table: \(left.joined(separator: "; "))"
-            }
+            let status = try control.replies.listening(during: turn) { try configure(in: turn) }
             state.withLockedValue { state in
                 state.status = status
                 state.lastFailure = nil
@@ -128,5 +97,62 @@ final class ReceiverKeeper: Sendable {
             }
             if isNew { logger.warning("receiver not configured as its table says: \(failure)", metadata: ["device": "\(port.path)"]) }
         }
+    }
+
+    /// Reads the receiver, gives it what differs (and flash what it never had), reads it
+    /// again; the status line. A receiver told to send NMEA only answers no UBX afterwards:
+    /// it is given the table, not read back.
+    private func configure(in turn: ConversationTurn) throws -> String {
+        let conversation = ReceiverConversation(link: DaemonReceiverLink(control: control, turn: turn), clock: ContinuousClock())
+        let configurator = ReceiverConfigurator(conversation: conversation, port: receiverPort)
+        let silencing = settings.output == .nmea
+        let report: ReceiverReport
+        do {
+            report = try configurator.report()
+        } catch UBXConfiguration.ConfigurationError.silent where silencing {
+            return "sends no UBX (output = nmea), so it cannot be read back"
+        }
+        let receiver = Self.identity(report)
+        let table = settings.canonicalText + ";port=\(receiverPort.rawValue)"
+        let flashDue = save && !flash.holds(device: port.path, receiver: receiver, table: table)
+        let differences = report.differences(from: settings)
+        if differences.isEmpty && !flashDue { return "as configured" }
+        if !flashDue, let persisting = state.withLockedValue({ $0.persisting }), persisting == (receiver, differences) {
+            state.withLockedValue { $0.counters.differencesKept += 1 }
+            return Self.kept(differences)
+        }
+        let layers: ConfigurationLayers = flashDue ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
+        try configurator.apply(try configurator.plan(settings, layers: layers))
+        state.withLockedValue { $0.counters.applied += 1 }
+        if flashDue { rememberFlash(receiver: receiver, table: table) }
+        let changed = differences.isEmpty ? "nothing differed" : differences.joined(separator: "; ")
+        logger.info(
+            "receiver configured as its table says\(flashDue ? ", and saved to flash" : ""): \(changed)",
+            metadata: ["device": "\(port.path)"])
+        let left = silencing ? [] : try configurator.report().differences(from: settings)
+        state.withLockedValue { $0.persisting = left.isEmpty ? nil : (receiver, left) }
+        guard left.isEmpty else {
+            logger.warning("\(Self.kept(left)); it is not given the table again while it says so", metadata: ["device": "\(port.path)"])
+            return Self.kept(left)
+        }
+        return "as configured"
+    }
+
+    private func rememberFlash(receiver: String, table: String) {
+        state.withLockedValue { $0.counters.flashWrites += 1 }
+        if let failure = flash.remember(device: port.path, receiver: receiver, table: table) {
+            logger.warning(
+                "which table was saved to the receiver's flash cannot be kept (\(failure)): a restart of the daemon saves it again",
+                metadata: ["device": "\(port.path)"])
+        }
+    }
+
+    private static func kept(_ differences: [String]) -> String {
+        "differs from its table after being given it: \(differences.joined(separator: "; "))"
+    }
+
+    /// Who the receiver is, as MON-VER says: software, hardware and extensions.
+    static func identity(_ report: ReceiverReport) -> String {
+        ([report.version.software, report.version.hardware] + report.version.extensions).joined(separator: "|")
     }
 }

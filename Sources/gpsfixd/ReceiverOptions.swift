@@ -71,9 +71,23 @@ struct ReceiverOptions: ParsableArguments {
         }
     }
 
-    /// A keeper for each table, of the serial receiver among `sources` it names (or the only one).
-    func keepers(sources: [any ByteSource], receivers: WritableReceivers, logger: Logger) throws -> [ReceiverKeeper] {
-        try tables().map { table in
+    /// A keeper for each table, of the serial receiver among `sources` it names (or the only
+    /// one). Tables that save share one ``FlashRecord`` in the state directory
+    /// (`stateDirectory` makes it), or in memory when it cannot be made.
+    func keepers(
+        sources: [any ByteSource], receivers: WritableReceivers, stateDirectory: () throws -> String, logger: Logger
+    ) throws -> [ReceiverKeeper] {
+        let tables = try tables()
+        var recordPath: String?
+        if tables.contains(where: \.save) {
+            do {
+                recordPath = try stateDirectory() + "/receiver-flash"
+            } catch {
+                logger.warning("\(error): which table was saved to flash is remembered until the daemon stops only")
+            }
+        }
+        let flash = FlashRecord(path: recordPath)
+        return try tables.map { table in
             let matching = sources.filter { source in table.device.map { DeviceName($0)?.description == source.name } ?? true }
             guard matching.count == 1, let port = matching.first as? SerialPort, let control = receivers[port.name] else {
                 if let device = table.device { throw ValidationError("--receiver: \(device) is not a serial device served") }
@@ -81,8 +95,7 @@ struct ReceiverOptions: ParsableArguments {
             }
             return ReceiverKeeper(
                 control: control, receiverPort: table.port ?? ReceiverPort(guessingFor: SerialPort.resolved(port.path) ?? port.path),
-                settings: table.settings,
-                save: table.save, logger: logger)
+                settings: table.settings, save: table.save, flash: flash, logger: logger)
         }
     }
 }

@@ -23,8 +23,8 @@ struct TraccarOptions: ParsableArguments {
     var traccarQueue = 100_000
 
     @Option(help: """
-        Where the daemon keeps its state (Traccar's journal): $STATE_DIRECTORY under systemd, \
-        else /var/lib/gpsfixd.
+        Where the daemon keeps its state (Traccar's journal, which receiver table was saved to which receiver's \
+        flash): $STATE_DIRECTORY under systemd, else /var/lib/gpsfixd.
         """)
     var stateDirectory: String?
 
@@ -48,14 +48,20 @@ struct TraccarOptions: ParsableArguments {
         }
     }
 
-    /// The forwarder asked for, its journal in the state directory; `nil` without `--traccar`.
-    func forwarder(device: String, environment: [String: String], logger: Logger) throws -> TraccarForwarder? {
-        guard let traccar, let traccarId else { return nil }
+    /// The state directory, made if it is not there yet.
+    func stateDirectory(environment: [String: String]) throws -> String {
         let directory = stateDirectory ?? environment["STATE_DIRECTORY"]?.split(separator: ":").first.map(String.init)
             ?? "/var/lib/gpsfixd"
         if mkdir(directory, 0o750) != 0, errno != EEXIST {
             throw ValidationError("--state-directory \(directory) cannot be made: \(String(cString: strerror(errno)))")
         }
+        return directory
+    }
+
+    /// The forwarder asked for, its journal in the state directory; `nil` without `--traccar`.
+    func forwarder(device: String, environment: [String: String], logger: Logger) throws -> TraccarForwarder? {
+        guard let traccar, let traccarId else { return nil }
+        let directory = try stateDirectory(environment: environment)
         let configuration = TraccarForwarder.Configuration(
             url: traccar, deviceID: traccarId, device: device, interval: .milliseconds(Int64(traccarInterval * 1000)),
             minimumDistance: traccarMinDistance, capacity: traccarQueue, journalPath: directory + "/traccar.journal")

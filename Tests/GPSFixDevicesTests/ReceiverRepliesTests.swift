@@ -1,5 +1,6 @@
 @testable import GPSFixDevices
 import ReceiverFraming
+import TestSupport
 import Testing
 
 /// The receiver's answers, handed from the daemon's reading to a configuration conversation.
@@ -14,7 +15,7 @@ struct ReceiverRepliesTests {
         let replies = ReceiverReplies()
         Self.offer(replies, 0x05, 0x01)
         #expect(replies.next(timeout: .milliseconds(10)) == nil)
-        replies.listening {
+        replies.listening(during: Self.turn(1)) {
             Self.offer(replies, 0x01, 0x07)  // NAV-PVT: the reading's, not the conversation's
             Self.offer(replies, 0x05, 0x01, [0x06, 0x8A])
             #expect(replies.next(timeout: .milliseconds(10)) == UBXFrame.encode(messageClass: 0x05, id: 0x01, payload: [0x06, 0x8A]))
@@ -25,7 +26,7 @@ struct ReceiverRepliesTests {
     @Test("a listener that does not take its frames holds at most the limit; the oldest are dropped and counted")
     func bounded() {
         let replies = ReceiverReplies(limit: 4)
-        replies.listening {
+        replies.listening(during: Self.turn(1)) {
             for index in 0..<10 { Self.offer(replies, 0x0A, 0x04, [UInt8(index)]) }
             #expect(replies.dropped == 6)
             let kept = (0..<5).compactMap { _ in replies.next(timeout: .milliseconds(10)) }
@@ -33,12 +34,19 @@ struct ReceiverRepliesTests {
         }
     }
 
-    @Test("one conversation at a time")
-    func exclusive() {
+    @Test("a turn taken away at its deadline, stopping late, does not stop the next turn's forwarding")
+    func lateStopLeavesTheNextTurn() {
         let replies = ReceiverReplies()
-        #expect(replies.beginConversation())
-        #expect(!replies.beginConversation())
-        replies.endConversation()
-        #expect(replies.beginConversation())
+        let received = Locked<[[UInt8]]>([])
+        replies.listening(during: Self.turn(1)) {
+            replies.forward(during: Self.turn(2)) { frame in received.withLock { $0.append(frame) } }
+        }
+        Self.offer(replies, 0x05, 0x01)
+        #expect(received.withLock { $0.count } == 1)
+        replies.stopForwarding(for: Self.turn(2))
+        Self.offer(replies, 0x05, 0x01)
+        #expect(received.withLock { $0.count } == 1)
     }
+
+    static func turn(_ number: UInt64) -> ConversationTurn { ConversationTurn(number: number, reason: .keeper) }
 }

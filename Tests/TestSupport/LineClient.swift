@@ -85,6 +85,31 @@ public final class LineClient: @unchecked Sendable {
         _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     }
 
+    /// Ends the connection both ways: the server reads its end.
+    public func hangUp() {
+        shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
+    /// Exactly `count` bytes, or `nil` at end of stream or after `timeout` seconds.
+    public func readBytes(count: Int, timeout: Double = 5) -> [UInt8]? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while pending.count < count {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0 else { return nil }
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(remaining * 1000))
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return nil }
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            let received = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if received < 0, errno == EINTR { continue }
+            guard received > 0 else { return nil }
+            pending += buffer[0..<received]
+        }
+        defer { pending.removeFirst(count) }
+        return Array(pending[0..<count])
+    }
+
     /// The next line (without CR LF), or `nil` at end of stream or after `timeout` seconds.
     public func readLine(timeout: Double = 5) -> String? {
         let deadline = Date().addingTimeInterval(timeout)

@@ -18,6 +18,10 @@ struct ReceiverState {
     var speed: Int
     var acknowledged = 0
     var refused = 0
+    /// UBX frames received while powered, and writes to flash (each erases and writes a
+    /// sector on a real receiver: flash wears).
+    var framesReceived = 0
+    var flashWrites = 0
     private var staged: [(UInt32, UInt64)]?
     private var quietUntil = ContinuousClock.now
     private var measurement = 0
@@ -61,6 +65,12 @@ struct ReceiverState {
 
     var measurementPeriod: Duration { .milliseconds(Int(ram[Self.measurementRate] ?? 1000)) }
 
+    /// Says nothing and hears nothing for `quiet`, keeping its settings (a cable or hub
+    /// that drops out for a moment).
+    mutating func pause(for quiet: Duration) {
+        quietUntil = ContinuousClock.now.advanced(by: quiet)
+    }
+
     /// Starts again from what was saved, quiet for `quiet`.
     mutating func restart(after quiet: Duration) {
         ram = Self.defaults(generation).merging(flash) { $1 }.merging(batteryBacked) { $1 }
@@ -73,6 +83,7 @@ struct ReceiverState {
 
     mutating func handle(_ frame: (messageClass: UInt8, id: UInt8, payload: [UInt8])) -> [ReceiverAnswer] {
         guard !silent, ContinuousClock.now >= quietUntil else { return [] }
+        framesReceived += 1
         let (messageClass, id, payload) = frame
         if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(ubx(version()))] }
         guard messageClass == 0x06 else { return [] }
@@ -159,7 +170,10 @@ struct ReceiverState {
         }
         let values = Dictionary(toApply, uniquingKeysWith: { $1 })
         if layers & 0x02 != 0 { batteryBacked.merge(values) { $1 } }
-        if layers & 0x04 != 0 { flash.merge(values) { $1 } }
+        if layers & 0x04 != 0 {
+            flash.merge(values) { $1 }
+            flashWrites += 1
+        }
         if layers & 0x01 != 0 { return apply(values, id: 0x8A) }
         return [ack(0x8A)]
     }
@@ -219,7 +233,10 @@ struct ReceiverState {
         }
         if word(4) != 0 {
             if devices & 0x01 != 0 { batteryBacked = ram }
-            if devices & 0x02 != 0 { flash = ram }
+            if devices & 0x02 != 0 {
+                flash = ram
+                flashWrites += 1
+            }
         }
         if word(8) != 0 {
             return apply(Self.defaults(generation).merging(flash) { $1 }.merging(batteryBacked) { $1 }, id: 0x09)

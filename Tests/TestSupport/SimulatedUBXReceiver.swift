@@ -69,12 +69,20 @@ public final class SimulatedUBXReceiver: Sendable {
         }
     }
 
+    /// Falls silent for `quiet`, deaf too, and comes back with its settings as they were.
+    public func pause(for quiet: Duration) {
+        engine.state.withLock { $0.pause(for: quiet) }
+    }
+
     /// The setting `key` holds in RAM (the configuration interface's key IDs name every
     /// setting of the model, whatever the generation).
     public func setting(_ key: UInt32) -> UInt64? { engine.state.withLock { $0.ram[key] } }
 
     /// The speed the receiver's port runs at.
     public var speed: Int { engine.state.withLock { $0.speed } }
+
+    /// How many UBX frames it took in while powered, and how often it wrote its flash.
+    public var traffic: (framesReceived: Int, flashWrites: Int) { engine.state.withLock { ($0.framesReceived, $0.flashWrites) } }
 
     /// How many configuration messages it acknowledged and refused.
     public var acknowledgements: (acknowledged: Int, refused: Int) { engine.state.withLock { ($0.acknowledged, $0.refused) } }

@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOConcurrencyHelpers
+import ProcessTable
+
+/// Which `[receiver]` table was last written to which receiver's flash, kept in the state
+/// directory so that a restart of the daemon does not write it again: u-blox flash wears
+/// after about 10,000 writes, and a keeper that saved at every opening would reach that in
+/// a few years of a flaky cable.
+///
+/// One line per device: its path, a digest of the receiver's identity (MON-VER's software,
+/// hardware and extensions) and a digest of the table (its settings and port, as
+/// ``ReceiverSettings/canonicalText`` gives them). The digests are FNV-1a: they tell a
+/// change, they guard nothing. When the file cannot be read or written the record lives in
+/// memory, for this run only, and the failure is said once.
+final class FlashRecord: Sendable {
+    /// The file; `nil` keeps the record in memory.
+    let path: String?
+    /// The most devices remembered: more lines than this are never read nor written.
+    static let deviceLimit = 64
+    private let entries: NIOLockedValueBox<[String: Entry]>
+
+    struct Entry: Equatable {
+        var receiver: UInt64
+        var table: UInt64
+    }
+
+    init(path: String?) {
+        self.path = path
+        entries = NIOLockedValueBox(path.map(Self.read) ?? [:])
+    }
+
+    /// Whether `table` was saved to the flash of `receiver`, on `device`.
+    func holds(device: String, receiver: String, table: String) -> Bool {
+        entries.withLockedValue { $0[device] } == Entry(receiver: Self.digest(receiver), table: Self.digest(table))
+    }
+
+    /// Remembers that `table` was saved to the flash of `receiver`, on `device`; the error
+    /// when the file could not be written (the record is kept in memory all the same).
+    func remember(device: String, receiver: String, table: String) -> String? {
+        let text = entries.withLockedValue { entries -> String in
+            if entries[device] == nil, entries.count >= Self.deviceLimit, let oldest = entries.keys.sorted().first {
+                entries[oldest] = nil
+            }
+            entries[device] = Entry(receiver: Self.digest(receiver), table: Self.digest(table))
+            return entries.sorted { $0.key < $1.key }.map { "\($0.key) \(hex($0.value.receiver)) \(hex($0.value.table))\n" }.joined()
+        }
+        guard let path else { return nil }
+        return Self.write(text, to: path)
+    }
+
+    /// FNV-1a, 64 bits, of `text`'s UTF-8.
+    static func digest(_ text: String) -> UInt64 {
+        text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
+    }
+
+    private static func read(_ path: String) -> [String: Entry] {
+        guard let text = SmallFile.text(at: path, limit: 1 << 16) else { return [:] }
+        var entries: [String: Entry] = [:]
+        for line in text.split(separator: "\n").prefix(deviceLimit) {
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let receiver = UInt64(fields[1], radix: 16), let table = UInt64(fields[2], radix: 16) else { continue }
+            entries[String(fields[0])] = Entry(receiver: receiver, table: table)
+        }
+        return entries
+    }
+
+    /// Writes `text` to a temporary file beside `path` and renames it over `path`, so a
+    /// crash leaves the old record or the new one, never half of one.
+    private static func write(_ text: String, to path: String) -> String? {
+        let temporary = path + ".new"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        guard descriptor >= 0 else { return "\(temporary): \(String(cString: strerror(errno)))" }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            return "\(path): \(reason)"
+        }
+        return nil
+    }
+}
+
+private func hex(_ value: UInt64) -> String { String(value, radix: 16) }

@@ -1,0 +1,108 @@
+import Foundation
+import GPSFixDevices
+import TestSupport
+import Testing
+
+/// The daemon's keeper of a `[receiver]` table and `gpsfix ubx`, taking turns at one
+/// receiver (a ZED-F9T modelled from u-blox's interface description on a pseudo-terminal):
+/// one reconfiguration per reason, never a loop, and flash written once per table.
+@Suite("The keeper and the tool take turns", .serialized)
+struct ReceiverKeeperTests {
+    /// The daemon on `receiver` keeping `table`, with its control socket; `metrics` on a
+    /// free port when asked.
+    static func daemon(
+        _ receiver: SimulatedUBXReceiver, table: String, folder: URL, extra: [String] = []
+    ) throws -> (daemon: RunningProcess, control: String) {
+        let control = folder.appendingPathComponent("control.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            receiver.path, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+            "--control-socket", control, "--receiver", table, "--silence-timeout", "0.5",
+            "--state-directory", folder.path,
+        ] + extra)
+        try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        return (daemon, control)
+    }
+
+    @Test("a tool's conversation while the device comes back from silence: one reconfiguration after it, then quiet; two shows in a row succeed")
+    func noLoop() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let (daemon, control) = try Self.daemon(receiver, table: "rate=2", folder: folder)
+        defer { daemon.stop() }
+        try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
+
+        // A tool holds the receiver (its turn began: `O`) while the receiver loses power
+        // and comes back without its settings: the keeper's turn waits behind the tool's.
+        let holder = try LineClient(unixPath: control)
+        holder.send(bytes: ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes)
+        #expect(holder.readBytes(count: 7, timeout: 5)?.first == UInt8(ascii: "O"))
+        receiver.powerCycle(quiet: .seconds(1), batteryEmpty: true)
+        try waitUntil("the device back from silence", within: 15) { daemon.errorText.contains("sending again") }
+        #expect(receiver.setting(0x3021_0001) == 1000, "the keeper talked during the tool's turn")
+        holder.hangUp()
+
+        try waitUntil("the table applied again, once the tool was done", within: 15) { receiver.setting(0x3021_0001) == 500 }
+        try waitUntil("the keeper's conversation over", within: 15) { daemon.errorText.components(separatedBy: "receiver configured").count == 3 }
+        // Nothing more: no conversation starts another.
+        let settled = receiver.traffic.framesReceived
+        Thread.sleep(forTimeInterval: 3)
+        #expect(receiver.traffic.framesReceived == settled, "the receiver was still being talked to")
+
+        for _ in 0..<2 {
+            let shown = try UBXConfigurationToolTests.ubx(["show", receiver.path, "--control-socket", control])
+            #expect(shown.status == 0, "\(shown.errors)")
+        }
+    }
+
+    @Test("one tool waits while another holds the receiver (W, then O when it is free); a third is refused")
+    func toolsQueue() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let (daemon, control) = try Self.daemon(receiver, table: "rate=2", folder: folder)
+        defer { daemon.stop() }
+        try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
+        let hello = ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes
+        let holder = try LineClient(unixPath: control)
+        holder.send(bytes: hello)
+        #expect(holder.readBytes(count: 7, timeout: 5)?.first == UInt8(ascii: "O"))
+        let second = try LineClient(unixPath: control)
+        second.send(bytes: hello)
+        #expect(second.readBytes(count: 3, timeout: 5) == [UInt8(ascii: "W"), 0, 0])
+        let third = try UBXConfigurationToolTests.ubx(["show", receiver.path, "--control-socket", control])
+        #expect(third.status == 1 && third.errors.contains("waits for"), "\(third.errors)")
+        holder.hangUp()
+        #expect(second.readBytes(count: 7, timeout: 10)?.first == UInt8(ascii: "O"))
+    }
+
+    @Test("save = true: ten reopenings of the same receiver, a restart among them, write its flash once; /metrics counts it")
+    func flashOnce() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let port = freePort()
+        var reopenings = 0
+        for run in 0..<2 {
+            let (daemon, control) = try Self.daemon(
+                receiver, table: "rate=2;save=true", folder: folder, extra: ["--metrics", "127.0.0.1:\(port)"])
+            defer { daemon.stop() }
+            reopenings += 1
+            try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
+            for _ in 0..<4 {
+                // The operator tries another rate in RAM; the receiver drops out and comes
+                // back: the keeper puts the table back in RAM, and leaves flash alone.
+                let set = try UBXConfigurationToolTests.ubx(["set", receiver.path, "--control-socket", control, "--rate", "5"])
+                #expect(set.status == 0, "\(set.errors)")
+                receiver.pause(for: .seconds(1))
+                reopenings += 1
+                try waitUntil("the table back", within: 15) { receiver.setting(0x3021_0001) == 500 }
+            }
+            let metrics = try WebTests.get("/metrics", port: port).body
+            let flash = metrics.split(separator: "\n").first { $0.hasPrefix("gpsfix_receiver_flash_writes_total") }
+            #expect(flash?.hasSuffix(run == 0 ? " 1" : " 0") == true, "\(flash ?? "no flash writes counted")")
+        }
+        #expect(reopenings == 10)
+        #expect(receiver.traffic.flashWrites == 1)
+    }
+}
