@@ -12,6 +12,11 @@ public struct DeviceCounters: Hashable, Sendable {
     public var ubxAssembly = UBXAssembler.Statistics()
     /// Times the device was reopened after being lost.
     public var reconnects = 0
+    /// Every byte read from the device, of every protocol (NMEA text, UBX and RTCM 3
+    /// frames, and what no frame took): all of it goes through the receiver framer first,
+    /// which hands only the text between binary frames on to the NMEA framer (whose
+    /// ``FramerStatistics/bytes`` count that text alone).
+    public var bytes: Int { binaryFraming.bytes }
     /// Fixes whose time was kept from the clock: dated before GPSFix existed (see
     /// ``ReceiverTimeSampler``).
     public var distrustedTimes = 0
@@ -24,7 +29,7 @@ public struct DeviceCounters: Hashable, Sendable {
         let rejected = reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"
         return "sentences \(framing.sentences), rejected \(framing.rejected)\(rejected), "
             + "undecodable \(assembly.decodingErrors), unknown \(assembly.unknownSentences), "
-            + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(framing.bytes)"
+            + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(bytes)"
             + (binaryFraming.ubxFrames + binaryFraming.ubxRefused > 0
                 ? ", UBX frames \(binaryFraming.ubxFrames), refused \(binaryFraming.ubxRefused), epochs \(ubxAssembly.epochs)"
                 : "")

@@ -91,7 +91,7 @@ public final class MetricsCollector: Sendable {
             count("gpsfix_values_out_of_range_total", labels, to: counters.assembly.valuesOutOfRange)
             count("gpsfix_cycles_total", labels, to: counters.assembly.cycles)
             count("gpsfix_reconnects_total", labels, to: counters.reconnects)
-            count("gpsfix_bytes_total", labels, to: counters.framing.bytes)
+            count("gpsfix_bytes_total", labels, to: counters.bytes)
             set("gpsfix_device_online", labels, to: device.online ? 1 : 0)
             set("gpsfix_fix_mode", labels, to: Double(device.mode?.rawValue ?? 0))
             set("gpsfix_satellites_used", labels, to: Double(device.satellitesUsed ?? 0))

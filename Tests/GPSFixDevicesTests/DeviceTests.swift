@@ -214,6 +214,17 @@ struct DeviceTests {
         #expect(plan.cycles.dropLast().allSatisfy { $0.pause == .milliseconds(200) })
         #expect(plan.cycles.flatMap(\.bytes) == log.payload)
     }
+
+    @Test("a u-blox receiver's counters count every byte it sent, its UBX frames as well as its NMEA")
+    func countersCountEveryByte() async throws {
+        let path = Self.fixtures.appendingPathComponent("gpsd-ubx/ublox-neo-m8n.log").path
+        let payload = try FileSource(path: path).load().payload
+        let updates = await collect(NMEALocationProvider(source: FileSource(path: path))) { _ in false }
+        let last = try #require(updates.compactMap { if case .counters(let counters) = $0 { counters } else { nil } }.last)
+        #expect(last.binaryFraming.ubxFrames > 0)
+        #expect(last.framing.bytes < payload.count, "the NMEA framer sees only the text between frames")
+        #expect(last.bytes == payload.count)
+    }
 }
 
 @Suite("Autobaud")

@@ -87,6 +87,27 @@ struct MetricsTests {
         #expect(Self.samples(collector.exposition())[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 2000)
     }
 
+    @Test("gpsfix_bytes_total counts every byte read from the device: UBX and RTCM 3 frames as well as NMEA text")
+    func bytesOfEveryProtocol() {
+        // A u-blox receiver's port: 300 bytes of NMEA between binary frames, and 394 bytes
+        // of UBX (one epoch's NAV-PVT, NAV-SAT, NAV-DOP and NAV-EOE). The NMEA framer saw
+        // only the text; the receiver framer was fed all 694.
+        var counters = DeviceCounters()
+        counters.framing.sentences = 4
+        counters.framing.bytes = 300
+        counters.binaryFraming.bytes = 694
+        counters.binaryFraming.ubxFrames = 4
+        let snapshot = ServerSnapshot(
+            clients: .init(
+                connected: 0, accepted: 0, cutOff: 0, reportsSent: 0, reportsDropped: 0, requestsRefused: 0,
+                connections: 0, idleClosed: 0, evicted: 0, refusedAtCap: 0),
+            devices: [.init(path: "/dev/ttyACM0", online: true, counters: counters, mode: nil, satellitesUsed: nil,
+                            satellitesVisible: nil, sinceLastFix: nil)])
+        let collector = MetricsCollector()
+        collector.record(snapshot)
+        #expect(Self.samples(collector.exposition())[#"gpsfix_bytes_total{device="/dev/ttyACM0"}"#] == 694)
+    }
+
     @Test("The time service's and MQTT's counters, labelled by device, sink and reason")
     func timeAndMQTT() {
         let collector = MetricsCollector()
