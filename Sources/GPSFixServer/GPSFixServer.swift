@@ -52,7 +52,6 @@ public final class GPSFixServer: Sendable {
     }
 
     public let configuration: Configuration
-    private let group: MultiThreadedEventLoopGroup
     let hub: Hub
     private let listeners = NIOLockedValueBox<[any Channel]>([])
     /// The socket file this server bound itself, and so removes at shutdown.
@@ -65,12 +64,17 @@ public final class GPSFixServer: Sendable {
     /// The HTTP server's listeners.
     let httpListeners = NIOLockedValueBox<[any Channel]>([])
 
+    /// Serves on one event loop of `group`: the hub, every session and every device read
+    /// on it, so the fan-out takes no locks. The group is the caller's, shared with
+    /// whatever else of the process runs on SwiftNIO (the daemon's one group), and outlives
+    /// the server: ``shutdown()`` leaves it running.
+    ///
     /// `subscribers` take every TPV, SKY and DEVICE report besides the sockets (the MQTT
     /// publisher), on the event loop: see ``ReportSubscriber``.
-    public init(configuration: Configuration, subscribers: [any ReportSubscriber] = [], logger: Logger) {
+    public init(
+        configuration: Configuration, group: any EventLoopGroup, subscribers: [any ReportSubscriber] = [], logger: Logger
+    ) {
         self.configuration = configuration
-        // One event loop: the hub and every session on it, so the fan-out takes no locks.
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         hub = Hub(
             eventLoop: group.next(), release: configuration.release, limits: configuration.limits,
             holdBackLimit: TimeAmount(configuration.holdBackLimit), subscribers: subscribers, logger: logger)
@@ -244,7 +248,8 @@ public final class GPSFixServer: Sendable {
         await snapshot()?.devices.map { ($0.path, $0.counters) } ?? []
     }
 
-    /// Closes the listeners and every client, removes the socket file, stops the loop.
+    /// Closes the listeners and every client, removes the socket file; the event loop's
+    /// group is its owner's to shut down.
     public func shutdown() async {
         let channels = listeners.withLockedValue { channels in defer { channels = [] }; return channels }
         for channel in channels { try? await channel.close() }
@@ -262,7 +267,6 @@ public final class GPSFixServer: Sendable {
         for path in boundSocketPaths.withLockedValue({ $0 }) { unlink(path) }
         let hub = self.hub
         try? await hub.eventLoop.submit { hub.sessionTable.stop() }.get()
-        try? await group.shutdownGracefully()
     }
 }
 

@@ -12,6 +12,7 @@ import GPSFixTime
 import GPSFixTraccar
 import Glibc
 import Logging
+import NIOPosix
 import ServiceAddress
 import SystemdSupport
 
@@ -271,7 +272,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let traccar = try sources.first.flatMap {
             try traccarOptions.forwarder(device: $0.name, environment: environment, logger: logger)
         }
-        let receivers = WritableReceivers(sources: sources, capacity: ntripOptions.ntripQueue)
+        // One event-loop group for all of the daemon's SwiftNIO work: the server's loop (clients,
+        // devices), the receivers' writers and NTRIP on them, Traccar's uploads (its default).
+        let eventLoops = MultiThreadedEventLoopGroup.singleton
+        let receivers = WritableReceivers(sources: sources, capacity: ntripOptions.ntripQueue, group: eventLoops)
         let ntrip = try ntripOptions.client(
             sources: sources, writable: receivers, environment: environment, userAgent: Self.userAgent, logger: logger)
         let keepers = try receiverOptions.keepers(
@@ -287,7 +291,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
                     connectionsPerListener: max(1, maxClients * 2 / 3), connections: maxClients),
                 holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
                 nmeaOutput: try nmeaOut.output(allowRemote: allowRemote)),
-            subscribers: subscribers, logger: logger)
+            group: eventLoops, subscribers: subscribers, logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,
             timeOffset: .nanoseconds(Int64((timeOffset * 1e9).rounded())), ppsDevices: pps)

@@ -1,5 +1,5 @@
 import GPSFixDevices
-import NIOPosix
+import NIOCore
 
 /// The serial receivers the daemon serves, each with its one writer (shared by NTRIP's
 /// corrections and configuration) and its answers to configuration, taken from its reading.
@@ -7,12 +7,13 @@ struct WritableReceivers: Sendable {
     /// By device path.
     let controls: [String: ReceiverControl]
 
-    /// One for each serial port among `sources`, each writer's queue bounded to `capacity` bytes.
-    init(sources: [any ByteSource], capacity: Int) {
+    /// One for each serial port among `sources`, each writer's queue bounded to `capacity`
+    /// bytes, each on a loop of `group` (the daemon's one group).
+    init(sources: [any ByteSource], capacity: Int, group: any EventLoopGroup) {
         var controls: [String: ReceiverControl] = [:]
         for case let port as SerialPort in sources {
             let writer = ReceiverWriter(
-                eventLoop: MultiThreadedEventLoopGroup.singleton.any(), capacity: capacity,
+                eventLoop: group.next(), capacity: capacity,
                 openReceiver: { port.duplicateOpenDescriptor() })
             controls[port.name] = ReceiverControl(writer: writer, replies: ReceiverReplies(), port: port)
         }

@@ -4,6 +4,7 @@ import GPSFix
 @testable import GPSFixServer
 import Logging
 import NIOCore
+import NIOPosix
 import NMEA
 import Synchronization
 import Testing
@@ -140,7 +141,7 @@ struct DeviceReportTests {
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: passedPath, tcpHost: "127.0.0.1", tcpPort: 0, release: "test", adoptedSockets: [passed]),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            group: MultiThreadedEventLoopGroup.singleton, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         let port = try #require(server.tcpPort)
         let overUnix = try LineClient(unixPath: passedPath)

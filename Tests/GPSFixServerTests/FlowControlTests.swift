@@ -10,6 +10,7 @@ import TestSupport
 
 #if canImport(Glibc)
 import Glibc
+import NIOPosix
 #endif
 
 /// A server reading a pseudo-terminal on its event loop, as the daemon reads one: the
@@ -34,7 +35,7 @@ final class PtyServerUnderTest: Sendable {
             configuration: .init(
                 socketPath: folder.appendingPathComponent("s.sock").path, release: "test",
                 limits: SessionLimits(queuedBytes: clientBuffer, stallTimeout: stallTimeout), holdBackLimit: holdBackLimit),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            group: MultiThreadedEventLoopGroup.singleton, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         var port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600))
         port.reactor = server.descriptorReactor

@@ -4,6 +4,7 @@ import GPSFix
 import GPSFixDevices
 import GPSFixServer
 import Logging
+import NIOPosix
 import NMEA
 import Synchronization
 import Testing
@@ -76,7 +77,7 @@ final class ServerUnderTest: Sendable {
         server = GPSFixServer(
             configuration: .init(
                 socketPath: folder.appendingPathComponent("s.sock").path, release: "test", limits: limits),
-            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
+            group: MultiThreadedEventLoopGroup.singleton, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         let providers = devices.map { MockLocationProvider(device: $0, canWait: canWait) }
         self.providers = providers
