@@ -15,6 +15,8 @@ import NIOCore
 /// - **It is idle when it watches nothing and nothing happened** (no whole request came,
 ///   nothing was sent) for its listener's idle timeout; then ``SessionTable`` closes it,
 ///   or closes it earlier to make room for a new connection at a cap.
+/// - **It counts against its side's cap**: the local sockets' when its listener is a
+///   Unix-domain socket, the network listeners' otherwise (``ListenerSide``).
 ///
 /// The protocol handlers tell it of requests and watching with ``SessionActivity``
 /// outbound user events. Everything runs on the hub's event loop.
@@ -30,6 +32,8 @@ final class BoundedSession: ChannelDuplexHandler {
     /// The listener it came from (its server channel, known once active): caps are per
     /// listener.
     private(set) var listener: ObjectIdentifier
+    /// Which cap it counts against, by its listener's address (known once active).
+    private(set) var side = ListenerSide.network
     private var context: ChannelHandlerContext?
     private var admitted = false
     /// A read the pipeline asked for while the channel was over its cap.
@@ -59,7 +63,10 @@ final class BoundedSession: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         self.context = context
-        if let parent = context.channel.parent { listener = ObjectIdentifier(parent) }
+        if let parent = context.channel.parent {
+            listener = ObjectIdentifier(parent)
+            side = ListenerSide(listeningOn: parent.localAddress)
+        }
         lastActivity = .now()
         guard table.admit(self) else {
             context.close(promise: nil)

@@ -1,13 +1,17 @@
+import NIOCore
+
 /// The bounds every connection of every listener lives under (gpsd's protocol on the Unix
-/// socket and TCP, HTTP and its event streams, NMEA 0183 out), and so what a flood of
-/// clients can cost the daemon at most.
+/// socket and TCP, HTTP and its event streams, NMEA 0183 out, the control socket), and so
+/// what a flood of clients can cost the daemon at most.
 ///
 /// A connection holds at most ``queuedBytes``' high mark of unsent bytes (32 KiB) plus the
-/// one write that crossed it (a report is capped at 10 KiB, an HTTP response at the page's
-/// 11 KiB), what one read brings (2 KiB; an HTTP connection holds the requests parsed
-/// from it, up to about 30 KiB) and its channel and handlers (about 5 KiB): some 80 KiB
-/// at most. With ``connections`` at 192 that is 15 MB for every connection of every
-/// listener together, whatever the clients do.
+/// one write that crossed it, what one read brings (2 KiB; an HTTP connection holds the
+/// requests parsed from it, up to about 30 KiB) and its channel and handlers (about 5 KiB).
+/// No report is cut to a size: a write is as long as its report (a SKY takes up to about
+/// 100 bytes a satellite; the status page 11 KiB), and `raw:2` hands on a device's read whole,
+/// up to SwiftNIO's largest read of 64 KiB. So some 80 KiB at most, 64 KiB more for a
+/// `raw:2` watcher of a flooding source. With ``network`` at 192 and ``local`` at 64 that
+/// is about 20 MB for every connection of every listener together, whatever the clients do.
 public struct SessionLimits: Sendable {
     /// Each connection's unsent bytes: past `high` (the cap) the connection stops being
     /// read and lags, until it is down to `low`.
@@ -20,22 +24,61 @@ public struct SessionLimits: Sendable {
     /// How long an HTTP connection is kept between requests, and so how long a request
     /// head may take to arrive.
     public var httpIdleTimeout: Duration
-    /// Connections on one listener at most.
-    public var connectionsPerListener: Int
-    /// Connections on all listeners together at most.
-    public var connections: Int
+    /// The network listeners' connections (TCP: gpsd's port, HTTP, NMEA 0183
+    /// out's port), counted apart from the local sockets'.
+    public var network: ConnectionCap
+    /// The local sockets' connections (Unix-domain: gpsd's socket, the control socket,
+    /// NMEA 0183 out's socket): room of their own, so that a full network side never
+    /// refuses a local program, a health check or the operator's tool.
+    public var local: ConnectionCap
 
     public init(
         queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
-        idleTimeout: Duration = .seconds(300), httpIdleTimeout: Duration = .seconds(5), connectionsPerListener: Int = 128,
-        connections: Int = 192
+        idleTimeout: Duration = .seconds(300), httpIdleTimeout: Duration = .seconds(5),
+        network: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
+        local: ConnectionCap = ConnectionCap(connections: 64, perListener: 48)
     ) {
         self.queuedBytes = queuedBytes
         self.stallTimeout = stallTimeout
         self.idleTimeout = idleTimeout
         self.httpIdleTimeout = httpIdleTimeout
-        self.connectionsPerListener = connectionsPerListener
+        self.network = network
+        self.local = local
+    }
+
+    /// The cap of `side`'s connections.
+    func cap(of side: ListenerSide) -> ConnectionCap {
+        switch side {
+        case .network: network
+        case .local: local
+        }
+    }
+}
+
+/// How many connections one side of the listeners (network or local) holds at most: on
+/// all its listeners together, and on any one of them, so that one listener's flood
+/// leaves room on the others.
+public struct ConnectionCap: Sendable, Equatable {
+    /// Connections on all the side's listeners together at most.
+    public var connections: Int
+    /// Connections on one listener at most.
+    public var perListener: Int
+
+    public init(connections: Int, perListener: Int) {
         self.connections = connections
+        self.perListener = perListener
+    }
+}
+
+/// Which cap a listener's connections count against, by its address: a Unix-domain socket
+/// is local (only this machine's processes reach it, under its file mode), any other is
+/// network. A listener is sided by what it is bound to, so none can be put on the wrong
+/// side, and a socket passed by the service manager is sided like one bound here.
+enum ListenerSide: Hashable, Sendable {
+    case network, local
+
+    init(listeningOn address: SocketAddress?) {
+        if case .unixDomainSocket = address { self = .local } else { self = .network }
     }
 }
 

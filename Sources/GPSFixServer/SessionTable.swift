@@ -4,9 +4,11 @@ import NIOCore
 /// Every open connection of every listener, on the hub's event loop: it admits a new one
 /// within the caps of ``SessionLimits``, closes idle ones, and counts what it closed.
 ///
-/// At a cap, the connection idle the longest (watching nothing, asking nothing; one that
-/// never asked anything before one that did) is closed to make room, on the same listener
-/// when the listener is full, anywhere when all are:
+/// The network listeners and the local sockets are capped apart (``ListenerSide``), so
+/// that a full network side never refuses a local client. At a cap, the connection idle
+/// the longest (watching nothing, asking nothing; one that never asked anything before one
+/// that did) is closed to make room, on the same listener when the listener is full,
+/// anywhere on the same side when the side is:
 /// an attacker holding idle connections never locks out the next real client. Only when
 /// none is idle is the newest refused.
 final class SessionTable {
@@ -26,15 +28,16 @@ final class SessionTable {
     private let eventLoop: any EventLoop
     private let logger: Logger
     private var sessions: [ObjectIdentifier: BoundedSession] = [:]
-    private var perListener: [ObjectIdentifier: Int] = [:]
+    private var counted: ConnectionCount<ObjectIdentifier>
     private var sweep: RepeatedTask?
-    private var loggedCap = false
+    private var loggedCap: Set<ListenerSide> = []
     private(set) var counts = Counts()
 
     init(limits: SessionLimits, eventLoop: any EventLoop, logger: Logger) {
         self.limits = limits
         self.eventLoop = eventLoop
         self.logger = logger
+        counted = ConnectionCount(limits: limits)
     }
 
     /// Open connections, on every listener.
@@ -44,25 +47,26 @@ final class SessionTable {
     /// `false` when it must be refused.
     func admit(_ session: BoundedSession) -> Bool {
         eventLoop.assertInEventLoop()
-        let listenerFull = perListener[session.listener, default: 0] >= limits.connectionsPerListener
-        let allFull = sessions.count >= limits.connections
-        if listenerFull || allFull {
-            let candidates = sessions.values.filter { !$0.isWatching && (!listenerFull || $0.listener == session.listener) }
+        let room = counted.room(on: session.listener, of: session.side)
+        if room != .free {
+            let candidates = sessions.values.filter { other in
+                !other.isWatching && other.side == session.side && (room == .fullSide || other.listener == session.listener)
+            }
             // A connection that never asked anything goes before one that did (a client
             // polling now and then), the one idle the longest first.
             guard let idlest = candidates.min(by: { ($0.hasAsked ? 1 : 0, $0.lastActivity) < ($1.hasAsked ? 1 : 0, $1.lastActivity) })
             else {
                 counts.refused += 1
-                noteCap("a connection refused: every connection is in use, none idle")
+                noteCap("a connection refused: every connection is in use, none idle", on: session.side)
                 return false
             }
             counts.evicted += 1
-            noteCap("the connection idle the longest closed to make room")
+            noteCap("the connection idle the longest closed to make room", on: session.side)
             remove(idlest)
             idlest.close()
         }
         sessions[ObjectIdentifier(session)] = session
-        perListener[session.listener, default: 0] += 1
+        counted.add(on: session.listener, of: session.side)
         startSweeping()
         return true
     }
@@ -71,8 +75,7 @@ final class SessionTable {
     func remove(_ session: BoundedSession) {
         eventLoop.assertInEventLoop()
         guard sessions.removeValue(forKey: ObjectIdentifier(session)) != nil else { return }
-        perListener[session.listener, default: 1] -= 1
-        if perListener[session.listener] == 0 { perListener[session.listener] = nil }
+        counted.remove(on: session.listener, of: session.side)
     }
 
     /// `session` was cut off after staying over its cap.
@@ -80,13 +83,13 @@ final class SessionTable {
         counts.cutOff += 1
     }
 
-    /// Logs the first time a cap is reached; later ones are counted (the metrics).
-    private func noteCap(_ what: String) {
-        guard !loggedCap else { return }
-        loggedCap = true
+    /// Logs the first time each side's cap is reached; later ones are counted (the metrics).
+    private func noteCap(_ what: String, on side: ListenerSide) {
+        guard loggedCap.insert(side).inserted else { return }
+        let cap = limits.cap(of: side), sideName = side == .local ? "local sockets" : "network listeners"
         logger.warning(
-            "connection cap reached: \(what); further ones are counted, not logged",
-            metadata: ["per listener": "\(limits.connectionsPerListener)", "in all": "\(limits.connections)"])
+            "connection cap of the \(sideName) reached: \(what); further ones are counted, not logged",
+            metadata: ["per listener": "\(cap.perListener)", "in all": "\(cap.connections)"])
     }
 
     /// Once a second while any connection is open, closes those idle past their timeout.

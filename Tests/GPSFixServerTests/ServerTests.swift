@@ -69,14 +69,16 @@ final class ServerUnderTest: Sendable {
     var socketPath: String { folder.appendingPathComponent("s.sock").path }
 
     /// Serves mocks through `updates()` or, `delivering`, through their own `run(delivering:)`.
+    /// With `tcp`, on a free loopback TCP port too (``GPSFixServer/tcpPort``).
     init(
         devices: [String], delivering: Bool = false, canWait: Bool = false,
-        limits: SessionLimits = SessionLimits()
+        limits: SessionLimits = SessionLimits(), tcp: Bool = false
     ) async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         server = GPSFixServer(
             configuration: .init(
-                socketPath: folder.appendingPathComponent("s.sock").path, release: "test", limits: limits),
+                socketPath: folder.appendingPathComponent("s.sock").path, tcpHost: tcp ? "127.0.0.1" : nil, tcpPort: tcp ? 0 : nil,
+                release: "test", limits: limits),
             group: MultiThreadedEventLoopGroup.singleton, logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }))
         try await server.start()
         let providers = devices.map { MockLocationProvider(device: $0, canWait: canWait) }
@@ -96,9 +98,10 @@ final class ServerUnderTest: Sendable {
         }
     }
 
-    /// A client past the banner, watching when asked to, with the replies to its WATCH read.
-    func client(watching watch: String? = #"?WATCH={"enable":true,"json":true};"#) async throws -> LineClient {
-        let client = try LineClient(unixPath: socketPath)
+    /// A client past the banner, watching when asked to, with the replies to its WATCH read;
+    /// over TCP when the harness serves it and `tcp` asks, else the Unix socket.
+    func client(watching watch: String? = #"?WATCH={"enable":true,"json":true};"#, tcp: Bool = false) async throws -> LineClient {
+        let client = try tcp ? LineClient(tcpPort: try #require(server.tcpPort)) : LineClient(unixPath: socketPath)
         let banner = await client.line()
         #expect(banner?.contains(#""class":"VERSION""#) == true)
         if let watch {

@@ -28,7 +28,7 @@ struct SessionBoundsTests {
     @Test("at a listener's cap the connection idle the longest is closed to make room; when every one watches, the newest is refused")
     func capsMakeRoomFromTheIdle() async throws {
         let harness = try await ServerUnderTest(
-            devices: ["/dev/mock0"], limits: SessionLimits(connectionsPerListener: 3, connections: 3))
+            devices: ["/dev/mock0"], limits: SessionLimits(local: ConnectionCap(connections: 3, perListener: 3)))
         let first = try await harness.client(watching: nil)
         let second = try await harness.client(watching: nil)
         let third = try await harness.client(watching: nil)
@@ -46,6 +46,24 @@ struct SessionBoundsTests {
         #expect(Self.isClosed(fifth, within: 5))
         let clients = try #require(await harness.server.snapshot()?.clients)
         #expect(clients.evicted == 1 && clients.refusedAtCap == 1 && clients.connections == 3)
+        await harness.stop()
+    }
+
+    @Test("a full network side refuses a TCP client, and the Unix socket still takes one: each side has its own cap")
+    func localClientsHaveRoomOfTheirOwn() async throws {
+        let harness = try await ServerUnderTest(
+            devices: ["/dev/mock0"], limits: SessionLimits(network: ConnectionCap(connections: 2, perListener: 2)), tcp: true)
+        // Watchers, so none is idle and none can be closed to make room.
+        var network: [LineClient] = []
+        for _ in 0..<2 { network.append(try await harness.client(tcp: true)) }
+        let refused = try LineClient(tcpPort: try #require(harness.server.tcpPort))
+        #expect(Self.isClosed(refused, within: 5))
+        let local = try await harness.client()
+        local.send("?VERSION;\n")
+        #expect(await local.line()?.contains(#""class":"VERSION""#) == true)
+        #expect(network.allSatisfy { !Self.isClosed($0, within: 0.1) })
+        let clients = try #require(await harness.server.snapshot()?.clients)
+        #expect(clients.refusedAtCap == 1 && clients.evicted == 0 && clients.connections == 3)
         await harness.stop()
     }
 
