@@ -78,8 +78,7 @@ final class ControlSession: ChannelInboundHandler {
         switch (message.type, receiver) {
         case (UInt8(ascii: "H"), nil):
             let asked = String(decoding: message.payload, as: UTF8.self)
-            let path = SerialPort.resolved(asked) ?? asked
-            guard let found = receivers.first(where: { (SerialPort.resolved($0.key) ?? $0.key) == path })?.value else {
+            guard let found = receivers[asked] else {
                 return refuse(with: .notServed, context)
             }
             guard found.port.duplicateOpenDescriptor().map({ close($0) }) != nil else {
@@ -168,8 +167,10 @@ extension ControlMessage {
 
 extension GPSFixServer {
     /// Serves the control socket at `path` (mode 0600: the daemon's user; root passes any
-    /// mode) for `receivers`, by device path. Never on TCP.
+    /// mode) for `receivers`, by device path. Never on TCP. Each receiver is asked for by
+    /// its path or the device its links resolve to now (``ReceiverNames``).
     public func startControl(path: String, receivers: [String: ReceiverControl]) async throws {
+        let receivers = ReceiverNames.index(receivers)
         let bootstrap = clientBootstrap(idleTimeout: configuration.limits.idleTimeout) { channel in
             try channel.pipeline.syncOperations.addHandler(ControlSession(receivers: receivers))
         }
