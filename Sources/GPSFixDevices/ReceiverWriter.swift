@@ -19,7 +19,9 @@ import NIOPosix
 /// than blocking: frames are handed to it only while it is writable, and always whole.
 /// Reads from the receiver go on unaffected. When the port is closed (the receiver
 /// unplugged, the daemon reopening it), the channel fails and the next frame opens the
-/// port's new descriptor.
+/// port's new descriptor. What waits for the port with someone waiting on it (a frame sent
+/// with `then`, an ``afterQueued(_:)`` action) is never dropped for room, and so bounded
+/// in number instead: ``maximumWaiting``.
 ///
 /// ``enqueue(_:arrivedAt:)`` and ``close()`` run on ``eventLoop``; ``send(_:)`` from anywhere.
 public final class ReceiverWriter: @unchecked Sendable {
@@ -29,11 +31,20 @@ public final class ReceiverWriter: @unchecked Sendable {
         public var droppedStale = 0
         /// Frames lost in a write that failed (the port went away under them).
         public var failedWrites = 0
+        /// Frames and actions refused because ``ReceiverWriter/maximumWaiting`` waited already.
+        public var refusedWaiting = 0
         /// The time from a frame's arrival to its write, over the last frames written.
         public var latencies = LatencyWindow()
 
         public init() {}
     }
+
+    /// How many frames sent with `then` and ``afterQueued(_:)`` actions may wait for the
+    /// port at once. Each sender bounds its own (a conversation keeps a few frames in
+    /// flight, a speed change waits for one), so more is a peer's flood: one past it is
+    /// refused at once, its `then` or action called with `false`, and counted
+    /// (``Counters/refusedWaiting``).
+    public static let maximumWaiting = 16
 
     public let eventLoop: any EventLoop
     /// The queue's bound in bytes.
@@ -48,6 +59,8 @@ public final class ReceiverWriter: @unchecked Sendable {
     private typealias Entry = (frame: [UInt8], arrivedAt: NIODeadline, then: (@Sendable (Bool) -> Void)?)
     private var queue = CircularBuffer<Entry>()
     private var queuedBytes = 0
+    /// Entries in ``queue`` with a `then`.
+    private var waiting = 0
     private var channel: (any Channel)?
     private var opening = false
 
@@ -75,6 +88,13 @@ public final class ReceiverWriter: @unchecked Sendable {
 
     private func enqueue(_ entry: Entry) {
         eventLoop.assertInEventLoop()
+        if let then = entry.then {
+            guard waiting < Self.maximumWaiting else {
+                update { $0.refusedWaiting += 1 }
+                return then(false)
+            }
+            waiting += 1
+        }
         queue.append(entry)
         queuedBytes += entry.frame.count
         var dropped = 0
@@ -93,15 +113,16 @@ public final class ReceiverWriter: @unchecked Sendable {
     }
 
     /// Queues `frame` from any thread; `then` runs (on the event loop) once it was written
-    /// (`true`) or lost with the port (`false`). It is never dropped for room: its sender
-    /// bounds how many it has queued.
+    /// (`true`), or with `false` when it was lost with the port or refused because
+    /// ``maximumWaiting`` waited already. It is never dropped for room.
     public func send(_ frame: [UInt8], then: @escaping @Sendable (Bool) -> Void) {
         eventLoop.execute { [self] in enqueue((frame, .now(), then)) }
     }
 
     /// Runs `action` (on the event loop) once every frame queued before it was written
-    /// (`true`), or when they were lost with the port (`false`): for what must follow a
-    /// frame on the line, as a speed change follows the frame that asked for it.
+    /// (`true`), or with `false` when they were lost with the port or the action was
+    /// refused because ``maximumWaiting`` waited already: for what must follow a frame on
+    /// the line, as a speed change follows the frame that asked for it.
     public func afterQueued(_ action: @escaping @Sendable (Bool) -> Void) {
         eventLoop.execute { [self] in enqueue(([], .now(), action)) }
     }
@@ -112,6 +133,7 @@ public final class ReceiverWriter: @unchecked Sendable {
         for entry in queue { entry.then?(false) }
         queue.removeAll()
         queuedBytes = 0
+        waiting = 0
         channel?.close(promise: nil)
         channel = nil
     }
@@ -129,6 +151,7 @@ public final class ReceiverWriter: @unchecked Sendable {
             var last: Entry?
             while channel.isWritable, let next = queue.popFirst() {
                 queuedBytes -= next.frame.count
+                if next.then != nil { waiting -= 1 }
                 if let last {
                     channel.write(ByteBuffer(bytes: last.frame), promise: nil)
                     arrivals.append(last.arrivedAt)
