@@ -33,6 +33,10 @@ public struct GPSDSource: ByteSource {
 
     /// How long gpsd may take to answer a request before the connection is given up.
     static let answerTimeout = Duration.seconds(5)
+    /// The longest line of gpsd's kept while waiting for an answer: gpsd writes none past
+    /// its response buffer (`GPS_JSON_RESPONSE_MAX`, 10 KiB in recent releases), so a longer
+    /// one is not gpsd's, and the source is refused rather than read on.
+    static let maximumAnswerLine = 16 * 1024
 
     public init(host: String, port: Int = 2947, device: String? = nil) {
         self.host = host
@@ -135,7 +139,8 @@ private struct Answers {
     }
 
     /// Reads until an answer of `class` arrives and returns its line; gpsd's ERROR
-    /// instead refuses the source, and no answer within ``GPSDSource/answerTimeout``
+    /// instead refuses the source, and so does a line longer than
+    /// ``GPSDSource/maximumAnswerLine``; no answer within ``GPSDSource/answerTimeout``
     /// gives it up.
     mutating func await(class wanted: String) throws(DeviceError) -> String {
         let deadline = ContinuousClock.now + GPSDSource.answerTimeout
@@ -145,6 +150,10 @@ private struct Answers {
                 unread.removeSubrange(...newline)
                 if line.hasPrefix("{\"class\":\"ERROR\"") { throw .refused(path: name, message: line) }
                 if line.hasPrefix("{\"class\":\"\(wanted)\"") { return line }
+            }
+            guard unread.count <= GPSDSource.maximumAnswerLine else {
+                throw .refused(
+                    path: name, message: "a line of over \(GPSDSource.maximumAnswerLine) bytes, longer than gpsd writes: is it gpsd?")
             }
             guard !stop.isStopped, ContinuousClock.now < deadline else {
                 throw .refused(path: name, message: "no \(wanted) answer within \(GPSDSource.answerTimeout)")

@@ -127,6 +127,27 @@ struct ReadingTests {
         #expect(reason?.contains("Can't assign /dev/none") == true)
     }
 
+    @Test("a gpsd whose answer line runs past any line gpsd writes is refused, not buffered: a lost device saying why")
+    func overlongAnswerLine() async throws {
+        let padding = String(repeating: "x", count: 4 * GPSDSource.maximumAnswerLine)
+        let gpsd = try FakeGPSD(answeringWatch: #"{"class":"WATCH","enable":true,"padding":""# + padding + #""}"#)
+        let provider = NMEALocationProvider(
+            source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0"), maximumBackoff: .seconds(5))
+        let watching = Task { () -> String? in
+            for await update in provider.updates() {
+                if case .device(let event) = update, case .lost(let why) = event.kind { return why }
+            }
+            return nil
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(10))
+            watching.cancel()
+        }
+        let reason = await watching.value
+        deadline.cancel()
+        #expect(reason?.contains("a line of over \(GPSDSource.maximumAnswerLine) bytes") == true, "\(reason ?? "no loss reported")")
+    }
+
     @Test("replays into pseudo-terminals nobody reads block no task, and end when cancelled", .timeLimit(.minutes(1)))
     func replayOffThePool() async throws {
         let log = CaptureLog(Array(String(repeating: "$GPTXT,01,01,02,filling the pty buffer*00\r\n", count: 5000).utf8))
