@@ -97,12 +97,19 @@ public struct RolloverRule: Hashable, Sendable {
 
 /// Turns RMC's two-digit years into full years.
 ///
-/// The rule, in order: a century given explicitly (a log's `# Date:` header, or a ZDA
-/// sentence from the same receiver) wins; otherwise years 80-99 are 1980-1999 and
-/// 00-79 are 2000-2079 (GPS began in 1980). No GPS week-rollover correction is applied:
-/// GPSFix reports the date the receiver sent, where gpsd 3.22 guesses and moves some
-/// captures forward by 1024 weeks.
+/// The rule, in order: a year given explicitly (a log's `# Date:` header, or a ZDA
+/// sentence from the same receiver) wins, the two digits placed in the century nearest
+/// to it; otherwise they are years of the century GPSFix was built in (``buildYear``), as
+/// gpsd places them in its build's century: built in 2026, `80` is 2080, not 1980. No
+/// GPS week-rollover correction is applied: GPSFix reports the date the receiver sent,
+/// where gpsd 3.22 guesses and moves some dates by multiples of 1024 weeks (its `80` is
+/// 2080, then reported as 1999).
 public struct CenturyRule: Hashable, Sendable {
+    /// The year this release of GPSFix was built, whose century two-digit years fall in
+    /// when nothing says otherwise (gpsd's `BUILD_CENTURY`). Moved on with each release;
+    /// only its century matters.
+    public static let buildYear = 2026
+
     /// The full year that the two-digit years are placed nearest to, when known.
     public var referenceYear: Int?
 
@@ -112,7 +119,7 @@ public struct CenturyRule: Hashable, Sendable {
 
     /// The full year for a two-digit `year`.
     public func fullYear(_ year: Int) -> Int {
-        guard let referenceYear else { return year >= 80 ? 1900 + year : 2000 + year }
+        guard let referenceYear else { return Self.buildYear - Self.buildYear % 100 + year }
         let century = referenceYear - referenceYear % 100
         let candidates = [century - 100 + year, century + year, century + 100 + year]
         return candidates.min { abs($0 - referenceYear) < abs($1 - referenceYear) }!

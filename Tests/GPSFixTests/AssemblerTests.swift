@@ -276,15 +276,26 @@ struct AssemblerTests {
     @Test("a log header's date sets the century, and the rollover rule moves a lost era forward")
     func datesAndRollover() throws {
         let rmc = sentence("$GPRMC,000345.03,A,4808.9993,N,01135.0798,E,000.1,000.0,220899,003.0,E,A")
+        // No header: the build's century, as gpsd (2099, where gpsd 3.22 then moves it by its rollover guess).
         let plain = try #require(updates(of: rmc).first?.fix?.time)
-        #expect(plain.year == 1999 && plain.month == 8 && plain.day == 22)
+        #expect(plain.year == 2099 && plain.month == 8 && plain.day == 22)
         let corrected = try #require(updates(of: "# Date: 2019-04-07\n" + rmc).first?.fix?.time)
         #expect(corrected.year == 2019 && corrected.month == 4 && corrected.day == 7)
         let early = sentence("$GPRMC,000345.03,A,4808.9993,N,01135.0798,E,000.1,000.0,220801,003.0,E,A")
         #expect(try #require(updates(of: "# Date: 1995-01-01\n" + early).first?.fix?.time).year == 2001)
         #expect(CenturyRule(referenceYear: 1995).fullYear(1) == 2001)
         #expect(CenturyRule(referenceYear: 2090).fullYear(1) == 2101)
-        #expect(CenturyRule().fullYear(99) == 1999 && CenturyRule().fullYear(26) == 2026)
+        #expect(CenturyRule().fullYear(99) == 2099 && CenturyRule().fullYear(26) == 2026)
+    }
+
+    @Test("two-digit years with nothing to place them fall in the build's century, as gpsd places them: built in 2026, 80 is 2080, not 1980")
+    func twoDigitYearsPivotOnTheBuild() throws {
+        #expect(CenturyRule.buildYear >= 2026)
+        let century = CenturyRule.buildYear - CenturyRule.buildYear % 100
+        #expect(CenturyRule().fullYear(80) == century + 80 && CenturyRule().fullYear(0) == century)
+        let rmc = sentence("$GPRMC,120000.00,A,4807.038,N,01131.000,E,0.0,0.0,010180,,,A")
+        let time = try #require(updates(of: rmc).first?.fix?.time)
+        #expect(time.year == century + 80 && time.month == 1 && time.day == 1)
     }
 
     @Test("calendar days convert both ways")
