@@ -201,6 +201,8 @@ extension JSONWriter {
     }
 
     mutating func appendISO8601(_ time: GPSTime) {
+        // An inserted second as gpsd names it (its clients know no second 60).
+        let time = time.posixNamed
         // yyyy-mm-ddThh:mm:ss.sssZ as one token; a year past 9999 only widens it.
         appendToken(maximumCount: 48) { output in
             var count = Self.writeDigits(UInt(clamping: time.year), minimumDigits: 4, to: output)

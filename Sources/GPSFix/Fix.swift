@@ -40,6 +40,10 @@ public struct Fix: Hashable, Sendable {
     /// not yet received, a second not fully resolved): reported, never a sample for the
     /// time service.
     public var timeIsUnconfirmed = false
+    /// A leap second the receiver has announced for the end of this fix's UTC day (u-blox
+    /// NAV-TIMELS, within gpsd's window: see ``LeapSecondSchedule``), for the time
+    /// service's samples. gpsd reads no such warning from NMEA, so NMEA fixes carry none.
+    public var leapSecondWarning = LeapSecondWarning.none
     public var mode: FixMode = .unknown
     public var status: FixStatus = .unknown
     /// Degrees, north and east positive.

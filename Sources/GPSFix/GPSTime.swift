@@ -53,6 +53,22 @@ public struct GPSTime: Hashable, Sendable, Comparable {
         self.init(year: yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month: month, day: day, time: time)
     }
 
+    /// Whether this is an inserted leap second: 23:59:60, which a receiver reports as such.
+    public var isLeapSecond: Bool { time.second == 60 }
+
+    /// The time as POSIX time (and gpsd, through `mkgmtime`) names it: an inserted second
+    /// (23:59:60) as the next day's 00:00:00, every other time as it is. gpsd's clients
+    /// never see a second 60, and many would refuse one (Python's `datetime`, a
+    /// JavaScript `Date`), so gpsd's reports give this.
+    public var posixNamed: GPSTime {
+        guard isLeapSecond else { return self }
+        var next = GPSTime(daysSince1970: daysSince1970 + 1, time: time)
+        next.time.hour = 0
+        next.time.minute = 0
+        next.time.second = 0
+        return next
+    }
+
     /// Seconds since the Unix epoch, with the fraction.
     public var secondsSince1970: Double {
         Double(daysSince1970 * 86_400) + Double(time.nanosecondsSinceMidnight) / 1e9

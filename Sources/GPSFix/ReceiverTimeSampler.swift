@@ -5,6 +5,12 @@
 /// receiver's first fixes may carry a time it has not yet settled), and never with a
 /// date before ``earliestTrustedTime`` (a receiver that lost a 1024-week era, or runs on
 /// a stale clock, would set the system's clock back by years).
+///
+/// A sample carries the fix's ``Fix/leapSecondWarning`` in June and December only, as
+/// gpsd's SHM and SOCK writers do (leap seconds come at the end of those months; a
+/// receiver may announce one months ahead). The inserted second itself (23:59:60) gives
+/// no sample: the system clock has no number for it (POSIX time gives it the next
+/// midnight's), so a sample of it would be a second wrong.
 public struct ReceiverTimeSampler: Sendable {
     /// gpsd's `NTP_MIN_FIXES`.
     public static let minimumFixes = 3
@@ -29,13 +35,16 @@ public struct ReceiverTimeSampler: Sendable {
         }
         fixesInARow += 1
         let real = WallTime(time)
-        guard let readAt, fixesInARow > Self.minimumFixes, real.seconds != lastSecond else { return nil }
+        guard let readAt, fixesInARow > Self.minimumFixes, real.seconds != lastSecond, !time.isLeapSecond else {
+            return nil
+        }
         guard real >= earliestTrustedTime else {
             distrusted += 1
             return nil
         }
         lastSecond = real.seconds
-        return TimeSample(real: real, clock: readAt)
+        let leap = time.month == 6 || time.month == 12 ? fix.leapSecondWarning : .none
+        return TimeSample(real: real, clock: readAt, leap: leap)
     }
 
     /// The device was lost, fell silent or came back: its next fixes start a new run.

@@ -45,10 +45,14 @@ public struct TimeSample: Hashable, Sendable {
     /// The system clock when that time was observed: when the cycle's first timed
     /// sentence was read from the device, or when the pulse's edge was captured.
     public var clock: WallTime
+    /// A leap second due at the end of `real`'s UTC day, which the clock discipline is
+    /// told with the sample (chrony's SOCK `leap`, the SHM segment's `leap`).
+    public var leap: LeapSecondWarning
 
-    public init(real: WallTime, clock: WallTime) {
+    public init(real: WallTime, clock: WallTime, leap: LeapSecondWarning = .none) {
         self.real = real
         self.clock = clock
+        self.leap = leap
     }
 }
 

@@ -109,9 +109,12 @@ extension UBXAssembler {
         fix.timeError = time.timeAccuracy
     }
 
+    /// NAV-TIMELS gives the leap seconds and schedules the next change, which fixes warn
+    /// of in its last day (``LeapSecondSchedule``).
     mutating func apply(_ leap: NavTIMELS) {
         open(leap.iTOW, NavTIMELS.message)
         if leap.hasValidCurrent { leapSeconds = leap.currentLeapSeconds }
+        leapSchedule.announce(change: leap.change, secondsToEvent: leap.hasValidTimeToEvent ? leap.secondsToEvent : nil)
     }
 
     /// HNR-PVT is a fix of its own, reported at once, without disturbing the open epoch.

@@ -70,6 +70,10 @@ public struct UBXAssembler {
     /// GPS week and GPS-UTC leap seconds as last given, for times from a time of week.
     var week: Int?
     var leapSeconds: Int?
+    /// The leap second NAV-TIMELS last announced, counted down epoch by epoch, and the
+    /// time of week of the epoch opened last, from which it is counted.
+    var leapSchedule = LeapSecondSchedule()
+    private var lastOpenedEpoch: UInt32?
     /// The satellites of NAV-SAT or NAV-SVINFO, reused from epoch to epoch (emptied when
     /// the next view arrives, by then no longer shared with the views sent out), and
     /// whether they are the open epoch's.
@@ -167,6 +171,8 @@ public struct UBXAssembler {
         }
         epoch = iTOW
         epochsOpened &+= 1
+        if let last = lastOpenedEpoch { leapSchedule.advance(byMilliseconds: Self.elapsed(from: last, to: iTOW)) }
+        lastOpenedEpoch = iTOW
         // An epoch that opens with DOPs (NAV-SOL's PDOP, NAV-DOP) keeps the last epoch's
         // until its own arrive, as gpsd does: a view before the epoch's NAV-DOP then
         // carries the receiver's DOPs rather than ones computed from the geometry.
@@ -174,6 +180,14 @@ public struct UBXAssembler {
     }
 
     private static func differ(_ a: UInt32, _ b: UInt32) -> Bool { (a > b ? a - b : b - a) > 10 }
+
+    /// Milliseconds from one epoch's time of week to a later one's, across the week's end;
+    /// none for a time of week out of range.
+    private static func elapsed(from earlier: UInt32, to later: UInt32) -> Int {
+        let week = 604_800_000
+        let difference = Int(later) - Int(earlier)
+        return max(0, difference < 0 ? difference + week : difference)
+    }
 
     /// Emits the open epoch's fix and DOPs, and starts afresh.
     private mutating func endEpoch() {
@@ -204,6 +218,7 @@ public struct UBXAssembler {
     mutating func reportFix(derivingMotion: Bool = true) {
         var report = fix
         report.leapSeconds = report.time == nil ? nil : leapSeconds
+        report.leapSecondWarning = report.time == nil ? .none : leapSchedule.warning
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
         if derivingMotion { deriveMotion(&report) }
         statistics.epochs += 1
@@ -252,15 +267,21 @@ public struct UBXAssembler {
     }
 
     /// UTC from a message's calendar fields and their signed nanosecond correction;
-    /// `nil` for fields no date has.
+    /// `nil` for fields no date has. An inserted second (23:59:60) stays that second:
+    /// counted in seconds since 1970 it would become the next midnight, which the fix
+    /// after it is (gpsd's reports name it so; the time service must tell them apart).
     func utcTime(_ utc: UBXCalendarTime) -> GPSTime? {
         guard (1980...9999).contains(utc.year), (1...12).contains(utc.month), (1...31).contains(utc.day), utc.hour < 24,
             utc.minute < 60, utc.second <= 60
         else { return nil }
         let days = GPSTime(year: utc.year, month: utc.month, day: utc.day, time: NMEATime(hour: 0, minute: 0, second: 0))
             .daysSince1970
-        let milliseconds = (days * 86_400 + utc.hour * 3600 + utc.minute * 60 + utc.second) * 1000
-            + Int((Double(utc.nanosecond) / 1e6).rounded())
+        let fraction = Int((Double(utc.nanosecond) / 1e6).rounded())
+        if utc.second == 60, utc.hour == 23, utc.minute == 59, (0..<1000).contains(fraction) {
+            let time = NMEATime(hour: 23, minute: 59, second: 60, nanosecond: UInt32(fraction) * 1_000_000)
+            return rolloverRule.corrected(GPSTime(daysSince1970: days, time: time))
+        }
+        let milliseconds = (days * 86_400 + utc.hour * 3600 + utc.minute * 60 + utc.second) * 1000 + fraction
         return rolloverRule.corrected(GPSTime(millisecondsSince1970: milliseconds))
     }
 }

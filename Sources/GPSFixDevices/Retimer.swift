@@ -68,8 +68,9 @@ public enum Retimer {
 
     /// A UBX frame stamped with `time`: the time of week of a NAV message, the UTC fields
     /// of NAV-PVT, NAV-TIMEUTC and HNR-PVT, the week of NAV-SOL, NAV-TIMEGPS and TIM-TP
-    /// (whose pulse is the second after), its checksum recomputed. Other frames are left
-    /// as they are.
+    /// (whose pulse is the second after), its checksum recomputed. NAV-TIMELS loses the
+    /// leap second it scheduled: that was the capture's day's, and a replay stamped with
+    /// today's time must not tell the clock of one today. Other frames are left as they are.
     public static func retime(ubxFrame bytes: ArraySlice<UInt8>, to time: GPSTime) -> [UInt8] {
         var frame = Array(bytes)
         guard frame.count >= UBXFrame.overhead else { return frame }
@@ -91,6 +92,10 @@ public enum Retimer {
         if let offset = UBXTimeFields.weekOffset(of: message) {
             put(UInt16(week), at: offset)
             if message != TimTP.message { put(Int32(0), at: 4) }  // fTOW: on the millisecond
+        }
+        if message == NavTIMELS.message {
+            put(Int8(0), at: 11)  // lsChange: none scheduled
+            if payloadCount >= 24 { frame[6 + 23] &= ~0x02 }  // validTimeToLsEvent cleared
         }
         if let (calendar, nanosecond) = UBXTimeFields.calendarOffsets(of: message) {
             put(UInt16(time.year), at: calendar)

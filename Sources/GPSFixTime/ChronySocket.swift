@@ -10,6 +10,8 @@ import GPSFix
 /// Every sample is sent to the path afresh (`sendto`), never through a connection made
 /// once: a socket that appears after the daemon started is used from the next sample, and
 /// chronyd restarting (a new socket at the same path) is survived without a reconnect.
+/// A sample's leap second warning goes in the datagram's `leap`; chronyd inserts or
+/// deletes the second at the end of that day (of June or December only).
 public final class ChronySocket: TimeSink {
     /// chrony's `SOCK_MAGIC`.
     static let magic: Int32 = 0x534f_434b
@@ -43,7 +45,7 @@ public final class ChronySocket: TimeSink {
         let (seconds, attoseconds) = sample.real.duration(since: sample.clock).components
         datagram.offset = Double(seconds) + Double(attoseconds) / 1e18
         datagram.pulse = 0  // the sample carries whole seconds, pulses included
-        datagram.leap = 0
+        datagram.leap = Int32(sample.leap.rawValue)  // chrony's: 0 none, 1 insert, 2 delete
         datagram.magic = Self.magic
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -33,7 +33,8 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
 /// Pairs pulses with the receiver's time, as gpsd does: a receiver sends the time of a
 /// second after that second's pulse, so a pulse marks the second after the last receiver
 /// time read before it. The pair holds only when that time was read less than
-/// ``maximumDelay`` before the pulse.
+/// ``maximumDelay`` before the pulse. A pulse's sample warns of the leap second that
+/// receiver time warned of, as gpsd's pulse samples carry its one leap notice.
 public struct PulsePairing: Sendable {
     /// A pulse more than this after the last receiver time is not paired (late).
     public static let maximumDelay = Duration.seconds(1)
@@ -71,12 +72,12 @@ public struct PulsePairing: Sendable {
         if delay > Self.maximumDelay { return .failure(.late) }
         let second = last.real.seconds + 1
         guard let announcement, announcement.second == second else {
-            return .success((TimeSample(real: WallTime(seconds: second), clock: clock), nil))
+            return .success((TimeSample(real: WallTime(seconds: second), clock: clock, leap: last.leap), nil))
         }
         // The edge came `quantisationError` before the second's true start: the system
         // clock read `clock + quantisationError` at that start.
         let correction = announcement.quantisationError
-        return .success((TimeSample(real: WallTime(seconds: second), clock: clock + correction), correction))
+        return .success((TimeSample(real: WallTime(seconds: second), clock: clock + correction, leap: last.leap), correction))
     }
 }
 

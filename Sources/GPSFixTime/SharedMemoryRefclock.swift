@@ -9,7 +9,8 @@ import NIOConcurrencyHelpers
 /// `0x4E545030 + N`), written with the mode 1 count/valid protocol as gpsd writes it.
 ///
 /// Units 0 and 1 are created owner-only (0600), as ntpd creates them, so only root can
-/// feed them; higher units are created 0666.
+/// feed them; higher units are created 0666. Each sample's leap second warning is the
+/// segment's `leap` (ntpd's `LEAP_ADDSECOND` 1, `LEAP_DELSECOND` 2), as gpsd writes it.
 ///
 /// Written from the receiver-time and pulse tasks: each write is under a pthread mutex
 /// (`NIOLock`), which ThreadSanitizer sees; the segment's address never changes.
@@ -43,7 +44,7 @@ public final class SharedMemoryRefclock: TimeSink, @unchecked Sendable {
         lock.withLock {
             gpsfix_shm_write(
                 segment, Int64(sample.real.seconds), sample.real.nanoseconds, Int64(sample.clock.seconds),
-                sample.clock.nanoseconds, 0, Int32(precision))
+                sample.clock.nanoseconds, Int32(sample.leap.rawValue), Int32(precision))
         }
     }
 }

@@ -111,7 +111,7 @@ public final class TimeService: Sendable {
         for await (name, observed) in queue {
             guard let device = byName[name], let state = states[name] else { continue }
             // A receiver whose sentences arrive late is corrected by moving the observation back.
-            let sample = TimeSample(real: observed.real, clock: observed.clock - device.timeOffset)
+            let sample = TimeSample(real: observed.real, clock: observed.clock - device.timeOffset, leap: observed.leap)
             state.withLock { state in
                 state.counters.receiverTimes += 1
                 state.pairing.note(sample)

@@ -51,13 +51,19 @@ public struct NavTIMEUTC: Sendable, Hashable {
     public var hasValidUTC: Bool { validity & 0x04 != 0 }
 }
 
-/// UBX-NAV-TIMELS: the current leap seconds.
+/// UBX-NAV-TIMELS: the current leap seconds, and the next change the receiver knows of.
 public struct NavTIMELS: Sendable, Hashable {
     public static let message: UInt16 = 0x0126
 
     public var iTOW: UInt32
     /// GPS minus UTC, seconds, when ``hasValidCurrent``.
     public var currentLeapSeconds: Int
+    /// The scheduled change (lsChange): +1 a second inserted, -1 one deleted, 0 none
+    /// scheduled (or none known).
+    public var change: Int
+    /// Seconds from this epoch to the change, or since the last one when none is
+    /// scheduled (timeToLsEvent: negative once past), when ``hasValidTimeToEvent``.
+    public var secondsToEvent: Int32
     /// validCurrLs (bit 0), validTimeToLsEvent (bit 1).
     public var validity: UInt8
 
@@ -65,10 +71,14 @@ public struct NavTIMELS: Sendable, Hashable {
         guard let p = frame.payload(of: Self.message, atLeast: 24) else { return nil }
         iTOW = p.u32(0)
         currentLeapSeconds = Int(p.i8(9))
+        change = Int(p.i8(11))
+        secondsToEvent = p.i32(12)
         validity = p.u8(23)
     }
 
     public var hasValidCurrent: Bool { validity & 0x01 != 0 }
+    /// Whether ``secondsToEvent`` (and so the change's date) is known.
+    public var hasValidTimeToEvent: Bool { validity & 0x02 != 0 }
 }
 
 /// UBX-TIM-TP: the time of the next time pulse and how far the pulse will miss it.

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiverFraming
 import TestSupport
 import Testing
 
@@ -116,5 +117,134 @@ struct TimeServiceTests {
         #expect((again["SOCK"]?.reach ?? 0) > 0 && (again["SHM0"]?.reach ?? 0) > 0, "after the restart: \(again)")
         #expect(daemon.isRunning)
         #expect(daemon.errorText.contains("time service: receiver times"), "the counters are logged")
+    }
+}
+
+/// A u-blox receiver behind a pseudo-terminal that the test writes epochs into: NAV-PVT,
+/// NAV-TIMELS and NAV-EOE, one epoch per call, from 2026-12-31 23:00:00 UTC on.
+private final class LeapSecondReceiver {
+    let path: String
+    private var master: Int32 = -1
+    private var follower: Int32 = -1
+    private(set) var epochs = 0
+
+    init() throws {
+        try #require(openpty(&master, &follower, nil, nil, nil) == 0, "openpty: errno \(errno)")
+        path = String(cString: ttyname(follower))
+        var attributes = termios()
+        tcgetattr(follower, &attributes)
+        cfmakeraw(&attributes)
+        tcsetattr(follower, TCSANOW, &attributes)
+    }
+
+    deinit {
+        close(master)
+        close(follower)
+    }
+
+    /// The UTC second since 1970 of the next epoch.
+    var nextSecond: Int { 1_798_758_000 + epochs }  // 2026-12-31T23:00:00Z on
+
+    /// Writes the next epoch; `announcing` makes its NAV-TIMELS announce the second
+    /// inserted at the day's end, else it knows of no change.
+    func writeEpoch(announcing: Bool) {
+        let secondOfDay = 23 * 3600 + epochs
+        let iTOW = UInt32((4 * 86_400 + secondOfDay + 18) * 1000)
+        func le<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+        var pvt = [UInt8](repeating: 0, count: 92)
+        pvt.replaceSubrange(0..<4, with: le(iTOW))
+        pvt.replaceSubrange(4..<6, with: le(UInt16(2026)))
+        (pvt[6], pvt[7], pvt[8], pvt[9], pvt[10]) = (12, 31, 23, UInt8(epochs / 60), UInt8(epochs % 60))
+        (pvt[11], pvt[20], pvt[21]) = (0x07, 3, 0x01)  // valid and resolved; 3D; gnssFixOK
+        var timeLS = [UInt8](repeating: 0, count: 24)
+        timeLS.replaceSubrange(0..<4, with: le(iTOW))
+        timeLS[9] = 18
+        timeLS[11] = announcing ? 1 : 0
+        timeLS.replaceSubrange(12..<16, with: le(Int32(announcing ? 86_400 - secondOfDay : -1_000_000)))
+        timeLS[23] = 0x03
+        let bytes = UBXFrame.encode(messageClass: 0x01, id: 0x07, payload: pvt)
+            + UBXFrame.encode(messageClass: 0x01, id: 0x26, payload: timeLS)
+            + UBXFrame.encode(messageClass: 0x01, id: 0x61, payload: le(iTOW))
+        _ = bytes.withUnsafeBytes { write(master, $0.baseAddress, $0.count) }
+        epochs += 1
+    }
+}
+
+/// A datagram socket where chronyd would listen for a device's receiver time, read by
+/// the test itself: chronyd takes a leap second only at the end of June or December.
+private final class SockSampleReader {
+    let path: String
+    private let descriptor: Int32
+
+    init(path: String) throws {
+        self.path = path
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(descriptor >= 0 && bound == 0, "bind \(path): errno \(errno)")
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+
+    /// The samples waiting (up to 0.2 s for the first): the receiver's second each is of
+    /// (the clock plus the offset, rounded) and its leap field.
+    func samples() -> [(second: Int, leap: Int32)] {
+        var read: [(Int, Int32)] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+            let size = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, read.isEmpty ? 0 : Int32(MSG_DONTWAIT)) }
+            guard size == 40 else { return read }
+            // chrony's struct sock_sample: timeval, double offset, int pulse, int leap, int pad, int magic.
+            let (seconds, microseconds, offset, leap) = buffer.withUnsafeBytes {
+                ($0.loadUnaligned(fromByteOffset: 0, as: Int.self), $0.loadUnaligned(fromByteOffset: 8, as: Int.self),
+                 $0.loadUnaligned(fromByteOffset: 16, as: Double.self), $0.loadUnaligned(fromByteOffset: 28, as: Int32.self))
+            }
+            read.append((Int((Double(seconds) + Double(microseconds) / 1e6 + offset).rounded()), leap))
+        }
+    }
+}
+
+@Suite("Leap seconds, from a simulated receiver through gpsfixd to chrony's SOCK protocol")
+struct LeapSecondServiceTests {
+    @Test("a receiver announcing a leap second at the end of its UTC day: SOCK samples carry leap 1 (insert) from the announcement on, 0 before it")
+    func announcedInsertion() throws {
+        let folder = try makeTemporaryFolder("leap")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try LeapSecondReceiver()
+        let base = receiver.path.split(separator: "/").last.map(String.init) ?? receiver.path
+        let reader = try SockSampleReader(path: folder.path + "/chrony.clk.\(base).sock")
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            receiver.path, "--socket", folder.path + "/gpsfixd.sock", "--chrony-socket-dir", folder.path, "--time-from-pty",
+            "--no-shm", "--log-level", "info",
+        ])
+        defer { daemon.stop() }
+
+        // An epoch every 50 ms (the daemon samples receiver seconds, not wall-clock ones):
+        // unannounced until the daemon has sent two samples, then announced, until three
+        // samples of announced epochs have come; 400 epochs at most.
+        var samples: [(second: Int, leap: Int32)] = []
+        var announcedFrom: Int?
+        while receiver.epochs < 400 {
+            if announcedFrom == nil, samples.count >= 2 { announcedFrom = receiver.nextSecond }
+            receiver.writeEpoch(announcing: announcedFrom != nil)
+            samples += reader.samples()
+            if let first = announcedFrom, samples.filter({ $0.second >= first }).count >= 3 { break }
+            usleep(50_000)
+        }
+        let first = try #require(announcedFrom, "no samples: \(daemon.errorText)")
+        let before = samples.filter { $0.second < first }, after = samples.filter { $0.second >= first }
+        #expect(before.count >= 2 && after.count >= 3, "\(samples); gpsfixd: \(daemon.errorText)")
+        #expect(before.allSatisfy { $0.leap == 0 }, "\(samples)")
+        #expect(after.allSatisfy { $0.leap == 1 }, "\(samples)")
+        #expect(daemon.isRunning)
     }
 }

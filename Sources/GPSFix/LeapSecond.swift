@@ -1,0 +1,65 @@
+/// A leap second announced for the end of the current UTC day, numbered as the clock
+/// disciplines take it: chrony's SOCK sample (`leap`: 0 none, 1 insert, 2 delete) and
+/// ntpd's shared-memory segment (`LEAP_NOWARNING`, `LEAP_ADDSECOND`, `LEAP_DELSECOND`).
+///
+/// A fix carries it as the receiver said it (``Fix/leapSecondWarning``); the time service
+/// hands it on in each sample (``TimeSample/leap``), so that chronyd or ntpd can insert
+/// or delete the second at the day's end rather than step over it afterwards.
+public enum LeapSecondWarning: Int, Hashable, Sendable {
+    /// No leap second at the end of this day, or none known.
+    case none = 0
+    /// The day's last minute has 61 seconds: 23:59:60 comes before midnight.
+    case insertion = 1
+    /// The day's last minute has 59 seconds: 23:59:59 is left out.
+    case deletion = 2
+}
+
+/// The leap second a receiver has scheduled (u-blox NAV-TIMELS: `lsChange` and
+/// `timeToLsEvent`), counted down from epoch to epoch between its announcements, and the
+/// warning it gives a fix.
+///
+/// The warning follows gpsd's rule (`ubx_msg_nav_timels`): a change less than 23 hours
+/// and more than nothing ahead warns, nothing else does. So the warning starts in the
+/// last day before the event, never earlier, and ends when the event is reached, even
+/// when the receiver sends NAV-TIMELS less often than its fixes.
+public struct LeapSecondSchedule: Hashable, Sendable {
+    /// gpsd's window: an event this close or closer warns.
+    public static let warningWindow = Duration.seconds(23 * 3600)
+
+    /// The announced change, and milliseconds from the epoch last counted to the event.
+    private var change: LeapSecondWarning = .none
+    private var millisecondsToEvent = 0
+
+    public init() {}
+
+    /// A receiver's announcement: `change` +1 (insertion), -1 (deletion) or 0 (none
+    /// scheduled), `secondsToEvent` from the epoch it came with (negative once past).
+    /// `nil` when the receiver does not know (its `validTimeToLsEvent` flag clear).
+    public mutating func announce(change: Int, secondsToEvent: Int32?) {
+        guard let secondsToEvent, change == 1 || change == -1 else {
+            self = LeapSecondSchedule()
+            return
+        }
+        self.change = change == 1 ? .insertion : .deletion
+        // An Int32 of seconds, as milliseconds, fits an Int many times over.
+        millisecondsToEvent = Int(secondsToEvent) * 1000
+    }
+
+    /// Time went on by `milliseconds` (from one epoch to the next): the event is that
+    /// much closer. An event reached is forgotten.
+    public mutating func advance(byMilliseconds milliseconds: Int) {
+        guard change != .none else { return }
+        let (remaining, overflow) = millisecondsToEvent.subtractingReportingOverflow(milliseconds)
+        if overflow || remaining <= 0 {
+            self = LeapSecondSchedule()
+        } else {
+            millisecondsToEvent = remaining
+        }
+    }
+
+    /// The warning for a fix of the epoch counted to last.
+    public var warning: LeapSecondWarning {
+        let window = Int(Self.warningWindow.components.seconds) * 1000
+        return millisecondsToEvent > 0 && millisecondsToEvent < window ? change : .none
+    }
+}
