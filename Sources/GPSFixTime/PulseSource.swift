@@ -26,6 +26,9 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
     case late
     /// The pulse came before the receiver time it would be paired with was read.
     case early
+    /// The pulse marks an inserted leap second (23:59:60), which the system clock's count
+    /// of seconds has no number of its own for: its sample would be a second wrong.
+    case leapSecond = "leap second"
 
     public var description: String { rawValue }
 }
@@ -34,7 +37,9 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
 /// second after that second's pulse, so a pulse marks the second after the last receiver
 /// time read before it. The pair holds only when that time was read less than
 /// ``maximumDelay`` before the pulse. A pulse's sample warns of the leap second that
-/// receiver time warned of, as gpsd's pulse samples carry its one leap notice.
+/// receiver time warned of, as gpsd's pulse samples carry its one leap notice; at the
+/// warned end of the day, the pulse of an inserted second is dropped and the one after a
+/// deleted second's eve marks midnight.
 public struct PulsePairing: Sendable {
     /// A pulse more than this after the last receiver time is not paired (late).
     public static let maximumDelay = Duration.seconds(1)
@@ -70,7 +75,9 @@ public struct PulsePairing: Sendable {
         if delay <= .zero { return .failure(.early) }
         if delay > Self.fixTimeout { return .failure(.noFix) }
         if delay > Self.maximumDelay { return .failure(.late) }
-        let second = last.real.seconds + 1
+        var second = last.real.seconds + 1
+        if second % 86_400 == 0, last.leap == .insertion { return .failure(.leapSecond) }
+        if second % 86_400 == 86_399, last.leap == .deletion { second += 1 }  // 23:59:59 left out
         guard let announcement, announcement.second == second else {
             return .success((TimeSample(real: WallTime(seconds: second), clock: clock, leap: last.leap), nil))
         }
