@@ -10,8 +10,8 @@ import NIOCore
 /// No report is cut to a size: a write is as long as its report (a SKY takes up to about
 /// 100 bytes a satellite; the status page 11 KiB), and `raw:2` hands on a device's read whole,
 /// up to SwiftNIO's largest read of 64 KiB. So some 80 KiB at most, 64 KiB more for a
-/// `raw:2` watcher of a flooding source. With ``network`` at 192 and ``local`` at 64 that
-/// is about 20 MB for every connection of every listener together, whatever the clients do.
+/// `raw:2` watcher of a flooding source. With ``network`` and ``local`` at 192 each that is
+/// about 30 MB for every connection of every listener together, whatever the clients do.
 public struct SessionLimits: Sendable {
     /// Each connection's unsent bytes: past `high` (the cap) the connection stops being
     /// read and lags, until it is down to `low`.
@@ -36,7 +36,7 @@ public struct SessionLimits: Sendable {
         queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
         idleTimeout: Duration = .seconds(300), httpIdleTimeout: Duration = .seconds(5),
         network: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
-        local: ConnectionCap = ConnectionCap(connections: 64, perListener: 48)
+        local: ConnectionCap = ConnectionCap(connections: 192, perListener: 128)
     ) {
         self.queuedBytes = queuedBytes
         self.stallTimeout = stallTimeout

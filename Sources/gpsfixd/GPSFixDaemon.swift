@@ -79,11 +79,11 @@ struct GPSFixDaemon: AsyncParsableCommand {
     var stallTimeout: Double = 5
 
     @Option(help: """
-        Connections (2 to 100000) on the network listeners together: gpsd's TCP port, HTTP, NMEA 0183 out's port; \
-        one listener takes two thirds of them at most. The local sockets (gpsd's Unix socket, the control socket, \
-        NMEA 0183 out's socket) have 64 of their own, 48 on one, so a full network side never locks out a local \
-        client. At a cap the connection idle the longest is closed to make room. Each connection costs the daemon \
-        80 KiB at most.
+        Connections (2 to 100000) on the network listeners together (gpsd's TCP port, HTTP, NMEA 0183 out's port), \
+        and as many again on the local sockets (gpsd's Unix socket, the control socket, NMEA 0183 out's socket), \
+        counted apart: a full network side never locks out a local client. On each side one listener takes two \
+        thirds at most. At a cap the connection idle the longest is closed to make room. Each connection costs the \
+        daemon 80 KiB at most.
         """)
     var maxClients: Int = 192
 
@@ -284,13 +284,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
             sources: sources, receivers: receivers, stateDirectory: { try traccarOptions.stateDirectory(environment: environment) },
             logger: logger)
         let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
+        let clientCap = ConnectionCap(connections: maxClients, perListener: max(1, maxClients * 2 / 3))
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
                 tcpPort: address?.port, release: Self.release,
                 limits: SessionLimits(
                     stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
-                    network: ConnectionCap(connections: maxClients, perListener: max(1, maxClients * 2 / 3))),
+                    network: clientCap, local: clientCap),
                 holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
                 nmeaOutput: try nmeaOut.output(allowRemote: allowRemote)),
             group: eventLoops, subscribers: subscribers, logger: logger)

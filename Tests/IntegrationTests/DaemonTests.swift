@@ -208,8 +208,8 @@ struct LoadTests {
             limit.rlim_cur = min(limit.rlim_max, 4096)
             setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
         }
-        // Over TCP, gpsd's clients' way in: --max-clients caps the network listeners (the
-        // Unix socket has room of its own, 64).
+        // Over TCP, the way in of gpsd's clients (libgps speaks TCP only), the side
+        // --max-clients caps.
         let clients = try (0..<1000).map { _ in try LineClient(tcpPort: daemon.tcpPort) }
         for client in clients { client.send(#"?WATCH={"enable":true,"json":true}"# + "\n") }
         var receiving = 0
