@@ -125,12 +125,13 @@ final class ReceiverKeeper: Sendable {
         try configurator.apply(try configurator.plan(settings, layers: layers))
         state.withLockedValue { $0.counters.applied += 1 }
         if flashDue { rememberFlash(receiver: receiver, table: table) }
+        let left = silencing ? [] : try configurator.report().differences(from: settings)
+        state.withLockedValue { $0.persisting = left.isEmpty ? nil : (receiver, left) }
+        // Logged once the receiver was read back: the conversation is over but for its end.
         let changed = differences.isEmpty ? "nothing differed" : differences.joined(separator: "; ")
         logger.info(
             "receiver configured as its table says\(flashDue ? ", and saved to flash" : ""): \(changed)",
             metadata: ["device": "\(port.path)"])
-        let left = silencing ? [] : try configurator.report().differences(from: settings)
-        state.withLockedValue { $0.persisting = left.isEmpty ? nil : (receiver, left) }
         guard left.isEmpty else {
             logger.warning("\(Self.kept(left)); it is not given the table again while it says so", metadata: ["device": "\(port.path)"])
             return Self.kept(left)

@@ -8,15 +8,17 @@ import Testing
 /// one reconfiguration per reason, never a loop, and flash written once per table.
 @Suite("The keeper and the tool take turns", .serialized)
 struct ReceiverKeeperTests {
-    /// The daemon on `receiver` keeping `table`, with its control socket; `metrics` on a
-    /// free port when asked.
+    /// The daemon on `receiver` keeping `table`, with its control socket and its state
+    /// directory in `folder`.
     static func daemon(
         _ receiver: SimulatedUBXReceiver, table: String, folder: URL, extra: [String] = []
     ) throws -> (daemon: RunningProcess, control: String) {
         let control = folder.appendingPathComponent("control.sock").path
         let daemon = try RunningProcess(Binaries.gpsfixd, [
             receiver.path, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
-            "--control-socket", control, "--receiver", table, "--silence-timeout", "0.5",
+            // Silent past 1.5 s: longer than the receiver's 1 s between solutions, so only
+            // the tests' own silences count.
+            "--control-socket", control, "--receiver", table, "--silence-timeout", "1.5",
             "--state-directory", folder.path,
         ] + extra)
         try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
@@ -37,7 +39,7 @@ struct ReceiverKeeperTests {
         let holder = try LineClient(unixPath: control)
         holder.send(bytes: ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes)
         #expect(holder.readBytes(count: 7, timeout: 5)?.first == UInt8(ascii: "O"))
-        receiver.powerCycle(quiet: .seconds(1), batteryEmpty: true)
+        receiver.powerCycle(quiet: .seconds(2), batteryEmpty: true)
         try waitUntil("the device back from silence", within: 15) { daemon.errorText.contains("sending again") }
         #expect(receiver.setting(0x3021_0001) == 1000, "the keeper talked during the tool's turn")
         holder.hangUp()
@@ -94,7 +96,7 @@ struct ReceiverKeeperTests {
                 // back: the keeper puts the table back in RAM, and leaves flash alone.
                 let set = try UBXConfigurationToolTests.ubx(["set", receiver.path, "--control-socket", control, "--rate", "5"])
                 #expect(set.status == 0, "\(set.errors)")
-                receiver.pause(for: .seconds(1))
+                receiver.pause(for: .seconds(2))
                 reopenings += 1
                 try waitUntil("the table back", within: 15) { receiver.setting(0x3021_0001) == 500 }
             }
