@@ -97,6 +97,8 @@ extension UBXAssembler {
         guard time.hasValidTime else { return }
         week = time.week
         fix.timeError = fix.timeError ?? time.timeAccuracy
+        // NAV-PVT's 23:59:60 stands: GPS time names it only when a warning came first.
+        guard fix.time?.isLeapSecond != true else { return }
         fix.time = self.time(week: time.week, milliseconds: Int(time.iTOW), nanoseconds: time.fractionalTOW)
         fix.timeIsUnconfirmed = leapSeconds == nil
     }

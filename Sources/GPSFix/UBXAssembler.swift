@@ -74,6 +74,10 @@ public struct UBXAssembler {
     /// time of week of the epoch opened last, from which it is counted.
     var leapSchedule = LeapSecondSchedule()
     private var lastOpenedEpoch: UInt32?
+    /// The UTC day a fix last warned of a second inserted at its end, and the leap seconds
+    /// then: GPS time in the second after that day, with those leap seconds still, is
+    /// the inserted second, which a count of seconds would name as the next midnight.
+    private var insertionAfter: (day: Int, leapSeconds: Int)?
     /// The satellites of NAV-SAT or NAV-SVINFO, reused from epoch to epoch (emptied when
     /// the next view arrives, by then no longer shared with the views sent out), and
     /// whether they are the open epoch's.
@@ -219,6 +223,9 @@ public struct UBXAssembler {
         var report = fix
         report.leapSeconds = report.time == nil ? nil : leapSeconds
         report.leapSecondWarning = report.time == nil ? .none : leapSchedule.warning
+        if report.leapSecondWarning == .insertion, let time = report.time {
+            insertionAfter = (time.daysSince1970, leapSecondsInUse)
+        }
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
         if derivingMotion { deriveMotion(&report) }
         statistics.epochs += 1
@@ -259,11 +266,18 @@ public struct UBXAssembler {
         return time(week: week, milliseconds: Int(epoch), nanoseconds: 0)
     }
 
-    /// UTC from a GPS week and time of week.
+    /// UTC from a GPS week and time of week; 23:59:60 for the second inserted after a
+    /// day the receiver warned of (``insertionAfter``), before its leap seconds change.
     func time(week: Int, milliseconds: Int, nanoseconds: Int) -> GPSTime {
         let total = (GPSTime.gpsEpochSince1970 + week * 604_800 - leapSecondsInUse) * 1000 + milliseconds
             + Int((Double(nanoseconds) / 1e6).rounded())
-        return rolloverRule.corrected(GPSTime(millisecondsSince1970: total))
+        let utc = rolloverRule.corrected(GPSTime(millisecondsSince1970: total))
+        guard let insertion = insertionAfter, insertion.leapSeconds == leapSecondsInUse,
+            utc.daysSince1970 == insertion.day + 1, utc.time.hour == 0, utc.time.minute == 0, utc.time.second == 0
+        else { return utc }
+        var inserted = utc.time
+        (inserted.hour, inserted.minute, inserted.second) = (23, 59, 60)
+        return GPSTime(daysSince1970: insertion.day, time: inserted)
     }
 
     /// UTC from a message's calendar fields and their signed nanosecond correction;

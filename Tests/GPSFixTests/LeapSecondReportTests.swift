@@ -3,6 +3,7 @@ import GPSDProtocol
 import GPSFix
 import GPSFixDevices
 import NMEA
+import ReceiverFraming
 import Testing
 
 /// The inserted second 23:59:60, decoded from captures made for it (`fixtures/leap-second.*`,
@@ -63,6 +64,39 @@ struct LeapSecondReportTests {
         // timeToLsEvent 2, 1, 0, then none scheduled: gpsd's warning is for an event ahead.
         #expect(fixes.map(\.leapSecondWarning) == [.insertion, .insertion, .none, .none, .none])
         #expect(fixes.map(\.leapSeconds) == [18, 18, 18, 19, 19])
+    }
+
+    @Test("from GPS time (NAV-TIMEGPS), the second after a day warned of an insertion is 23:59:60 until the receiver's leap seconds change; NAV-PVT's 23:59:60 is not overwritten by it")
+    func fromGPSTime() throws {
+        func timeLS(iTOW: UInt32, change: Int8, secondsToEvent: Int32) -> [UInt8] {
+            var p = Payload(count: 24)
+            p.set(0, iTOW)
+            p.set(9, Int8(18))
+            p.set(11, change)
+            p.set(12, secondsToEvent)
+            p.set(23, UInt8(0x03))
+            return UBXFrame.encode(messageClass: 0x01, id: 0x26, payload: p.bytes)
+        }
+        // 2026-12-31T23:59:58Z in GPS time, 18 leap seconds.
+        let first = 1_798_761_598 - GPSTime.gpsEpochSince1970 + 18
+        var stream: [UInt8] = []
+        for index in 0..<5 {
+            let gps = first + index
+            let iTOW = UInt32(gps % 604_800 * 1000)
+            stream += navTIMEGPS(iTOW: iTOW, week: Int16(gps / 604_800), leapSeconds: index < 3 ? 18 : 19)
+            stream += timeLS(iTOW: iTOW, change: index < 3 ? 1 : 0, secondsToEvent: Int32(2 - index)) + navEOE(iTOW: iTOW)
+        }
+        let times = updates(ofLog: stream).compactMap(\.fix).compactMap(\.time)
+        #expect(times.map { "\($0.day) \($0.time.hour):\($0.time.minute):\($0.time.second)" } == [
+            "31 23:59:58", "31 23:59:59", "31 23:59:60", "1 0:0:0", "1 0:0:1",
+        ])
+
+        // No warning, NAV-PVT and NAV-TIMEGPS in one epoch: the receiver's own 23:59:60 stays.
+        let gps = first + 2
+        let iTOW = UInt32(gps % 604_800 * 1000)
+        let epoch = navPVT(iTOW: iTOW, time: (2026, 12, 31, 23, 59, 60))
+            + navTIMEGPS(iTOW: iTOW, week: Int16(gps / 604_800), leapSeconds: 18) + navEOE(iTOW: iTOW)
+        #expect(updates(ofLog: epoch).compactMap(\.fix).first?.time?.isLeapSecond == true)
     }
 
     @Test("the inserted second gives the time service no sample (the system clock has no number for it); the seconds around it do, in order")
