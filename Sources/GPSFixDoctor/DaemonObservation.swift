@@ -3,6 +3,20 @@ import FoundationEssentials
 /// What the doctor learned from the running daemon: its version, devices, counters and
 /// services (`?STATUS;`), and the reports of a few seconds' watch.
 public struct DaemonObservation: Sendable {
+    /// One side of the daemon's listeners (`network`, `local`) as `?STATUS;` counts it:
+    /// its connections open and its cap.
+    public struct ConnectionSide: Sendable, Equatable {
+        public var name: String
+        public var connections: Int
+        public var cap: Int
+
+        public init(name: String, connections: Int, cap: Int) {
+            self.name = name
+            self.connections = connections
+            self.cap = cap
+        }
+    }
+
     /// A device as `DEVICES` and `?STATUS;` describe it.
     public struct Device: Sendable, Equatable {
         public var path: String
@@ -31,6 +45,9 @@ public struct DaemonObservation: Sendable {
     /// The services' status lines by name (`mqtt`, `traccar`, `ntrip`, `timeService`,
     /// `nmeaOutput`); absent for those that do not run.
     public var services: [String: String] = [:]
+    /// The network listeners' and the local sockets' connections, each against its own
+    /// cap; empty when the daemon did not say (one older than the separate caps).
+    public var connectionSides: [ConnectionSide] = []
     /// Seconds the reports were watched.
     public var window: Double = 0
     /// TPVs seen in the window, by device, and the last one's mode.
@@ -76,6 +93,11 @@ public struct DaemonObservation: Sendable {
             for (name, value) in report.services ?? [:] {
                 if let line = value.text { services[name] = line }
             }
+            let sides = [("network", report.clients?.network), ("local", report.clients?.local)]
+            connectionSides = sides.compactMap { name, side in
+                guard let connections = side?.connections, let cap = side?.cap else { return nil }
+                return ConnectionSide(name: name, connections: connections, cap: cap)
+            }
         case "TPV":
             fixes[device, default: 0] += 1
             modes[device] = report.mode
@@ -113,6 +135,18 @@ public struct DaemonReport: Decodable, Sendable {
         public var used: Bool?
     }
 
+    /// `?STATUS;`'s clients, as far as the doctor reads them: each side's connections
+    /// and cap.
+    public struct Clients: Decodable, Sendable {
+        public struct Side: Decodable, Sendable {
+            public var connections: Int?
+            public var cap: Int?
+        }
+
+        public var network: Side?
+        public var local: Side?
+    }
+
     /// A service's status: its line of text, or `nil` for anything else.
     public struct Status: Decodable, Sendable {
         public var text: String?
@@ -128,6 +162,7 @@ public struct DaemonReport: Decodable, Sendable {
     public var release: String?
     public var devices: [Device]?
     public var services: [String: Status]?
+    public var clients: Clients?
     public var path: String?
     public var online: Bool?
     public var message: String?

@@ -37,7 +37,7 @@ public struct DoctorSettings: Sendable {
 /// devices and who else holds them, the receiver, the time service, the services.
 public enum Doctor {
     public static func examine(root: SystemRoot, daemon: DaemonObservation, settings: DoctorSettings) -> [Finding] {
-        var findings = daemonFindings(daemon)
+        var findings = daemonFindings(daemon) + connectionFindings(daemon)
         let processes = root.processes()
         findings += portFindings(root: root, processes: processes)
         let devices = daemon.devices.isEmpty ? settings.devices.map { DaemonObservation.Device(path: $0) } : daemon.devices
@@ -51,6 +51,21 @@ public enum Doctor {
         findings += serviceFindings(daemon)
         if daemon.failure == nil { findings += settings.listeners.map(listenerFinding) }
         return findings
+    }
+
+    /// How full each side of the listeners is: the network listeners and the local sockets
+    /// have a cap each, so a full network side refuses or evicts network clients only.
+    static func connectionFindings(_ daemon: DaemonObservation) -> [Finding] {
+        guard daemon.failure == nil, !daemon.connectionSides.isEmpty else { return [] }
+        let sides = daemon.connectionSides
+        let detail = sides.map { "\($0.name) \($0.connections) of \($0.cap)" }.joined(separator: ", ")
+            + " connections (each side its own cap)"
+        let full = sides.filter { $0.connections >= $0.cap }.map(\.name)
+        guard full.isEmpty else {
+            return [Finding("clients", .warn, detail + "; full: " + full.joined(separator: " and "),
+                fix: "a new client there closes an idle one or is refused: raise max-clients if these clients are wanted")]
+        }
+        return [Finding("clients", .ok, detail)]
     }
 
     static func listenerFinding(_ listener: DoctorSettings.Listener) -> Finding {

@@ -80,6 +80,17 @@ extension Hub {
             clients.field("idleClosed", snapshot.clients.idleClosed)
             clients.field("evicted", snapshot.clients.evicted)
             clients.field("refusedAtCap", snapshot.clients.refusedAtCap)
+            // Each side's connections against its own cap: the doctor reports them.
+            let sides: [(StaticString, ServerSnapshot.ConnectionSide)] = [
+                ("network", snapshot.clients.network), ("local", snapshot.clients.local),
+            ]
+            for (name, side) in sides {
+                clients.nested(name, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { fields in
+                    fields.field("connections", side.connections)
+                    fields.field("cap", side.cap)
+                    fields.field("perListener", side.perListener)
+                }
+            }
         }
         json.nested("devices", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
             for device in snapshot.devices {

@@ -52,17 +52,22 @@ enum APISchema {
                       "el": {"$ref": "#/$defs/number"}, "az": {"$ref": "#/$defs/number"}, "ss": {"$ref": "#/$defs/number"},
                       "used": {"type": "boolean"}}}}}}}}
             },
+            "connectionSide": {
+              "type": "object", "additionalProperties": false, "required": ["connections", "cap", "perListener"],
+              "properties": {"connections": {"type": "integer"}, "cap": {"type": "integer"}, "perListener": {"type": "integer"}}
+            },
             "status": {
               "type": "object", "additionalProperties": false, "required": ["class", "clients", "devices", "services"],
               "properties": {
                 "class": {"const": "STATUS"},
                 "clients": {"type": "object", "additionalProperties": false,
                   "required": ["connected", "accepted", "cutOff", "reportsSent", "reportsDropped", "requestsRefused",
-                    "connections", "idleClosed", "evicted", "refusedAtCap"],
+                    "connections", "idleClosed", "evicted", "refusedAtCap", "network", "local"],
                   "properties": {"connected": {"type": "integer"}, "accepted": {"type": "integer"}, "cutOff": {"type": "integer"},
                     "reportsSent": {"type": "integer"}, "reportsDropped": {"type": "integer"}, "requestsRefused": {"type": "integer"},
                     "connections": {"type": "integer"}, "idleClosed": {"type": "integer"}, "evicted": {"type": "integer"},
-                    "refusedAtCap": {"type": "integer"}}},
+                    "refusedAtCap": {"type": "integer"}, "network": {"$ref": "#/$defs/connectionSide"},
+                    "local": {"$ref": "#/$defs/connectionSide"}}},
                 "devices": {"type": "array", "items": {"type": "object", "additionalProperties": false,
                   "required": ["path", "online", "mode", "cycles", "sentences", "rejected", "reconnects"],
                   "properties": {"path": {"type": "string"}, "online": {"type": "boolean"}, "mode": {"$ref": "#/$defs/integer"},

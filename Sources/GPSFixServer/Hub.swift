@@ -370,7 +370,8 @@ final class Hub: @unchecked Sendable {
             reportsSent: statistics.reportsSent, reportsDropped: statistics.reportsDropped,
             requestsRefused: statistics.requestsRefused, connections: sessionTable.count,
             idleClosed: sessionTable.counts.idleClosed, evicted: sessionTable.counts.evicted,
-            refusedAtCap: sessionTable.counts.refused)
+            refusedAtCap: sessionTable.counts.refused, network: sessionTable.connections(on: .network),
+            local: sessionTable.connections(on: .local))
         let states = deviceOrder.compactMap { path in devices[path] }
         return ServerSnapshot(clients: clients, devices: states.map { state in
             ServerSnapshot.Device(

@@ -2,6 +2,22 @@ import GPSFix
 
 /// What the server counts and knows of its devices at one moment: the metrics' source.
 public struct ServerSnapshot: Sendable {
+    /// One side's connections (network listeners, local sockets) against its cap.
+    public struct ConnectionSide: Sendable, Equatable {
+        /// Open now.
+        public var connections = 0
+        /// On all the side's listeners together at most.
+        public var cap = 0
+        /// On one of its listeners at most.
+        public var perListener = 0
+
+        public init(connections: Int = 0, cap: Int = 0, perListener: Int = 0) {
+            self.connections = connections
+            self.cap = cap
+            self.perListener = perListener
+        }
+    }
+
     /// The clients, since the server started.
     public struct Clients: Sendable {
         public var connected: Int
@@ -21,6 +37,10 @@ public struct ServerSnapshot: Sendable {
         public var evicted: Int
         /// New connections refused at a cap when none was idle.
         public var refusedAtCap: Int
+        /// The network listeners' connections (TCP), against their cap.
+        public var network = ConnectionSide()
+        /// The local sockets' connections (Unix-domain), against their own cap.
+        public var local = ConnectionSide()
     }
 
     /// One device, as the hub sees it.

@@ -43,6 +43,12 @@ final class SessionTable {
     /// Open connections, on every listener.
     var count: Int { sessions.count }
 
+    /// `side`'s open connections and its caps.
+    func connections(on side: ListenerSide) -> ServerSnapshot.ConnectionSide {
+        let cap = limits.cap(of: side)
+        return ServerSnapshot.ConnectionSide(connections: counted.count(on: side), cap: cap.connections, perListener: cap.perListener)
+    }
+
     /// Takes `session` in, closing an idle one to make room when a cap is reached;
     /// `false` when it must be refused.
     func admit(_ session: BoundedSession) -> Bool {

@@ -224,6 +224,21 @@ struct DoctorTests {
         #expect(!machine.examine(settings: settings).contains { $0.check == "HTTP" }, "not checked while the daemon is down")
     }
 
+    @Test("clients: each side's connections against its own cap; a full network side is a warning, the local side still open")
+    func connectionSides() throws {
+        let machine = try FakeMachine()
+        func status(network: Int) -> String {
+            #"{"class":"STATUS","clients":{"connections":4,"network":{"connections":"# + "\(network)"
+                + #","cap":192,"perListener":128},"local":{"connections":2,"cap":192,"perListener":128}},"devices":[],"services":{}}"#
+        }
+        var daemon = DaemonObservation(address: "s")
+        daemon.take(status(network: 2))
+        #expect(Self.finding(machine.examine(daemon), "clients", .ok)?.detail == "network 2 of 192, local 2 of 192 connections (each side its own cap)")
+        daemon.take(status(network: 192))
+        let full = try #require(Self.finding(machine.examine(daemon), "clients", .warn))
+        #expect(full.detail.hasSuffix("full: network") && full.fix?.contains("max-clients") == true)
+    }
+
     @Test("services: a caster the daemon retries is a warning with where to look")
     func services() throws {
         let machine = try FakeMachine()

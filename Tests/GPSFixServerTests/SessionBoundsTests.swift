@@ -64,6 +64,8 @@ struct SessionBoundsTests {
         #expect(network.allSatisfy { !Self.isClosed($0, within: 0.1) })
         let clients = try #require(await harness.server.snapshot()?.clients)
         #expect(clients.refusedAtCap == 1 && clients.evicted == 0 && clients.connections == 3)
+        #expect(clients.network == .init(connections: 2, cap: 2, perListener: 2))
+        #expect(clients.local.connections == 1 && clients.local.cap == 192)
         await harness.stop()
     }
 

@@ -123,6 +123,9 @@ struct LocalRoomTests {
         let doctor = try run(Binaries.gpsfix, ["doctor", "--socket", socket, "--json", "--seconds", "2"], timeout: 20)
         let findings = (try? JSONSerialization.jsonObject(with: Data(doctor.utf8)) as? [[String: Any]]) ?? []
         #expect(findings.contains { $0["check"] as? String == "daemon" && $0["status"] as? String == "ok" }, "\(doctor)")
+        // It says which side is full.
+        let clients = findings.first { $0["check"] as? String == "clients" }
+        #expect(clients?["status"] as? String == "warn" && (clients?["detail"] as? String)?.contains("network 8 of 8") == true, "\(doctor)")
 
         // The control socket takes the operator's tool too: a device it does not serve is
         // answered N, not refused without a word.
