@@ -167,12 +167,29 @@ struct HostileClientTests {
         return attackers
     }
 
-    @Test("under attack on each listener the daemon serves on: bounded memory, descriptors back to baseline, every TPV in order, fresh clients answered, never silent",
+    /// The device's silence timeout here: far above any stall of the daemon's event loop
+    /// that the attack can cause on a busy machine, so that a silence reported means the
+    /// daemon stopped reading the device, not that the machine was slow.
+    ///
+    /// The replayer writes a cycle every 0.1 s throughout (strace: never more than 0.21 s
+    /// apart, even on a saturated machine), so the device is never silent. But the daemon
+    /// judges silence by the wall clock, on the event loop that also reads the device: one
+    /// turn of the loop that accepts and closes a horde's connections, on a 2-core machine
+    /// with a build (or 8 CPU hogs) beside it, has taken 2 to 3 s with the debug build, and
+    /// the silence timer, run at the end of that turn, fires before the loop has polled the
+    /// device's waiting bytes again. With the 1 s this test used to give, it reported the
+    /// device silent 8 times in 40 s under 8 CPU hogs. How long the reading stalls is
+    /// measured by Benchmarks/silence-under-attack, how long each cycle waits for a watcher
+    /// by Benchmarks/under-attack (docs/BENCHMARKS.md); this suite checks what the daemon
+    /// did with what it was sent.
+    static let silenceTimeout = 10
+
+    @Test("under attack on each listener the daemon serves on: bounded memory, descriptors back to baseline, every TPV in order, every byte the device sent passed on, fresh clients answered, never silent",
           arguments: AttackedListener.allCases)
     func survivesEveryKindAtOnce(on listener: AttackedListener) throws {
         let httpPort = freePort(), nmeaPort = freePort()
         let daemon = try DaemonUnderTest(fixture: "gpsd/haicom-305N.log", speed: 10, extra: [
-            "--silence-timeout", Binaries.isSanitized ? "5" : "1", "--http", "127.0.0.1:\(httpPort)", "--nmea-tcp", "127.0.0.1:\(nmeaPort)",
+            "--silence-timeout", "\(Self.silenceTimeout)", "--http", "127.0.0.1:\(httpPort)", "--nmea-tcp", "127.0.0.1:\(nmeaPort)",
         ])
         let pid = daemon.daemon.pid
         let good = try daemon.client()
@@ -220,9 +237,10 @@ struct HostileClientTests {
         }
         var peakMemory = baselineMemory
         var unanswered: [String] = []
-        // How long a fresh client may wait, and the descriptors may take to come back:
-        // a sanitised daemon under the same attack is many times slower.
-        let patience: Double = Binaries.isSanitized ? 20 : 5
+        // How long a fresh client may wait, and the descriptors may take to come back: a
+        // bound on a hang, not a measure of speed (a sanitised daemon under the same attack
+        // is many times slower, and so is any daemon on a machine busy with a build).
+        let patience: Double = Binaries.isSanitized ? 40 : 20
         for round in 0..<24 {  // 12 s of attack
             usleep(500_000)
             peakMemory = max(peakMemory, Self.residentKilobytes(pid))
@@ -247,6 +265,15 @@ struct HostileClientTests {
         }
         attackers.forEach { $0.stop() }
         for attacker in attackers { try attacker.waitUntilStopped() }
+        // The watcher reads on until it has 60 TPVs, half of what 12 s of the replay hold,
+        // and one more since the attack ended: a count of what arrived, however long a busy
+        // machine makes that take (bounded, in case none comes).
+        let tpvsAtEnd = goodLines.withLock { lines in lines.filter { $0.contains(#""class":"TPV""#) }.count }
+        let caughtUp = (try? waitUntil("60 TPVs, and one after the attack", within: 60) {
+            let tpvs = goodLines.withLock { lines in lines.filter { $0.contains(#""class":"TPV""#) }.count }
+            return tpvs >= 60 && tpvs > tpvsAtEnd
+        }) != nil
+        #expect(caughtUp, "TPVs stopped coming")
         reading.store(false, ordering: .relaxed)
         usleep(700_000)
 
@@ -270,7 +297,7 @@ struct HostileClientTests {
         let times = lines.compactMap { line -> String? in
             line.contains(#""class":"TPV""#) ? line.json?["time"] as? String : nil
         }
-        #expect(times.count >= 60, "\(times.count) TPVs in 12 s of a 10 Hz replay")
+        #expect(times.count >= 60, "\(times.count) TPVs")
         let skips = zip(times, times.dropFirst()).filter { earlier, later in
             guard later > earlier else { return false }  // the replay looped
             guard let from = position[earlier], let to = position[later] else { return true }
@@ -280,15 +307,25 @@ struct HostileClientTests {
         #expect(!lines.contains { $0.contains(#""online":false"#) }, "the device was reported silent")
         #expect(!daemon.daemon.errorText.contains("device silent"))
 
-        // The raw watcher's bytes are the device's: a stretch of the capture's payload as replayed.
+        // The raw watcher's bytes are the device's, every one: what it received is one
+        // unbroken stretch of the capture's payload as replayed (looping), so the daemon
+        // read and passed on everything the device sent during the attack, in order.
         let payload = try Self.payload(of: "gpsd/haicom-305N.log")
         let received = rawBytes.withLock { $0 }
         let body = Array(received.drop { $0 != UInt8(ascii: "$") })  // after the WATCH answers
         #expect(body.count > 10_000, "\(body.count) raw bytes")
-        let looped = payload + payload + payload
-        let sample = Array(body.prefix(8192))
-        #expect(looped.firstRange(of: sample) != nil, "the raw stream's first 8 KiB are not the device's bytes")
         #expect(!String(decoding: body, as: UTF8.self).contains(#"{"class""#), "JSON in the raw stream")
+        let looped = payload + payload
+        if let start = looped.firstRange(of: Array(body.prefix(1024)))?.lowerBound {
+            var offset = start % payload.count
+            let mismatch = body.indices.first { index in
+                defer { offset = (offset + 1) % payload.count }
+                return body[index] != payload[offset]
+            }
+            #expect(mismatch == nil, "the raw stream departs from the device's bytes at byte \(mismatch ?? 0) of \(body.count)")
+        } else {
+            Issue.record("the raw stream's first 1 KiB are not the device's bytes")
+        }
     }
 
     /// A capture's payload as the replayer writes it: without its comment lines.
