@@ -13,15 +13,14 @@ import ReceiverFraming
 /// (``ControlMessage``): `H` names the device, answered `O` with its speed or `E` with why
 /// not; then `F` carries one whole UBX frame each way (the receiver's answers to
 /// configuration: acknowledgements, CFG and MON replies), and `S` asks for a new port
-/// speed, answered `O`. One conversation per receiver at a time; when it ends the daemon
-/// asks the receiver who it is again (MON-VER), so DEVICE follows a change.
+/// speed, answered `O`. One conversation per receiver at a time, through its
+/// ``ReceiverConversations``: while another holds the receiver (the daemon's keeper), `H`
+/// is answered `W` and `O` follows when the turn comes. When it ends the daemon asks the
+/// receiver who it is again (MON-VER), so DEVICE follows a change.
 final class ControlSession: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    /// How long one conversation may hold a receiver: a tool configures it in seconds, and
-    /// the daemon's own keeper waits for its turn.
-    static let conversationLimit = TimeAmount.seconds(60)
     /// How many of a conversation's frames may wait for the port at once: a tool sends one
     /// and waits for its answer, so more is a flood, which would crowd out corrections.
     static let framesInFlight = 4
@@ -29,7 +28,10 @@ final class ControlSession: ChannelInboundHandler {
     private let receivers: [String: ReceiverControl]
     private var pending: [UInt8] = []
     private var receiver: ReceiverControl?
-    private var limit: Scheduled<Void>?
+    /// The turn this conversation holds, once it began.
+    private var turn: ConversationTurn?
+    /// The receiver whose turn this connection waits for.
+    private var awaiting: ReceiverControl?
     /// This conversation's frames queued and not yet written.
     private var inFlight = 0
     /// Whether the peer is root or the daemon's user: nothing is read before.
@@ -84,17 +86,8 @@ final class ControlSession: ChannelInboundHandler {
             guard found.port.duplicateOpenDescriptor().map({ close($0) }) != nil else {
                 return refuse("\(asked) is not open now (unplugged?); try again once the daemon reads it", context)
             }
-            guard found.replies.beginConversation() else {
-                return refuse("\(asked) is being configured by another conversation; try again", context)
-            }
-            receiver = found
-            forward(found.replies, to: context.channel)
-            let channel = context.channel
-            limit = context.eventLoop.scheduleTask(in: Self.conversationLimit) {
-                channel.writeAndFlush(ControlMessage.error("a conversation may hold a receiver for 60 s at most").buffer)
-                    .whenComplete { _ in channel.close(promise: nil) }
-            }
-            context.writeAndFlush(wrapOutboundOut(ControlMessage.ok(found.port.line?.bps ?? 0).buffer), promise: nil)
+            guard awaiting == nil else { return refuse("one H message per connection", context) }
+            requestTurn(of: found, asked: asked, context)
         case (UInt8(ascii: "F"), let receiver?):
             guard message.payload.withUnsafeBytes({ UBXFrame(validating: $0) }) != nil else {
                 return refuse("an F message carries one whole UBX frame", context)
@@ -119,10 +112,50 @@ final class ControlSession: ChannelInboundHandler {
         }
     }
 
+    /// Asks `found`'s conversations for the tool's turn: it begins now (`O`), or when the
+    /// conversation under way ends (`W` now, `O` then); a second tool waiting for the same
+    /// receiver is refused. The turn is taken away, and the connection closed, at its limit.
+    private func requestTurn(of found: ReceiverControl, asked: String, _ context: ChannelHandlerContext) {
+        awaiting = found
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let channel = context.channel
+        let limit = found.conversations.turnLimit
+        let answer = found.conversations.request(
+            .tool,
+            begin: { turn in
+                bound.eventLoop.execute {
+                    let (session, context) = bound.value
+                    session.begin(turn, of: found, context)
+                }
+            },
+            expired: {
+                channel.writeAndFlush(ControlMessage.error("a conversation may hold a receiver for \(limit) at most").buffer)
+                    .whenComplete { _ in channel.close(promise: nil) }
+            })
+        switch answer {
+        case .begun(let turn): begin(turn, of: found, context)
+        case .waiting: context.writeAndFlush(wrapOutboundOut(ControlMessage.waiting.buffer), promise: nil)
+        case .alreadyWaiting:
+            // Not this connection's request that waits: it must not be withdrawn at the close.
+            awaiting = nil
+            refuse("another gpsfix ubx waits for \(asked) already; try again", context)
+        }
+    }
+
+    /// The tool's turn began: the receiver's answers go to it from now on.
+    private func begin(_ turn: ConversationTurn, of found: ReceiverControl, _ context: ChannelHandlerContext) {
+        guard context.channel.isActive, awaiting != nil else { return found.conversations.end(turn) }
+        awaiting = nil
+        receiver = found
+        self.turn = turn
+        forward(found.replies, during: turn, to: context.channel)
+        context.writeAndFlush(wrapOutboundOut(ControlMessage.ok(found.port.line?.bps ?? 0).buffer), promise: nil)
+    }
+
     /// The receiver's answers to the connection, as they are read; those the connection has
     /// no room for are dropped (the tool asks again).
-    private func forward(_ replies: ReceiverReplies, to channel: any Channel) {
-        replies.forward { frame in
+    private func forward(_ replies: ReceiverReplies, during turn: ConversationTurn, to channel: any Channel) {
+        replies.forward(during: turn) { frame in
             channel.eventLoop.execute {
                 if channel.isWritable { channel.writeAndFlush(ControlMessage(type: UInt8(ascii: "F"), payload: frame).buffer, promise: nil) }
             }
@@ -130,12 +163,15 @@ final class ControlSession: ChannelInboundHandler {
     }
 
     private func finish() {
-        limit?.cancel()
-        limit = nil
-        guard let receiver else { return }
+        if let awaiting {
+            self.awaiting = nil
+            awaiting.conversations.withdraw(.tool)
+        }
+        guard let receiver, let turn else { return }
         self.receiver = nil
-        receiver.replies.stopForwarding()
-        receiver.replies.endConversation()
+        self.turn = nil
+        receiver.replies.stopForwarding(for: turn)
+        receiver.conversations.end(turn)
         // Who it is now, and so its DEVICE report, after whatever was changed.
         receiver.writer.send(UBXFrame.encode(messageClass: 0x0A, id: 0x04, payload: []))
     }
