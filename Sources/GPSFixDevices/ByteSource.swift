@@ -19,6 +19,11 @@ public protocol ByteSource: Sendable {
     /// that can wait for a lagging client.
     var canWait: Bool { get }
 
+    /// Whether bytes the device sent wait, unread, in the kernel: a device whose reader is
+    /// late (its event loop busy for seconds on a loaded machine) is not silent. `false`
+    /// where the source cannot tell.
+    var hasUnreadInput: Bool { get }
+
     /// Opens the source and reads it, chunk by chunk.
     func chunks() -> ByteChunks
 }
@@ -26,6 +31,7 @@ public protocol ByteSource: Sendable {
 extension ByteSource {
     public var line: SerialLine? { nil }
     public var canWait: Bool { false }
+    public var hasUnreadInput: Bool { false }
 }
 
 /// Bytes as read from a device, and when.

@@ -67,7 +67,10 @@ public struct NMEALocationProvider: LocationProvider {
     public func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
         let device = self.device
         let hold = canWait ? readingHold : nil
-        let activity = Activity(clock: clock, timers: timers, timeout: silenceTimeout, hold: hold) {
+        let source = self.source
+        let activity = Activity(
+            clock: clock, timers: timers, timeout: silenceTimeout, hold: hold, hasUnreadInput: { source.hasUnreadInput }
+        ) {
             deliver([.fix(Self.noFix), .device(DeviceEvent(device: device, kind: .silent))])
         }
         let ended = await read(deliver, activity)
@@ -131,6 +134,8 @@ public struct NMEALocationProvider: LocationProvider {
 ///
 /// A source held back by its consumer (``ReadingHold``) is not silent: while it is held,
 /// and for a whole timeout after it was last let go, the watch only sets itself again.
+/// Nor is one whose bytes wait unread: the device sent, and its reader is late (an event
+/// loop that took seconds for one turn under a flood of clients, on a loaded machine).
 private final class Activity: Sendable {
     private struct State {
         var lastSentence = Duration.zero
@@ -153,16 +158,19 @@ private final class Activity: Sendable {
     private let silent = Atomic<Bool>(false)
     /// The consumer's hold on a source that can wait; `nil` for one that cannot.
     private let hold: ReadingHold?
+    /// Whether the source's bytes wait unread.
+    private let hasUnreadInput: @Sendable () -> Bool
 
     init<C: Clock<Duration>>(
         clock: C, timers: any TimerScheduler, timeout: Duration, hold: ReadingHold?,
-        reportSilence: @escaping @Sendable () -> Void
+        hasUnreadInput: @escaping @Sendable () -> Bool, reportSilence: @escaping @Sendable () -> Void
     ) {
         let origin = clock.now
         elapsed = { origin.duration(to: clock.now) }
         self.timers = timers
         self.timeout = timeout
         self.hold = hold
+        self.hasUnreadInput = hasUnreadInput
         self.reportSilence = reportSilence
     }
 
@@ -196,11 +204,13 @@ private final class Activity: Sendable {
 
     private func fire() {
         let now = elapsed(), held = hold?.isHolding ?? false, releases = hold?.releaseCount ?? 0
+        let waiting = hasUnreadInput()
         let isSilent = state.withLockedValue { state -> Bool in
             guard !state.stopped else { return false }
             // A reading held back by its consumer (a lagging client), now or since the
-            // last look, is not silence: the time counts from when it was let go.
-            let wasHeld = held || releases != state.releasesSeen
+            // last look, is not silence: the time counts from when it was let go. Bytes
+            // waiting unread are not either: the time counts from this look.
+            let wasHeld = held || waiting || releases != state.releasesSeen
             state.releasesSeen = releases
             let deadline = wasHeld ? now + timeout : state.lastSentence + timeout
             if deadline > now {

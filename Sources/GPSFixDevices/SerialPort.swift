@@ -18,6 +18,15 @@ final class OpenDescriptor: Sendable {
 
     func set(_ value: Int32?) { descriptor.withLockedValue { $0 = value } }
 
+    /// How many bytes wait unread on the open descriptor (`FIONREAD`); 0 while closed.
+    func unreadBytes() -> Int {
+        descriptor.withLockedValue { current in
+            var count: Int32 = 0
+            guard let current, ioctl(current, UInt(FIONREAD), &count) == 0 else { return 0 }
+            return Int(count)
+        }
+    }
+
     /// A duplicate of the open descriptor (the caller closes it), `nil` while closed.
     func duplicate() -> Int32? {
         descriptor.withLockedValue { current in
@@ -70,6 +79,9 @@ public struct SerialPort: ByteSource {
         defer { free(real) }
         return String(cString: real)
     }
+
+    /// Whether the receiver's bytes wait in the port's input queue, unread.
+    public var hasUnreadInput: Bool { openDescriptor.unreadBytes() > 0 }
 
     /// A duplicate of the port's descriptor while it is open for reading (the caller
     /// closes it), for waiting on the line's modem signals; `nil` while it is closed.

@@ -14,6 +14,9 @@ final class ScriptedSource: ByteSource {
     let name = "/dev/scripted"
     let sessions: [([UInt8], Ending)]
     private let calls = Locked(0)
+    /// What ``hasUnreadInput`` says: the test sets it.
+    let unread = Locked(false)
+    var hasUnreadInput: Bool { unread.withLock { $0 } }
 
     init(_ sessions: [([UInt8], Ending)]) { self.sessions = sessions }
 
@@ -59,6 +62,32 @@ struct ProviderTests {
         // Silent, the watch waits for the reader's next sentence, not on the clock.
         try await Task.sleep(for: .milliseconds(50))
         #expect(clock.sleeping == 0)
+    }
+
+    @Test("a source whose bytes wait unread is not silent, however late its reader; once they are read, the silence counts from the last look")
+    func unreadInputIsNotSilence() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource([(cycle, .hang)])
+        source.unread.withLock { $0 = true }
+        let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(2))
+        let updates = Locked<[LocationUpdate]>([])
+        let running = Task { await provider.run { update in updates.withLock { $0.append(contentsOf: update) } } }
+        func silenced() -> Bool { updates.withLock { $0.contains(.device(DeviceEvent(device: "/dev/scripted", kind: .silent))) } }
+        // Three timeouts with bytes waiting: the watch sets itself again each time.
+        for _ in 0..<3 {
+            while clock.sleeping == 0 { await Task.yield() }
+            clock.advance(by: .seconds(2))
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(!silenced())
+        // Read at last, and nothing more comes: silent a timeout after the last look.
+        source.unread.withLock { $0 = false }
+        while clock.sleeping == 0 { await Task.yield() }
+        clock.advance(by: .seconds(2))
+        for _ in 0..<100 where !silenced() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(silenced())
+        running.cancel()
+        await running.value
     }
 
     @Test("stopping a provider whose device never sent reports nothing: no silence, no decayed fix")
