@@ -1,7 +1,7 @@
 /// What keeping a receiver at its `[receiver]` table did: the daemon's keeper counts, the
 /// metrics and the status line read.
 public struct ReceiverTableCounters: Sendable, Equatable {
-    /// Conversations held to compare the receiver with its table.
+    /// Conversations held to compare the receiver with its table, counted as each ends.
     public var conversations = 0
     /// Conversations that gave the receiver its table.
     public var applied = 0

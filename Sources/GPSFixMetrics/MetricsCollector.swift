@@ -160,8 +160,9 @@ public final class MetricsCollector: Sendable {
         }
     }
 
-    /// Each receiver kept at a `[receiver]` table: its conversations by who held them, the
-    /// turns taken away at their deadline, the table's applications and flash writes.
+    /// Each receiver kept at a `[receiver]` table: its conversations by who held them (as
+    /// each began), the turns taken away at their deadline, the keeper's conversations (as
+    /// each ended), the table's applications, its flash writes and the differences left.
     public func record(
         receivers: [(device: String, table: ReceiverTableCounters, conversations: ReceiverConversations.Counters)]
     ) {
@@ -172,6 +173,7 @@ public final class MetricsCollector: Sendable {
                 count("gpsfix_receiver_conversations_total", labels + [("holder", name)], to: conversations.turns[reason] ?? 0)
             }
             count("gpsfix_receiver_conversations_expired_total", labels, to: conversations.expired)
+            count("gpsfix_receiver_table_conversations_total", labels, to: table.conversations)
             count("gpsfix_receiver_table_applied_total", labels, to: table.applied)
             count("gpsfix_receiver_flash_writes_total", labels, to: table.flashWrites)
             count("gpsfix_receiver_table_differences_kept_total", labels, to: table.differencesKept)

@@ -17,8 +17,8 @@ import UBXConfiguration
 ///   directory remembers the last table saved to which receiver; a restart, a reopening or
 ///   a return from silence saves nothing more.
 /// - A receiver that keeps a difference after being given the table (a setting it cannot
-///   take, or reports otherwise) is reported, once, and not given the table again while it
-///   reports the same.
+///   take, or reports otherwise), or that refuses the table, is reported, once, and after
+///   a second try is not given the table again while it reports the same.
 ///
 /// The conversation blocks on the receiver's answers: it runs on a queue of its own.
 final class ReceiverKeeper: Sendable {
@@ -36,9 +36,27 @@ final class ReceiverKeeper: Sendable {
         var status = "not yet configured"
         /// The last failure logged, so an unchanged one is not logged again.
         var lastFailure: String?
-        /// What the receiver still differed in after it was given the table, and who it was.
-        var persisting: (receiver: String, differences: [String])?
+        /// What the receiver kept against its table when it was last given it.
+        var kept: Kept?
         var counters = ReceiverTableCounters()
+    }
+
+    /// A receiver that refused its table, or kept differences after being given it: who it
+    /// was, what differs, and the status line. Once the same receiver has done so twice in
+    /// a row (`confirmed`: a receiver that lost power during the first read-back looks the
+    /// same once), it is not given the table again while it reads the same.
+    private struct Kept {
+        var receiver: String
+        var differences: [String]
+        var status: String
+        var confirmed = false
+
+        /// This outcome, confirmed if `previous` was the same.
+        func following(_ previous: Kept?) -> Kept {
+            var next = self
+            next.confirmed = previous.map { $0.receiver == receiver && $0.differences == differences } ?? false
+            return next
+        }
     }
 
     init(control: ReceiverControl, receiverPort: ReceiverPort, settings: ReceiverSettings, save: Bool, flash: FlashRecord, logger: Logger) {
@@ -80,8 +98,10 @@ final class ReceiverKeeper: Sendable {
 
     /// One conversation, then the turn ends.
     private func converse(in turn: ConversationTurn) {
-        defer { control.conversations.end(turn) }
-        state.withLockedValue { $0.counters.conversations += 1 }
+        defer {
+            state.withLockedValue { $0.counters.conversations += 1 }
+            control.conversations.end(turn)
+        }
         do {
             let status = try control.replies.listening(during: turn) { try configure(in: turn) }
             state.withLockedValue { state in
@@ -117,23 +137,38 @@ final class ReceiverKeeper: Sendable {
         let flashDue = save && !flash.holds(device: port.path, receiver: receiver, table: table)
         let differences = report.differences(from: settings)
         if differences.isEmpty && !flashDue { return "as configured" }
-        if !flashDue, let persisting = state.withLockedValue({ $0.persisting }), persisting == (receiver, differences) {
+        let previous = state.withLockedValue { $0.kept }
+        if let previous, previous.confirmed, previous.receiver == receiver, previous.differences == differences {
             state.withLockedValue { $0.counters.differencesKept += 1 }
-            return Self.kept(differences)
+            return previous.status
         }
         let layers: ConfigurationLayers = flashDue ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
-        try configurator.apply(try configurator.plan(settings, layers: layers))
+        do {
+            try configurator.apply(try configurator.plan(settings, layers: layers))
+        } catch let error as UBXConfiguration.ConfigurationError {
+            // A refusal, or a feature the receiver lacks, is its answer to this table: the
+            // same receiver gives it again. A silence may pass, and is tried again.
+            switch error {
+            case .refused, .unsupported:
+                let kept = Kept(receiver: receiver, differences: differences, status: "not configured as its table says: \(error)")
+                state.withLockedValue { $0.kept = kept.following(previous) }
+            case .silent, .malformed: break
+            }
+            throw error
+        }
         state.withLockedValue { $0.counters.applied += 1 }
         if flashDue { rememberFlash(receiver: receiver, table: table) }
         let left = silencing ? [] : try configurator.report().differences(from: settings)
-        state.withLockedValue { $0.persisting = left.isEmpty ? nil : (receiver, left) }
+        state.withLockedValue { state in
+            state.kept = left.isEmpty ? nil : Kept(receiver: receiver, differences: left, status: Self.kept(left)).following(previous)
+        }
         // Logged once the receiver was read back: the conversation is over but for its end.
         let changed = differences.isEmpty ? "nothing differed" : differences.joined(separator: "; ")
         logger.info(
             "receiver configured as its table says\(flashDue ? ", and saved to flash" : ""): \(changed)",
             metadata: ["device": "\(port.path)"])
         guard left.isEmpty else {
-            logger.warning("\(Self.kept(left)); it is not given the table again while it says so", metadata: ["device": "\(port.path)"])
+            logger.warning("\(Self.kept(left)); after a second try it is not given the table again while it says so", metadata: ["device": "\(port.path)"])
             return Self.kept(left)
         }
         return "as configured"

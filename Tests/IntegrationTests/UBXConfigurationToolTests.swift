@@ -101,27 +101,44 @@ struct UBXConfigurationToolTests {
         let configuration = folder.appendingPathComponent("gpsfixd.conf").path
         try "[receiver]\nrate = 2\ngnss = [\"gps\", \"glonass\"]\noutput = \"both\"\n".write(toFile: configuration, atomically: true, encoding: .utf8)
         do {
+            // Silent past 1.5 s: longer than the receiver's 1 s between solutions, so only
+            // the power cut counts as a silence (at 0.5 s a 1 Hz receiver flaps).
             let daemon = try RunningProcess(Binaries.gpsfixd, [
-                receiver.path, "--speed", "9600", "--socket", socket, "--config", configuration, "--silence-timeout", "0.5",
+                receiver.path, "--speed", "9600", "--socket", socket, "--config", configuration, "--silence-timeout", "1.5",
             ])
             defer { daemon.stop() }
             try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
             #expect(receiver.setting(0x1031_0021) == 0 && receiver.setting(0x1031_0025) == 1)
             // Power lost, and the backup battery empty: the table is gone, and the daemon
             // puts it back.
-            receiver.powerCycle(quiet: .seconds(1), batteryEmpty: true)
+            receiver.powerCycle(quiet: .seconds(2), batteryEmpty: true)
             try waitUntil("the table lost", within: 5) { receiver.setting(0x3021_0001) == 1000 }
             try waitUntil("the table applied again", within: 15) { receiver.setting(0x3021_0001) == 500 }
             #expect(daemon.errorText.contains("receiver configured as its table says: rate: 1 Hz, not 2 Hz"), "\(daemon.errorText)")
         }
 
-        // A table the receiver refuses: said in the log once, and by the doctor.
+        // A table the receiver refuses: said in the log once, and by the doctor; tried once
+        // more after a silence, then not asked of the same receiver again.
+        // CFG-RATE with its 6 bytes is the write it refuses (a poll of it is empty).
+        let rateWrites = receiver.framesReceived(0x0608, length: 6)
+        let metrics = freePort()
         let refusing = try RunningProcess(Binaries.gpsfixd, [
-            receiver.path, "--speed", "9600", "--socket", socket + "2", "--receiver", "rate=40", "--silence-timeout", "0.5",
+            receiver.path, "--speed", "9600", "--socket", socket + "2", "--receiver", "rate=40", "--silence-timeout", "1.5",
+            "--metrics", "127.0.0.1:\(metrics)",
         ])
         defer { refusing.stop() }
         _ = LineClient.connect(unixPath: socket + "2")
         try waitUntil("the refusal", within: 15) { refusing.errorText.contains("the receiver refused --rate") }
+        for silence in 1...3 {
+            receiver.pause(for: .seconds(2))
+            // The first silence brings the second try; each after it, a conversation that leaves the table.
+            try waitUntil("the conversation after silence \(silence)", within: 15) {
+                let text = (try? WebTests.get("/metrics", port: metrics).body) ?? ""
+                return text.contains("gpsfix_receiver_table_conversations_total{device=\"\(receiver.path)\"} \(silence + 1)")
+                    && (silence == 1 || text.contains("gpsfix_receiver_table_differences_kept_total{device=\"\(receiver.path)\"} \(silence - 1)"))
+            }
+        }
+        #expect(receiver.framesReceived(0x0608, length: 6) == rateWrites + 2, "the table was given again to the receiver that refused it twice")
         let findings = DoctorLiveTests.findings(try run(Binaries.gpsfix, ["doctor", "--socket", socket + "2", "--json", "--seconds", "1"]))
         let finding = try #require(findings.first { $0["check"] as? String == "receiver configuration" })
         #expect(finding["status"] as? String == "warn" && (finding["detail"] as? String)?.contains("refused --rate") == true, "\(finding)")

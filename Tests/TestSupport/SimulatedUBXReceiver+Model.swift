@@ -22,6 +22,9 @@ struct ReceiverState {
     /// sector on a real receiver: flash wears).
     var framesReceived = 0
     var flashWrites = 0
+    /// Frames received by message (class and id), then by payload length: a poll and a
+    /// write of the same message differ in length.
+    var framesByMessage: [UInt16: [Int: Int]] = [:]
     private var staged: [(UInt32, UInt64)]?
     private var quietUntil = ContinuousClock.now
     private var measurement = 0
@@ -85,6 +88,7 @@ struct ReceiverState {
         guard !silent, ContinuousClock.now >= quietUntil else { return [] }
         framesReceived += 1
         let (messageClass, id, payload) = frame
+        framesByMessage[UInt16(messageClass) << 8 | UInt16(id), default: [:]][payload.count, default: 0] += 1
         if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(ubx(version()))] }
         guard messageClass == 0x06 else { return [] }
         switch (generation, id) {

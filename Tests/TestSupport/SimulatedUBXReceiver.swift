@@ -84,6 +84,11 @@ public final class SimulatedUBXReceiver: Sendable {
     /// How many UBX frames it took in while powered, and how often it wrote its flash.
     public var traffic: (framesReceived: Int, flashWrites: Int) { engine.state.withLock { ($0.framesReceived, $0.flashWrites) } }
 
+    /// How many frames of `message` (class and id) with a payload of `length` bytes it took in.
+    public func framesReceived(_ message: UInt16, length: Int) -> Int {
+        engine.state.withLock { $0.framesByMessage[message]?[length] ?? 0 }
+    }
+
     /// How many configuration messages it acknowledged and refused.
     public var acknowledgements: (acknowledged: Int, refused: Int) { engine.state.withLock { ($0.acknowledged, $0.refused) } }
 }
