@@ -20,9 +20,9 @@ public struct ControlMessage: Equatable, Sendable {
     /// `O`: the conversation may go on, the port at `speed` bits per second.
     public static func ok(_ speed: Int) -> ControlMessage { ControlMessage(type: UInt8(ascii: "O"), number: speed) }
 
-    /// `W`: another conversation holds the receiver; `O` follows when this one's turn comes
-    /// (within the daemon's turn limit, 60 s).
-    public static let waiting = ControlMessage(type: UInt8(ascii: "W"), payload: [])
+    /// `W`: another conversation holds the receiver; `O` follows when this one's turn comes,
+    /// within the daemon's turn limit, `seconds` (the payload, as `O`'s speed is).
+    public static func waiting(seconds: Int) -> ControlMessage { ControlMessage(type: UInt8(ascii: "W"), number: seconds) }
 
     /// `S`: switch the port to `speed` bits per second (after the receiver was told to).
     public static func speed(_ speed: Int) -> ControlMessage { ControlMessage(type: UInt8(ascii: "S"), number: speed) }
@@ -31,7 +31,7 @@ public struct ControlMessage: Equatable, Sendable {
         self.init(type: type, payload: (0..<4).reversed().map { UInt8(truncatingIfNeeded: number >> ($0 * 8)) })
     }
 
-    /// The payload of `O` and `S` read as its number; `nil` for another length.
+    /// The payload of `O`, `W` and `S` read as its number; `nil` for another length.
     public var number: Int? { payload.count == 4 ? payload.reduce(0) { $0 << 8 | Int($1) } : nil }
 
     /// `N`: the daemon does not serve that device (the tool may open it itself); the daemon

@@ -19,7 +19,9 @@ public enum ConversationReason: Int, CaseIterable, Comparable, Sendable, CustomS
 /// its deadline passes. An ended or expired turn's number never matches again, so a late
 /// end from a turn already taken away changes nothing.
 public struct ConversationTurn: Hashable, Sendable {
+    /// Counts the turns of one receiver from 1.
     public let number: UInt64
+    /// Who holds it.
     public let reason: ConversationReason
 }
 

@@ -135,7 +135,8 @@ public struct NMEALocationProvider: LocationProvider {
 /// A source held back by its consumer (``ReadingHold``) is not silent: while it is held,
 /// and for a whole timeout after it was last let go, the watch only sets itself again.
 /// Nor is one whose bytes wait unread: the device sent, and its reader is late (an event
-/// loop that took seconds for one turn under a flood of clients, on a loaded machine).
+/// loop that took seconds for one turn under a flood of clients, on a loaded machine), for
+/// ``unreadLooksAllowed`` timeouts at most.
 private final class Activity: Sendable {
     private struct State {
         var lastSentence = Duration.zero
@@ -144,7 +145,14 @@ private final class Activity: Sendable {
         var stopped = false
         /// The hold's release count when the watch last looked.
         var releasesSeen = 0
+        /// Timeouts in a row that found bytes waiting and no sentence since.
+        var unreadLooks = 0
     }
+
+    /// How many timeouts in a row bytes waiting unread put a silence off: a reader late by
+    /// that much is stuck, and bytes that never make a sentence (a wrong speed) are no sign
+    /// of life.
+    static let unreadLooksAllowed = 3
 
     /// Time on the provider's clock since the activity began.
     private let elapsed: @Sendable () -> Duration
@@ -179,6 +187,7 @@ private final class Activity: Sendable {
         let now = elapsed()
         state.withLockedValue { state in
             state.lastSentence = now
+            state.unreadLooks = 0
             if state.timer == nil, !state.stopped { state.timer = arm(in: timeout) }
         }
     }
@@ -210,7 +219,9 @@ private final class Activity: Sendable {
             // A reading held back by its consumer (a lagging client), now or since the
             // last look, is not silence: the time counts from when it was let go. Bytes
             // waiting unread are not either: the time counts from this look.
-            let wasHeld = held || waiting || releases != state.releasesSeen
+            let unread = waiting && state.unreadLooks < Self.unreadLooksAllowed && now >= state.lastSentence + timeout
+            if unread { state.unreadLooks += 1 }
+            let wasHeld = held || unread || releases != state.releasesSeen
             state.releasesSeen = releases
             let deadline = wasHeld ? now + timeout : state.lastSentence + timeout
             if deadline > now {

@@ -66,6 +66,7 @@ public final class DaemonReceiverLink: ReceiverLink {
     }
 
     public func changeSpeed(to bps: Int) throws {
+        guard control.conversations.holds(turn) else { throw TurnOver() }
         let finished = DispatchSemaphore(value: 0)
         let changed = NIOLockedValueBox(false)
         control.changeSpeed(to: bps) { done in

@@ -22,12 +22,19 @@ public final class ReceiverConversations: Sendable {
         /// What to tell the holder of the current turn if its deadline passes.
         var current: Holder?
         var counters = Counters()
+        var lastRequest: UInt64 = 0
     }
 
     /// Whoever asked for a turn: what to run when it begins, and when it is taken away.
     private struct Holder {
+        var request: WaitingRequest
         var begin: @Sendable (ConversationTurn) -> Void
         var expired: @Sendable () -> Void
+    }
+
+    /// A request that waits for its turn: only its asker withdraws it.
+    public struct WaitingRequest: Hashable, Sendable {
+        let number: UInt64
     }
 
     /// What the conversations did, for the metrics and the status line.
@@ -44,17 +51,19 @@ public final class ReceiverConversations: Sendable {
     public enum Request: Equatable, Sendable {
         /// The turn is the caller's now; `begin` is not called.
         case begun(ConversationTurn)
-        /// `begin` runs when the current turn ends.
-        case waiting
+        /// `begin` runs when the current turn ends, unless the request is withdrawn first.
+        case waiting(WaitingRequest)
         /// A request for the same reason already waits: this one is dropped (and counted),
         /// `begin` is never called.
         case alreadyWaiting
     }
 
+    /// An owner whose turns last `turnLimit` at most.
     public init(turnLimit: Duration = .seconds(60)) {
         self.turnLimit = turnLimit
     }
 
+    /// What the conversations did so far.
     public var counters: Counters { shared.withLockedValue { $0.counters } }
 
     /// Asks for a turn for `reason`. When it cannot begin now, `begin` runs (on another
@@ -64,8 +73,9 @@ public final class ReceiverConversations: Sendable {
         _ reason: ConversationReason, begin: @escaping @Sendable (ConversationTurn) -> Void,
         expired: @escaping @Sendable () -> Void = {}
     ) -> Request {
-        let holder = Holder(begin: begin, expired: expired)
         let answer = shared.withLockedValue { shared -> Request in
+            shared.lastRequest += 1
+            let holder = Holder(request: WaitingRequest(number: shared.lastRequest), begin: begin, expired: expired)
             switch shared.machine.request(reason, deadline: deadline()) {
             case .begin(let turn):
                 shared.current = holder
@@ -73,7 +83,7 @@ public final class ReceiverConversations: Sendable {
                 return .begun(turn)
             case .wait:
                 shared.starts[reason] = holder
-                return .waiting
+                return .waiting(holder.request)
             case .alreadyWaiting:
                 shared.counters.folded += 1
                 return .alreadyWaiting
@@ -83,9 +93,12 @@ public final class ReceiverConversations: Sendable {
         return answer
     }
 
-    /// Withdraws a request still waiting for `reason` (its asker went away).
-    public func withdraw(_ reason: ConversationReason) {
+    /// Withdraws `request` if it still waits (its asker went away). A request whose turn
+    /// has begun is not withdrawn (its holder ends the turn), nor is another's that waits
+    /// for the same reason since.
+    public func withdraw(_ request: WaitingRequest) {
         shared.withLockedValue { shared in
+            guard let reason = shared.starts.first(where: { $0.value.request == request })?.key else { return }
             if shared.machine.withdraw(reason) { shared.starts[reason] = nil }
         }
     }
@@ -136,8 +149,9 @@ public final class ReceiverConversations: Sendable {
     private func deadline() -> ContinuousClock.Instant { .now.advanced(by: turnLimit) }
 
     private func scheduleDeadline(of turn: ConversationTurn) {
-        let (seconds, attoseconds) = turnLimit.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [weak self] in self?.expire(turn) }
+        // Rounded up to the millisecond: the timer never fires before the deadline.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(turnLimit.pollTimeout))) { [weak self] in
+            self?.expire(turn)
+        }
     }
 }

@@ -30,8 +30,9 @@ final class ControlSession: ChannelInboundHandler {
     private var receiver: ReceiverControl?
     /// The turn this conversation holds, once it began.
     private var turn: ConversationTurn?
-    /// The receiver whose turn this connection waits for.
+    /// The receiver whose turn this connection waits for, and its request once it waits.
     private var awaiting: ReceiverControl?
+    private var waitingRequest: ReceiverConversations.WaitingRequest?
     /// This conversation's frames queued and not yet written.
     private var inFlight = 0
     /// Whether the peer is root or the daemon's user: nothing is read before.
@@ -77,6 +78,10 @@ final class ControlSession: ChannelInboundHandler {
     }
 
     private func handle(_ message: ControlMessage, _ context: ChannelHandlerContext) {
+        // A turn taken away at its deadline sends nothing more: its connection is closing.
+        if let receiver, let turn, !receiver.conversations.holds(turn) {
+            return refuse("this conversation's turn is over", context)
+        }
         switch (message.type, receiver) {
         case (UInt8(ascii: "H"), nil):
             let asked = String(decoding: message.payload, as: UTF8.self)
@@ -134,7 +139,10 @@ final class ControlSession: ChannelInboundHandler {
             })
         switch answer {
         case .begun(let turn): begin(turn, of: found, context)
-        case .waiting: context.writeAndFlush(wrapOutboundOut(ControlMessage.waiting.buffer), promise: nil)
+        case .waiting(let request):
+            waitingRequest = request
+            let seconds = Int(limit.components.seconds)
+            context.writeAndFlush(wrapOutboundOut(ControlMessage.waiting(seconds: seconds).buffer), promise: nil)
         case .alreadyWaiting:
             // Not this connection's request that waits: it must not be withdrawn at the close.
             awaiting = nil
@@ -146,6 +154,7 @@ final class ControlSession: ChannelInboundHandler {
     private func begin(_ turn: ConversationTurn, of found: ReceiverControl, _ context: ChannelHandlerContext) {
         guard context.channel.isActive, awaiting != nil else { return found.conversations.end(turn) }
         awaiting = nil
+        waitingRequest = nil
         receiver = found
         self.turn = turn
         forward(found.replies, during: turn, to: context.channel)
@@ -165,15 +174,19 @@ final class ControlSession: ChannelInboundHandler {
     private func finish() {
         if let awaiting {
             self.awaiting = nil
-            awaiting.conversations.withdraw(.tool)
+            if let waitingRequest { awaiting.conversations.withdraw(waitingRequest) }
+            waitingRequest = nil
         }
         guard let receiver, let turn else { return }
         self.receiver = nil
         self.turn = nil
         receiver.replies.stopForwarding(for: turn)
+        // Who it is now, and so its DEVICE report, after whatever was changed: asked within
+        // the turn, so that the answer is no other conversation's.
+        if receiver.conversations.holds(turn) {
+            receiver.writer.send(UBXFrame.encode(messageClass: 0x0A, id: 0x04, payload: []))
+        }
         receiver.conversations.end(turn)
-        // Who it is now, and so its DEVICE report, after whatever was changed.
-        receiver.writer.send(UBXFrame.encode(messageClass: 0x0A, id: 0x04, payload: []))
     }
 
     private func refuse(_ reason: String, _ context: ChannelHandlerContext) {

@@ -96,7 +96,8 @@ final class DaemonControlLink: ReceiverLink {
         while let message = try read(timeout: timeout) {
             switch message.type {
             case UInt8(ascii: "O"): return message.number ?? 0
-            case UInt8(ascii: "W"): timeout = Self.turnWait
+            // The daemon's turn limit, and a margin for the answer's way.
+            case UInt8(ascii: "W"): timeout = .seconds((message.number ?? 60) + 5)
             case UInt8(ascii: "N"): throw NotServed()
             case UInt8(ascii: "E"): throw Refusal(description: "the daemon: " + String(decoding: message.payload, as: UTF8.self))
             default: continue
@@ -104,9 +105,6 @@ final class DaemonControlLink: ReceiverLink {
         }
         throw Refusal(description: "the daemon did not answer on its control socket")
     }
-
-    /// How long the tool waits for its turn: the daemon's longest turn, and a margin.
-    static let turnWait = Duration.seconds(65)
 
     private func write(_ message: ControlMessage) throws {
         let bytes = message.bytes

@@ -96,8 +96,10 @@ final class ReceiverKeeper: Sendable {
         if case .begun(let turn) = answer { queue.async { self.converse(in: turn) } }
     }
 
-    /// One conversation, then the turn ends.
+    /// One conversation, then the turn ends. A turn that was taken away while this waited
+    /// on the keeper's queue is over before it began.
     private func converse(in turn: ConversationTurn) {
+        guard control.conversations.holds(turn) else { return }
         defer {
             state.withLockedValue { $0.counters.conversations += 1 }
             control.conversations.end(turn)
@@ -143,9 +145,19 @@ final class ReceiverKeeper: Sendable {
             return previous.status
         }
         let layers: ConfigurationLayers = flashDue ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
+        // Remembered before it is tried: an application that fails after its flash write
+        // (an acknowledgement lost, a later step refused) must not write flash again at
+        // every reopening. Flash then holds the table, or part of it: said if it failed.
+        if flashDue { rememberFlash(receiver: receiver, table: table) }
         do {
             try configurator.apply(try configurator.plan(settings, layers: layers))
         } catch let error as UBXConfiguration.ConfigurationError {
+            if flashDue {
+                let advice = "change the table, or save with gpsfix ubx set --save"
+                logger.warning(
+                    "saving the table to flash failed (\(error)); it is not tried again for this table and receiver: \(advice)",
+                    metadata: ["device": "\(port.path)"])
+            }
             // A refusal, or a feature the receiver lacks, is its answer to this table: the
             // same receiver gives it again. A silence may pass, and is tried again.
             switch error {
@@ -157,7 +169,6 @@ final class ReceiverKeeper: Sendable {
             throw error
         }
         state.withLockedValue { $0.counters.applied += 1 }
-        if flashDue { rememberFlash(receiver: receiver, table: table) }
         let left = silencing ? [] : try configurator.report().differences(from: settings)
         state.withLockedValue { state in
             state.kept = left.isEmpty ? nil : Kept(receiver: receiver, differences: left, status: Self.kept(left)).following(previous)

@@ -20,7 +20,7 @@ struct ReceiverConversationsTests {
             conversations.end(turn)
             begun.signal()
         }
-        #expect(conversations.request(.keeper, begin: onBegin) == .waiting)
+        #expect(Self.waits(conversations.request(.keeper, begin: onBegin)))
         #expect(conversations.request(.keeper, begin: onBegin) == .alreadyWaiting)
         conversations.end(first)
         #expect(begun.wait(timeout: .now() + 10) == .success)
@@ -38,11 +38,37 @@ struct ReceiverConversationsTests {
         guard case .begun(let first) = conversations.request(.keeper, begin: { _ in }, expired: { expired.signal() }) else {
             throw Failure("the first request did not begin at once")
         }
-        #expect(conversations.request(.tool, begin: { turn in conversations.end(turn); next.signal() }) == .waiting)
+        #expect(Self.waits(conversations.request(.tool, begin: { turn in conversations.end(turn); next.signal() })))
         #expect(expired.wait(timeout: .now() + 10) == .success)
         #expect(next.wait(timeout: .now() + 10) == .success)
         #expect(!conversations.holds(first))
         #expect(conversations.counters.expired == 1)
+    }
+
+    @Test("a tool that hangs up as its turn begins withdraws only its own request, not the next tool's that waits since")
+    func withdrawIsByRequest() throws {
+        let conversations = ReceiverConversations()
+        guard case .begun(let keeper) = conversations.request(.keeper, begin: { _ in }) else {
+            throw Failure("the first request did not begin at once")
+        }
+        let first = Locked<ConversationTurn?>(nil)
+        let firstBegan = DispatchSemaphore(value: 0)
+        guard case .waiting(let firstRequest) = conversations.request(.tool, begin: { turn in
+            first.withLock { $0 = turn }
+            firstBegan.signal()
+        }) else { throw Failure("the first tool did not wait") }
+        conversations.end(keeper)
+        #expect(firstBegan.wait(timeout: .now() + 10) == .success)
+        let secondBegan = DispatchSemaphore(value: 0)
+        #expect(Self.waits(conversations.request(.tool, begin: { _ in secondBegan.signal() })))
+        // The first tool's connection closes: its request, begun already, is not withdrawn, nor the second's.
+        conversations.withdraw(firstRequest)
+        conversations.end(try #require(first.withLock { $0 }))
+        #expect(secondBegan.wait(timeout: .now() + 10) == .success)
+    }
+
+    static func waits(_ request: ReceiverConversations.Request) -> Bool {
+        if case .waiting = request { true } else { false }
     }
 
     struct Failure: Error, CustomStringConvertible {
