@@ -13,6 +13,14 @@ public enum ConversationReason: Int, CaseIterable, Comparable, Sendable, CustomS
         case .keeper: "the [receiver] table's keeper"
         }
     }
+
+    /// The name in metrics' labels.
+    public var metricName: String {
+        switch self {
+        case .tool: "tool"
+        case .keeper: "keeper"
+        }
+    }
 }
 
 /// One granted turn: whoever holds it may talk to the receiver until it ends the turn or

@@ -160,19 +160,23 @@ public final class MetricsCollector: Sendable {
         }
     }
 
-    /// Each receiver kept at a `[receiver]` table: its conversations by who held them (as
-    /// each began), the turns taken away at their deadline, the keeper's conversations (as
-    /// each ended), the table's applications, its flash writes and the differences left.
+    /// Each serial receiver the daemon can write to: its conversations by who held them
+    /// (as each began), requests folded into one already waiting, turns taken away at their
+    /// deadline, and what its writer refused for waiting room; with a `[receiver]` table,
+    /// the keeper's conversations (as each ended), the table's applications, its flash
+    /// writes and the differences left.
     public func record(
-        receivers: [(device: String, table: ReceiverTableCounters, conversations: ReceiverConversations.Counters)]
+        receivers: [(device: String, conversations: ReceiverConversations.Counters, refusedWaiting: Int, table: ReceiverTableCounters?)]
     ) {
-        for (device, table, conversations) in receivers {
+        for (device, conversations, refusedWaiting, table) in receivers {
             let labels = [("device", device)]
             for reason in ConversationReason.allCases {
-                let name = reason == .tool ? "tool" : "keeper"
-                count("gpsfix_receiver_conversations_total", labels + [("holder", name)], to: conversations.turns[reason] ?? 0)
+                count("gpsfix_receiver_conversations_total", labels + [("holder", reason.metricName)], to: conversations.turns[reason] ?? 0)
             }
+            count("gpsfix_receiver_conversations_folded_total", labels, to: conversations.folded)
             count("gpsfix_receiver_conversations_expired_total", labels, to: conversations.expired)
+            count("gpsfix_receiver_writes_refused_total", labels, to: refusedWaiting)
+            guard let table else { continue }
             count("gpsfix_receiver_table_conversations_total", labels, to: table.conversations)
             count("gpsfix_receiver_table_applied_total", labels, to: table.applied)
             count("gpsfix_receiver_flash_writes_total", labels, to: table.flashWrites)

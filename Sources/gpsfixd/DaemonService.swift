@@ -164,6 +164,7 @@ struct DaemonService: Sendable {
         let (server, timeService, fleet, traccar, ntrip, keepers) = (
             self.server, self.timeService, self.fleet, self.traccar, self.ntrip, self.keepers
         )
+        let receivers = (control?.receivers ?? [:]).sorted { $0.key < $1.key }
         let content = WebContent(
             metrics: {
                 // One scrape at a time (concurrent ones would count twice).
@@ -173,7 +174,10 @@ struct DaemonService: Sendable {
                     if let fleet { collector.record(mqtt: fleet.counters()) }
                     if let traccar { collector.record(traccar: traccar.counters) }
                     if let ntrip { collector.record(ntrip: ntrip.counters) }
-                    collector.record(receivers: keepers.map { ($0.port.path, $0.counters, $0.control.conversations.counters) })
+                    collector.record(receivers: receivers.map { device, control in
+                        let keeper = keepers.first { $0.port.name == device }
+                        return (device, control.conversations.counters, control.writer.counters.refusedWaiting, keeper?.counters)
+                    })
                 }
             },
             services: serviceLines, cors: httpCORS)
