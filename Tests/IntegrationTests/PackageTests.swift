@@ -12,10 +12,14 @@ struct PackageFailure: Error, CustomStringConvertible {
 
 /// The Debian packages: built by `scripts/package` for Debian 12 and 13, checked by
 /// lintian and for size, each installed with apt into a bare root of its own release that
-/// has no Swift, used there, and purged.
+/// has no Swift, used there, and purged. A release check: `scripts/release-checks` runs it
+/// (GPSFIX_RELEASE_CHECKS set), not `scripts/test`.
 @Suite(
     "The Debian packages", .serialized,
-    .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mmdebstrap"), "needs root and mmdebstrap"))
+    .enabled(
+        if: ProcessInfo.processInfo.environment["GPSFIX_RELEASE_CHECKS"] != nil && getuid() == 0
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/mmdebstrap"),
+        "a release check (scripts/release-checks): needs root and mmdebstrap"))
 struct PackageTests {
     static let repository = Binaries.fixtures.deletingLastPathComponent()
     /// The most a package may weigh: a GPS daemon lives on small boards.
