@@ -173,6 +173,7 @@ public enum ConfigurationKeys {
         for port in ReceiverPort.allCases {
             keys += [outputsUBX(port), outputsNMEA(port)] + (baudRate(port).map { [$0] } ?? [])
             keys += OutputMessage.allCases.compactMap { outputRate($0, port) }
+            keys += RTCMMessage.all.map { $0.outputRate(port) }
         }
         keys += Constellation.allCases.map(enables)
         keys += [

@@ -53,6 +53,10 @@ enum ConfigurationPlan {
             items += timingItems(mode)
             named.append(mode.option)
         }
+        if let rtcm = settings.rtcm {
+            items += RTCMMessage.all.map { ConfigurationItem($0.outputRate(port), UInt64(rtcm.rate(of: $0))) }
+            named.append("--rtcm")
+        }
         var steps: [ConfigurationStep] = ValueMessages.set(items, in: layers).map {
             ConfigurationStep(settings: named.joined(separator: ", "), frame: $0, confirmation: .acknowledgement)
         }

@@ -33,7 +33,13 @@ public enum LegacyMessages {
 
     /// CFG-MSG: `message`'s rate on the port the frame arrives on, per navigation solution.
     public static func setRate(of message: OutputMessage, to rate: UInt8) -> [UInt8] {
-        frame(messageRate, [message.classAndID.0, message.classAndID.1, rate])
+        setRate(of: message.classAndID, to: rate)
+    }
+
+    /// CFG-MSG: the rate of the message of class and id `message` on the port the frame
+    /// arrives on.
+    public static func setRate(of message: (UInt8, UInt8), to rate: UInt8) -> [UInt8] {
+        frame(messageRate, [message.0, message.1, rate])
     }
 
     /// CFG-NAV5 that changes the dynamic model only (mask bit 0).

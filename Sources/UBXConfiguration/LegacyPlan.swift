@@ -40,6 +40,11 @@ struct LegacyPlan<C: Clock> where C.Duration == Duration {
                 add("--output", LegacyMessages.setRate(of: message, to: 1))
             }
         }
+        if let rtcm = settings.rtcm {
+            for message in RTCMMessage.all {
+                add("--rtcm", LegacyMessages.setRate(of: message.classAndID, to: rtcm.rate(of: message)))
+            }
+        }
         let silencing = settings.output == .nmea
         if settings.output != nil || settings.baudRate != nil {
             var port = try conversation.poll(LegacyMessages.port, length: 20, what: "CFG-PRT")

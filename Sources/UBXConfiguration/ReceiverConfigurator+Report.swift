@@ -31,8 +31,9 @@ extension ReceiverConfigurator {
             keys.timingMode, keys.timingLatitude, keys.timingLongitude, keys.timingHeight, keys.timingLatitudeHP,
             keys.timingLongitudeHP, keys.timingHeightHP, keys.surveyInMinimumDuration, keys.surveyInAccuracyLimit,
         ]
+        let rtcm = RTCMMessage.all.map { $0.outputRate(port) }
         var values: [UInt32: UInt64] = [:]
-        for (group, required) in [(core, true), ([keys.enables(.navic)], false), (pulse, false), (timing, false)] {
+        for (group, required) in [(core, true), ([keys.enables(.navic)], false), (pulse, false), (timing, false), (rtcm, false)] {
             do {
                 for frame in ValueMessages.get(group) {
                     let payload = try conversation.poll(frame, answer: ValueMessages.valueGet, what: "CFG-VALGET")
@@ -56,6 +57,9 @@ extension ReceiverConfigurator {
         report.constellations = Set(Constellation.allCases.filter { value(keys.enables($0)).map { $0 != 0 } ?? false })
         for message in OutputMessage.sent(byProtocol: protocolVersion) {
             if let rate = value(keys.outputRate(message, port)) { report.messages[message.name] = Int(rate) }
+        }
+        for message in RTCMMessage.all {
+            if let rate = value(message.outputRate(port)) { report.rtcmMessages[message.number] = Int(rate) }
         }
         if let enabled = value(keys.timePulseEnabled), let period = value(keys.timePulsePeriod),
             let length = value(keys.timePulseLength), let periodLocked = value(keys.timePulsePeriodLocked),
@@ -128,6 +132,15 @@ extension ReceiverConfigurator {
                 let portID = report.port?.legacyID
             {
                 report.messages[message.name] = Int(rates[2 + Int(portID)])
+            }
+        }
+        // Only base receivers (M8P) send RTCM: the others refuse class 0xF5.
+        for message in RTCMMessage.all {
+            let (messageClass, id) = message.classAndID
+            if let rates = try conversation.optionalPoll(LegacyMessages.messageRate, length: 8, what: "CFG-MSG", payload: [messageClass, id]),
+                let portID = report.port?.legacyID
+            {
+                report.rtcmMessages[message.number] = Int(rates[2 + Int(portID)])
             }
         }
     }

@@ -15,6 +15,8 @@ public struct ReceiverReport: Hashable, Sendable {
     public var output: OutputProtocols?
     /// Each UBX navigation message's rate on this port.
     public var messages: [String: Int] = [:]
+    /// Each RTCM 3 message's rate on this port, by number; empty when the receiver has none.
+    public var rtcmMessages: [Int: Int] = [:]
     public var dynamicModel: UInt8?
     public var timePulse: TimePulseReport?
     public var timingMode: TimingMode?
@@ -58,7 +60,16 @@ public struct ReceiverReport: Hashable, Sendable {
         if let wanted = settings.timingMode, timingMode.map({ $0.isClose(to: wanted, at: timingModeResolution) }) != true {
             found.append("timing mode: \(timingMode.map(Self.describe) ?? "unknown"), not \(Self.describe(wanted))")
         }
+        if let wanted = settings.rtcm, RTCMOutput(rates: rtcmMessages) != wanted {
+            found.append("rtcm: \(rtcmDescription), not \(wanted.rawValue)")
+        }
         return found
+    }
+
+    /// The RTCM messages on, with their rates (`1005 every 10, 1077 every 1`), or `off`.
+    public var rtcmDescription: String {
+        let on = rtcmMessages.filter { $0.value > 0 }.sorted { $0.key < $1.key }
+        return on.isEmpty ? "off" : on.map { "\($0.key) every \($0.value)" }.joined(separator: ", ")
     }
 
     public var dynamicModelName: String? {
@@ -81,6 +92,7 @@ public struct ReceiverReport: Hashable, Sendable {
         if let name = dynamicModelName { lines.append("dynamic model: \(name)") }
         if let timePulse { lines.append("time pulse: \(timePulse)") }
         if let timingMode { lines.append("timing mode: \(Self.describe(timingMode))") }
+        if !rtcmMessages.isEmpty { lines.append("rtcm: \(rtcmDescription)") }
         return lines
     }
 

@@ -8,11 +8,12 @@ public struct SettingError: Error, Equatable, CustomStringConvertible {
 extension ReceiverSettings {
     /// The names of the settings, as `gpsfix ubx set` takes them (without dashes) and the
     /// daemon's `[receiver]` table names its keys.
-    public static let names = ["rate", "gnss", "output", "baud", "dynamic-model", "timepulse", "survey-in", "fixed-position", "navigate"]
+    public static let names = ["rate", "gnss", "output", "baud", "dynamic-model", "timepulse", "survey-in", "fixed-position", "navigate", "rtcm"]
 
     /// Sets `name` from its text, checked: `rate` 0.016 to 50 Hz, `gnss` a list of systems,
     /// `baud` a serial speed, `timepulse` PERIOD[,LENGTH][,locked], `survey-in`
-    /// SECONDS,METRES, `fixed-position` LAT,LON,HEIGHT; one timing mode at most.
+    /// SECONDS,METRES, `fixed-position` LAT,LON,HEIGHT; one timing mode at most; `rtcm`
+    /// msm4, msm7 or off.
     public mutating func set(_ name: String, to text: String) throws(SettingError) {
         switch name {
         case "rate":
@@ -46,6 +47,9 @@ extension ReceiverSettings {
         case "navigate":
             guard text == "true" else { throw SettingError("navigate takes no value") }
             try setTimingMode(.navigate, name)
+        case "rtcm":
+            guard let rtcm = RTCMOutput(rawValue: text) else { throw SettingError("rtcm \(text): give msm4, msm7 or off") }
+            self.rtcm = rtcm
         default:
             throw SettingError("unknown setting '\(name)': the settings are \(Self.names.joined(separator: ", "))")
         }
@@ -71,6 +75,7 @@ extension ReceiverSettings {
         case .fixed(let latitude, let longitude, let height): pairs.append("fixed-position=\(latitude),\(longitude),\(height)")
         case nil: break
         }
+        if let rtcm { pairs.append("rtcm=\(rtcm.rawValue)") }
         return pairs.joined(separator: ";")
     }
 

@@ -13,10 +13,12 @@ public struct ReceiverSettings: Hashable, Sendable {
     public var dynamicModel: DynamicModel?
     public var timePulse: TimePulse?
     public var timingMode: TimingMode?
+    /// The RTCM 3 messages a base station sends, on the port the tool talks through.
+    public var rtcm: RTCMOutput?
 
     public init(
         rate: Double? = nil, constellations: Set<Constellation>? = nil, output: OutputProtocols? = nil, baudRate: Int? = nil,
-        dynamicModel: DynamicModel? = nil, timePulse: TimePulse? = nil, timingMode: TimingMode? = nil
+        dynamicModel: DynamicModel? = nil, timePulse: TimePulse? = nil, timingMode: TimingMode? = nil, rtcm: RTCMOutput? = nil
     ) {
         self.rate = rate
         self.constellations = constellations
@@ -25,6 +27,7 @@ public struct ReceiverSettings: Hashable, Sendable {
         self.dynamicModel = dynamicModel
         self.timePulse = timePulse
         self.timingMode = timingMode
+        self.rtcm = rtcm
     }
 
     /// Whether nothing is asked.

@@ -29,6 +29,16 @@ extension ReceiverReport {
                 }
             }
         }
+        if !rtcmMessages.isEmpty {
+            writer.nested("rtcm", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
+                for (number, rate) in rtcmMessages.sorted(by: { $0.key < $1.key }) where rate > 0 {
+                    list.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { entry in
+                        entry.field("message", number)
+                        entry.field("rate", rate)
+                    }
+                }
+            }
+        }
         writer.field("dynamicModel", orNull: dynamicModelName)
         if let timePulse {
             writer.nested("timePulse", open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { pulse in

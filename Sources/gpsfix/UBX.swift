@@ -118,6 +118,9 @@ struct UBXCommand: ParsableCommand {
         @Flag(help: "Navigate again (no survey-in, no fixed position).")
         var navigate = false
 
+        @Option(help: "msm4, msm7 or off: the RTCM 3 messages a base station sends (1005, MSM4 or MSM7 of each constellation, 1230), at 1 Hz.")
+        var rtcm: String?
+
         @Flag(help: "Also keep the settings over a power cycle (battery-backed RAM and flash).")
         var save = false
 
@@ -134,6 +137,7 @@ struct UBXCommand: ParsableCommand {
             let given = [
                 ("rate", rate), ("gnss", gnss), ("output", output), ("baud", baud), ("dynamic-model", dynamicModel),
                 ("timepulse", timepulse), ("survey-in", surveyIn), ("fixed-position", fixedPosition), ("navigate", navigate ? "true" : nil),
+                ("rtcm", rtcm),
             ]
             do {
                 for case let (name, text?) in given { try settings.set(name, to: text) }

@@ -10,7 +10,7 @@ struct ReceiverOptions: ParsableArguments {
         name: .customLong("receiver"),
         help: """
             Keep a u-blox receiver configured: KEY=VALUE;... with rate, gnss, output, baud, dynamic-model, timepulse, \
-            survey-in, fixed-position or navigate (as gpsfix ubx set takes them), save=true to write flash too, \
+            survey-in, fixed-position, navigate or rtcm (as gpsfix ubx set takes them), save=true to write flash too, \
             port=uart1|uart2|usb, device=PATH when several are served. Repeat for several receivers.
             """)
     var receiver: [String] = []

@@ -56,6 +56,7 @@ struct ReceiverState {
         for (_, key) in systems { values[key] = 1 }
         if generation == .m8 { values[0x1031_0021] = 0 }  // an M8 ships without Galileo
         for (_, key) in outputKeys { values[key] = 0 }
+        for (_, key) in rtcmKeys { values[key] = 0 }
         return values
     }
 
@@ -267,6 +268,7 @@ struct ReceiverState {
             }
         }
         if ram[Self.uart1NMEA] == 1 { bytes += nmea() }
+        bytes += rtcmFrames(atSolution: solution)
         return bytes
     }
 }
