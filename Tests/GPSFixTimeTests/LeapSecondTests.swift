@@ -91,7 +91,7 @@ struct LeapSecondTests {
         let folder = try makeTemporaryFolder("leap-sock")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.path + "/chrony.clk.gps0.sock"
-        let chronyd = try FakeChronyd(path: path)
+        let chronyd = try SockSampleSocket(path: path, timeout: .seconds(2))
         let service = TimeService(devices: [.init(name: "gps0", receiverTimeSinks: [try ChronySocket(path: path)])],
                                   logger: Logger(label: "test")) { _, _ in }
         let running = Task { await service.run() }
@@ -115,11 +115,9 @@ struct LeapSecondTests {
         // A unit far above any ntpd's, removed afterwards.
         let unit = 4000 + Int(getpid() % 1000)
         let sink = try SharedMemoryRefclock(unit: unit)
-        let identifier = shmget(key_t(0x4E54_5030 + unit), 0, 0)
-        try #require(identifier >= 0)
-        defer { shmctl(identifier, IPC_RMID, nil) }
-        let segment = try #require(shmat(identifier, nil, SHM_RDONLY)).assumingMemoryBound(to: gpsfix_shm_time.self)
-        defer { shmdt(segment) }
+        let attached = try AttachedSegment(unit: unit)
+        defer { withExtendedLifetime(attached) {} }
+        let segment = attached.segment
         var written: [Int32] = []
         for sample in LeapAnnouncingReceiver.samples(of: stream) {
             try sink.send(sample, precision: -1)

@@ -8,36 +8,25 @@ import GPSFixTime
 import TestSupport
 import Testing
 
-/// A datagram socket bound where chronyd would bind its SOCK refclock.
-final class FakeChronyd {
-    let path: String
-    let descriptor: Int32
+/// A unit's NTP shared-memory segment, attached read-only as ntpd attaches it, and
+/// removed when the test is done with it.
+final class AttachedSegment {
+    let segment: UnsafeMutablePointer<gpsfix_shm_time>
+    private let identifier: Int32
 
-    init(path: String) throws {
-        self.path = path
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    init(unit: Int) throws {
+        identifier = shmget(key_t(0x4E54_5030 + unit), 0, 0)
+        try #require(identifier >= 0, "no segment for unit \(unit)")
+        guard let address = shmat(identifier, nil, SHM_RDONLY), address != UnsafeMutableRawPointer(bitPattern: -1) else {
+            shmctl(identifier, IPC_RMID, nil)
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
         }
-        try #require(descriptor >= 0 && bound == 0, "bind \(path): errno \(errno)")
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        segment = address.assumingMemoryBound(to: gpsfix_shm_time.self)
     }
 
     deinit {
-        close(descriptor)
-        unlink(path)
-    }
-
-    /// The next datagram, as chronyd reads it: exactly one `struct sock_sample`, or `nil`.
-    func receive() -> (size: Int, sample: gpsfix_sock_sample)? {
-        var buffer = [UInt8](repeating: 0, count: 256)
-        let size = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        guard size >= MemoryLayout<gpsfix_sock_sample>.size else { return size > 0 ? (size, gpsfix_sock_sample()) : nil }
-        return (size, buffer.withUnsafeBytes { $0.loadUnaligned(as: gpsfix_sock_sample.self) })
+        shmdt(segment)
+        shmctl(identifier, IPC_RMID, nil)
     }
 }
 
@@ -53,12 +42,12 @@ struct SinkTests {
         let paths = ChronySocket.paths(forDevice: "/dev/serial/by-id/usb-u-blox-if00", in: folder.path)
         #expect(paths.receiverTime == folder.path + "/chrony.clk.usb-u-blox-if00.sock")
         #expect(paths.pulse == folder.path + "/chrony.usb-u-blox-if00.sock")
-        let chronyd = try FakeChronyd(path: paths.receiverTime)
+        let chronyd = try SockSampleSocket(path: paths.receiverTime, timeout: .seconds(2))
         try ChronySocket(path: paths.receiverTime).send(sample, precision: -1)
         let received = try #require(chronyd.receive())
         #expect(received.size == 40)
         #expect(received.sample.magic == 0x534f_434b)
-        #expect(received.sample.tv.tv_sec == 1_800_000_000 && received.sample.tv.tv_usec == 999_876)
+        #expect(received.sample.seconds == 1_800_000_000 && received.sample.microseconds == 999_876)
         // The offset is the true time less the system clock at the measurement, to the
         // nanosecond, as chrony's sock_sample defines it: not less the timeval, whose
         // truncation to microseconds would move every pulse by up to one.
@@ -74,12 +63,12 @@ struct SinkTests {
         let sink = try ChronySocket(path: path)
         #expect(throws: TimeSinkError.noListener(path)) { try sink.send(sample, precision: -1) }
         do {
-            let chronyd = try FakeChronyd(path: path)
+            let chronyd = try SockSampleSocket(path: path, timeout: .seconds(2))
             try sink.send(sample, precision: -1)
             #expect(chronyd.receive()?.sample.magic == 0x534f_434b)
         }
         // chronyd restarted: a new socket at the same path.
-        let restarted = try FakeChronyd(path: path)
+        let restarted = try SockSampleSocket(path: path, timeout: .seconds(2))
         try sink.send(sample, precision: -1)
         #expect(restarted.receive()?.size == 40)
     }
@@ -89,11 +78,9 @@ struct SinkTests {
         // A unit far above any ntpd's, removed afterwards.
         let unit = 3000 + Int(getpid() % 1000)
         let sink = try SharedMemoryRefclock(unit: unit)
-        let identifier = shmget(key_t(0x4E54_5030 + unit), 0, 0)
-        try #require(identifier >= 0)
-        defer { shmctl(identifier, IPC_RMID, nil) }
-        let segment = try #require(shmat(identifier, nil, SHM_RDONLY)).assumingMemoryBound(to: gpsfix_shm_time.self)
-        defer { shmdt(segment) }
+        let attached = try AttachedSegment(unit: unit)
+        defer { withExtendedLifetime(attached) {} }
+        let segment = attached.segment
         #expect(segment.pointee.mode == 1 && segment.pointee.valid == 0 && segment.pointee.leap == 3, "unsynchronised until written")
         try sink.send(sample, precision: -1)
         try sink.send(sample, precision: -1)

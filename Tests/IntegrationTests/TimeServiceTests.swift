@@ -172,44 +172,15 @@ private final class LeapSecondReceiver {
 
 /// A datagram socket where chronyd would listen for a device's receiver time, read by
 /// the test itself: chronyd takes a leap second only at the end of June or December.
-private final class SockSampleReader {
-    let path: String
-    private let descriptor: Int32
-
-    init(path: String) throws {
-        self.path = path
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(descriptor >= 0 && bound == 0, "bind \(path): errno \(errno)")
-        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit {
-        close(descriptor)
-        unlink(path)
-    }
-
-    /// The samples waiting (up to 0.2 s for the first): the receiver's second each is of
-    /// (the clock plus the offset, rounded) and its leap field.
+extension SockSampleSocket {
+    /// The samples waiting (up to the socket's timeout for the first): the receiver's
+    /// second each is of (the clock plus the offset, rounded) and its leap field.
     func samples() -> [(second: Int, leap: Int32)] {
         var read: [(Int, Int32)] = []
-        var buffer = [UInt8](repeating: 0, count: 64)
-        while true {
-            let size = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, read.isEmpty ? 0 : Int32(MSG_DONTWAIT)) }
-            guard size == 40 else { return read }
-            // chrony's struct sock_sample: timeval, double offset, int pulse, int leap, int pad, int magic.
-            let (seconds, microseconds, offset, leap) = buffer.withUnsafeBytes {
-                ($0.loadUnaligned(fromByteOffset: 0, as: Int.self), $0.loadUnaligned(fromByteOffset: 8, as: Int.self),
-                 $0.loadUnaligned(fromByteOffset: 16, as: Double.self), $0.loadUnaligned(fromByteOffset: 28, as: Int32.self))
-            }
-            read.append((Int((Double(seconds) + Double(microseconds) / 1e6 + offset).rounded()), leap))
+        while let (size, sample) = receive(waiting: read.isEmpty), size == 40 {
+            read.append((Int((Double(sample.seconds) + Double(sample.microseconds) / 1e6 + sample.offset).rounded()), sample.leap))
         }
+        return read
     }
 }
 
@@ -221,7 +192,7 @@ struct LeapSecondServiceTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let receiver = try LeapSecondReceiver()
         let base = receiver.path.split(separator: "/").last.map(String.init) ?? receiver.path
-        let reader = try SockSampleReader(path: folder.path + "/chrony.clk.\(base).sock")
+        let reader = try SockSampleSocket(path: folder.path + "/chrony.clk.\(base).sock", timeout: .milliseconds(200))
         let daemon = try RunningProcess(Binaries.gpsfixd, [
             receiver.path, "--socket", folder.path + "/gpsfixd.sock", "--chrony-socket-dir", folder.path, "--time-from-pty",
             "--no-shm", "--log-level", "info",
