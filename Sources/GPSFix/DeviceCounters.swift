@@ -1,5 +1,6 @@
 import NMEA
 import ReceiverFraming
+import UBX
 
 /// What one device has delivered since the provider started: the framer's counts
 /// (sentences, refused lines by reason, bytes), the assembler's (cycles, sentences it
@@ -20,6 +21,9 @@ public struct DeviceCounters: Hashable, Sendable {
     /// Fixes whose time was kept from the clock: dated before GPSFix existed (see
     /// ``ReceiverTimeSampler``).
     public var distrustedTimes = 0
+    /// The receiver's survey-in as it last reported it, for a base or timing receiver;
+    /// `nil` for one that never reported one.
+    public var survey: SurveyProgress?
 
     public init() {}
 

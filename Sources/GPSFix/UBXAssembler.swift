@@ -52,6 +52,9 @@ public struct UBXAssembler {
     }
     /// Changes when ``version`` does: a cheap test for news of the receiver.
     public private(set) var identityChanges = 0
+    /// The receiver's survey-in as it last reported it (NAV-SVIN or TIM-SVIN); `nil`
+    /// before it has.
+    public private(set) var survey: SurveyProgress?
     /// The rule for receivers that lost 1024 weeks.
     public var rolloverRule: RolloverRule
 
@@ -139,6 +142,14 @@ public struct UBXAssembler {
         case HNRPVT.message: if let m = HNRPVT(frame) { apply(m) } else { decoded = false }
         case MonVER.message: if let m = MonVER(frame) { version = m } else { decoded = false }
         case TimTP.message: if let m = TimTP(frame) { apply(m) } else { decoded = false }
+        case NavSVIN.message:
+            if let m = NavSVIN(frame) {
+                survey = m.progress
+                open(m.iTOW, message)
+            } else {
+                decoded = false
+            }
+        case TimSVIN.message: if let m = TimSVIN(frame) { survey = m.progress } else { decoded = false }
         case NavEOE.message:
             if let m = NavEOE(frame) {
                 open(m.iTOW, message)

@@ -406,6 +406,7 @@ private final class ReadingState: @unchecked Sendable {
         counters.ubxAssembly = decoder.ubx.statistics
         counters.reconnects = reconnects
         counters.distrustedTimes = timeSampler.distrusted
+        counters.survey = decoder.ubx.survey
         return .counters(counters)
     }
 

@@ -79,10 +79,16 @@ public final class ReceiverReplies: Sendable {
         condition.unlock(withValue: 0)
     }
 
+    /// Whether a UBX frame of class and id is one the tool may be waiting for.
+    static func isForTheTool(_ messageClass: UInt8, _ id: UInt8) -> Bool {
+        [0x05, 0x06, 0x0A].contains(messageClass) || (messageClass == 0x01 && id == 0x3B) || (messageClass == 0x0D && id == 0x04)
+    }
+
     /// From the reading thread: `frame` (a whole UBX frame), if it answers configuration
-    /// and someone listens.
+    /// (ACK, CFG, MON) or is a survey-in's progress (NAV-SVIN, TIM-SVIN, which the tool
+    /// polls), and someone listens.
     func offer(_ frame: UnsafeRawBufferPointer) {
-        guard listened.load(ordering: .acquiring), frame.count >= 8, frame[0] == 0xB5, [0x05, 0x06, 0x0A].contains(frame[2]) else {
+        guard listened.load(ordering: .acquiring), frame.count >= 8, frame[0] == 0xB5, Self.isForTheTool(frame[2], frame[3]) else {
             return
         }
         let copy = Array(frame)

@@ -12,7 +12,22 @@ extension ReceiverConfigurator {
         } else {
             try readLegacy(into: &report)
         }
+        if case .surveyIn = report.timingMode {
+            report.survey = try surveyProgress(timingReceiver: report.timingModeResolution == .coarse)
+        }
         return report
+    }
+
+    /// The survey-in's progress, polled once (read-only): NAV-SVIN, or TIM-SVIN from a
+    /// timing receiver (CFG-TMODE2's); `nil` when the receiver refuses or does not answer.
+    private func surveyProgress(timingReceiver: Bool) throws -> SurveyProgress? {
+        let message = timingReceiver ? TimSVIN.message : NavSVIN.message
+        do {
+            let payload = try conversation.poll(LegacyMessages.frame(message), answer: message, what: UBXMessageName.of(message))
+            return timingReceiver ? decode(message, payload, as: TimSVIN.init)?.progress : decode(message, payload, as: NavSVIN.init)?.progress
+        } catch ConfigurationError.refused, ConfigurationError.silent {
+            return nil
+        }
     }
 
     private func readValues(into report: inout ReceiverReport) throws {

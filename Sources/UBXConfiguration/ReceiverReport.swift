@@ -22,6 +22,8 @@ public struct ReceiverReport: Hashable, Sendable {
     public var timingMode: TimingMode?
     /// How finely the receiver keeps a fixed position and a survey's accuracy.
     public var timingModeResolution = TimingMode.Resolution.fine
+    /// The survey-in's progress, from a receiver with a timing mode that answered the poll.
+    public var survey: SurveyProgress?
 
     /// A report of the receiver's identity alone, its settings to be filled in.
     public init(version: MonVER, protocolVersion: Double) {
@@ -92,6 +94,7 @@ public struct ReceiverReport: Hashable, Sendable {
         if let name = dynamicModelName { lines.append("dynamic model: \(name)") }
         if let timePulse { lines.append("time pulse: \(timePulse)") }
         if let timingMode { lines.append("timing mode: \(Self.describe(timingMode))") }
+        if let survey { lines.append("survey: \(Self.describe(survey))") }
         if !rtcmMessages.isEmpty { lines.append("rtcm: \(rtcmDescription)") }
         return lines
     }
@@ -102,6 +105,12 @@ public struct ReceiverReport: Hashable, Sendable {
         case .surveyIn(let seconds, let metres): "survey-in for at least \(seconds) s, to \(number(metres)) m"
         case .fixed(let latitude, let longitude, let height): "fixed at \(number(latitude)), \(number(longitude)), \(number(height)) m"
         }
+    }
+
+    /// `61 s, mean within 4.8213 m, 61 observations, valid` (or `active`, or `stopped`).
+    static func describe(_ survey: SurveyProgress) -> String {
+        let state = survey.isValid ? "valid" : survey.isActive ? "active" : "stopped"
+        return "\(survey.duration) s, mean within \(number((survey.accuracy * 1e4).rounded() / 1e4)) m, \(survey.observations) observations, \(state)"
     }
 
     static func list(_ systems: Set<Constellation>?) -> String {

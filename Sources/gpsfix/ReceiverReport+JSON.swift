@@ -29,6 +29,15 @@ extension ReceiverReport {
                 }
             }
         }
+        if let survey {
+            writer.nested("survey", open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { fields in
+                fields.field("duration", Int(survey.duration))
+                fields.field("accuracy", survey.accuracy, decimals: 4)
+                fields.field("observations", Int(survey.observations))
+                fields.field("valid", survey.isValid)
+                fields.field("active", survey.isActive)
+            }
+        }
         if !rtcmMessages.isEmpty {
             writer.nested("rtcm", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { list in
                 for (number, rate) in rtcmMessages.sorted(by: { $0.key < $1.key }) where rate > 0 {

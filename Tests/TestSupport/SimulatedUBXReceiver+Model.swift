@@ -29,6 +29,7 @@ struct ReceiverState {
     private var quietUntil = ContinuousClock.now
     private var measurement = 0
     private(set) var timeOfWeek: UInt32 = 36_000_000  // Sunday 10:00 GPS time
+    var survey = Survey()
 
     // The configuration interface's keys (ZED-F9T, protocol 27.31), by ID.
     static let measurementRate: UInt32 = 0x3021_0001, navigationRate: UInt32 = 0x3021_0002
@@ -91,6 +92,7 @@ struct ReceiverState {
         let (messageClass, id, payload) = frame
         framesByMessage[UInt16(messageClass) << 8 | UInt16(id), default: [:]][payload.count, default: 0] += 1
         if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(ubx(version()))] }
+        if let answer = surveyPoll(messageClass, id, payload) { return answer }
         guard messageClass == 0x06 else { return [] }
         switch (generation, id) {
         case (_, 0x04):
@@ -257,12 +259,15 @@ struct ReceiverState {
         guard !silent, ContinuousClock.now >= quietUntil else { return [] }
         measurement += 1
         timeOfWeek &+= UInt32(ram[Self.measurementRate] ?? 1000)
+        advanceSurvey(by: Int(ram[Self.measurementRate] ?? 1000))
         let every = max(1, Int(ram[Self.navigationRate] ?? 1))
         guard measurement % every == 0 else { return [] }
         let solution = measurement / every
         var bytes: [UInt8] = []
         if ram[Self.uart1UBX] == 1 {
             for (message, payload) in navigationMessages() {
+                // A survey's progress is of the solution: before its end (NAV-EOE).
+                if message == 0x0161, ram[Self.timingMode] == 1 { bytes += surveyMessage() }
                 let rate = Int(outputRate(of: message))
                 if rate > 0, solution % rate == 0 { bytes += UBXWire.frame(UInt8(message >> 8), UInt8(message & 0xFF), payload) }
             }
