@@ -66,7 +66,7 @@ public final class MetricsCollector: Sendable {
     }
 
     /// The clients and every device: sentences, rejections by reason, cycles, reconnects,
-    /// fix mode, satellites, the last fix's age.
+    /// fix mode, satellites, the last fix's age, a base's survey-in.
     public func record(_ snapshot: ServerSnapshot) {
         let clients = snapshot.clients
         set("gpsfix_clients_connected", to: Double(clients.connected))
@@ -97,6 +97,13 @@ public final class MetricsCollector: Sendable {
             set("gpsfix_satellites_used", labels, to: Double(device.satellitesUsed ?? 0))
             set("gpsfix_satellites_visible", labels, to: Double(device.satellitesVisible ?? 0))
             if let age = device.sinceLastFix { set("gpsfix_last_fix_age_seconds", labels, to: age / .seconds(1)) }
+            if let survey = counters.survey {
+                set("gpsfix_survey_duration_seconds", labels, to: Double(survey.duration))
+                set("gpsfix_survey_accuracy_metres", labels, to: survey.accuracy)
+                set("gpsfix_survey_observations", labels, to: Double(survey.observations))
+                set("gpsfix_survey_valid", labels, to: survey.isValid ? 1 : 0)
+                set("gpsfix_survey_active", labels, to: survey.isActive ? 1 : 0)
+            }
         }
     }
 

@@ -102,6 +102,18 @@ extension Hub {
                     item.field("sentences", device.counters.framing.sentences)
                     item.field("rejected", device.counters.framing.rejected)
                     item.field("reconnects", device.counters.reconnects)
+                    if let survey = device.counters.survey {
+                        item.nested("survey", open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { fields in
+                            fields.field("duration", Int(survey.duration))
+                            fields.field("accuracy", survey.accuracy, decimals: 4)
+                            fields.field("observations", Int(survey.observations))
+                            fields.field("valid", survey.isValid)
+                            fields.field("active", survey.isActive)
+                        }
+                    } else {
+                        item.field("survey", orNull: Int?.none)
+                    }
+                    item.field("baseReady", device.isBaseReady)
                 }
             }
         }

@@ -377,7 +377,7 @@ final class Hub: @unchecked Sendable {
             ServerSnapshot.Device(
                 path: state.info.path, online: state.info.online, counters: state.counters, mode: state.fix?.mode,
                 satellitesUsed: state.sky?.usedCount, satellitesVisible: state.sky?.visibleCount,
-                sinceLastFix: state.lastFixAt.map { Duration.nanoseconds((now - $0).nanoseconds) })
+                sinceLastFix: state.lastFixAt.map { Duration.nanoseconds((now - $0).nanoseconds) }, status: state.fix?.status)
         })
     }
 

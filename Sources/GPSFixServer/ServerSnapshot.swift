@@ -55,6 +55,12 @@ public struct ServerSnapshot: Sendable {
         public var satellitesVisible: Int?
         /// Time since the last fix of mode 2D or better; `nil` if there was none yet.
         public var sinceLastFix: Duration?
+        /// The latest fix's status; `nil` before the first fix.
+        public var status: FixStatus?
+
+        /// Whether the receiver can serve as an RTK base: its survey-in is valid, or it
+        /// stands at a fixed position (a surveyed-time solution).
+        public var isBaseReady: Bool { counters.survey?.isValid == true || status == .surveyedTime }
     }
 
     public var clients: Clients
