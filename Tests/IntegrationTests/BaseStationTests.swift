@@ -22,6 +22,8 @@ struct BaseStationTests {
         var stopped = false
         defer { if !stopped { daemon.stop() } }
         try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        let raw = try #require(LineClient.connect(unixPath: socket))
+        raw.send(#"?WATCH={"enable":true,"raw":2};"# + "\n")
 
         let set = try UBXConfigurationToolTests.ubx([
             "set", receiver.path, "--control-socket", control, "--survey-in", "60,5", "--rtcm", "msm7",
@@ -45,6 +47,14 @@ struct BaseStationTests {
         #expect(survey["active"] as? Bool == true && survey["valid"] as? Bool == false, "\(survey)")
         #expect((survey["observations"] as? Int ?? 0) > 0 && (survey["accuracy"] as? Double ?? 0) > 5, "\(survey)")
         #expect(entry["baseReady"] as? Bool == false, "\(entry)")
+
+        // The frames the daemon read, as its raw watcher gets them: 1005 comes every 10 s.
+        var stream: [UInt8] = []
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline, !Set(RTCMWire.messageNumbers(in: stream)).isSuperset(of: [1005, 1077]) {
+            if let bytes = raw.readBytes(count: 64, timeout: 1) { stream += bytes }
+        }
+        #expect(Set(RTCMWire.messageNumbers(in: stream)).isSuperset(of: [1005, 1077, 1087, 1097]), "\(RTCMWire.messageNumbers(in: stream))")
 
         // The device's counters, logged as the daemon stops, count the RTCM 3 frames it read
         // (1077, 1087 and 1097 each second).

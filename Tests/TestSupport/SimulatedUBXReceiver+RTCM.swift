@@ -20,14 +20,32 @@ extension ReceiverState {
     }
 
     /// The RTCM frames due at navigation solution `solution`: for each message on, a real
-    /// frame of that number from `fixtures/rtcm/`, whole; a message no fixture holds
-    /// (1005, the MSM4s, 1127) is not sent.
+    /// frame of that number from `fixtures/rtcm/`, whole; 1005, which no fixture holds, is
+    /// written here from the survey's mean; the MSM4s and 1127, which none holds either,
+    /// are not sent.
     func rtcmFrames(atSolution solution: Int) -> [UInt8] {
         Self.rtcmKeys.flatMap { message -> [UInt8] in
             let rate = Int(rtcmRate(of: message.number))
             guard rate > 0, solution % rate == 0 else { return [] }
-            return RecordedRTCM.frames[message.number] ?? []
+            return message.number == 1005 ? stationPosition() : RecordedRTCM.frames[message.number] ?? []
         }
+    }
+
+    /// RTCM 1005 (RTCM 10403.3, the stationary antenna reference point): station 0, ITRF
+    /// year 0, GPS, GLONASS and Galileo observed, a physical reference station, and the
+    /// position in ECEF to 0.1 mm, here the survey's mean.
+    private func stationPosition() -> [UInt8] {
+        var bits = RTCMWire.Bits()
+        bits.append(1005, 12)
+        bits.append(0, 12)  // reference station id
+        bits.append(0, 6)  // ITRF realization year
+        bits.append(0b1110, 4)  // GPS, GLONASS, Galileo; not a virtual station
+        bits.append(Int64(Self.surveyMean.x) * 100, 38)  // ECEF-X, 0.1 mm
+        bits.append(0, 2)  // single receiver oscillator, reserved
+        bits.append(Int64(Self.surveyMean.y) * 100, 38)  // ECEF-Y
+        bits.append(0, 2)  // quarter cycle indicator
+        bits.append(Int64(Self.surveyMean.z) * 100, 38)  // ECEF-Z
+        return RTCMWire.frame(bits.bytes)
     }
 }
 
@@ -55,4 +73,59 @@ enum RecordedRTCM {
         }
         return frames
     }()
+}
+
+/// RTCM 3's transport layer (RTCM 10403.3, section 4): `D3`, six reserved bits and a 10-bit
+/// length, the message, and a CRC-24Q over all of it.
+public enum RTCMWire {
+    /// A frame around `message`.
+    public static func frame(_ message: [UInt8]) -> [UInt8] {
+        let body = [0xD3, UInt8(message.count >> 8 & 0x03), UInt8(message.count & 0xFF)] + message
+        let crc = crc24q(body)
+        return body + [UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
+    }
+
+    /// The message numbers of the whole frames, CRC checked, in `bytes`.
+    public static func messageNumbers(in bytes: [UInt8]) -> [Int] {
+        var numbers: [Int] = []
+        var offset = 0
+        while offset + 6 <= bytes.count {
+            let length = Int(bytes[offset + 1] & 0x03) << 8 | Int(bytes[offset + 2])
+            let end = offset + length + 6
+            guard bytes[offset] == 0xD3, end <= bytes.count, frame(Array(bytes[(offset + 3)..<(end - 3)])) == Array(bytes[offset..<end]) else {
+                offset += 1
+                continue
+            }
+            numbers.append(Int(bytes[offset + 3]) << 4 | Int(bytes[offset + 4] >> 4))
+            offset = end
+        }
+        return numbers
+    }
+
+    /// CRC-24Q (polynomial 0x1864CFB, initial value 0).
+    static func crc24q(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0
+        for byte in bytes {
+            crc ^= UInt32(byte) << 16
+            for _ in 0..<8 {
+                crc <<= 1
+                if crc & 0x100_0000 != 0 { crc ^= 0x186_4CFB }
+            }
+        }
+        return crc & 0xFF_FFFF
+    }
+
+    /// Bits appended most significant first, as RTCM packs its fields.
+    struct Bits {
+        private(set) var bytes: [UInt8] = []
+        private var count = 0
+
+        mutating func append(_ value: Int64, _ width: Int) {
+            for bit in stride(from: width - 1, through: 0, by: -1) {
+                if count % 8 == 0 { bytes.append(0) }
+                if value >> Int64(bit) & 1 != 0 { bytes[bytes.count - 1] |= 0x80 >> UInt8(count % 8) }
+                count += 1
+            }
+        }
+    }
 }

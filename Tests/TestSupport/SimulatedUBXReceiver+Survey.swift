@@ -11,6 +11,8 @@ import Foundation
 extension ReceiverState {
     /// The mean's accuracy at the start, in 0.1 mm.
     static let surveyStartAccuracy: Double = 200_000
+    /// The survey's mean, ECEF in cm: where the solutions stand.
+    static let surveyMean = (x: 402_514_012, y: 11_470_250, z: 493_000_199)
 
     /// Advances the survey by one measurement of `period` milliseconds; a timing mode other
     /// than survey-in ends it.
@@ -32,7 +34,7 @@ extension ReceiverState {
     /// asked for).
     func surveyMessage() -> [UInt8] {
         let seconds = survey.milliseconds / 1000
-        let mean = (x: 402_514_012, y: 11_470_250, z: 493_000_199)  // cm, ECEF: the solution's place
+        let mean = Self.surveyMean
         let accuracy = UInt64(survey.accuracy.rounded())
         let fields = Fields()
         switch generation {
