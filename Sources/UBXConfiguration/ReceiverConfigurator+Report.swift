@@ -149,14 +149,19 @@ extension ReceiverConfigurator {
                 report.messages[message.name] = Int(rates[2 + Int(portID)])
             }
         }
-        // Only base receivers (M8P) send RTCM: the others refuse class 0xF5.
+        // Only base receivers (M8P) send RTCM: one that refuses class 0xF5, or ignores it,
+        // is asked no more of it.
+        guard let portID = report.port?.legacyID else { return }
         for message in RTCMMessage.all {
             let (messageClass, id) = message.classAndID
-            if let rates = try conversation.optionalPoll(LegacyMessages.messageRate, length: 8, what: "CFG-MSG", payload: [messageClass, id]),
-                let portID = report.port?.legacyID
-            {
-                report.rtcmMessages[message.number] = Int(rates[2 + Int(portID)])
+            let rates: [UInt8]?
+            do {
+                rates = try conversation.optionalPoll(LegacyMessages.messageRate, length: 8, what: "CFG-MSG", payload: [messageClass, id])
+            } catch ConfigurationError.silent {
+                rates = nil
             }
+            guard let rates else { break }
+            report.rtcmMessages[message.number] = Int(rates[2 + Int(portID)])
         }
     }
 }
