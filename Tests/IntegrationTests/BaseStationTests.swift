@@ -65,6 +65,33 @@ struct BaseStationTests {
         #expect(frames >= 3, "\(counted)")
     }
 
+    @Test("the status page says 'base ready' once the survey is valid", .enabled(if: WebTests.browserIsUsable, "needs chromium, chromium-driver and python3-selenium"))
+    func baseReadyOnThePage() throws {
+        let folder = try makeTemporaryFolder("base")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let control = folder.appendingPathComponent("control.sock").path
+        let http = freePort()
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            receiver.path, "--speed", "\(receiver.speed)", "--socket", socket, "--control-socket", control, "--http", "127.0.0.1:\(http)",
+        ])
+        defer { daemon.stop() }
+        try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        // A survey of 1 s to 15 m: the simulated mean is within it after 3 s.
+        let set = try UBXConfigurationToolTests.ubx(["set", receiver.path, "--control-socket", control, "--survey-in", "1,15"])
+        #expect(set.status == 0, "\(set.output) \(set.errors)")
+        try waitUntil("the base ready in the status", within: 15) {
+            let status = (try? WebTests.get("/api/v1/status", port: http).body.json) ?? [:]
+            return (status["devices"] as? [[String: Any]])?.first?["baseReady"] as? Bool == true
+        }
+        let screenshot = folder.appendingPathComponent("base.png").path
+        let page = try RunningProcess(
+            "/usr/bin/python3", [WebTests.tools.appendingPathComponent("page_check.py").path, "http://127.0.0.1:\(http)/", screenshot, "base ready"])
+        if page.wait(timeout: 60) == nil { page.stop(SIGKILL) }
+        #expect(page.outputText.json?["text"] as? Bool == true, "\(page.outputText) \(page.errorText.suffix(400))")
+    }
+
     /// The value of gauge `name` for `device` in a Prometheus exposition.
     static func sample(_ name: String, device: String, in text: String) -> Double? {
         let prefix = "\(name){device=\"\(device)\"} "

@@ -2,9 +2,10 @@
 """Loads the status page in headless Chromium (Selenium, Debian's chromium-driver), waits for
 it to fill from its event stream, and prints what a person would see as JSON:
 {"marks": [PRN...], "lat": .., "lon": .., "later": {"lat": .., "lon": ..}, "live": bool}.
-With SCREENSHOT, saves a PNG of the page.
+With SCREENSHOT, saves a PNG of the page. With TEXT, waits only for the page to show
+TEXT and prints {"text": bool}.
 
-Usage: page_check.py URL [SCREENSHOT]
+Usage: page_check.py URL [SCREENSHOT [TEXT]]
 """
 import json
 import sys
@@ -21,6 +22,16 @@ browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opt
 try:
     browser.set_page_load_timeout(20)
     browser.get(url)
+    if len(sys.argv) > 3:
+        deadline = time.monotonic() + 20
+        shown = False
+        while not shown and time.monotonic() < deadline:
+            shown = sys.argv[3] in browser.execute_script("return document.body.innerText;")
+            if not shown:
+                time.sleep(0.2)
+        browser.save_screenshot(sys.argv[2])
+        print(json.dumps({"text": shown}))
+        sys.exit(0)
 
     def read():
         return browser.execute_script("""
