@@ -23,6 +23,9 @@ import Glibc
 ///   replies) are UBX, so with UBX off they are not sent;
 /// - a navigation solution every measurement period (NAV-PVT, NAV-DOP, NAV-SAT, NAV-EOE
 ///   at their rates, and GGA and RMC when NMEA is on), with iTOW advancing by the period;
+/// - a base's output: the RTCM 3 message rates (CFG-MSGOUT-RTCM_3X keys, CFG-MSG of class
+///   0xF5, which the M8 model takes as an M8P would) and real frames at them, and a
+///   survey-in's progress (NAV-SVIN, TIM-SVIN) each solution while one is set;
 /// - the port's speed: it reads the line's settings with `tcgetattr` (a pseudo-terminal
 ///   passes them through and ignores the speed), and while they differ from its own it
 ///   cannot read what comes and what it sends is noise, as a UART at the wrong speed.
