@@ -72,9 +72,13 @@ struct ReceiverKeeperTests {
         let folder = try makeTemporaryFolder("keeper")
         defer { try? FileManager.default.removeItem(at: folder) }
         let receiver = try SimulatedUBXReceiver(.generation9)
-        let (daemon, control) = try Self.daemon(receiver, table: "rate=2", folder: folder, metrics: freePort())
+        let metrics = freePort()
+        let (daemon, control) = try Self.daemon(receiver, table: "rate=2", folder: folder, metrics: metrics)
         defer { daemon.stop() }
-        try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
+        // The keeper's turn ends after it has read the receiver back, not as the table goes in.
+        try waitUntil("the keeper's conversation over", within: 15) {
+            Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: metrics) == 1
+        }
         let hello = ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes
         let holder = try LineClient(unixPath: control)
         holder.send(bytes: hello)
