@@ -8,7 +8,7 @@ import UBX
 public struct DeviceCounters: Hashable, Sendable {
     public var framing = FramerStatistics()
     public var assembly = FixAssembler.Statistics()
-    /// The binary protocols' frames: UBX and RTCM 3, accepted and refused.
+    /// The binary protocols' frames (UBX and RTCM 3), accepted and refused, by rule.
     public var binaryFraming = BinaryFramingStatistics()
     public var ubxAssembly = UBXAssembler.Statistics()
     /// Times the device was reopened after being lost.
@@ -31,14 +31,12 @@ public struct DeviceCounters: Hashable, Sendable {
     public var summary: String {
         let reasons = FramerRejection.allCases.filter { framing[$0] > 0 }.map { "\($0) \(framing[$0])" }
         let rejected = reasons.isEmpty ? "" : " (\(reasons.joined(separator: ", ")))"
+        let ubx = binaryFraming[UBXFrameRule.self], rtcm3 = binaryFraming[RTCM3FrameRule.self]
         return "sentences \(framing.sentences), rejected \(framing.rejected)\(rejected), "
             + "undecodable \(assembly.decodingErrors), unknown \(assembly.unknownSentences), "
             + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(bytes)"
-            + (binaryFraming.ubxFrames + binaryFraming.ubxRefused > 0
-                ? ", UBX frames \(binaryFraming.ubxFrames), refused \(binaryFraming.ubxRefused), epochs \(ubxAssembly.epochs)"
-                : "")
-            + (binaryFraming.rtcm3Frames + binaryFraming.rtcm3Refused > 0
-                ? ", RTCM 3 frames \(binaryFraming.rtcm3Frames), refused \(binaryFraming.rtcm3Refused)" : "")
+            + (ubx.frames + ubx.refused > 0 ? ", UBX frames \(ubx.frames), refused \(ubx.refused), epochs \(ubxAssembly.epochs)" : "")
+            + (rtcm3.frames + rtcm3.refused > 0 ? ", RTCM 3 frames \(rtcm3.frames), refused \(rtcm3.refused)" : "")
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026) \(distrustedTimes)" : "")
             + (assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange > 0
                 ? ", values out of range \(assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange)" : "")

@@ -88,7 +88,7 @@ public final class ReceiverStreamDecoder {
 
     /// Frames accepted so far, of every protocol: a device sending any is alive.
     public var framesAccepted: Int {
-        framer.nmea.statistics.sentences + framer.binaryStatistics.ubxFrames + framer.binaryStatistics.rtcm3Frames
+        framer.nmea.statistics.sentences + framer.binaryStatistics.frames
     }
 
     /// Cycles emitted so far, by either assembler.
@@ -96,14 +96,17 @@ public final class ReceiverStreamDecoder {
 
     /// Changes whenever ``receiver`` may have: with the first UBX frame and with each
     /// MON-VER, so that a reader need not build the identity per chunk to compare it.
-    public var receiverChanges: Int { (framer.binaryStatistics.ubxFrames > 0 ? 1 : 0) + ubx.identityChanges }
+    public var receiverChanges: Int { (sentUBX ? 1 : 0) + ubx.identityChanges }
 
     /// The receiver as gpsd's DEVICE report names it: driver `u-blox` once it has sent
     /// UBX (`NMEA0183` before), and its versions once it has answered MON-VER.
     public var receiver: ReceiverIdentity {
-        guard framer.binaryStatistics.ubxFrames > 0 else { return ReceiverIdentity(driver: "NMEA0183") }
+        guard sentUBX else { return ReceiverIdentity(driver: "NMEA0183") }
         return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1)
     }
+
+    /// Whether the receiver has sent a UBX frame.
+    private var sentUBX: Bool { framer.binaryStatistics[UBXFrameRule.self].frames > 0 }
 
     /// Feeds one chunk of a byte stream, calling `emit` for each update it completes.
     public func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (LocationUpdate) -> Void) {

@@ -33,6 +33,6 @@ public enum Autobaud {
     static func validFrames(in bytes: [UInt8]) -> Int {
         let framer = ReceiverFramer(nmea: .init(maximumLength: 128, checksumPolicy: .required))
         bytes.withUnsafeBytes { framer.feed($0) { _ in } }
-        return framer.nmea.statistics.sentences + framer.binaryStatistics.ubxFrames
+        return framer.nmea.statistics.sentences + framer.binaryStatistics[UBXFrameRule.self].frames
     }
 }

@@ -24,6 +24,35 @@ public struct RTCM3Frame {
     public static let maximumMessageLength = 1023
 }
 
+/// How RTCM 3 frames are found: `D3`, six reserved zero bits and a 10-bit length, a
+/// message number in the standard's ranges (1001-1300, 4001-4095; others are refused as
+/// impossible headers), and the CRC-24Q over the header and message.
+public enum RTCM3FrameRule: FrameRule {
+    public static let name = "RTCM 3"
+    public static let sync = RTCM3Frame.preamble
+    /// Preamble, length and the message number's 12 bits.
+    public static let headerLength = 5
+    public static let maximumLength = RTCM3Frame.maximumMessageLength + RTCM3Frame.overhead
+
+    public static func frameLength(header: UnsafeRawBufferPointer) -> Int? {
+        guard header[1] & 0xFC == 0 else { return nil }
+        let length = Int(header[1] & 0x03) << 8 | Int(header[2])
+        let message = Int(header[3]) << 4 | Int(header[4]) >> 4
+        guard length >= 2, (1001...1300).contains(message) || (4001...4095).contains(message) else { return nil }
+        return length + RTCM3Frame.overhead
+    }
+
+    public static func holds(_ frame: UnsafeRawBufferPointer) -> Bool {
+        let body = UnsafeRawBufferPointer(rebasing: frame[0..<(frame.count - 3)])
+        let sent = Int(frame[frame.count - 3]) << 16 | Int(frame[frame.count - 2]) << 8 | Int(frame[frame.count - 1])
+        return CRC24Q.checksum(body) == sent
+    }
+
+    public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame {
+        .rtcm3(RTCM3Frame(bytes: frame))
+    }
+}
+
 /// The CRC-24Q of RTCM 3 (and SBAS): polynomial 0x1864CFB, initial value zero.
 public enum CRC24Q {
     private static let table: [UInt32] = (0..<256).map { index in

@@ -90,3 +90,36 @@ public struct UBXFrame {
         return frame
     }
 }
+
+/// How UBX frames are found: `B5 62`, a class u-blox defines, a little-endian length the
+/// message can have, and the Fletcher-8 checksum over class through payload.
+public enum UBXFrameRule: FrameRule {
+    public static let name = "UBX"
+    public static let sync = UBXFrame.sync1
+    /// Sync bytes, class, id and length.
+    public static let headerLength = 6
+    /// The 16-bit length's largest payload, with the frame's overhead.
+    public static let maximumLength = 65535 + UBXFrame.overhead
+
+    public static func frameLength(header: UnsafeRawBufferPointer) -> Int? {
+        guard header[1] == UBXFrame.sync2, header[2] < 0x40, classes & (1 << UInt64(header[2])) != 0 else { return nil }
+        let length = Int(header[4]) | Int(header[5]) << 8
+        guard UBXFrame.lengthIsPlausible(length, for: UInt16(header[2]) << 8 | UInt16(header[3])) else { return nil }
+        return length + UBXFrame.overhead
+    }
+
+    public static func holds(_ frame: UnsafeRawBufferPointer) -> Bool {
+        let (a, b) = UBXFrame.checksum(of: UnsafeRawBufferPointer(rebasing: frame[2..<(frame.count - 2)]))
+        return a == frame[frame.count - 2] && b == frame[frame.count - 1]
+    }
+
+    public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame {
+        .ubx(UBXFrame(bytes: frame))
+    }
+
+    /// The UBX classes u-blox defines, as a bit set over class numbers below 0x40: NAV,
+    /// RXM, TRK, INF, ACK, CFG, UPD, MON, AID, TIM, ESF, MGA, LOG, SEC, HNR, NAV2.
+    private static let classes: UInt64 = [
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x09, 0x0A, 0x0B, 0x0D, 0x10, 0x13, 0x21, 0x27, 0x28, 0x29,
+    ].reduce(0) { $0 | 1 << UInt64($1) }
+}

@@ -87,6 +87,7 @@ struct Decode: ParsableCommand {
 
     private func printStatistics(_ totals: DeviceCounters, _ types: [String: Int], _ messages: [UInt16: Int]) {
         let framer = totals.framing, binary = totals.binaryFraming
+        let ubx = binary[UBXFrameRule.self], rtcm3 = binary[RTCM3FrameRule.self]
         var lines = [
             "bytes \(binary.bytes)", "sentences \(framer.sentences)", "discarded-bytes \(framer.discardedBytes)",
         ]
@@ -95,9 +96,9 @@ struct Decode: ParsableCommand {
         lines += [
             "unknown-sentences \(totals.assembly.unknownSentences)", "decoding-errors \(totals.assembly.decodingErrors)",
             "cycles \(totals.assembly.cycles)",
-            "ubx-frames \(binary.ubxFrames)", "ubx-refused impossible-header \(binary.ubxImpossibleHeaders)",
-            "ubx-refused too-long \(binary.ubxTooLong)", "ubx-refused bad-checksum \(binary.ubxBadChecksums)",
-            "ubx-refused truncated \(binary.ubxTruncated)",
+            "ubx-frames \(ubx.frames)", "ubx-refused impossible-header \(ubx.impossibleHeaders)",
+            "ubx-refused too-long \(ubx.tooLong)", "ubx-refused bad-checksum \(ubx.badChecksums)",
+            "ubx-refused truncated \(ubx.truncated)",
         ]
         lines += messages.sorted { $0.key < $1.key }.map { message, count in
             "ubx \(UBXMessageName.of(message)) \(count)"
@@ -105,7 +106,7 @@ struct Decode: ParsableCommand {
         lines += [
             "ubx-undecodable \(totals.ubxAssembly.decodingErrors)", "ubx-unread \(totals.ubxAssembly.unknownMessages)",
             "ubx-epochs \(totals.ubxAssembly.epochs)",
-            "rtcm3-frames \(binary.rtcm3Frames)", "rtcm3-refused \(binary.rtcm3Refused)",
+            "rtcm3-frames \(rtcm3.frames)", "rtcm3-refused \(rtcm3.refused)",
         ]
         writeAll((lines.joined(separator: "\n") + "\n").utf8, to: 2)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import GPSFix
 import GPSFixDevices
+import ReceiverFraming
 import TestSupport
 import Testing
 
@@ -198,7 +199,7 @@ struct DeviceTests {
             stamped.withUnsafeBytes { decoder.feed($0) { if case .fix(let fix) = $0 { fixes.append(fix) } } }
         }
         decoder.finish { if case .fix(let fix) = $0 { fixes.append(fix) } }
-        #expect(decoder.framer.binaryStatistics.ubxRefused == 0, "a retimed frame failed its checksum")
+        #expect(decoder.framer.binaryStatistics[UBXFrameRule.self].refused == 0, "a retimed frame failed its checksum")
         #expect(fixes.count >= 3)
         #expect(fixes.first?.time == target, "\(fixes.map(\.time))")
         #expect(fixes.compactMap(\.time).map(\.secondsSince1970) == (0..<fixes.count).map { target.secondsSince1970 + Double($0) })
@@ -221,7 +222,7 @@ struct DeviceTests {
         let payload = try FileSource(path: path).load().payload
         let updates = await collect(NMEALocationProvider(source: FileSource(path: path))) { _ in false }
         let last = try #require(updates.compactMap { if case .counters(let counters) = $0 { counters } else { nil } }.last)
-        #expect(last.binaryFraming.ubxFrames > 0)
+        #expect(last.binaryFraming[UBXFrameRule.self].frames > 0)
         #expect(last.framing.bytes < payload.count, "the NMEA framer sees only the text between frames")
         #expect(last.bytes == payload.count)
     }

@@ -5,6 +5,7 @@ import GPSFixMetrics
 import GPSFixTime
 import Logging
 import NMEA
+import ReceiverFraming
 import TestSupport
 import Testing
 
@@ -96,7 +97,7 @@ struct MetricsTests {
         counters.framing.sentences = 4
         counters.framing.bytes = 300
         counters.binaryFraming.bytes = 694
-        counters.binaryFraming.ubxFrames = 4
+        counters.binaryFraming[UBXFrameRule.self].frames = 4
         let snapshot = ServerSnapshot(
             clients: .init(
                 connected: 0, accepted: 0, cutOff: 0, reportsSent: 0, reportsDropped: 0, requestsRefused: 0,

@@ -65,10 +65,10 @@ struct ReceiverFramerTests {
         let framer = ReceiverFramer()
         #expect(frames(of: mixed, framer: framer) == expected)
         #expect(framer.nmea.statistics.sentences == 2)
-        #expect(framer.binaryStatistics.ubxFrames == 2)
-        #expect(framer.binaryStatistics.rtcm3Frames == 1)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].frames == 2)
+        #expect(framer.binaryStatistics[RTCM3FrameRule.self].frames == 1)
         #expect(framer.binaryStatistics.bytes == mixed.count)
-        #expect(framer.binaryStatistics.ubxRefused == 0 && framer.binaryStatistics.rtcm3Refused == 0)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].refused == 0 && framer.binaryStatistics[RTCM3FrameRule.self].refused == 0)
     }
 
     @Test("the frames do not depend on how the stream is cut into reads", arguments: [1, 2, 3, 5, 7, 64])
@@ -82,7 +82,7 @@ struct ReceiverFramerTests {
         broken[broken.count - 1] ^= 0x55
         let framer = ReceiverFramer()
         #expect(frames(of: broken + eoe, chunkSize: chunkSize, framer: framer) == [.ubx(eoe)])
-        #expect(framer.binaryStatistics.ubxBadChecksums == 1)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].badChecksums == 1)
     }
 
     @Test("a frame cut short by the next frame does not take that frame with it", arguments: [0, 1, 3, 11])
@@ -92,7 +92,7 @@ struct ReceiverFramerTests {
         // The cut frame's length swallows the next frame and the sentence; both come back.
         #expect(frames(of: cut + eoe + Array(gga.utf8), chunkSize: chunkSize, framer: framer)
             == [.ubx(eoe), .nmea(ggaLine)])
-        #expect(framer.binaryStatistics.ubxBadChecksums + framer.binaryStatistics.ubxTruncated == 1)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].badChecksums + framer.binaryStatistics[UBXFrameRule.self].truncated == 1)
     }
 
     @Test("a frame cut short by one byte, the next frame's sync byte read as its checksum, costs not the next frame",
@@ -110,7 +110,7 @@ struct ReceiverFramerTests {
         let framer = ReceiverFramer(maximumUBXPayload: 1024)
         let header: [UInt8] = [0xB5, 0x62, 0x02, 0x15, 0x00, 0x08]  // RXM-RAWX, 2048 bytes declared
         #expect(frames(of: header + eoe, framer: framer) == [.ubx(eoe)])
-        #expect(framer.binaryStatistics.ubxTooLong == 1)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].tooLong == 1)
     }
 
     @Test("stray sync bytes and an unknown class between lines cost no sentence and no frame")
@@ -119,7 +119,7 @@ struct ReceiverFramerTests {
         let framer = ReceiverFramer()
         #expect(frames(of: noise + Array(gga.utf8) + noise + eoe, framer: framer)
             == [.nmea(ggaLine), .ubx(eoe)])
-        #expect(framer.binaryStatistics.ubxImpossibleHeaders + framer.binaryStatistics.rtcm3ImpossibleHeaders >= 4)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].impossibleHeaders + framer.binaryStatistics[RTCM3FrameRule.self].impossibleHeaders >= 4)
     }
 
     @Test("a header with a length its message cannot have holds nothing back: the text after it is framed at once")
@@ -132,7 +132,7 @@ struct ReceiverFramerTests {
             framer.feed(bytes) { if case .nmea(let sentence) = $0 { framed.append(.nmea(String(decoding: sentence.line, as: UTF8.self))) } }
         }
         #expect(framed == [.nmea(ggaLine)])
-        #expect(framer.binaryStatistics.ubxImpossibleHeaders == 1)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].impossibleHeaders == 1)
         #expect(UBXFrame.lengthIsPlausible(92, for: 0x0107) && UBXFrame.lengthIsPlausible(84, for: 0x0107))
         #expect(!UBXFrame.lengthIsPlausible(83, for: 0x0107) && !UBXFrame.lengthIsPlausible(157, for: 0x0107))
         #expect(UBXFrame.lengthIsPlausible(8 + 12 * 40, for: 0x0135) && !UBXFrame.lengthIsPlausible(8 + 12 * 40 + 5, for: 0x0135))
@@ -143,7 +143,7 @@ struct ReceiverFramerTests {
         let framer = ReceiverFramer()
         let stream = [0xB5, 0x62, 0x02, 0x15, 0x00, 0x02] + Array(gga.utf8)  // RXM-RAWX, 512 bytes declared
         #expect(frames(of: stream, framer: framer) == [.nmea(ggaLine)])
-        #expect(framer.binaryStatistics.ubxTruncated == 1)
+        #expect(framer.binaryStatistics[UBXFrameRule.self].truncated == 1)
     }
 
     @Test("an RTCM 3 frame whose CRC fails is refused and counted")
@@ -152,7 +152,38 @@ struct ReceiverFramerTests {
         broken[5] ^= 0x01
         let framer = ReceiverFramer()
         #expect(frames(of: broken + eoe, framer: framer) == [.ubx(eoe)])
-        #expect(framer.binaryStatistics.rtcm3BadChecksums == 1)
+        #expect(framer.binaryStatistics[RTCM3FrameRule.self].badChecksums == 1)
+    }
+
+    @Test("a framer finds only the frames of the rules it holds: without UBX's, a UBX frame is text to it")
+    func rulesRegistered() {
+        let framer = ReceiverFramer(rules: [ReceiverFramer.Rule(RTCM3FrameRule.self)])
+        #expect(frames(of: pvt + station + Array(gga.utf8), framer: framer) == [.rtcm3(station), .nmea(ggaLine)])
+        #expect(framer.binaryStatistics[RTCM3FrameRule.self].frames == 1)
+        #expect(framer.binaryStatistics[UBXFrameRule.self] == BinaryFramingStatistics.Counts())
+        #expect(framer.binaryStatistics.frames == 1)
+    }
+
+    @Test("a rule's limit is the framer's choice below the protocol's own, never above it")
+    func ruleLimits() {
+        #expect(ReceiverFramer.Rule(UBXFrameRule.self, maximumLength: 1032).maximumLength == 1032)
+        #expect(ReceiverFramer.Rule(RTCM3FrameRule.self, maximumLength: 1 << 20).maximumLength == 1029)
+        #expect(ReceiverFramer.Rule(RTCM3FrameRule.self).maximumLength == RTCM3FrameRule.maximumLength)
+    }
+
+    @Test("counts add up rule by rule, whatever rules each framer holds and in whatever order")
+    func statisticsAddByRule() {
+        let both = ReceiverFramer()
+        _ = frames(of: mixed, framer: both)
+        let rtcmOnly = ReceiverFramer(rules: [ReceiverFramer.Rule(RTCM3FrameRule.self)])
+        _ = frames(of: station + station, framer: rtcmOnly)
+        var totals = BinaryFramingStatistics()
+        totals.add(rtcmOnly.binaryStatistics)
+        totals.add(both.binaryStatistics)
+        #expect(totals.bytes == mixed.count + 2 * station.count)
+        #expect(totals[UBXFrameRule.self].frames == 2)
+        #expect(totals[RTCM3FrameRule.self].frames == 3)
+        #expect(totals.frames == 5)
     }
 
     @Test("the NMEA framer's own refusals still count beside binary frames")

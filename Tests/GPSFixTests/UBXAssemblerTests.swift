@@ -169,7 +169,7 @@ struct UBXAssemblerTests {
         var updates: [LocationUpdate] = []
         (short + sat).withUnsafeBytes { decoder.feed($0) { updates.append($0) } }
         decoder.finish { updates.append($0) }
-        #expect(decoder.framer.binaryStatistics.ubxImpossibleHeaders >= 1)
+        #expect(decoder.framer.binaryStatistics[UBXFrameRule.self].impossibleHeaders >= 1)
         #expect(decoder.ubx.statistics.decodingErrors == 1)
         #expect(updates.compactMap(\.sky).isEmpty)
     }

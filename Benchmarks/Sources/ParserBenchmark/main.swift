@@ -301,7 +301,7 @@ let allPasses = [
         let decoder = ReceiverStreamDecoder()
         feed(ubxCorpus, to: decoder, chunkSize: options.chunkSize) { if case .fix = $0 { fixes += 1 } }
         ubxEpochs = fixes
-        ubxFramesDecoded = decoder.framer.binaryStatistics.ubxFrames
+        ubxFramesDecoded = decoder.framer.binaryStatistics[UBXFrameRule.self].frames
     },
 ]
 let passes = allPasses.filter { options.only == nil || $0.key == options.only }

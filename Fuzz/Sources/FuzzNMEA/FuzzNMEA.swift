@@ -65,7 +65,7 @@ public func fuzzNMEA(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         precondition(whole.binary.bytes == stream.count, "bytes counted \(whole.binary.bytes) of \(stream.count)")
         // Every binary frame (UBX, RTCM 3) ends the text before it: one more line each.
         let lineBoundaries = stream.count { $0 == 10 || $0 == 13 || $0 == UInt8(ascii: "$") || $0 == UInt8(ascii: "!") }
-            + whole.binary.ubxFrames + whole.binary.rtcm3Frames
+            + whole.binary.frames
         precondition(whole.statistics.sentences + whole.statistics.rejected <= lineBoundaries + 1, "more lines counted than the input holds")
         if configuration.checksumPolicy == .required {
             for sentence in whole.sentences { precondition(checksumMatches(sentence), "bad checksum let through") }

@@ -113,7 +113,8 @@ public func fuzzUBX(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     precondition(whole == chunked, "chunking changed the result")
     precondition(whole.statistics.bytes == bytes.count, "bytes counted \(whole.statistics.bytes) of \(bytes.count)")
     let ubx = whole.frames.filter { $0.first == UBXFrame.sync1 }
-    precondition(ubx.count == whole.statistics.ubxFrames, "UBX frames counted \(whole.statistics.ubxFrames), handed out \(ubx.count)")
+    let counted = whole.statistics[UBXFrameRule.self].frames
+    precondition(ubx.count == counted, "UBX frames counted \(counted), handed out \(ubx.count)")
     for frame in ubx {
         precondition(frame.withUnsafeBytes { UBXFrame(validating: $0) } != nil, "a frame whose checksum fails let through")
     }

@@ -1,0 +1,52 @@
+/// How one binary protocol's frames are found in a receiver's byte stream: the byte a
+/// frame begins with, how long its header is, how its length follows from the header,
+/// and how the whole frame is checked. A ``ReceiverFramer`` holds a small table of these
+/// and asks them about each candidate; it knows no protocol by name.
+///
+/// Every requirement is static and pure, and none allocates: the framer calls them per
+/// candidate frame, on the bytes it gathered into its own buffer.
+///
+/// Frames are counted: the header carries the length (UBX, RTCM 3). Text between frames
+/// is not a rule's: the framer hands it to its ``NMEAFramer``.
+public protocol FrameRule: Sendable {
+    /// The protocol's name in counts and logs: `UBX`, `RTCM 3`.
+    static var name: String { get }
+    /// The byte every frame begins with (`B5`, `D3`). It must be at or above `0x80`: the
+    /// framer skips eight bytes of text at a time while none is.
+    static var sync: UInt8 { get }
+    /// Bytes gathered, sync byte included, before ``frameLength(header:)`` can answer.
+    static var headerLength: Int { get }
+    /// The longest frame the protocol allows, on the wire; a framer may accept less.
+    static var maximumLength: Int { get }
+    /// The whole frame's length on the wire (at least ``headerLength``), from its first
+    /// ``headerLength`` bytes, or `nil` when no frame has such a header (a stray sync
+    /// byte, usually).
+    static func frameLength(header: UnsafeRawBufferPointer) -> Int?
+    /// Whether a whole frame, of the length its header gave, holds: its checksum.
+    static func holds(_ frame: UnsafeRawBufferPointer) -> Bool
+    /// The frame as the framer hands it out, borrowed from the framer's buffer.
+    static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame
+}
+
+extension ReceiverFramer {
+    /// A frame rule as one framer applies it: with the longest frame that framer accepts,
+    /// which sizes its buffers once, at init.
+    public struct Rule: Sendable {
+        /// The protocol's rule.
+        public let frames: any FrameRule.Type
+        /// The longest frame accepted, on the wire: a longer one is refused as too long.
+        public let maximumLength: Int
+        /// The rule's ``FrameRule/headerLength``, read once: the framer needs it per frame.
+        let headerLength: Int
+
+        /// `frames` with frames up to `maximumLength` bytes (the protocol's own limit
+        /// when `nil`, and never above it).
+        public init(_ frames: any FrameRule.Type, maximumLength: Int? = nil) {
+            precondition(frames.sync >= 0x80, "\(frames.name)'s sync byte must be at or above 0x80")
+            precondition(frames.headerLength >= 1, "\(frames.name)'s header holds its sync byte")
+            self.frames = frames
+            self.maximumLength = min(maximumLength ?? frames.maximumLength, frames.maximumLength)
+            headerLength = frames.headerLength
+        }
+    }
+}
