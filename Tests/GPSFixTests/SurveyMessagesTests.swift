@@ -1,3 +1,4 @@
+import GPSFix
 import ReceiverFraming
 import Testing
 import UBX
@@ -98,5 +99,21 @@ struct SurveyMessagesTests {
         #expect(progress.meanX == Int64(Int32.min) * 100 && progress.meanY == Int64(Int32.max) * 100)
         #expect(abs(progress.accuracy - Double(UInt32.max).squareRoot() / 1000) < 1e-9)
         #expect(Self.decode(UBXFrame.encode(messageClass: 0x0D, id: 0x04, payload: [UInt8](repeating: 0, count: 27)), TimSVIN.init) == nil)
+    }
+
+    @Test("the UBX assembler keeps the last survey reported, from either message, and counts no unknown message for it")
+    func assemblerKeepsTheSurvey() throws {
+        var assembler = UBXAssembler()
+        #expect(assembler.survey == nil)
+        let navigation = Self.navSVIN(duration: 5, mean: (1, 2, 3), fine: (0, 0, 0), accuracy: 90_000, observations: 5, valid: 0, active: 1)
+        let timing = Self.timSVIN(duration: 6, mean: (1, 2, 3), variance: 100, observations: 6, valid: 1, active: 0)
+        for frame in [navigation, timing] {
+            frame.withUnsafeBytes { bytes in
+                if let frame = UBXFrame(validating: bytes) { assembler.add(frame) { _ in } }
+            }
+        }
+        let survey = try #require(assembler.survey)
+        #expect(survey.duration == 6 && survey.isValid && abs(survey.accuracy - 0.01) < 1e-12)
+        #expect(assembler.statistics.unknownMessages == 0 && assembler.statistics.decodingErrors == 0)
     }
 }
