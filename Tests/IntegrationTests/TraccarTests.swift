@@ -250,6 +250,15 @@ struct TraccarTests {
         #expect(daemon.errorText.contains("Traccar server not reached: HTTP 500"))
     }
 
+    /// What a crashed daemon's backtrace says of the crash: its reason and the frames in
+    /// GPSFix's sources; `nil` when it did not crash.
+    static func crash(in log: String) -> String? {
+        let lines = log.split(separator: "\n")
+        guard let start = lines.firstIndex(where: { $0.contains("crashed") || $0.contains("Fatal error") }) else { return nil }
+        let frames = lines[start...].filter { $0.contains("crashed") || $0.contains("Fatal error") || $0.contains("/Sources/") }
+        return frames.prefix(40).joined(separator: "\n")
+    }
+
     @Test(
         "the journal's disk fills up while the server is away: every position arrives, in order, each once, when it is back",
         .enabled(if: SmallFileSystem.canMount, "mounts a 16 kB tmpfs: root only"))
@@ -291,7 +300,7 @@ struct TraccarTests {
         let times = Self.times(endpoint.positions)
         #expect(
             arrived,
-            "\(times.count) requests, \(Set(times).count) positions; \(watcher.times.count) TPVs; endpoint \(endpoint.isRunning ? "running" : "gone"); \(daemon.daemon.errorText.suffix(1500))")
+            "\(times.count) requests, \(Set(times).count) positions; \(watcher.times.count) TPVs; endpoint \(endpoint.isRunning ? "running" : "gone"); \(Self.crash(in: daemon.daemon.errorText) ?? String(daemon.daemon.errorText.suffix(1500)))")
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "in order, each once: \(times.prefix(20))")
         let missing = watcher.times.filter { time in !times.contains { abs($0 - time) < 0.01 } }
         #expect(missing.isEmpty, "\(missing.count) of \(watcher.times.count) positions never arrived")
