@@ -115,13 +115,6 @@ struct DaemonService: Sendable {
                 }
             }
             group.addTask {
-                // Serving by now: what only starting needed goes back to the kernel.
-                guard (try? await Task.sleep(for: .seconds(10))) != nil else { return }
-                StartupPages.release { before, after in
-                    logger.info("start-up pages released: resident memory \(before) kB, now \(after) kB")
-                }
-            }
-            group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: statusInterval)
                     guard !Task.isCancelled else { break }
