@@ -1,6 +1,11 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// The receiver drivers beside NMEA and UBX, one module each (`Sources/<name>`, tested in
+/// `Tests/<name>Tests`), in the order `ReceiverDrivers` lists them: adding a protocol is a
+/// module, a line here and a line in `Sources/ReceiverDrivers/Registry.swift`.
+let driverModules = ["DriverCASIC"]
+
 let package = Package(
     name: "GPSFix",
     products: [
@@ -40,6 +45,8 @@ let package = Package(
         // Fixes and sky views from sentences and UBX messages: the assemblers, the value
         // types, the stream decoder and the provider seam.
         .target(name: "GPSFix", dependencies: ["NMEA", "ReceiverFraming", "UBX"]),
+        // The list of receiver drivers, for everything that reads a receiver's stream.
+        .target(name: "ReceiverDrivers", dependencies: ["GPSFix"] + driverModules.map { .target(name: $0) }),
         // The runtime of a device: every way bytes reach the parser (serial ports,
         // pseudo-terminals, files, gpsd), the provider that reads, reopens and watches a
         // device for silence, and the server's small values carried to it (reactor,
@@ -48,7 +55,8 @@ let package = Package(
         .target(
             name: "GPSFixDevices",
             dependencies: [
-                "GPSFix", "ReceiverFraming", "UBX", "UBXConfiguration", "CLibGPS", "ServiceAddress", "OutputFormats",
+                "GPSFix", "ReceiverFraming", "ReceiverDrivers", "UBX", "UBXConfiguration", "CLibGPS", "ServiceAddress",
+                "OutputFormats",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -179,7 +187,7 @@ let package = Package(
             name: "gpsfix",
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
-                "UBXConfiguration", "TOMLReader", "ProcessTable",
+                "UBXConfiguration", "TOMLReader", "ProcessTable", "ReceiverDrivers",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/gpsfix",
@@ -236,6 +244,13 @@ let package = Package(
                 "GPSFixDaemonMain", "GPSFixToolMain", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "GPSFixTime", "ReceiverFraming",
                 "TestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
-    ],
+    ] + driverModules.flatMap { module -> [Target] in
+        [
+            .target(name: module, dependencies: ["GPSFix", "ReceiverFraming", "NMEA"]),
+            .testTarget(
+                name: "\(module)Tests",
+                dependencies: [.target(name: module), "GPSFix", "NMEA", "ReceiverFraming", "ReceiverDrivers", "TestSupport"]),
+        ]
+    },
     swiftLanguageModes: [.v6]
 )

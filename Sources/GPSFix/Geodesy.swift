@@ -14,7 +14,7 @@ public enum Geodesy {
 
     /// The direction of a vector given by its east and north components, in degrees
     /// from true north, 0 to 360.
-    static func bearing(east: Double, north: Double) -> Double {
+    public static func bearing(east: Double, north: Double) -> Double {
         let degrees = atan2(east, north) / (Double.pi / 180)
         return degrees < 0 ? degrees + 360 : degrees
     }

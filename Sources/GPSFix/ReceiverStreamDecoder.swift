@@ -32,9 +32,10 @@ extension UBXAssembler: ProtocolAssembler {
 /// `gpsfix decode` runs over a file.
 ///
 /// One ``ReceiverFramer`` splits the stream; NMEA sentences go to a ``FixAssembler``,
-/// UBX frames to a ``UBXAssembler``, RTCM 3 frames (a base station's) are counted. A
-/// receiver sending both NMEA and UBX has one fix per epoch, not two: once UBX carries
-/// navigation solutions, its NMEA is passed on to raw watchers only, until no UBX
+/// UBX frames to a ``UBXAssembler``, each ``ReceiverDriver``'s frames to an assembler of
+/// its own, RTCM 3 frames (a base station's) are counted. A receiver sending NMEA beside
+/// a binary protocol has one fix per epoch, not two: once the binary protocol carries
+/// navigation solutions, the NMEA is passed on to raw watchers only, until no binary
 /// solution has come for ``nmeaTakeover`` sentences (the receiver was set back to NMEA).
 ///
 /// A decoder is used from one task or thread at a time, so its properties touched per
@@ -43,6 +44,11 @@ public final class ReceiverStreamDecoder {
     public let framer: ReceiverFramer
     @exclusivity(unchecked) public private(set) var assembler: FixAssembler
     @exclusivity(unchecked) public private(set) var ubx: UBXAssembler
+    /// The drivers read besides NMEA and UBX, each with its assembler, by the index of
+    /// its rule in ``framer``'s rules (`nil` for the decoder's own rules).
+    private let drivers: [(driver: any ReceiverDriver.Type, assembler: any DriverAssembler)?]
+    /// Each driver's solutions as last seen, by the same index.
+    @exclusivity(unchecked) private var driverSolutions: [Int]
     /// Called with every accepted sentence, before it is decoded (for raw watchers and
     /// recording); the sentence is borrowed, valid during the call only.
     @exclusivity(unchecked) public var onSentence: ((NMEASentence) -> Void)?
@@ -59,54 +65,81 @@ public final class ReceiverStreamDecoder {
     @exclusivity(unchecked) private var sentencesSinceSolution = Int.max
     private var solutionsSeen = 0
 
+    /// A decoder of NMEA, UBX and RTCM 3, and of the protocols of `drivers`.
     public init(
         framing: NMEAFramer.Configuration = .lenient, centuryRule: CenturyRule = CenturyRule(),
-        rolloverRule: RolloverRule = RolloverRule()
+        rolloverRule: RolloverRule = RolloverRule(), drivers: [any ReceiverDriver.Type] = []
     ) {
-        framer = ReceiverFramer(nmea: framing)
+        let own = ReceiverFramer.standardRules()
+        framer = ReceiverFramer(nmea: framing, rules: own + drivers.map { ReceiverFramer.Rule($0.frames) })
         assembler = FixAssembler(centuryRule: centuryRule, rolloverRule: rolloverRule)
         ubx = UBXAssembler(rolloverRule: rolloverRule)
+        let context = AssemblyContext(centuryRule: centuryRule, rolloverRule: rolloverRule)
+        self.drivers = Array(repeating: nil, count: own.count) + drivers.map { ($0, $0.makeAssembler(context)) }
+        driverSolutions = Array(repeating: 0, count: self.drivers.count)
     }
 
     /// A decoder set up by a capture's header: its `# Date:` gives the century and the
     /// reference date for the rollover rule.
-    public convenience init(for log: CaptureLog, framing: NMEAFramer.Configuration = .lenient) {
-        self.init(referenceDate: log.referenceDate, framing: framing)
+    public convenience init(
+        for log: CaptureLog, framing: NMEAFramer.Configuration = .lenient, drivers: [any ReceiverDriver.Type] = []
+    ) {
+        self.init(referenceDate: log.referenceDate, framing: framing, drivers: drivers)
     }
 
-    /// A decoder set up by a reference date (a capture's `# Date:`), as ``init(for:framing:)``.
-    public convenience init(referenceDate: GPSTime?, framing: NMEAFramer.Configuration = .lenient) {
+    /// A decoder set up by a reference date (a capture's `# Date:`), as ``init(for:framing:drivers:)``.
+    public convenience init(
+        referenceDate: GPSTime?, framing: NMEAFramer.Configuration = .lenient, drivers: [any ReceiverDriver.Type] = []
+    ) {
         self.init(
             framing: framing, centuryRule: CenturyRule(referenceYear: referenceDate?.year),
-            rolloverRule: RolloverRule(referenceDay: referenceDate?.daysSince1970))
+            rolloverRule: RolloverRule(referenceDay: referenceDate?.daysSince1970), drivers: drivers)
     }
 
-    /// Whether UBX carries this receiver's fixes now (its NMEA, if any, goes to raw
-    /// watchers only): a receiver that sends no NMEA of its own has its fixes written as
-    /// NMEA for NMEA 0183 out.
-    public var ubxCarriesFixes: Bool { sentencesSinceSolution < Self.nmeaTakeover }
+    /// Whether a binary protocol (UBX or a driver's) carries this receiver's fixes now
+    /// (its NMEA, if any, goes to raw watchers only): a receiver that sends no NMEA of its
+    /// own has its fixes written as NMEA for NMEA 0183 out.
+    public var binaryCarriesFixes: Bool { sentencesSinceSolution < Self.nmeaTakeover }
 
     /// Frames accepted so far, of every protocol: a device sending any is alive.
     public var framesAccepted: Int {
         framer.nmea.statistics.sentences + framer.binaryStatistics.frames
     }
 
-    /// Cycles emitted so far, by either assembler.
-    public var cyclesEmitted: Int { assembler.cyclesEmitted + ubx.cyclesEmitted }
-
-    /// Changes whenever ``receiver`` may have: with the first UBX frame and with each
-    /// MON-VER, so that a reader need not build the identity per chunk to compare it.
-    public var receiverChanges: Int { (sentUBX ? 1 : 0) + ubx.identityChanges }
-
-    /// The receiver as gpsd's DEVICE report names it: driver `u-blox` once it has sent
-    /// UBX (`NMEA0183` before), and its versions once it has answered MON-VER.
-    public var receiver: ReceiverIdentity {
-        guard sentUBX else { return ReceiverIdentity(driver: "NMEA0183") }
-        return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1)
+    /// Cycles emitted so far, by every assembler.
+    public var cyclesEmitted: Int {
+        drivers.reduce(assembler.cyclesEmitted + ubx.cyclesEmitted) { $0 + ($1?.assembler.cyclesEmitted ?? 0) }
     }
 
-    /// Whether the receiver has sent a UBX frame.
-    private var sentUBX: Bool { framer.binaryStatistics[UBXFrameRule.self].frames > 0 }
+    /// Changes whenever ``receiver`` may have: with the first frame of a binary protocol
+    /// and with each identity message, so that a reader need not build the identity per
+    /// chunk to compare it.
+    public var receiverChanges: Int {
+        var changes = (sent(ruleAt: 0) ? 1 : 0) + ubx.identityChanges
+        for index in drivers.indices {
+            guard let slot = drivers[index] else { continue }
+            changes += (sent(ruleAt: index) ? 1 : 0) + slot.assembler.identityChanges
+        }
+        return changes
+    }
+
+    /// The receiver as gpsd's DEVICE report names it: the driver of the binary protocol
+    /// it has sent (`u-blox` first, then the drivers in their order), `NMEA0183` while it
+    /// has sent none, with its versions once it has named them.
+    public var receiver: ReceiverIdentity {
+        if sent(ruleAt: 0) {
+            return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1)
+        }
+        for index in drivers.indices {
+            guard let slot = drivers[index], sent(ruleAt: index) else { continue }
+            let subtypes = slot.assembler.subtypes
+            return ReceiverIdentity(driver: slot.driver.name, subtype: subtypes.subtype, subtype1: subtypes.subtype1)
+        }
+        return ReceiverIdentity(driver: "NMEA0183")
+    }
+
+    /// Whether the receiver has sent a frame of the framer's rule at `index` (0 is UBX).
+    private func sent(ruleAt index: Int) -> Bool { framer.binaryStatistics.counts(ofRuleAt: index).frames > 0 }
 
     /// Feeds one chunk of a byte stream, calling `emit` for each update it completes.
     public func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (LocationUpdate) -> Void) {
@@ -118,6 +151,7 @@ public final class ReceiverStreamDecoder {
         framer.finish { route($0, emit) }
         assembler.flush(emit)
         ubx.flush(emit)
+        for slot in drivers { slot?.assembler.flush(emit) }
     }
 
     /// Forgets a partial sentence or frame, as after the device was reopened.
@@ -143,6 +177,16 @@ public final class ReceiverStreamDecoder {
             }
         case .rtcm3(let message):
             onBinaryFrame?(message.bytes)
+        case .binary(let frame):
+            onBinaryFrame?(frame.bytes)
+            guard let assembler = drivers[frame.rule]?.assembler else { return }
+            let opened = assembler.cyclesOpened
+            assembler.add(frame.bytes, emit)
+            if assembler.cyclesOpened != opened { cycleReadAt = readAt }
+            if assembler.solutions != driverSolutions[frame.rule] {
+                driverSolutions[frame.rule] = assembler.solutions
+                sentencesSinceSolution = 0
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 import GPSFix
 import NIOConcurrencyHelpers
 import NMEA
+import ReceiverDrivers
 import OutputFormats
 import Synchronization
 
@@ -92,7 +93,8 @@ public struct NMEALocationProvider: LocationProvider {
     private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async -> Bool {
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
-            decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule), activity: activity, replies: replies)
+            decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule, drivers: ReceiverDrivers.all),
+            activity: activity, replies: replies)
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
@@ -372,7 +374,7 @@ private final class ReadingState: @unchecked Sendable {
 
     private func emit(_ update: LocationUpdate) {
         pending.append(update)
-        if sentenceDemand.isWanted, decoder.ubxCarriesFixes { writeSentences(for: update) }
+        if sentenceDemand.isWanted, decoder.binaryCarriesFixes { writeSentences(for: update) }
         if case .fix(let fix) = update, let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) {
             pending.append(.receiverTime(sample))
         }

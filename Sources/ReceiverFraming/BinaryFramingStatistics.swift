@@ -79,6 +79,9 @@ public struct BinaryFramingStatistics: Hashable, Sendable {
         }
     }
 
+    /// The counts of the framer's rule at `index`, without a look-up.
+    public func counts(ofRuleAt index: Int) -> Counts { entries[index].counts }
+
     /// Frames accepted, under every rule.
     public var frames: Int { entries.reduce(0) { $0 + $1.counts.frames } }
 

@@ -6,8 +6,12 @@
 /// Every requirement is static and pure, and none allocates: the framer calls them per
 /// candidate frame, on the bytes it gathered into its own buffer.
 ///
-/// Frames are counted: the header carries the length (UBX, RTCM 3). Text between frames
-/// is not a rule's: the framer hands it to its ``NMEAFramer``.
+/// Frames are counted: the header carries the length (UBX, RTCM 3, SiRF, CASIC). Text
+/// between frames is not a rule's: the framer hands it to its ``NMEAFramer``.
+///
+/// Two rules may share a first byte (SiRF's `A0 A2` and Skytraq's `A0 A1`) when their
+/// headers are as long: the framer asks them in turn, and each refuses, by a `nil`
+/// ``frameLength(header:)``, a header that is not its own.
 public protocol FrameRule: Sendable {
     /// The protocol's name in counts and logs: `UBX`, `RTCM 3`.
     static var name: String { get }
@@ -24,8 +28,14 @@ public protocol FrameRule: Sendable {
     static func frameLength(header: UnsafeRawBufferPointer) -> Int?
     /// Whether a whole frame, of the length its header gave, holds: its checksum.
     static func holds(_ frame: UnsafeRawBufferPointer) -> Bool
-    /// The frame as the framer hands it out, borrowed from the framer's buffer.
-    static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame
+    /// The frame as the framer hands it out, borrowed from the framer's buffer; `nil`
+    /// (the default) hands it out as a ``BinaryFrame`` of the rule's index, for a
+    /// receiver driver to read.
+    static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame?
+}
+
+extension FrameRule {
+    public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame? { nil }
 }
 
 extension ReceiverFramer {

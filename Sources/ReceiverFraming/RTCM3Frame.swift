@@ -48,7 +48,7 @@ public enum RTCM3FrameRule: FrameRule {
         return CRC24Q.checksum(body) == sent
     }
 
-    public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame {
+    public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame? {
         .rtcm3(RTCM3Frame(bytes: frame))
     }
 }

@@ -5,6 +5,23 @@ public enum ReceiverFrame {
     case nmea(NMEASentence)
     case ubx(UBXFrame)
     case rtcm3(RTCM3Frame)
+    /// A frame of a rule that names no frame type of its own (a receiver driver's).
+    case binary(BinaryFrame)
+}
+
+/// One checked frame of a framer's rule, borrowed from the framer's memory: valid only
+/// during the callback.
+public struct BinaryFrame {
+    /// The rule's index in the framer's ``ReceiverFramer/rules``.
+    public let rule: Int
+    /// The whole frame as received, sync bytes through checksum.
+    public let bytes: UnsafeRawBufferPointer
+
+    /// A frame of rule `rule` (tests and replay build them; the framer hands them out).
+    public init(rule: Int, bytes: UnsafeRawBufferPointer) {
+        self.rule = rule
+        self.bytes = bytes
+    }
 }
 
 /// Splits what one receiver port sends, chunked any way at all, into NMEA 0183 sentences
@@ -36,8 +53,10 @@ public final class ReceiverFramer {
     /// The rules binary frames are found by, in the order their counts are kept.
     public let rules: [Rule]
 
-    /// For each byte value, 1 + the index of the rule whose frames begin with it; 0 for none.
+    /// For each byte value, 1 + the index of the first rule whose frames begin with it; 0 for none.
     private let ruleStartingWith: UnsafeMutablePointer<UInt8>
+    /// For each rule, the index of the next rule whose frames begin with the same byte, if any.
+    private let nextSharingSync: [Int?]
     /// The index of the rule whose candidate is being gathered, if any.
     @exclusivity(unchecked) private var open: Int?
     /// Bytes of it gathered in `frame`.
@@ -48,8 +67,8 @@ public final class ReceiverFramer {
     /// The bytes of a refused frame begun in an earlier chunk, read again.
     private let replay: UnsafeMutableRawBufferPointer
 
-    /// A framer for NMEA sentences as `nmea` allows them and the binary frames of `rules`,
-    /// which must begin with different bytes.
+    /// A framer for NMEA sentences as `nmea` allows them and the binary frames of `rules`;
+    /// rules whose frames begin with the same byte must have headers of one length.
     public init(nmea configuration: NMEAFramer.Configuration = .lenient, rules: [Rule]) {
         precondition(rules.count < 255, "a framer holds fewer than 255 rules")
         nmea = NMEAFramer(configuration: configuration)
@@ -57,10 +76,18 @@ public final class ReceiverFramer {
         binaryStatistics = BinaryFramingStatistics(rules: rules)
         ruleStartingWith = .allocate(capacity: 256)
         ruleStartingWith.initialize(repeating: 0, count: 256)
-        for (index, rule) in rules.enumerated() {
-            precondition(ruleStartingWith[Int(rule.frames.sync)] == 0, "two rules' frames begin with \(rule.frames.sync)")
-            ruleStartingWith[Int(rule.frames.sync)] = UInt8(index + 1)
+        var next = [Int?](repeating: nil, count: rules.count)
+        for (index, rule) in rules.enumerated().reversed() {
+            let sync = Int(rule.frames.sync)
+            if ruleStartingWith[sync] != 0 {
+                let sharing = Int(ruleStartingWith[sync]) - 1
+                precondition(rules[sharing].headerLength == rule.headerLength,
+                             "\(rule.frames.name) and \(rules[sharing].frames.name) begin alike but their headers differ in length")
+                next[index] = sharing
+            }
+            ruleStartingWith[sync] = UInt8(index + 1)
         }
+        nextSharingSync = next
         let capacity = rules.reduce(0) { max($0, $1.maximumLength, $1.headerLength) }
         frame = .allocate(byteCount: capacity, alignment: 8)
         replay = .allocate(byteCount: capacity, alignment: 8)
@@ -70,10 +97,13 @@ public final class ReceiverFramer {
     /// `maximumUBXPayload` bytes (the largest message the decoders read, NAV-SAT with 255
     /// satellites, is 3,068; raw measurements reach 8,176), and RTCM 3.
     public convenience init(nmea configuration: NMEAFramer.Configuration = .lenient, maximumUBXPayload: Int = 8192) {
+        self.init(nmea: configuration, rules: Self.standardRules(maximumUBXPayload: maximumUBXPayload))
+    }
+
+    /// The rules of UBX (payloads up to `maximumUBXPayload` bytes) and RTCM 3, in that order.
+    public static func standardRules(maximumUBXPayload: Int = 8192) -> [Rule] {
         precondition((64...65535).contains(maximumUBXPayload), "maximumUBXPayload must be 64...65535")
-        self.init(
-            nmea: configuration,
-            rules: [Rule(UBXFrameRule.self, maximumLength: maximumUBXPayload + UBXFrame.overhead), Rule(RTCM3FrameRule.self)])
+        return [Rule(UBXFrameRule.self, maximumLength: maximumUBXPayload + UBXFrame.overhead), Rule(RTCM3FrameRule.self)]
     }
 
     deinit {
@@ -129,8 +159,8 @@ public final class ReceiverFramer {
                 frameStart = candidate.offset
                 index = candidate.offset
             }
-            guard let open else { continue }
-            let rule = rules[open]
+            guard var open else { continue }
+            var rule = rules[open]
             let target = expected == 0 ? rule.headerLength : expected
             let take = min(target - collected, end - index)
             (frame.baseAddress! + collected).copyMemory(from: base + index, byteCount: take)
@@ -138,7 +168,16 @@ public final class ReceiverFramer {
             index += take
             guard collected == target else { break }
             if expected == 0 {
-                switch rule.frames.frameLength(header: UnsafeRawBufferPointer(rebasing: frame[0..<collected])) {
+                let header = UnsafeRawBufferPointer(rebasing: frame[0..<collected])
+                var length = rule.frames.frameLength(header: header)
+                // Another rule's frames may begin with the same byte, and this header be its.
+                while length == nil, let other = nextSharingSync[open] {
+                    open = other
+                    self.open = other
+                    rule = rules[other]
+                    length = rule.frames.frameLength(header: header)
+                }
+                switch length {
                 case nil:
                     refuse(.impossibleHeader, &index, &textStart, &frameStart, onFrame)
                     continue
@@ -155,7 +194,7 @@ public final class ReceiverFramer {
                 self.open = nil
                 textStart = index
                 binaryStatistics.countFrame(ofRule: open)
-                onFrame(rule.frames.received(whole))
+                onFrame(rule.frames.received(whole) ?? .binary(BinaryFrame(rule: open, bytes: whole)))
             } else {
                 refuse(.badChecksum, &index, &textStart, &frameStart, onFrame)
             }

@@ -113,7 +113,7 @@ public enum UBXFrameRule: FrameRule {
         return a == frame[frame.count - 2] && b == frame[frame.count - 1]
     }
 
-    public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame {
+    public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame? {
         .ubx(UBXFrame(bytes: frame))
     }
 

@@ -3,6 +3,7 @@ import GPSDProtocol
 import GPSFix
 import GPSFixDevices
 import NMEA
+import ReceiverDrivers
 import ReceiverFraming
 import UBX
 
@@ -56,7 +57,8 @@ struct Decode: ParsableCommand {
             // The decoder, made by the header read so far when first needed.
             func active(_ header: [(key: String, value: String)]) -> ReceiverStreamDecoder {
                 if let decoder { return decoder }
-                let made = ReceiverStreamDecoder(referenceDate: CaptureLog.referenceDate(in: header), framing: framing)
+                let made = ReceiverStreamDecoder(
+                    referenceDate: CaptureLog.referenceDate(in: header), framing: framing, drivers: ReceiverDrivers.all)
                 if stats {
                     made.onBinaryFrame = { frame in
                         if frame.first == UBXFrame.sync1 { ubxMessages[UInt16(frame[2]) << 8 | UInt16(frame[3]), default: 0] += 1 }

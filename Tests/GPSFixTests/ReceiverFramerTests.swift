@@ -8,6 +8,7 @@ enum Framed: Equatable {
     case nmea(String)
     case ubx([UInt8])
     case rtcm3([UInt8])
+    case binary(rule: Int, [UInt8])
 }
 
 /// Frames `stream` in chunks of `chunkSize` bytes (the whole at once when 0).
@@ -23,6 +24,7 @@ func frames(of stream: [UInt8], chunkSizes: [Int], framer: ReceiverFramer = Rece
         case .nmea(let sentence): result.append(.nmea(String(decoding: sentence.line, as: UTF8.self)))
         case .ubx(let message): result.append(.ubx(Array(message.bytes)))
         case .rtcm3(let message): result.append(.rtcm3(Array(message.bytes)))
+        case .binary(let frame): result.append(.binary(rule: frame.rule, Array(frame.bytes)))
         }
     }
     stream.withUnsafeBytes { bytes in
@@ -192,5 +194,48 @@ struct ReceiverFramerTests {
         let framer = ReceiverFramer()
         #expect(frames(of: Array(bad.utf8) + eoe, framer: framer) == [.ubx(eoe)])
         #expect(framer.nmea.statistics[.badChecksum] == 1)
+    }
+}
+
+/// Two protocols whose frames begin with the same byte, as SiRF's `A0 A2` and Skytraq's
+/// `A0 A1` do: sync `A0`, a second byte naming the protocol, a length, then that many
+/// bytes and a sum of them.
+enum SharedSyncRule<let second: Int>: FrameRule {
+    static var name: String { "shared \(second)" }
+    static var sync: UInt8 { 0xA0 }
+    static var headerLength: Int { 3 }
+    static var maximumLength: Int { 64 }
+    static func frameLength(header: UnsafeRawBufferPointer) -> Int? {
+        header[1] == UInt8(second) ? Int(header[2]) + 4 : nil
+    }
+    static func holds(_ frame: UnsafeRawBufferPointer) -> Bool {
+        frame[3..<(frame.count - 1)].reduce(0, &+) == frame[frame.count - 1]
+    }
+    static func frame(_ body: [UInt8]) -> [UInt8] { [0xA0, UInt8(second), UInt8(body.count)] + body + [body.reduce(0, &+)] }
+}
+
+@Suite("Receiver framer: rules whose frames begin alike")
+struct SharedSyncFramingTests {
+    @Test("each frame goes to the rule whose header it has, in any chunking", arguments: [0, 1, 2, 3, 5])
+    func sharedFirstByte(chunkSize: Int) {
+        let one = SharedSyncRule<1>.frame([1, 2, 3])
+        let two = SharedSyncRule<2>.frame([4, 5])
+        let framer = ReceiverFramer(rules: [.init(SharedSyncRule<1>.self), .init(SharedSyncRule<2>.self)])
+        let stream = two + Array("$GPTXT,01,01,01,ANTENNA OK*35\r\n".utf8) + one + two
+        #expect(
+            frames(of: stream, chunkSize: chunkSize, framer: framer) == [
+                .binary(rule: 1, two), .nmea("$GPTXT,01,01,01,ANTENNA OK*35"), .binary(rule: 0, one),
+                .binary(rule: 1, two),
+            ])
+        #expect(framer.binaryStatistics[SharedSyncRule<1>.self].refused == 0)
+        #expect(framer.binaryStatistics[SharedSyncRule<2>.self].refused == 0)
+    }
+
+    @Test("a header neither rule has is refused once, and the text after it read")
+    func neither() {
+        let framer = ReceiverFramer(rules: [.init(SharedSyncRule<1>.self), .init(SharedSyncRule<2>.self)])
+        let one = SharedSyncRule<1>.frame([9])
+        #expect(frames(of: [0xA0, 0x07, 0x01] + one, framer: framer) == [.binary(rule: 0, one)])
+        #expect(framer.binaryStatistics.counts(ofRuleAt: 0).refused + framer.binaryStatistics.counts(ofRuleAt: 1).refused == 1)
     }
 }

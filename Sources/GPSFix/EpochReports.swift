@@ -1,0 +1,150 @@
+/// What every binary driver's assembler does once it has read an epoch's values: the fix
+/// reported with its motion derived as gpsd derives it, the sky with the DOPs the
+/// receiver did not give computed from the geometry, values out of range left out and
+/// counted, and GPS time turned into UTC. A driver's assembler reads its messages into
+/// ``fix`` and ``sky`` and calls these; ``UBXAssembler`` does the same for UBX.
+///
+/// Nothing here allocates per epoch once ``completed`` has grown to the updates of one
+/// frame.
+public struct EpochReports {
+    /// What the assembler has seen.
+    public struct Statistics: Hashable, Sendable {
+        /// Epochs emitted, one fix each.
+        public var epochs = 0
+        /// Frames of a message the driver reads that were too short for it.
+        public var decodingErrors = 0
+        /// Frames of messages the driver does not read (passed on to raw watchers only).
+        public var unknownMessages = 0
+        /// Values left out of fixes and sky views for lying outside their ``ValueRanges``.
+        public var valuesOutOfRange = 0
+
+        public init() {}
+    }
+
+    /// The open epoch's fix and sky, filled by the driver's messages.
+    public var fix = Fix()
+    public var sky = SkyView()
+    public var statistics = Statistics()
+    /// GPS-UTC leap seconds as the receiver last gave them; `nil` until it has.
+    public var leapSeconds: Int?
+    /// The rule for receivers that lost 1024 weeks.
+    public let rolloverRule: RolloverRule
+    /// The last fix with a time, and the one before it with another time (gpsd's
+    /// `lastfix` and `oldfix`), from which climb and, where missing, speed are derived.
+    private var lastTimedFix: Fix?
+    private var motionReference: Fix?
+    /// Updates completed by the frame being read, handed out by ``emit(_:)``.
+    private var completed: [LocationUpdate] = []
+
+    public init(rolloverRule: RolloverRule) {
+        self.rolloverRule = rolloverRule
+        completed.reserveCapacity(4)
+    }
+
+    /// Reports the open epoch's fix as it stands, with the leap seconds in use when it
+    /// has a time, and its motion derived from the fixes before it.
+    public mutating func reportFix() {
+        var report = fix
+        report.leapSeconds = report.time == nil ? nil : leapSeconds
+        statistics.valuesOutOfRange += report.dropValuesOutOfRange()
+        if let time = report.time {
+            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
+                motionReference = lastTimedFix
+            }
+            if let reference = motionReference, let referenceTime = reference.time {
+                report.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
+            }
+            lastTimedFix = report
+        }
+        report.fillMotionFromVelocity()
+        statistics.epochs += 1
+        complete(.fix(report))
+    }
+
+    /// Reports a view of `satellites` with the epoch's DOPs so far, those missing computed
+    /// from the geometry and kept for the rest of the epoch, as gpsd does.
+    public mutating func reportSatellites(_ satellites: [Satellite], time: GPSTime?) {
+        guard !satellites.isEmpty else { return }
+        var view = sky
+        view.satellites = satellites
+        view.fillMissingDilutions()
+        sky.takeDilutions(of: view)
+        sky.satellites = satellites
+        view.time = time
+        complete(.sky(view))
+    }
+
+    /// Reports the epoch's DOPs, if it has any, after its fix, as gpsd reports them:
+    /// without its satellites again (they went out in the epoch's view, and are kept here
+    /// for the daemon's state, `?POLL`).
+    public mutating func reportDilutions(time: GPSTime?) {
+        guard sky.gdop != nil || sky.hdop != nil || sky.pdop != nil || sky.vdop != nil || sky.tdop != nil else { return }
+        var dilutions = sky
+        dilutions.time = time
+        dilutions.satellitesReportedEarlier = true
+        complete(.sky(dilutions))
+    }
+
+    /// Starts a new epoch with nothing known of it.
+    public mutating func clear() {
+        fix = Fix()
+        sky = SkyView()
+    }
+
+    /// Hands out what the frames read so far completed.
+    public mutating func emit(_ emit: (LocationUpdate) -> Void) {
+        guard !completed.isEmpty else { return }
+        for update in completed { emit(update) }
+        completed.removeAll(keepingCapacity: true)
+    }
+
+    /// UTC from a GPS week and time of week in milliseconds, by the receiver's leap
+    /// seconds (the default before it gives them), with a lost 1024 weeks restored.
+    public func utc(week: Int, milliseconds: Int) -> GPSTime {
+        let seconds = GPSTime.gpsEpochSince1970 + week * 604_800 - (leapSeconds ?? UBXAssembler.defaultLeapSeconds)
+        return rolloverRule.corrected(GPSTime(millisecondsSince1970: seconds * 1000 + milliseconds))
+    }
+
+    /// Queues `update` with every value outside its range left out and counted.
+    private mutating func complete(_ update: LocationUpdate) {
+        var update = update
+        statistics.valuesOutOfRange += update.dropValuesOutOfRange()
+        completed.append(update)
+    }
+}
+
+/// Reads of a frame's fields at byte offsets, bounds-checked: `nil` past the end, so a
+/// frame shorter than its message is a decoding error, never a trap. Big-endian for TSIP,
+/// SiRF and Skytraq; little-endian for CASIC.
+public struct FrameFields {
+    /// The bytes the offsets count from.
+    public let bytes: UnsafeRawBufferPointer
+    /// Whether multi-byte fields are sent most significant byte first.
+    public let bigEndian: Bool
+
+    public init(_ bytes: UnsafeRawBufferPointer, bigEndian: Bool) {
+        self.bytes = bytes
+        self.bigEndian = bigEndian
+    }
+
+    /// Whether `count` bytes from `offset` lie within the frame.
+    public func holds(_ count: Int, at offset: Int) -> Bool { offset >= 0 && count >= 0 && offset <= bytes.count - count }
+
+    public func u8(_ offset: Int) -> UInt8? { holds(1, at: offset) ? bytes[offset] : nil }
+    public func i8(_ offset: Int) -> Int8? { u8(offset).map { Int8(bitPattern: $0) } }
+    public func u16(_ offset: Int) -> UInt16? { load(offset, as: UInt16.self) }
+    public func i16(_ offset: Int) -> Int16? { u16(offset).map { Int16(bitPattern: $0) } }
+    public func u32(_ offset: Int) -> UInt32? { load(offset, as: UInt32.self) }
+    public func i32(_ offset: Int) -> Int32? { u32(offset).map { Int32(bitPattern: $0) } }
+    public func u64(_ offset: Int) -> UInt64? { load(offset, as: UInt64.self) }
+    /// An IEEE single; `nil` for NaN and infinities too.
+    public func f32(_ offset: Int) -> Float? { u32(offset).map { Float(bitPattern: $0) }.flatMap { $0.isFinite ? $0 : nil } }
+    /// An IEEE double; `nil` for NaN and infinities too.
+    public func f64(_ offset: Int) -> Double? { u64(offset).map { Double(bitPattern: $0) }.flatMap { $0.isFinite ? $0 : nil } }
+
+    private func load<T: FixedWidthInteger>(_ offset: Int, as type: T.Type) -> T? {
+        guard holds(MemoryLayout<T>.size, at: offset) else { return nil }
+        let raw = bytes.loadUnaligned(fromByteOffset: offset, as: T.self)
+        return bigEndian ? T(bigEndian: raw) : T(littleEndian: raw)
+    }
+}

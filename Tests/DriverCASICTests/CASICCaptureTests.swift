@@ -1,0 +1,83 @@
+import DriverCASIC
+import Foundation
+import GPSFix
+import NMEA
+import ReceiverDrivers
+import Testing
+
+/// The Quectel L76K capture from gpsd's regression suite (`fixtures/gpsd-binary/`), read
+/// through the decoder with every driver, against what gpsd reports for it (its `.chk`).
+@Suite("CASIC, from the L76K's capture")
+struct CASICCaptureTests {
+    static let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("fixtures/gpsd-binary/quectel-l76k-binary.log")
+
+    /// 2026-08-06 07:18:SS UTC, in the capture.
+    static func seconds(_ second: UInt8) -> GPSTime {
+        GPSTime(year: 2026, month: 8, day: 6, time: NMEATime(hour: 7, minute: 18, second: second))
+    }
+
+    struct Decoded {
+        var updates: [LocationUpdate] = []
+        var receiver: ReceiverIdentity
+        var fixes: [Fix] { updates.compactMap { if case .fix(let fix) = $0 { fix } else { nil } } }
+        var views: [SkyView] { updates.compactMap { if case .sky(let sky) = $0 { sky } else { nil } } }
+    }
+
+    static func decode(chunkSize: Int = 4096) throws -> Decoded {
+        let log = CaptureLog(Array(try Data(contentsOf: capture)))
+        let decoder = ReceiverStreamDecoder(for: log, drivers: ReceiverDrivers.all)
+        var updates: [LocationUpdate] = []
+        log.payload.withUnsafeBytes { payload in
+            var offset = 0
+            while offset < payload.count {
+                let end = min(offset + chunkSize, payload.count)
+                decoder.feed(UnsafeRawBufferPointer(rebasing: payload[offset..<end])) { updates.append($0) }
+                offset = end
+            }
+        }
+        decoder.finish { updates.append($0) }
+        return Decoded(updates: updates, receiver: decoder.receiver)
+    }
+
+    @Test("one fix per epoch, 130 epochs, in any chunking; the device is named CASIC")
+    func epochs() throws {
+        for chunkSize in [1, 7, 4096] {
+            let decoded = try Self.decode(chunkSize: chunkSize)
+            #expect(decoded.fixes.count == 130)
+            #expect(decoded.receiver.driver == "CASIC")
+        }
+    }
+
+    @Test("the fix of 07:18:05 is gpsd's: position, altitudes, mode, speed and track")
+    func fixAsGPSDReportsIt() throws {
+        let fixes = try Self.decode().fixes
+        let fix = try #require(fixes.first { $0.time == Self.seconds(5) })
+        // gpsd: "lat":47.661958473,"lon":-122.326376312,"altHAE":56.0180,"altMSL":77.6272,"mode":3,"speed":0.000,"track":286.3458
+        #expect(abs(fix.latitude! - 47.661958473) < 1e-9)
+        #expect(abs(fix.longitude! - -122.326376312) < 1e-9)
+        #expect(abs(fix.altitudeHAE! - 56.0180) < 1e-4)
+        #expect(abs(fix.altitudeMSL! - 77.6272) < 1e-4)
+        #expect(fix.mode == .threeDimensional)
+        #expect(fix.speed == 0)
+        #expect(abs(fix.track! - 286.3458) < 1e-4)
+        // gpsd's eph and epv are the square roots of NAV-PV's variances: 1.646 and 2.306.
+        #expect(abs(fix.horizontalError! - 1.646) < 1e-3)
+        #expect(abs(fix.verticalError! - 2.306) < 1e-3)
+    }
+
+    @Test("the sky joins GPS, BeiDou and GLONASS: 24 in view, 17 used, NAV-DOP's DOPs")
+    func sky() throws {
+        let time = Self.seconds(5)
+        let view = try #require(try Self.decode().views.first { $0.time == time && !$0.satellitesReportedEarlier })
+        #expect(view.visibleCount == 24)
+        #expect(view.usedCount == 17)
+        #expect(abs(view.hdop! - 0.76) < 0.005)
+        #expect(abs(view.pdop! - 1.31) < 0.005)
+        // gpsd's first satellite: {"PRN":1,"az":44.0,"el":18.0,"prRes":1.9,"ss":30.0,"used":true}
+        let first = try #require(view.satellites.first)
+        #expect(first.identity.prn == 1)
+        #expect(first.azimuth == 44 && first.elevation == 18 && first.snr == 30 && first.used)
+        #expect(view.satellites.contains { $0.identity.gnss == .beidou } && view.satellites.contains { $0.identity.gnss == .glonass })
+    }
+}
