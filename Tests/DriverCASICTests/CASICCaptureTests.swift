@@ -24,8 +24,22 @@ struct CASICCaptureTests {
         var views: [SkyView] { updates.compactMap { if case .sky(let sky) = $0 { sky } else { nil } } }
     }
 
-    static func decode(chunkSize: Int = 4096) throws -> Decoded {
-        let log = CaptureLog(Array(try Data(contentsOf: capture)))
+    /// Decodes the capture, with `between` inserted before every CASIC epoch.
+    static func decode(chunkSize: Int = 4096, between: String = "") throws -> Decoded {
+        var bytes = Array(try Data(contentsOf: capture))
+        if !between.isEmpty {
+            // Before each NAV-STATUS, the first message of an epoch.
+            let status: [UInt8] = [0xBA, 0xCE, 0x50, 0x00, 0x01, 0x00]
+            var mixed: [UInt8] = []
+            var index = 0
+            while index < bytes.count {
+                if bytes[index...].starts(with: status) { mixed += Array(between.utf8) }
+                mixed.append(bytes[index])
+                index += 1
+            }
+            bytes = mixed
+        }
+        let log = CaptureLog(bytes)
         let decoder = ReceiverStreamDecoder(for: log, drivers: ReceiverDrivers.all)
         var updates: [LocationUpdate] = []
         log.payload.withUnsafeBytes { payload in
@@ -47,6 +61,18 @@ struct CASICCaptureTests {
             #expect(decoded.fixes.count == 130)
             #expect(decoded.receiver.driver == "CASIC")
         }
+    }
+
+    @Test("NMEA from the same port does not make a second fix per epoch once CASIC carries them")
+    func oneFixPerEpochBesideNMEA() throws {
+        // A GGA and RMC of another place (55.7 N), as a receiver left with NMEA on would send.
+        let nmea = "$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n"
+        let decoded = try Self.decode(between: nmea)
+        let fromNMEA = decoded.fixes.filter { ($0.latitude ?? 0) > 50 }
+        // Only the sentence before the first NAV-PV can make a fix: CASIC carries them from then on.
+        #expect(fromNMEA.count <= 1)
+        #expect(decoded.fixes.count - fromNMEA.count == 130)
+        #expect(decoded.receiver.driver == "CASIC")
     }
 
     @Test("the fix of 07:18:05 is gpsd's: position, altitudes, mode, speed and track")
