@@ -6,7 +6,9 @@
 /// Every requirement is static and pure, and none allocates: the framer calls them per
 /// candidate frame, on the bytes it gathered into its own buffer.
 ///
-/// Frames are counted: the header carries the length (UBX, RTCM 3, SiRF, CASIC). Text
+/// Most protocols' frames are counted: the header carries the length (UBX, RTCM 3, SiRF,
+/// CASIC, Skytraq). Trimble's TSIP frames are stuffed instead: they end at an escape byte
+/// followed by an end byte, an escape byte within them sent twice (``stuffing``). Text
 /// between frames is not a rule's: the framer hands it to its ``NMEAFramer``.
 ///
 /// Two rules may share a first byte (SiRF's `A0 A2` and Skytraq's `A0 A1`) when their
@@ -15,9 +17,17 @@
 public protocol FrameRule: Sendable {
     /// The protocol's name in counts and logs: `UBX`, `RTCM 3`.
     static var name: String { get }
-    /// The byte every frame begins with (`B5`, `D3`). It must be at or above `0x80`: the
-    /// framer skips eight bytes of text at a time while none is.
+    /// The byte every frame begins with (`B5`, `D3`, TSIP's `10`). It must be at or above
+    /// `0x80`, or a control byte that text never holds (not tab, CR or LF; one such byte
+    /// per framer): the framer skips eight bytes of text at a time while none is.
     static var sync: UInt8 { get }
+    /// For stuffed frames, the escape and end bytes (TSIP: `10`, DLE, and `03`, ETX);
+    /// `nil`, the default, for counted ones. A stuffed frame is gathered, as received,
+    /// until an escape byte not paired with another is followed by the end byte; an
+    /// unpaired escape followed by anything else refuses it (it begins the next frame,
+    /// usually). ``frameLength(header:)`` is not asked; ``holds(_:)`` gets the frame as
+    /// received, stuffing and all.
+    static var stuffing: (escape: UInt8, end: UInt8)? { get }
     /// Bytes gathered, sync byte included, before ``frameLength(header:)`` can answer.
     static var headerLength: Int { get }
     /// The longest frame the protocol allows, on the wire; a framer may accept less.
@@ -36,6 +46,7 @@ public protocol FrameRule: Sendable {
 
 extension FrameRule {
     public static func received(_ frame: UnsafeRawBufferPointer) -> ReceiverFrame? { nil }
+    public static var stuffing: (escape: UInt8, end: UInt8)? { nil }
 }
 
 extension ReceiverFramer {
@@ -48,15 +59,20 @@ extension ReceiverFramer {
         public let maximumLength: Int
         /// The rule's ``FrameRule/headerLength``, read once: the framer needs it per frame.
         let headerLength: Int
+        /// The rule's ``FrameRule/stuffing``, read once likewise.
+        let stuffing: (escape: UInt8, end: UInt8)?
 
         /// `frames` with frames up to `maximumLength` bytes (the protocol's own limit
         /// when `nil`, and never above it).
         public init(_ frames: any FrameRule.Type, maximumLength: Int? = nil) {
-            precondition(frames.sync >= 0x80, "\(frames.name)'s sync byte must be at or above 0x80")
+            precondition(
+                frames.sync >= 0x80 || (frames.sync < 0x20 && ![0x09, 0x0A, 0x0D].contains(frames.sync)),
+                "\(frames.name)'s sync byte must be at or above 0x80, or a control byte text does not hold")
             precondition(frames.headerLength >= 1, "\(frames.name)'s header holds its sync byte")
             self.frames = frames
             self.maximumLength = min(maximumLength ?? frames.maximumLength, frames.maximumLength)
             headerLength = frames.headerLength
+            stuffing = frames.stuffing
         }
     }
 }

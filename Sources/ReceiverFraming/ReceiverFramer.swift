@@ -30,9 +30,10 @@ public struct BinaryFrame {
 ///
 /// A u-blox receiver interleaves all three on one port (and a base station adds RTCM 3).
 /// NMEA is printable ASCII and every rule's frames begin with a byte above it (`B5`,
-/// `D3`), so the framer looks for such bytes eight at a time and hands every run of text
-/// between binary frames to an ``NMEAFramer``, in place: an NMEA-only stream costs one
-/// extra test per eight bytes. A byte that begins a rule's frames opens a candidate,
+/// `D3`) or with a control byte text never holds (TSIP's DLE, `10`), so the framer looks
+/// for such bytes eight at a time and hands every run of text between binary frames to an
+/// ``NMEAFramer``, in place: an NMEA-only stream costs one or two extra tests per eight
+/// bytes. Stuffed frames (TSIP's) are gathered until their end (``FrameRule/stuffing``). A byte that begins a rule's frames opens a candidate,
 /// gathered in a buffer sized once, at init, to the longest frame any rule accepts;
 /// nothing is allocated per frame.
 ///
@@ -57,6 +58,11 @@ public final class ReceiverFramer {
     private let ruleStartingWith: UnsafeMutablePointer<UInt8>
     /// For each rule, the index of the next rule whose frames begin with the same byte, if any.
     private let nextSharingSync: [Int?]
+    /// The one sync byte below 0x80 (TSIP's DLE), repeated in each byte of a word; 0 when
+    /// no rule has one. Eight bytes of text are skipped at once only when none is it.
+    private let lowSyncWord: UInt64
+    /// In a stuffed frame being gathered: the last byte was an escape not yet paired.
+    @exclusivity(unchecked) private var escapePending = false
     /// The index of the rule whose candidate is being gathered, if any.
     @exclusivity(unchecked) private var open: Int?
     /// Bytes of it gathered in `frame`.
@@ -88,6 +94,12 @@ public final class ReceiverFramer {
             ruleStartingWith[sync] = UInt8(index + 1)
         }
         nextSharingSync = next
+        var low: UInt8?
+        for rule in rules where rule.frames.sync < 0x80 {
+            precondition(low == nil || low == rule.frames.sync, "a framer holds one sync byte at most below 0x80")
+            low = rule.frames.sync
+        }
+        lowSyncWord = low.map { UInt64($0) &* 0x0101_0101_0101_0101 } ?? 0
         let capacity = rules.reduce(0) { max($0, $1.maximumLength, $1.headerLength) }
         frame = .allocate(byteCount: capacity, alignment: 8)
         replay = .allocate(byteCount: capacity, alignment: 8)
@@ -156,11 +168,25 @@ public final class ReceiverFramer {
                 open = candidate.rule
                 collected = 0
                 expected = 0
+                escapePending = false
                 frameStart = candidate.offset
                 index = candidate.offset
             }
             guard var open else { continue }
             var rule = rules[open]
+            if let stuffing = rule.stuffing {
+                switch gatherStuffed(from: base, &index, to: end, stuffing, limit: rule.maximumLength) {
+                case .more: break
+                case .refused(let refusal):
+                    refuse(refusal, &index, &textStart, &frameStart, onFrame)
+                    continue
+                case .ended:
+                    expected = collected
+                    deliver(open, &index, &textStart, &frameStart, onFrame)
+                    continue
+                }
+                break
+            }
             let target = expected == 0 ? rule.headerLength : expected
             let take = min(target - collected, end - index)
             (frame.baseAddress! + collected).copyMemory(from: base + index, byteCount: take)
@@ -189,17 +215,59 @@ public final class ReceiverFramer {
                     if collected < expected { continue }
                 }
             }
-            let whole = UnsafeRawBufferPointer(rebasing: frame[0..<expected])
-            if rule.frames.holds(whole) {
-                self.open = nil
-                textStart = index
-                binaryStatistics.countFrame(ofRule: open)
-                onFrame(rule.frames.received(whole) ?? .binary(BinaryFrame(rule: open, bytes: whole)))
-            } else {
-                refuse(.badChecksum, &index, &textStart, &frameStart, onFrame)
-            }
+            deliver(open, &index, &textStart, &frameStart, onFrame)
         }
         if open == nil, textStart < end { feedText(base, textStart..<end, onFrame) }
+    }
+
+    /// Hands out the gathered candidate of rule `open` when its rule says it holds, else
+    /// refuses it for its checksum.
+    private func deliver(
+        _ open: Int, _ index: inout Int, _ textStart: inout Int, _ frameStart: inout Int, _ onFrame: (ReceiverFrame) -> Void
+    ) {
+        let rule = rules[open].frames
+        let whole = UnsafeRawBufferPointer(rebasing: frame[0..<expected])
+        if rule.holds(whole) {
+            self.open = nil
+            textStart = index
+            binaryStatistics.countFrame(ofRule: open)
+            onFrame(rule.received(whole) ?? .binary(BinaryFrame(rule: open, bytes: whole)))
+        } else {
+            refuse(.badChecksum, &index, &textStart, &frameStart, onFrame)
+        }
+    }
+
+    /// How gathering a stuffed frame went.
+    private enum Gathering {
+        case more, ended
+        case refused(BinaryFramingStatistics.Refusal)
+    }
+
+    /// Gathers the bytes of a stuffed frame, as received, up to and including its end:
+    /// an escape byte not paired with another, then the end byte. The byte after the
+    /// opening escape is the frame's id, which can be neither escape nor end.
+    private func gatherStuffed(
+        from base: UnsafeRawPointer, _ index: inout Int, to end: Int, _ stuffing: (escape: UInt8, end: UInt8),
+        limit: Int
+    ) -> Gathering {
+        while index < end {
+            guard collected < limit else { return .refused(.tooLong) }
+            let byte = base.load(fromByteOffset: index, as: UInt8.self)
+            frame[collected] = byte
+            collected += 1
+            index += 1
+            if collected == 1 { continue }
+            if collected == 2 {
+                if byte == stuffing.escape || byte == stuffing.end { return .refused(.impossibleHeader) }
+            } else if escapePending {
+                escapePending = false
+                if byte == stuffing.end { return .ended }
+                if byte != stuffing.escape { return .refused(.impossibleHeader) }
+            } else if byte == stuffing.escape {
+                escapePending = true
+            }
+        }
+        return .more
     }
 
     /// Counts the open candidate's refusal and goes back to the byte after its first: in
@@ -234,14 +302,22 @@ public final class ReceiverFramer {
         nmea.feed(UnsafeRawBufferPointer(start: base + range.lowerBound, count: range.count)) { onFrame(.nmea($0)) }
     }
 
+    /// Whether any byte of `word` is zero (a word of text with no byte at or above 0x80).
+    @inline(__always) private static func hasZeroByte(_ word: UInt64) -> Bool {
+        (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080 != 0
+    }
+
     /// The offset of the next byte that begins a rule's frames, and that rule's index,
-    /// looking at eight bytes at once while none is above ASCII (every rule's sync byte is).
+    /// looking at eight bytes at once while none is above ASCII or the low sync byte.
     private func nextCandidate(in base: UnsafeRawPointer, from start: Int, to end: Int) -> (offset: Int, rule: Int)? {
         var index = start
         while index < end {
-            if index + 8 <= end, base.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-                index += 8
-                continue
+            if index + 8 <= end {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 == 0, lowSyncWord == 0 || !Self.hasZeroByte(word ^ lowSyncWord) {
+                    index += 8
+                    continue
+                }
             }
             let rule = ruleStartingWith[Int(base.load(fromByteOffset: index, as: UInt8.self))]
             if rule != 0 { return (index, Int(rule) - 1) }

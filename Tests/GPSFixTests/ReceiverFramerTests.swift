@@ -239,3 +239,52 @@ struct SharedSyncFramingTests {
         #expect(framer.binaryStatistics.counts(ofRuleAt: 0).refused + framer.binaryStatistics.counts(ofRuleAt: 1).refused == 1)
     }
 }
+
+/// Frames as TSIP delimits them: DLE, an id, the data with each DLE in it doubled, DLE
+/// ETX. No checksum: this rule takes ids 0x20-0x2F only, as a driver takes the ids it knows.
+enum StuffedRule: FrameRule {
+    static let name = "stuffed"
+    static let sync: UInt8 = 0x10
+    static let headerLength = 2
+    static let maximumLength = 32
+    static var stuffing: (escape: UInt8, end: UInt8)? { (0x10, 0x03) }
+    static func frameLength(header: UnsafeRawBufferPointer) -> Int? { nil }
+    static func holds(_ frame: UnsafeRawBufferPointer) -> Bool { (0x20...0x2F).contains(frame[1]) }
+}
+
+@Suite("Receiver framer: stuffed frames (TSIP's)")
+struct StuffedFramingTests {
+    static let rules = ReceiverFramer.standardRules() + [ReceiverFramer.Rule(StuffedRule.self)]
+    /// Id 0x21, data `01 10 03 10` (a DLE before ETX in the data, stuffed), ended.
+    static let stuffed: [UInt8] = [0x10, 0x21, 0x01, 0x10, 0x10, 0x03, 0x10, 0x10, 0x10, 0x03]
+    static let plain: [UInt8] = [0x10, 0x22, 0x05, 0x06, 0x10, 0x03]
+
+    @Test("a frame ends at an unpaired DLE and ETX, not at a stuffed DLE's, in any chunking", arguments: [0, 1, 2, 3, 7])
+    func frames(chunkSize: Int) {
+        let framer = ReceiverFramer(rules: Self.rules)
+        let stream = Self.stuffed + Array("$GPTXT,01,01,01,ANTENNA OK*35\r\n".utf8) + Self.plain + Self.plain
+        #expect(
+            GPSFixTests.frames(of: stream, chunkSize: chunkSize, framer: framer) == [
+                .binary(rule: 2, Self.stuffed), .nmea("$GPTXT,01,01,01,ANTENNA OK*35"), .binary(rule: 2, Self.plain),
+                .binary(rule: 2, Self.plain),
+            ])
+    }
+
+    @Test("a frame cut short is refused at the next frame's DLE, and that frame kept", arguments: [0, 1, 4])
+    func truncated(chunkSize: Int) {
+        let framer = ReceiverFramer(rules: Self.rules)
+        let stream = Array(Self.stuffed.prefix(5)) + Self.plain
+        #expect(GPSFixTests.frames(of: stream, chunkSize: chunkSize, framer: framer).contains(.binary(rule: 2, Self.plain)))
+        #expect(framer.binaryStatistics[StuffedRule.self].refused >= 1)
+    }
+
+    @Test("an id the rule does not take is refused; an endless frame is refused at the limit")
+    func refusals() {
+        let framer = ReceiverFramer(rules: Self.rules)
+        #expect(GPSFixTests.frames(of: [0x10, 0x40, 0x01, 0x10, 0x03] + Self.plain, framer: framer) == [.binary(rule: 2, Self.plain)])
+        #expect(framer.binaryStatistics[StuffedRule.self].badChecksums == 1)
+        let endless = [0x10, 0x21] + [UInt8](repeating: 0x41, count: 40) + Self.plain
+        #expect(GPSFixTests.frames(of: endless, framer: framer).contains(.binary(rule: 2, Self.plain)))
+        #expect(framer.binaryStatistics[StuffedRule.self].tooLong == 1)
+    }
+}
