@@ -1,4 +1,5 @@
 import DriverCASIC
+import DriverSiRF
 import GPSFix
 
 /// The receiver drivers GPSFix reads besides NMEA 0183 and u-blox UBX (which the
@@ -9,5 +10,6 @@ public enum ReceiverDrivers {
     /// one listed first.
     public static let all: [any ReceiverDriver.Type] = [
         CASICDriver.self,
+        SiRFDriver.self,
     ]
 }
