@@ -15,6 +15,14 @@ public protocol ReceiverDriver: Sendable {
     static var frames: any FrameRule.Type { get }
     /// A fresh assembler, for one receiver's stream.
     static func makeAssembler(_ context: AssemblyContext) -> any DriverAssembler
+    /// The serial line settings this protocol's receivers use besides 8N1 at the common
+    /// speeds, which autobaud tries after those (TSIP's 8O1: read with the wrong parity,
+    /// half the bytes are lost). None by default.
+    static var serialLines: [SerialLine] { get }
+}
+
+extension ReceiverDriver {
+    public static var serialLines: [SerialLine] { [] }
 }
 
 /// What an assembler needs to know of the stream it reads: how to complete two-digit

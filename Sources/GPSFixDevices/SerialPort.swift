@@ -4,11 +4,12 @@ import Glibc
 import GPSFix
 import NIOConcurrencyHelpers
 
-/// The speed autobaud found, shared by the copies of a port value (the reader's thread
-/// writes it, anyone reads it): behind a pthread mutex, which ThreadSanitizer sees.
-final class SharedSpeed: Sendable {
-    private let speed = NIOLockedValueBox<Int?>(nil)
-    func withLock<Result>(_ body: (inout Int?) -> Result) -> Result { speed.withLockedValue { body(&$0) } }
+/// The line setting autobaud found, or the speed switched to, shared by the copies of a
+/// port value (the reader's thread writes it, anyone reads it): behind a pthread mutex,
+/// which ThreadSanitizer sees.
+final class SharedSetting<Value: Sendable>: Sendable {
+    private let value = NIOLockedValueBox<Value?>(nil)
+    func withLock<Result>(_ body: (inout Value?) -> Result) -> Result { value.withLockedValue { body(&$0) } }
 }
 
 /// The descriptor of the port while the reader has it open, shared by the copies of a
@@ -51,16 +52,16 @@ public struct SerialPort: ByteSource {
     /// Reads the port once it is open, when given (the server's event loop); a thread of
     /// the port's own does otherwise.
     public var reactor: (any DescriptorReactor)?
-    private let speedFound: SharedSpeed
+    private let lineFound: SharedSetting<SerialLine>
     /// The speed configuration switched the port to, which outlasts a reopening.
-    private let speedChanged: SharedSpeed
+    private let speedChanged: SharedSetting<Int>
     private let openDescriptor: OpenDescriptor
 
     public init(path: String, settings: SerialSettings = SerialSettings()) {
         self.path = path
         self.settings = settings
-        speedFound = SharedSpeed()
-        speedChanged = SharedSpeed()
+        lineFound = SharedSetting()
+        speedChanged = SharedSetting()
         openDescriptor = OpenDescriptor()
     }
 
@@ -102,9 +103,12 @@ public struct SerialPort: ByteSource {
         }
     }
 
-    /// The line as set: the speed given, or the one autobaud found once it has.
+    /// The line as set: the speed and framing given, or those autobaud found once it has.
     public var line: SerialLine? {
-        guard let speed = speedChanged.withLock({ $0 }) ?? settings.speed ?? detectedSpeed else { return nil }
+        if settings.speed == nil, let found = lineFound.withLock({ $0 }) {
+            return SerialLine(bps: speedChanged.withLock({ $0 }) ?? found.bps, parity: found.parity, stopBits: found.stopBits)
+        }
+        guard let speed = speedChanged.withLock({ $0 }) ?? settings.speed else { return nil }
         let parity: Character = switch settings.parity {
         case .none: "N"
         case .even: "E"
@@ -121,9 +125,9 @@ public struct SerialPort: ByteSource {
             settings.speed = port.speedChanged.withLock { $0 } ?? settings.speed
             var prelude: [UInt8] = []
             if settings.speed == nil {
-                // No speed given: listen at each common speed until sentences make sense.
+                // No speed given: listen at each common line setting until frames make sense.
                 guard let found = try port.findSpeed(stopped: { stop.isStopped }) else { throw .noSentences(path: port.path) }
-                settings.speed = found.speed
+                settings.take(found.line)
                 prelude = found.bytes
             }
             var configured = port
@@ -138,13 +142,13 @@ public struct SerialPort: ByteSource {
         }
     }
 
-    /// Listens at each common speed in turn (the last one found first) until checksummed
-    /// NMEA sentences or UBX frames arrive; remembers the speed found. `nil` when none
+    /// Listens at each common line setting in turn (the last one found first) until
+    /// checked frames of any protocol arrive; remembers the setting found. `nil` when none
     /// gives any, or when `stopped` says so first.
     public func findSpeed(stopped: () -> Bool = { false }) throws(DeviceError) -> Autobaud.Result? {
-        let found = try Autobaud.detect(speeds: autobaudOrder()) { (speed, enough) throws(DeviceError) in
+        let found = try Autobaud.detect(lines: autobaudOrder()) { (line, enough) throws(DeviceError) in
             var trial = self
-            trial.settings.speed = speed
+            trial.settings.take(line)
             let opened = try trial.open()
             defer {
                 try? Termios.set(opened.original, on: opened.descriptor, path: path)
@@ -152,7 +156,7 @@ public struct SerialPort: ByteSource {
             }
             return FileDescriptorReader.listen(to: opened.descriptor, for: .milliseconds(1500), stopped: stopped, enough: enough)
         }
-        if let found { speedFound.withLock { $0 = found.speed } }
+        if let found { lineFound.withLock { $0 = found.line } }
         return found
     }
 
@@ -168,12 +172,13 @@ public struct SerialPort: ByteSource {
         speedChanged.withLock { $0 = bps }
     }
 
-    /// The speeds autobaud tries, the last one found first (a replugged receiver keeps its speed).
-    func autobaudOrder() -> [Int] {
-        let last = speedFound.withLock { $0 }
-        return (last.map { [$0] } ?? []) + SerialSettings.commonSpeeds.filter { $0 != last }
+    /// The line settings autobaud tries, the last one found first (a replugged receiver
+    /// keeps its speed).
+    func autobaudOrder() -> [SerialLine] {
+        let last = lineFound.withLock { $0 }
+        return (last.map { [$0] } ?? []) + Autobaud.lines.filter { $0 != last }
     }
 
     /// The speed autobaud found, once it has.
-    public var detectedSpeed: Int? { speedFound.withLock { $0 } }
+    public var detectedSpeed: Int? { lineFound.withLock { $0 }?.bps }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GPSFix
 
 /// Serial line settings: speed and framing, as a GPS receiver's port needs them.
 public struct SerialSettings: Hashable, Sendable {
@@ -18,6 +19,13 @@ public struct SerialSettings: Hashable, Sendable {
         self.dataBits = dataBits
         self.parity = parity
         self.stopBits = stopBits
+    }
+
+    /// Takes the speed, parity and stop bits of `line` (eight data bits).
+    mutating func take(_ line: SerialLine) {
+        speed = line.bps
+        parity = line.parity == "O" ? .odd : line.parity == "E" ? .even : .none
+        stopBits = line.stopBits
     }
 
     /// The speeds GPSFix accepts, in the order autobaud tries them.

@@ -234,32 +234,32 @@ struct AutobaudTests {
         ("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n"
             + "$GNRMC,081412.000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A*7F\r\n").utf8)
 
-    /// A fake receiver that makes sense only at `speed`: noise at any other.
-    static func receiver(at speed: Int) -> (Int, ([UInt8]) -> Bool) -> [UInt8] {
+    /// A fake receiver that sends `bytes`, making sense only at `line`: noise at any other.
+    static func receiver(at line: SerialLine, sending bytes: [UInt8] = sentences) -> (SerialLine, ([UInt8]) -> Bool) -> [UInt8] {
         { trial, _ in
-            guard trial == speed else {
+            guard trial == line else {
                 var generator = SystemRandomNumberGenerator()
                 return (0..<400).map { _ in UInt8.random(in: 0...255, using: &generator) }
             }
-            return sentences
+            return bytes
         }
     }
 
     @Test("finds the speed at which valid sentences arrive", arguments: [38400, 4800, 921_600])
     func findsSpeed(speed: Int) throws {
-        var tried: [Int] = []
+        var tried: [SerialLine] = []
         let found = Autobaud.detect { trial, enough in
             tried.append(trial)
-            return Self.receiver(at: speed)(trial, enough)
+            return Self.receiver(at: SerialLine(bps: speed))(trial, enough)
         }
-        #expect(found?.speed == speed)
+        #expect(found?.line == SerialLine(bps: speed))
         #expect(found?.bytes == Self.sentences)
-        #expect(tried == Array(SerialSettings.commonSpeeds.prefix { $0 != speed }) + [speed])
+        #expect(tried.map(\.bps) == Array(SerialSettings.commonSpeeds.prefix { $0 != speed }) + [speed])
     }
 
     @Test("noise at every speed finds nothing")
     func noise() {
-        #expect(Autobaud.detect(listen: Self.receiver(at: 1)) == nil)
+        #expect(Autobaud.detect(listen: Self.receiver(at: SerialLine(bps: 1))) == nil)
     }
 
     @Test("a port opened without a speed autobauds on a pty, losing none of the bytes heard while listening")
