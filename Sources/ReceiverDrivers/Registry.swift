@@ -1,5 +1,6 @@
 import DriverCASIC
 import DriverSiRF
+import DriverSkytraq
 import GPSFix
 
 /// The receiver drivers GPSFix reads besides NMEA 0183 and u-blox UBX (which the
@@ -10,6 +11,7 @@ public enum ReceiverDrivers {
     /// one listed first.
     public static let all: [any ReceiverDriver.Type] = [
         CASICDriver.self,
+        SkytraqDriver.self,
         SiRFDriver.self,
     ]
 }
