@@ -171,6 +171,7 @@ public final class SiRFAssembler: DriverAssembler {
             reports.emit(emit)
             var view = SkyView()
             view.time = time
+            view.listsNoSatellites = true
             view.reportedUsedCount = 0
             emit(.sky(view))
         } else {

@@ -69,7 +69,7 @@ public enum GPSDReport {
         json.field("hdop", sky.hdop, decimals: 2)
         json.field("gdop", sky.gdop, decimals: 2)
         json.field("pdop", sky.pdop, decimals: 2)
-        if !satellites.isEmpty { json.field("nSat", sky.visibleCount) }
+        if !satellites.isEmpty || sky.listsNoSatellites { json.field("nSat", sky.visibleCount) }
         if let used = sky.usedCount { json.field("uSat", used) }
         if !satellites.isEmpty {
             json.nested("satellites", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { array in

@@ -60,6 +60,9 @@ public struct SkyView: Hashable, Sendable {
     /// satellites again, as gpsd reports it. The satellites are still here, with this
     /// cycle's used flags, for the daemon's own state (`?POLL`, metrics).
     public var satellitesReportedEarlier = false
+    /// The receiver listed its channels and none held a satellite (SiRF's MID 4 at a cold
+    /// start): gpsd reports that view as `nSat` 0, where a view with no list leaves it out.
+    public var listsNoSatellites = false
 
     public init() {}
 

@@ -54,6 +54,16 @@ struct SiRFMessageTests {
         #expect(assembler.reports.statistics.decodingErrors == 1)
     }
 
+    @Test("a MID 4 of twelve empty channels is a view listing no satellites, as gpsd's nSat 0")
+    func emptyTracker() throws {
+        // Week 302, 398070.28 s: the BU-303's first epoch, before it tracks anything.
+        let tracker = sirfFrame([4, 0x01, 0x2E, 0x02, 0x5F, 0x68, 0x34, 12] + Array(repeating: 0, count: 12 * 15))
+        let updates = assemble([tracker], assembler: SiRFAssembler(rolloverRule: Self.june2005))
+        let view = try #require(updates.compactMap(\.sky).first)
+        #expect(view.satellites.isEmpty && view.listsNoSatellites && view.usedCount == 0)
+        #expect(view.time?.time == NMEATime(hour: 14, minute: 34, second: 12, nanosecond: 280_000_000))
+    }
+
     @Test("MID 52 with valid UTC gives the leap seconds that time the next fix")
     func pulseTimeLeapSeconds() throws {
         // 14:33:59, 2005-06-09, offset 13 s, status 7.
