@@ -137,6 +137,7 @@ let package = Package(
             name: "GPSFixMetrics",
             dependencies: [
                 "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFixTraccar", "GPSFixNTRIP", "GPSFix", "GPSFixDevices", "NMEA",
+                "ReceiverFraming",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -219,7 +220,10 @@ let package = Package(
         .testTarget(name: "GPSFixMQTTTests", dependencies: ["GPSFixMQTT", "GPSFixServer", "GPSDProtocol", "GPSFix", "TestSupport"]),
         .testTarget(
             name: "GPSFixMetricsTests",
-            dependencies: ["GPSFixMetrics", "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA", "TestSupport"]),
+            dependencies: [
+                "GPSFixMetrics", "GPSFixServer", "GPSFixTime", "GPSFixMQTT", "GPSFix", "NMEA", "TestSupport", "ReceiverDrivers",
+                "DriverCASIC",
+            ]),
         .testTarget(
             name: "GPSFixNTRIPTests",
             dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "OutputFormats", "TestSupport"]),

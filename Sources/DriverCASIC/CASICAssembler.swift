@@ -14,8 +14,6 @@ public final class CASICAssembler: DriverAssembler {
     public private(set) var solutions = 0
     public let subtypes: (subtype: String?, subtype1: String?) = (nil, nil)
     public let identityChanges = 0
-    public var cyclesEmitted: Int { reports.statistics.epochs }
-    /// What the assembler has seen.
     public var statistics: EpochReports.Statistics { reports.statistics }
 
     private var reports: EpochReports

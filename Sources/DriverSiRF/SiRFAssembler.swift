@@ -21,7 +21,7 @@ public final class SiRFAssembler: DriverAssembler {
     /// The epoch's fix and the held sky, and what was counted.
     public private(set) var reports: EpochReports
     public private(set) var cyclesOpened = 0
-    public var cyclesEmitted: Int { reports.statistics.epochs }
+    public var statistics: EpochReports.Statistics { reports.statistics }
     public private(set) var solutions = 0
     public private(set) var subtypes: (subtype: String?, subtype1: String?) = (nil, nil)
     public private(set) var identityChanges = 0

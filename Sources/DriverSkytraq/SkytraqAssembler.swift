@@ -19,7 +19,7 @@ public final class SkytraqAssembler: DriverAssembler {
     /// The epoch's fix and sky, the reporting shared with the other binary drivers.
     public private(set) var reports: EpochReports
     public private(set) var cyclesOpened = 0
-    public var cyclesEmitted: Int { reports.statistics.epochs }
+    public var statistics: EpochReports.Statistics { reports.statistics }
     public private(set) var solutions = 0
     /// Skytraq's identity message is not read: the DEVICE report names the driver only.
     public var subtypes: (subtype: String?, subtype1: String?) { (nil, nil) }

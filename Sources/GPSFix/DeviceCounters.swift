@@ -11,6 +11,9 @@ public struct DeviceCounters: Hashable, Sendable {
     /// The binary protocols' frames (UBX and RTCM 3), accepted and refused, by rule.
     public var binaryFraming = BinaryFramingStatistics()
     public var ubxAssembly = UBXAssembler.Statistics()
+    /// Each driver's assembly counts (the protocols beside NMEA and UBX), by the name of
+    /// its frame rule, as ``binaryFraming`` names its frames.
+    public var driverAssembly: [String: EpochReports.Statistics] = [:]
     /// Times the device was reopened after being lost.
     public var reconnects = 0
     /// Every byte read from the device, of every protocol (NMEA text, UBX and RTCM 3
@@ -27,6 +30,14 @@ public struct DeviceCounters: Hashable, Sendable {
 
     public init() {}
 
+    /// The drivers' part of ``summary``: frames, refusals and epochs of each protocol that sent any.
+    private var driverSummary: String {
+        binaryFraming.protocols.compactMap { name, counts in
+            guard let assembly = driverAssembly[name], counts.frames + counts.refused > 0 else { return nil }
+            return ", \(name) frames \(counts.frames), refused \(counts.refused), epochs \(assembly.epochs)"
+        }.joined()
+    }
+
     /// One line for a log: `sentences 1200, rejected 3 (bad-checksum 2, too-long 1), ...`.
     public var summary: String {
         let reasons = FramerRejection.allCases.filter { framing[$0] > 0 }.map { "\($0) \(framing[$0])" }
@@ -37,6 +48,7 @@ public struct DeviceCounters: Hashable, Sendable {
             + "cycles \(assembly.cycles), reconnects \(reconnects), bytes \(bytes)"
             + (ubx.frames + ubx.refused > 0 ? ", UBX frames \(ubx.frames), refused \(ubx.refused), epochs \(ubxAssembly.epochs)" : "")
             + (rtcm3.frames + rtcm3.refused > 0 ? ", RTCM 3 frames \(rtcm3.frames), refused \(rtcm3.refused)" : "")
+            + driverSummary
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026) \(distrustedTimes)" : "")
             + (assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange > 0
                 ? ", values out of range \(assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange)" : "")

@@ -19,6 +19,14 @@ public struct EpochReports {
         public var valuesOutOfRange = 0
 
         public init() {}
+
+        /// Adds another stream's counts to these, for totals across files.
+        public mutating func add(_ other: Statistics) {
+            epochs += other.epochs
+            decodingErrors += other.decodingErrors
+            unknownMessages += other.unknownMessages
+            valuesOutOfRange += other.valuesOutOfRange
+        }
     }
 
     /// The open epoch's fix and sky, filled by the driver's messages.

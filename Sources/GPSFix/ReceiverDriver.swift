@@ -25,6 +25,11 @@ extension ReceiverDriver {
     public static var serialLines: [SerialLine] { [] }
 }
 
+extension DriverAssembler {
+    /// Epochs emitted so far, one fix each.
+    public var cyclesEmitted: Int { statistics.epochs }
+}
+
 /// What an assembler needs to know of the stream it reads: how to complete two-digit
 /// years and which 1024-week era a receiver's week belongs to.
 public struct AssemblyContext: Sendable {
@@ -53,8 +58,8 @@ public protocol DriverAssembler: AnyObject {
     func flush(_ emit: (LocationUpdate) -> Void)
     /// Changes whenever a frame opens a new epoch (see ``ReceiverStreamDecoder/cycleReadAt``).
     var cyclesOpened: Int { get }
-    /// Epochs emitted so far, one fix each.
-    var cyclesEmitted: Int { get }
+    /// What the assembler has read, decoded, skipped and reported.
+    var statistics: EpochReports.Statistics { get }
     /// Navigation solutions read: while they keep coming, this driver carries the
     /// receiver's fixes, and NMEA from the same port goes to raw watchers only.
     var solutions: Int { get }

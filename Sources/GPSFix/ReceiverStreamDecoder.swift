@@ -111,6 +111,12 @@ public final class ReceiverStreamDecoder {
         drivers.reduce(assembler.cyclesEmitted + ubx.cyclesEmitted) { $0 + ($1?.assembler.cyclesEmitted ?? 0) }
     }
 
+    /// Each driver's assembly counts, under its frame rule's name (as the framer counts
+    /// its frames), in the drivers' order.
+    public var driverStatistics: [(name: String, statistics: EpochReports.Statistics)] {
+        drivers.compactMap { slot in slot.map { ($0.driver.frames.name, $0.assembler.statistics) } }
+    }
+
     /// Changes whenever ``receiver`` may have: with the first frame of a binary protocol
     /// and with each identity message, so that a reader need not build the identity per
     /// chunk to compare it.

@@ -406,6 +406,7 @@ private final class ReadingState: @unchecked Sendable {
         counters.assembly = decoder.assembler.statistics
         counters.binaryFraming = decoder.framer.binaryStatistics
         counters.ubxAssembly = decoder.ubx.statistics
+        for (name, statistics) in decoder.driverStatistics { counters.driverAssembly[name] = statistics }
         counters.reconnects = reconnects
         counters.distrustedTimes = timeSampler.distrusted
         counters.survey = decoder.ubx.survey

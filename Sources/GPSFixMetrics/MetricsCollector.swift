@@ -9,6 +9,7 @@ import GPSFixTraccar
 import NIOConcurrencyHelpers
 import NMEA
 import Prometheus
+import ReceiverFraming
 
 /// The daemon's counters as Prometheus metrics, through swift-metrics.
 ///
@@ -92,6 +93,14 @@ public final class MetricsCollector: Sendable {
             count("gpsfix_cycles_total", labels, to: counters.assembly.cycles)
             count("gpsfix_reconnects_total", labels, to: counters.reconnects)
             count("gpsfix_bytes_total", labels, to: counters.bytes)
+            for (name, frames) in counters.binaryFraming.protocols where frames.frames + frames.refused > 0 {
+                let protocolLabels = labels + [("protocol", name)]
+                count("gpsfix_frames_total", protocolLabels, to: frames.frames)
+                count("gpsfix_frames_refused_total", protocolLabels, to: frames.refused)
+                if let epochs = name == UBXFrameRule.name ? counters.ubxAssembly.epochs : counters.driverAssembly[name]?.epochs {
+                    count("gpsfix_epochs_total", protocolLabels, to: epochs)
+                }
+            }
             set("gpsfix_device_online", labels, to: device.online ? 1 : 0)
             set("gpsfix_fix_mode", labels, to: Double(device.mode?.rawValue ?? 0))
             set("gpsfix_satellites_used", labels, to: Double(device.satellitesUsed ?? 0))

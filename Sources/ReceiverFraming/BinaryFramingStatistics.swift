@@ -46,6 +46,8 @@ public struct BinaryFramingStatistics: Hashable, Sendable {
     /// A rule's counts, under the rule's identity.
     struct Entry: Hashable, Sendable {
         let rule: ObjectIdentifier
+        /// The rule's ``FrameRule/name``.
+        let name: String
         var counts: Counts
     }
 
@@ -59,23 +61,23 @@ public struct BinaryFramingStatistics: Hashable, Sendable {
 
     /// Statistics with a zero count for each of `rules`, indexed as they are.
     init(rules: [ReceiverFramer.Rule]) {
-        entries = rules.map { Entry(rule: ObjectIdentifier($0.frames), counts: Counts()) }
+        entries = rules.map { Entry(rule: ObjectIdentifier($0.frames), name: $0.frames.name, counts: Counts()) }
     }
 
     /// The counts of the frames of `rule`: zero for a rule not counted here.
     public subscript(rule: any FrameRule.Type) -> Counts {
-        get { self[ObjectIdentifier(rule)] }
-        set { self[ObjectIdentifier(rule)] = newValue }
+        get { entries.first { $0.rule == ObjectIdentifier(rule) }?.counts ?? Counts() }
+        set { set(newValue, rule: ObjectIdentifier(rule), name: rule.name) }
     }
 
-    private subscript(rule: ObjectIdentifier) -> Counts {
-        get { entries.first { $0.rule == rule }?.counts ?? Counts() }
-        set {
-            if let index = entries.firstIndex(where: { $0.rule == rule }) {
-                entries[index].counts = newValue
-            } else {
-                entries.append(Entry(rule: rule, counts: newValue))
-            }
+    /// Each protocol's counts under its rule's name, in the order the framer registered them.
+    public var protocols: [(name: String, counts: Counts)] { entries.map { ($0.name, $0.counts) } }
+
+    private mutating func set(_ counts: Counts, rule: ObjectIdentifier, name: String) {
+        if let index = entries.firstIndex(where: { $0.rule == rule }) {
+            entries[index].counts = counts
+        } else {
+            entries.append(Entry(rule: rule, name: name, counts: counts))
         }
     }
 
@@ -97,6 +99,10 @@ public struct BinaryFramingStatistics: Hashable, Sendable {
     /// files.
     public mutating func add(_ other: BinaryFramingStatistics) {
         bytes += other.bytes
-        for entry in other.entries { self[entry.rule].add(entry.counts) }
+        for entry in other.entries {
+            var counts = entries.first { $0.rule == entry.rule }?.counts ?? Counts()
+            counts.add(entry.counts)
+            set(counts, rule: entry.rule, name: entry.name)
+        }
     }
 }

@@ -81,6 +81,9 @@ struct Decode: ParsableCommand {
             totals.ubxAssembly.epochs += finished.ubx.statistics.epochs
             totals.ubxAssembly.decodingErrors += finished.ubx.statistics.decodingErrors
             totals.ubxAssembly.unknownMessages += finished.ubx.statistics.unknownMessages
+            for (name, statistics) in finished.driverStatistics {
+                totals.driverAssembly[name, default: EpochReports.Statistics()].add(statistics)
+            }
             sentenceTypes.merge(finished.assembler.sentenceCountsByType, uniquingKeysWith: +)
         }
         output.flush()
@@ -110,6 +113,15 @@ struct Decode: ParsableCommand {
             "ubx-epochs \(totals.ubxAssembly.epochs)",
             "rtcm3-frames \(rtcm3.frames)", "rtcm3-refused \(rtcm3.refused)",
         ]
+        for (name, counts) in binary.protocols {
+            guard let assembly = totals.driverAssembly[name] else { continue }
+            let key = name.lowercased()
+            lines += [
+                "\(key)-frames \(counts.frames)", "\(key)-refused \(counts.refused)",
+                "\(key)-undecodable \(assembly.decodingErrors)", "\(key)-unread \(assembly.unknownMessages)",
+                "\(key)-epochs \(assembly.epochs)",
+            ]
+        }
         writeAll((lines.joined(separator: "\n") + "\n").utf8, to: 2)
     }
 }

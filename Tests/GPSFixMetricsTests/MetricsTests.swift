@@ -1,3 +1,4 @@
+import DriverCASIC
 import GPSFix
 import GPSFixMQTT
 import GPSFixMetrics
@@ -5,6 +6,7 @@ import GPSFixMetrics
 import GPSFixTime
 import Logging
 import NMEA
+import ReceiverDrivers
 import ReceiverFraming
 import TestSupport
 import Testing
@@ -107,6 +109,33 @@ struct MetricsTests {
         let collector = MetricsCollector()
         collector.record(snapshot)
         #expect(Self.samples(collector.exposition())[#"gpsfix_bytes_total{device="/dev/ttyACM0"}"#] == 694)
+    }
+
+    @Test("Each binary protocol's frames, refusals and epochs, labelled by protocol: UBX's and a driver's (CASIC)")
+    func framesByProtocol() throws {
+        // Run a CASIC epoch through a real decoder, beside one refused frame: a UBX frame
+        // whose checksum fails.
+        let decoder = ReceiverStreamDecoder(drivers: ReceiverDrivers.all)
+        let frame = CASICFrameRule.frame(class: 0x01, id: 0x03, payload: [UInt8](repeating: 0, count: 80))
+        let badUBX: [UInt8] = [0xB5, 0x62, 0x01, 0x61, 0x04, 0x00, 1, 2, 3, 4, 0, 0]
+        (frame + badUBX + frame).withUnsafeBytes { decoder.feed($0) { _ in } }
+        decoder.finish { _ in }
+        var counters = DeviceCounters()
+        counters.binaryFraming = decoder.framer.binaryStatistics
+        for (name, statistics) in decoder.driverStatistics { counters.driverAssembly[name] = statistics }
+        let snapshot = ServerSnapshot(
+            clients: .init(
+                connected: 0, accepted: 0, cutOff: 0, reportsSent: 0, reportsDropped: 0, requestsRefused: 0,
+                connections: 0, idleClosed: 0, evicted: 0, refusedAtCap: 0),
+            devices: [.init(path: "/dev/ttyUSB0", online: true, counters: counters, mode: nil, satellitesUsed: nil,
+                            satellitesVisible: nil, sinceLastFix: nil)])
+        let collector = MetricsCollector()
+        collector.record(snapshot)
+        let samples = Self.samples(collector.exposition())
+        #expect(samples[#"gpsfix_frames_total{device="/dev/ttyUSB0",protocol="CASIC"}"#] == 2)
+        #expect(samples[#"gpsfix_epochs_total{device="/dev/ttyUSB0",protocol="CASIC"}"#] == 1)
+        #expect(samples[#"gpsfix_frames_refused_total{device="/dev/ttyUSB0",protocol="UBX"}"#] == 1)
+        #expect(samples[#"gpsfix_frames_total{device="/dev/ttyUSB0",protocol="SiRF"}"#] == nil, "no series for a protocol not sent")
     }
 
     @Test("The time service's and MQTT's counters, labelled by device, sink and reason")
