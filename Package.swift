@@ -4,7 +4,7 @@ import PackageDescription
 /// The receiver drivers beside NMEA and UBX, one module each (`Sources/<name>`, tested in
 /// `Tests/<name>Tests`), in the order `ReceiverDrivers` lists them: adding a protocol is a
 /// module, a line here and a line in `Sources/ReceiverDrivers/Registry.swift`.
-let driverModules = ["DriverCASIC", "DriverSkytraq", "DriverSiRF"]
+let driverModules = ["DriverCASIC", "DriverSkytraq", "DriverSiRF", "DriverTSIP"]
 
 let package = Package(
     name: "GPSFix",

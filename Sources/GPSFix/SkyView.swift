@@ -54,6 +54,9 @@ public struct SkyView: Hashable, Sendable {
     /// Satellites used in the solution as this cycle's GGA counts them, when no GSA of
     /// the cycle said which (the satellites' used flags are then a held view's).
     public var reportedUsedCount: Int?
+    /// Satellites in view as the receiver's driver counts them, when that is not the
+    /// number listed (gpsd's TSIP table counts channels it does not list).
+    public var reportedVisibleCount: Int?
     /// The satellites went out in an earlier SKY of the same cycle: a receiver that sends
     /// its GSA after its GSV groups has its view reported when the groups complete, and
     /// this later report carries the receiver's DOPs and used count, without the
@@ -67,7 +70,7 @@ public struct SkyView: Hashable, Sendable {
     public init() {}
 
     /// Satellites and signals in view (gpsd's `nSat`).
-    public var visibleCount: Int { satellites.count }
+    public var visibleCount: Int { reportedVisibleCount ?? satellites.count }
 
     /// Satellites used in the solution (gpsd's `uSat`).
     public var usedCount: Int? {

@@ -1,6 +1,7 @@
 import DriverCASIC
 import DriverSiRF
 import DriverSkytraq
+import DriverTSIP
 import GPSFix
 
 /// The receiver drivers GPSFix reads besides NMEA 0183 and u-blox UBX (which the
@@ -13,5 +14,6 @@ public enum ReceiverDrivers {
         CASICDriver.self,
         SkytraqDriver.self,
         SiRFDriver.self,
+        TSIPDriver.self,
     ]
 }

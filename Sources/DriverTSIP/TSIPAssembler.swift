@@ -1,0 +1,236 @@
+import GPSFix
+
+/// Merges Trimble TSIP packets into fixes and sky views, as gpsd reports them.
+///
+/// TSIP has no epoch marker: every packet with a time of fix (0x8F-AB, 0x8F-20, 0x41,
+/// 0x54; TSIPv1's A1-00) opens an epoch when its time differs from the open one's, and
+/// the open epoch's fix is reported then if anything changed it since it was last
+/// reported. 0x8F-AC (which follows 0x8F-AB) and TSIPv1's A3-11 end an epoch, so timing
+/// receivers' fixes go out as their last packet arrives. Mode and status are held from
+/// epoch to epoch; position and motion are the epoch's own.
+///
+/// Satellites come one per packet (0x5C, 0x5D, A2-00) into a table by channel, as gpsd
+/// keeps them, and a view is reported when a run of them ends.
+public final class TSIPAssembler: DriverAssembler {
+    public private(set) var cyclesOpened = 0
+    public internal(set) var solutions = 0
+    public internal(set) var subtypes: (subtype: String?, subtype1: String?) = (nil, nil)
+    public internal(set) var identityChanges = 0
+    public var cyclesEmitted: Int { reports.statistics.epochs }
+    /// What the assembler has seen.
+    public var statistics: EpochReports.Statistics { reports.statistics }
+
+    var reports: EpochReports
+    /// The packet being read, unstuffed (id first), reused for every packet.
+    private var packet: [UInt8] = []
+    /// The open epoch's time, and whether its fix changed since it was last reported.
+    var epochTime: GPSTime?
+    var changed = false
+    /// Held from epoch to epoch.
+    var mode = FixMode.unknown
+    var status = FixStatus.unknown
+    var week: Int?
+    /// The last 0x6D/0x6C: DOPs, the solution's PRNs and whether it was a position fix.
+    var dilutions: (pdop: Double?, hdop: Double?, vdop: Double?, tdop: Double?) = (nil, nil, nil, nil)
+    var usedPRNs: [Int] = []
+    var positionSolution = false
+    /// Satellites by channel, as gpsd's table holds them (kept between runs).
+    var channels: [Satellite?] = []
+    var lastChannel = -1
+    var skyTime: GPSTime?
+    var skyPending = false
+    /// TSIPv1's A3-00 said the receiver tracks no satellites.
+    var notTracking = false
+    /// The view being reported, reused.
+    var satellites: [Satellite] = []
+
+    public init(_ context: AssemblyContext) {
+        reports = EpochReports(rolloverRule: context.rolloverRule)
+        packet.reserveCapacity(TSIPFrameRule.maximumLength)
+        usedPRNs.reserveCapacity(32)
+        channels = [Satellite?](repeating: nil, count: Self.channelCount)
+        satellites.reserveCapacity(Self.channelCount)
+    }
+
+    /// Channels a receiver reports (TSIPv1 lists signals, up to this many too).
+    static let channelCount = 64
+
+    public func add(_ frame: UnsafeRawBufferPointer, _ emit: (LocationUpdate) -> Void) {
+        packet.removeAll(keepingCapacity: true)
+        var body = TSIPFrameRule.Body(frame)
+        while let byte = body.next() { packet.append(byte) }
+        packet.withUnsafeBytes { read($0) }
+        reports.emit(emit)
+    }
+
+    public func flush(_ emit: (LocationUpdate) -> Void) {
+        endSky()
+        endSignals()
+        if changed { reportFix() }
+        reports.emit(emit)
+    }
+
+    private func read(_ packet: UnsafeRawBufferPointer) {
+        guard let id = packet.first else { return }
+        let data = FrameFields(UnsafeRawBufferPointer(rebasing: packet[1...]), bigEndian: true)
+        if TSIPFrameRule.isVersion1(id) {
+            readVersion1(id: id, data)
+            return
+        }
+        if id != 0x5C && id != 0x5D { endSky() }
+        var decoded = true
+        switch id {
+        case 0x41:
+            if let time = TSIPGPSTime(data) { apply(time) } else { decoded = false }
+        case 0x54:
+            if let bias = TSIPBias(data) { apply(bias) } else { decoded = false }
+        case 0x5C, 0x5D:
+            if let tracking = TSIPTracking(data, gnss: id == 0x5D) { apply(tracking) } else { decoded = false }
+        case 0x6C, 0x6D:
+            if let selection = TSIPSelection(data, counted: id == 0x6C) { apply(selection) } else { decoded = false }
+        case 0x8F:
+            switch data.u8(0) {
+            case 0x20: if let fix = TSIPLastFix(data) { apply(fix) } else { decoded = false }
+            case 0xAB: if let timing = TSIPPrimaryTiming(data) { apply(timing) } else { decoded = false }
+            case 0xAC: if let timing = TSIPSupplementalTiming(data) { apply(timing) } else { decoded = false }
+            default: reports.statistics.unknownMessages += 1
+            }
+        case 0x1C, 0x45, 0x4B:
+            readIdentity(id: id, data)
+        default:
+            reports.statistics.unknownMessages += 1
+        }
+        if !decoded { reports.statistics.decodingErrors += 1 }
+    }
+
+    /// A packet with time of fix `time` arrived: another time than the open epoch's
+    /// reports that epoch (if it changed) and opens a new one.
+    func open(_ time: GPSTime) {
+        if let current = epochTime, current == time { return }
+        if changed { reportFix() }
+        reports.clear()
+        epochTime = time
+        reports.fix.time = time
+        cyclesOpened &+= 1
+    }
+
+    /// Reports the open epoch's fix, then its DOPs.
+    func reportFix() {
+        reports.fix.mode = mode
+        reports.fix.status = status
+        reports.reportFix()
+        reports.sky.pdop = dilutions.pdop
+        reports.sky.hdop = dilutions.hdop
+        reports.sky.vdop = dilutions.vdop
+        reports.sky.tdop = dilutions.tdop
+        reports.reportDilutions(time: reports.fix.time)
+        changed = false
+    }
+
+    /// UTC from a GPS week and a time of week in seconds, to the millisecond; `nil` for
+    /// a time no week holds.
+    func time(week: Int, seconds: Double) -> GPSTime? {
+        guard week >= 0, seconds >= 0, seconds < 604_800 else { return nil }
+        return reports.utc(week: week, milliseconds: Int((seconds * 1000).rounded()))
+    }
+
+    /// Takes the receiver's GPS-UTC offset: gpsd ignores one of 10 s or less (unset).
+    func takeLeapSeconds(_ offset: Int) {
+        if offset > 10 && offset < 100 { reports.leapSeconds = offset }
+    }
+
+    private func apply(_ time: TSIPGPSTime) {
+        guard time.week > 0 else { return }
+        week = time.week
+        takeLeapSeconds(Int(time.utcOffset))
+        guard let utc = self.time(week: time.week, seconds: Double(time.timeOfWeek)) else { return }
+        open(utc)
+        changed = true
+    }
+
+    private func apply(_ bias: TSIPBias) {
+        guard let week, let utc = time(week: week, seconds: Double(bias.timeOfFix)) else { return }
+        open(utc)
+        changed = true
+    }
+
+    private func apply(_ fix: TSIPLastFix) {
+        week = fix.week
+        takeLeapSeconds(fix.utcOffset)
+        guard let utc = time(week: fix.week, seconds: Double(fix.timeOfWeekMilliseconds) / 1000) else { return }
+        open(utc)
+        solutions += 1
+        if fix.flags & 0x01 != 0 {
+            mode = .noFix
+        } else {
+            mode = fix.flags & 0x04 != 0 ? .twoDimensional : .threeDimensional
+            status = fix.flags & 0x02 != 0 ? .differential : .gps
+            setPosition(latitude: fix.latitude, longitude: fix.longitude, altitudeHAE: fix.altitudeHAE)
+            setVelocity(north: fix.velocityNorth, east: fix.velocityEast, up: fix.velocityUp)
+        }
+        changed = true
+        reportFix()
+    }
+
+    private func apply(_ timing: TSIPPrimaryTiming) {
+        week = timing.week
+        takeLeapSeconds(timing.utcOffset)
+        guard let utc = time(week: timing.week, seconds: Double(timing.timeOfWeek)) else { return }
+        open(utc)
+        changed = true
+    }
+
+    /// Closes the epoch 0x8F-AB opened. gpsd reports the surveyed position as the fix, and
+    /// status 7 (surveyed time) while the receiver is an overdetermined clock, 5 (dead
+    /// reckoning) when it has no satellites or doubts its position.
+    private func apply(_ timing: TSIPSupplementalTiming) {
+        solutions += 1
+        if timing.receiverMode == 7 {
+            mode = .threeDimensional
+            status =
+                timing.minorAlarms & 0x0208 != 0 ? .deadReckoning : timing.decodingStatus == 0 ? .surveyedTime : .gps
+        }
+        if timing.latitude != 0 || timing.longitude != 0 {
+            setPosition(
+                latitude: timing.latitude * 180 / .pi, longitude: timing.longitude * 180 / .pi,
+                altitudeHAE: timing.altitudeHAE)
+        }
+        changed = true
+        if epochTime != nil { reportFix() }
+    }
+
+    private func apply(_ selection: TSIPSelection) {
+        func given(_ value: Float) -> Double? { value > 0 && value < 99.99 ? Double(value) : nil }
+        dilutions = (given(selection.pdop), given(selection.hdop), given(selection.vdop), given(selection.tdop))
+        switch selection.dimension {
+        case 3: mode = .twoDimensional
+        case 4: mode = .threeDimensional
+        default: break
+        }
+        positionSolution = selection.dimension == 3 || selection.dimension == 4
+        usedPRNs.removeAll(keepingCapacity: true)
+        for index in 0..<min(selection.count, 32) { usedPRNs.append(selection.prn(index)) }
+    }
+
+    /// The receiver's velocity, and the speed, track and climb gpsd reports from it (a
+    /// track of 0 at rest, as gpsd prints it), rather than any derived from positions.
+    func setVelocity(north: Double, east: Double, up: Double) {
+        reports.fix.velocity = NEDVelocity(north: north, east: east, down: -up)
+        reports.fix.speed = (north * north + east * east).squareRoot()
+        reports.fix.track = Geodesy.bearing(east: east, north: north)
+        reports.fix.climb = up
+    }
+
+    func setPosition(latitude: Double, longitude: Double, altitudeHAE: Double) {
+        guard (-90...90).contains(latitude), (-180...180).contains(longitude) else {
+            reports.statistics.valuesOutOfRange += 1
+            return
+        }
+        reports.fix.latitude = latitude
+        reports.fix.longitude = longitude
+        reports.fix.altitudeHAE = altitudeHAE
+        let separation = Geoid.separation(latitude: latitude, longitude: longitude)
+        reports.fix.geoidSeparation = separation
+        reports.fix.altitudeMSL = altitudeHAE - separation
+    }
+}
