@@ -1,0 +1,89 @@
+import GPSFix
+import ReceiverFraming
+import Testing
+
+@testable import DriverTSIP
+
+@Suite("TSIP frames")
+struct TSIPFrameRuleTests {
+    /// The SMTx's first 0x8F-AB (from `trimble-smtx.log`): week 2085, 72888 s, UTC offset 18.
+    static let primaryTiming: [UInt8] = [
+        0x10, 0x8F, 0xAB, 0x00, 0x01, 0x1C, 0xB8, 0x08, 0x25, 0x00, 0x12, 0x00, 0x30, 0x0E, 0x14, 0x16, 0x0C, 0x07, 0xE3,
+        0x10, 0x03,
+    ]
+
+    func frames(_ bytes: [UInt8]) -> (frames: [[UInt8]], refused: Int) {
+        let framer = ReceiverFramer(rules: ReceiverFramer.standardRules() + [ReceiverFramer.Rule(TSIPFrameRule.self)])
+        var found: [[UInt8]] = []
+        bytes.withUnsafeBytes { chunk in
+            framer.feed(chunk) { if case .binary(let frame) = $0 { found.append(Array(frame.bytes)) } }
+        }
+        return (found, framer.binaryStatistics[TSIPFrameRule.self].refused)
+    }
+
+    @Test("a packet from the SMTx holds, beside NMEA text")
+    func receiversPacket() {
+        let result = frames(Array("$GPTXT,01,01,01,ANTENNA OK*35\r\n".utf8) + Self.primaryTiming)
+        #expect(result.frames == [Self.primaryTiming])
+        #expect(result.refused == 0)
+    }
+
+    @Test("a DLE in the data is sent twice and counted once against the packet's length")
+    func stuffedData() {
+        // 0x46 health, two data bytes: the first a DLE.
+        let health = TSIPFrameRule.frame(id: 0x46, data: [0x10, 0x00])
+        #expect(health == [0x10, 0x46, 0x10, 0x10, 0x00, 0x10, 0x03])
+        #expect(frames(health + Self.primaryTiming).frames == [health, Self.primaryTiming])
+        // Three bytes unstuffed is no 0x46.
+        #expect(frames(TSIPFrameRule.frame(id: 0x46, data: [0x10, 0x00, 0x01])).frames.isEmpty)
+    }
+
+    @Test("an id the driver does not read, or a known id of the wrong length, is refused")
+    func refusals() {
+        let unknown = frames([0x10, 0x40, 0x01, 0x10, 0x03] + Self.primaryTiming)
+        #expect(unknown.frames == [Self.primaryTiming])
+        #expect(unknown.refused >= 1)
+        var short = Self.primaryTiming
+        short.remove(at: 10)
+        #expect(frames(short).frames.isEmpty)
+        #expect(frames(TSIPFrameRule.frame(id: 0x8F, data: [0x99] + [UInt8](repeating: 0, count: 16))).frames.isEmpty)
+    }
+
+    @Test("TSIPv1: the length field and the XOR checksum are checked")
+    func version1() {
+        let status = TSIPFrameRule.version1Frame(id: 0xA3, sub: 0x00, data: [UInt8](repeating: 0, count: 16))
+        #expect(frames(status).frames == [status])
+        var corrupted = status
+        corrupted[corrupted.count - 3] ^= 0x01
+        #expect(frames(corrupted).frames.isEmpty)
+        // One data byte fewer than the length field says, checksum recomputed.
+        var body: [UInt8] = [0x00, 0x00, 0x13, 0x02] + [UInt8](repeating: 0, count: 15)
+        body.append(body.reduce(0xA3, ^))
+        #expect(frames(TSIPFrameRule.frame(id: 0xA3, data: body)).frames.isEmpty)
+    }
+
+    @Test("0x8F-AB decodes from the SMTx's bytes: week, time of week, UTC offset")
+    func primaryTimingDecodes() throws {
+        let data = Array(Self.primaryTiming[2..<(Self.primaryTiming.count - 2)])
+        let timing = try #require(data.withUnsafeBytes { TSIPPrimaryTiming(FrameFields($0, bigEndian: true)) })
+        #expect(timing.week == 2085)
+        #expect(timing.timeOfWeek == 72888)
+        #expect(timing.utcOffset == 18)
+    }
+
+    @Test("a packet shorter than its message is a counted decoding error, not a trap")
+    func shortPacket() {
+        let assembler = TSIPAssembler(AssemblyContext())
+        var updates: [LocationUpdate] = []
+        for packet in [
+            TSIPFrameRule.frame(id: 0x8F, data: [0x20, 0x00, 0x01]), TSIPFrameRule.frame(id: 0x8F, data: [0xAC]),
+            TSIPFrameRule.frame(id: 0x5C, data: [0x01]),
+            TSIPFrameRule.version1Frame(id: 0xA1, sub: 0x11, data: [0x00, 0x02]),
+        ] {
+            packet.withUnsafeBytes { assembler.add($0) { updates.append($0) } }
+        }
+        assembler.flush { updates.append($0) }
+        #expect(assembler.statistics.decodingErrors == 4)
+        #expect(updates.isEmpty)
+    }
+}
