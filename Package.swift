@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "GPSFix", targets: ["GPSFix"]),
         .library(name: "UBX", targets: ["UBX", "ReceiverFraming"]),
         .library(name: "GPSDProtocol", targets: ["GPSDProtocol"]),
+        // For the fuzz package: the drivers' registry and their modules.
+        .library(name: "ReceiverDrivers", targets: ["ReceiverDrivers"] + driverModules),
         // For the fuzz package: every encoder an output writes a fix with, without I/O.
         .library(name: "OutputFormats", targets: ["OutputFormats"]),
         // For the fuzz package: the configurator, given a receiver's answers.

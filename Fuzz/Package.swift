@@ -37,6 +37,15 @@ let package = Package(
                 "FuzzSupport", .product(name: "UBX", package: project), .product(name: "UBXConfiguration", package: project),
             ]
         ),
+        // Every registered driver's protocol: frames built from the input, whole or
+        // spoiled, through the framer and each driver's assembler.
+        .executableTarget(
+            name: "FuzzDrivers",
+            dependencies: [
+                "FuzzSupport", .product(name: "GPSFix", package: project), .product(name: "ReceiverDrivers", package: project),
+                .product(name: "UBX", package: project),
+            ]
+        ),
         .executableTarget(
             name: "FuzzRequests", dependencies: ["FuzzSupport", .product(name: "GPSDProtocol", package: project)]),
         // Bytes through the framer and the assembler into every encoder of every output.

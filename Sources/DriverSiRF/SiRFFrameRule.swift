@@ -37,6 +37,15 @@ public enum SiRFFrameRule: FrameRule {
         return sum & 0x7FFF == given
     }
 
+    /// A whole frame of `payload` (message id first): for tests and for what is sent to a
+    /// receiver.
+    public static func frame(payload: [UInt8]) -> [UInt8] {
+        precondition(!payload.isEmpty && payload.count + overhead <= maximumLength, "a SiRF payload is 1 to 2040 bytes")
+        let sum = payload.reduce(0) { $0 &+ Int($1) } & 0x7FFF
+        return [sync, 0xA2, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload
+            + [UInt8(sum >> 8), UInt8(sum & 0xFF), 0xB0, 0xB3]
+    }
+
     /// The payload of a whole frame (message id first), borrowed from it.
     public static func payload(of frame: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
         guard frame.count >= overhead else { return UnsafeRawBufferPointer(rebasing: frame[0..<0]) }
