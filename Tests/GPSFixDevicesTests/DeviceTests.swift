@@ -257,6 +257,21 @@ struct AutobaudTests {
         #expect(tried.map(\.bps) == Array(SerialSettings.commonSpeeds.prefix { $0 != speed }) + [speed])
     }
 
+    @Test("after 8N1 at every common speed, TSIP's 9600 8O1 is tried, and a Trimble receiver found there")
+    func findsOddParity() throws {
+        // A 0x8F-AB primary timing packet as a Resolution SMT 360 sends it (from gpsd's
+        // capture), twice: TSIP alone, no NMEA.
+        let packet: [UInt8] = [
+            0x10, 0x8F, 0xAB, 0x00, 0x03, 0xA9, 0x25, 0x08, 0x1C, 0x00, 0x12, 0x00, 0x1D, 0x26, 0x12, 0x16, 0x0A, 0x07,
+            0xE3, 0x10, 0x03,
+        ]
+        let timing = SerialLine(bps: 9600, parity: "O")
+        #expect(Autobaud.lines.prefix(SerialSettings.commonSpeeds.count).allSatisfy { $0.parity == "N" })
+        #expect(Autobaud.lines.contains(timing))
+        let found = Autobaud.detect(listen: Self.receiver(at: timing, sending: packet + packet))
+        #expect(found?.line == timing)
+    }
+
     @Test("noise at every speed finds nothing")
     func noise() {
         #expect(Autobaud.detect(listen: Self.receiver(at: SerialLine(bps: 1))) == nil)
