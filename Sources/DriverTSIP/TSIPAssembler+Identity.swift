@@ -14,8 +14,8 @@ extension TSIPAssembler {
                 let b4 = data.u8(4), let h0 = data.u8(5), let h1 = data.u8(6), let h2 = data.u8(7),
                 let h3 = data.u8(8), let h4 = data.u8(9)
             else { return countUndecoded() }
-            subtype =
-                "sw \(b0).\(b1) \(Self.two(b4))/\(Self.two(b2))/\(2000 + Int(b3)) hw \(h0).\(h1) \(Self.two(h4))/\(Self.two(h2))/\(2000 + Int(h3))"
+            let software = "sw \(b0).\(b1) \(Self.two(b4))/\(Self.two(b2))/\(2000 + Int(b3))"
+            subtype = software + " hw \(h0).\(h1) \(Self.two(h4))/\(Self.two(h2))/\(2000 + Int(h3))"
         case (0x1C, 0x81):
             guard let major = data.u8(2), let minor = data.u8(3), let build = data.u8(4), let month = data.u8(5),
                 let day = data.u8(6), let year = data.u16(7), let name = Self.text(data, lengthAt: 9)

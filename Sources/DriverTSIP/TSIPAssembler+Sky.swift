@@ -26,6 +26,20 @@ extension TSIPAssembler {
             snr: tracking.signal >= 0 && tracking.signal < 100 ? Double(tracking.signal) : nil, used: used)
         if let week { skyTime = time(week: week, seconds: Double(tracking.timeOfMeasurement)) }
         skyPending = true
+        if dilutionsComputed || (dilutions.pdop == nil && dilutions.hdop == nil && dilutions.vdop == nil) {
+            computeDilutions()
+        }
+    }
+
+    /// DOPs for an epoch that has no 0x6D's (yet): gpsd computes them, as each satellite
+    /// comes in, from the geometry of its whole table (listed or not, stale entries
+    /// included) once four used satellites allow it, and keeps them for the epoch.
+    private func computeDilutions() {
+        satellites.removeAll(keepingCapacity: true)
+        for case let satellite? in channels { satellites.append(satellite) }
+        guard let geometry = DilutionOfPrecision(usedSatellitesOf: satellites) else { return }
+        dilutions = (geometry.pdop, geometry.hdop, geometry.vdop, geometry.tdop)
+        dilutionsComputed = true
     }
 
     /// Reports the channel table as gpsd does: `nSat` counts the channels that hold a

@@ -8,7 +8,8 @@ extension TSIPAssembler {
             reports.statistics.unknownMessages += 1
             return
         }
-        let data = FrameFields(UnsafeRawBufferPointer(rebasing: fields.bytes[4..<(fields.bytes.count - 1)]), bigEndian: true)
+        let data = FrameFields(
+            UnsafeRawBufferPointer(rebasing: fields.bytes[4..<(fields.bytes.count - 1)]), bigEndian: true)
         if id != 0xA2 { endSignals() }
         var decoded = true
         switch (id, sub) {

@@ -33,6 +33,8 @@ public final class TSIPAssembler: DriverAssembler {
     /// The last 0x6D/0x6C: DOPs, the solution's PRNs and whether it was a position fix.
     var dilutions: (pdop: Double?, hdop: Double?, vdop: Double?, tdop: Double?) = (nil, nil, nil, nil)
     var usedPRNs: [Int] = []
+    /// The DOPs are computed from the satellites' geometry, not the receiver's.
+    var dilutionsComputed = false
     var positionSolution = false
     /// Satellites by channel, as gpsd's table holds them (kept between runs).
     var channels: [Satellite?] = []
@@ -109,6 +111,10 @@ public final class TSIPAssembler: DriverAssembler {
         if let current = epochTime, current == time { return }
         if changed { reportFix() }
         reports.clear()
+        // gpsd clears the DOPs with each new time: 0x6D's, or its own from the geometry,
+        // fill them again.
+        dilutions = (nil, nil, nil, nil)
+        dilutionsComputed = false
         epochTime = time
         reports.fix.time = time
         cyclesOpened &+= 1
@@ -202,6 +208,7 @@ public final class TSIPAssembler: DriverAssembler {
     private func apply(_ selection: TSIPSelection) {
         func given(_ value: Float) -> Double? { value > 0 && value < 99.99 ? Double(value) : nil }
         dilutions = (given(selection.pdop), given(selection.hdop), given(selection.vdop), given(selection.tdop))
+        dilutionsComputed = false
         switch selection.dimension {
         case 3: mode = .twoDimensional
         case 4: mode = .threeDimensional

@@ -11,16 +11,16 @@ import Glibc
 /// ydop their square roots, hdop from both horizontal ones, pdop from the three spatial
 /// ones, gdop from all four. Fewer than four such satellites, or a degenerate geometry,
 /// give none.
-struct DilutionOfPrecision: Equatable {
-    var xdop: Double
-    var ydop: Double
-    var hdop: Double
-    var vdop: Double
-    var pdop: Double
-    var tdop: Double
-    var gdop: Double
+public struct DilutionOfPrecision: Equatable {
+    public var xdop: Double
+    public var ydop: Double
+    public var hdop: Double
+    public var vdop: Double
+    public var pdop: Double
+    public var tdop: Double
+    public var gdop: Double
 
-    init?(usedSatellitesOf satellites: [Satellite]) {
+    public init?(usedSatellitesOf satellites: [Satellite]) {
         // Row-major 4×4 matrices in inline storage: computing this allocates nothing.
         var product = InlineArray<16, Double>(repeating: 0)
         var count = 0

@@ -14,7 +14,9 @@ struct TSIPCaptureTests {
         var receiver: ReceiverIdentity
         var fixes: [Fix] { updates.compactMap { if case .fix(let fix) = $0 { fix } else { nil } } }
         var views: [SkyView] {
-            updates.compactMap { if case .sky(let sky) = $0, !sky.satellites.isEmpty, !sky.satellitesReportedEarlier { sky } else { nil } }
+            updates.compactMap {
+                if case .sky(let sky) = $0, !sky.satellites.isEmpty, !sky.satellitesReportedEarlier { sky } else { nil }
+            }
         }
         var timedFixes: [Fix] { fixes.filter { $0.time != nil } }
     }
@@ -83,6 +85,11 @@ struct TSIPCaptureTests {
         #expect(view.satellites.map(\.identity.prn) == [6, 29, 2])
         #expect(view.usedCount == 4)
         #expect(view.satellites.map(\.used) == [false, true, true])
+        // No 0x6D since 0x8F-20 opened the epoch: gpsd's DOPs from its table's geometry.
+        let computed = try #require(
+            decoded.views.last { $0.time == GPSTime(millisecondsSince1970: 1_164_504_299_531) })
+        #expect(abs((computed.hdop ?? 0) - 27.32) < 0.01)
+        #expect(abs((computed.pdop ?? 0) - 29.68) < 0.01)
     }
 
     @Test("RES 720 (TSIPv1): the first fix at 20:51:27, status 7, climb from the receiver; 45 signals")

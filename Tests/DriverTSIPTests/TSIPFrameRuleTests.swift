@@ -86,4 +86,13 @@ struct TSIPFrameRuleTests {
         #expect(assembler.statistics.decodingErrors == 4)
         #expect(updates.isEmpty)
     }
+
+    @Test("0x45 from the ResSMT360 names the software and hardware as gpsd 3.22 does")
+    func softwareVersion() {
+        let assembler = TSIPAssembler(AssemblyContext())
+        let packet = TSIPFrameRule.frame(id: 0x45, data: [0x01, 0x05, 0x04, 0x03, 0x12, 0x03, 0x56, 0x02, 0x06, 0x12])
+        packet.withUnsafeBytes { assembler.add($0) { _ in } }
+        #expect(assembler.subtypes.subtype == "sw 1.5 18/04/2003 hw 3.86 18/02/2006")
+        #expect(assembler.identityChanges == 1)
+    }
 }
