@@ -63,14 +63,17 @@ extension TSIPAssembler {
         return true
     }
 
-    /// A2-00, one signal of one satellite; a run of them, after A3-11, is the epoch's view.
+    /// A2-00, one signal of one satellite; a run of them, after A3-11, is a view.
     private func readSignal(_ data: FrameFields) -> Bool {
         guard let index = data.u8(0), let type = data.u8(1), let prn = data.u8(2), let azimuth = data.f32(3),
-            let elevation = data.f32(7), let signal = data.f32(11), let flags = data.u32(15), data.holds(23, at: 0)
+            let elevation = data.f32(7), let signal = data.f32(11), let flags = data.u32(15), let measured = data.u32(19)
         else { return false }
-        if skyPending && Int(index) <= lastChannel { endSignals() }
-        lastChannel = Int(index)
-        skyPending = true
+        if signalsPending && Int(index) <= lastSignal { endSignals() }
+        lastSignal = Int(index)
+        signalsPending = true
+        // gpsd times the view by the signals' time of measurement (the second before the
+        // epoch's A1-00), not the epoch's.
+        if let week { skyTime = time(week: week, seconds: Double(measured)) }
         guard let identity = Self.identity(signalType: type, prn: Int(prn)), satellites.count < Self.channelCount else {
             reports.statistics.unknownMessages += 1
             return true
@@ -109,11 +112,11 @@ extension TSIPAssembler {
 
     /// Reports the run of A2-00 signals as the open epoch's view.
     func endSignals() {
-        guard skyPending else { return }
-        skyPending = false
-        lastChannel = -1
+        guard signalsPending else { return }
+        signalsPending = false
+        lastSignal = -1
         let used = satellites.reduce(0) { $0 + ($1.used ? 1 : 0) }
-        reportView(visible: satellites.count, used: used, time: epochTime)
+        reportView(visible: satellites.count, used: used, time: skyTime)
         satellites.removeAll(keepingCapacity: true)
     }
 

@@ -41,6 +41,9 @@ public final class TSIPAssembler: DriverAssembler {
     var lastChannel = -1
     var skyTime: GPSTime?
     var skyPending = false
+    /// TSIPv1's run of A2-00 signals: open, and the last index read.
+    var signalsPending = false
+    var lastSignal = -1
     /// TSIPv1's A3-00 said the receiver tracks no satellites.
     var notTracking = false
     /// The view being reported, reused.

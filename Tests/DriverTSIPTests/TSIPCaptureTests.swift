@@ -106,6 +106,10 @@ struct TSIPCaptureTests {
         #expect(decoded.timedFixes.count == 17)
         let view = try #require(decoded.views.first)
         #expect(view.visibleCount == 45)
+        // Timed by the signals' measurement, a second before the epoch's A1-00, as gpsd times it.
+        #expect(view.time == Self.time(2022, 2, 21, 20, 51, 26))
+        // The last run is reported at the end of the capture.
+        #expect(decoded.views.count == 17)
         #expect(view.usedCount == 44)
         #expect(view.satellites.contains { $0.identity == SatelliteIdentity(prn: 423, gnss: .beidou, svid: 23) })
         #expect(abs((view.hdop ?? 0) - 0.48) < 0.01)
