@@ -42,6 +42,17 @@ extension TSIPAssembler {
         dilutionsComputed = true
     }
 
+    /// 0x47: signal levels of satellites already in the table, by PRN.
+    func apply(_ levels: TSIPSignalLevels) {
+        for index in 0..<levels.count {
+            let (prn, signal) = levels[index]
+            guard let signal, signal >= 0, signal < 100 else { continue }
+            for channel in 0..<channels.count where channels[channel]?.identity.prn == prn {
+                channels[channel]?.snr = Double(signal)
+            }
+        }
+    }
+
     /// Reports the channel table as gpsd does: `nSat` counts the channels that hold a
     /// satellite, and the list is of those among the first `nSat` channels (gpsd prints
     /// its table up to the count, skipping empty channels, so a table with gaps lists

@@ -41,6 +41,8 @@ public final class TSIPAssembler: DriverAssembler {
     var lastChannel = -1
     var skyTime: GPSTime?
     var skyPending = false
+    /// 0x55 set 0x4A's and 0x84's altitudes above mean sea level.
+    var altitudesMSL = false
     /// TSIPv1's run of A2-00 signals: open, and the last index read.
     var signalsPending = false
     var lastSignal = -1
@@ -89,6 +91,15 @@ public final class TSIPAssembler: DriverAssembler {
             if let time = TSIPGPSTime(data) { apply(time) } else { decoded = false }
         case 0x54:
             if let bias = TSIPBias(data) { apply(bias) } else { decoded = false }
+        case 0x4A, 0x84:
+            if let position = TSIPPosition(data, double: id == 0x84) { apply(position) } else { decoded = false }
+        case 0x56:
+            if let velocity = TSIPVelocity(data) { apply(velocity) } else { decoded = false }
+        case 0x55:
+            // I/O options: byte 0 bit 2, altitudes of 0x4A and 0x84 above mean sea level.
+            if let options = data.u8(0) { altitudesMSL = options & 0x04 != 0 } else { decoded = false }
+        case 0x47:
+            if let levels = TSIPSignalLevels(data) { apply(levels) } else { decoded = false }
         case 0x5C, 0x5D:
             if let tracking = TSIPTracking(data, gnss: id == 0x5D) { apply(tracking) } else { decoded = false }
         case 0x6C, 0x6D:
@@ -160,6 +171,26 @@ public final class TSIPAssembler: DriverAssembler {
     private func apply(_ bias: TSIPBias) {
         guard let week, let utc = time(week: week, seconds: Double(bias.timeOfFix)) else { return }
         open(utc)
+        changed = true
+    }
+
+    /// 0x4A/0x84: the position of the fix at its time; the mode is 0x6D's.
+    private func apply(_ position: TSIPPosition) {
+        guard let week, let utc = time(week: week, seconds: Double(position.timeOfFix)) else { return }
+        open(utc)
+        solutions += 1
+        let latitude = position.latitude * 180 / .pi
+        let longitude = position.longitude * 180 / .pi
+        let separation = altitudesMSL ? Geoid.separation(latitude: latitude, longitude: longitude) : 0
+        setPosition(latitude: latitude, longitude: longitude, altitudeHAE: position.altitude + separation)
+        changed = true
+    }
+
+    /// 0x56: the velocity of the fix at its time.
+    private func apply(_ velocity: TSIPVelocity) {
+        guard let week, let utc = time(week: week, seconds: Double(velocity.timeOfFix)) else { return }
+        open(utc)
+        setVelocity(north: Double(velocity.north), east: Double(velocity.east), up: Double(velocity.up))
         changed = true
     }
 

@@ -144,3 +144,56 @@ struct TSIPSupplementalTiming {
         (self.latitude, self.longitude, altitudeHAE) = (latitude, longitude, altitude)
     }
 }
+
+/// 0x4A (single precision) and 0x84 (double precision) position: latitude and longitude
+/// in radians, altitude in metres (above the ellipsoid unless 0x55 asks for MSL), and the
+/// time of fix, seconds of the GPS week.
+struct TSIPPosition {
+    var latitude: Double, longitude: Double, altitude: Double
+    var timeOfFix: Float
+
+    init?(_ data: FrameFields, double: Bool) {
+        if double {
+            guard let latitude = data.f64(0), let longitude = data.f64(8), let altitude = data.f64(16),
+                let time = data.f32(32)
+            else { return nil }
+            (self.latitude, self.longitude, self.altitude, timeOfFix) = (latitude, longitude, altitude, time)
+        } else {
+            guard let latitude = data.f32(0), let longitude = data.f32(4), let altitude = data.f32(8),
+                let time = data.f32(16)
+            else { return nil }
+            (self.latitude, self.longitude, self.altitude) = (Double(latitude), Double(longitude), Double(altitude))
+            timeOfFix = time
+        }
+    }
+}
+
+/// 0x56, velocity east, north and up (m/s) at a time of fix.
+struct TSIPVelocity {
+    var east: Float, north: Float, up: Float
+    var timeOfFix: Float
+
+    init?(_ data: FrameFields) {
+        guard let east = data.f32(0), let north = data.f32(4), let up = data.f32(8), let time = data.f32(16) else {
+            return nil
+        }
+        (self.east, self.north, self.up, timeOfFix) = (east, north, up, time)
+    }
+}
+
+/// 0x47, signal levels: a count, then per satellite its PRN and signal level.
+struct TSIPSignalLevels {
+    let data: FrameFields
+    /// Satellites listed: as many as the count says and the packet holds.
+    let count: Int
+
+    init?(_ data: FrameFields) {
+        guard let listed = data.u8(0) else { return nil }
+        self.data = data
+        count = min(Int(listed), (data.bytes.count - 1) / 5)
+    }
+
+    subscript(index: Int) -> (prn: Int, signal: Float?) {
+        (Int(data.u8(1 + 5 * index) ?? 0), data.f32(2 + 5 * index))
+    }
+}

@@ -96,3 +96,64 @@ struct TSIPFrameRuleTests {
         #expect(assembler.identityChanges == 1)
     }
 }
+
+/// Packets no capture holds (the Lassen iQ's 0x4A, 0x84, 0x56 and 0x47), built as the
+/// Lassen iQ manual lays them out.
+@Suite("TSIP position, velocity and signal-level packets")
+struct TSIPSyntheticPacketTests {
+    static func float(_ value: Float) -> [UInt8] { withUnsafeBytes(of: value.bitPattern.bigEndian) { Array($0) } }
+    static func double(_ value: Double) -> [UInt8] { withUnsafeBytes(of: value.bitPattern.bigEndian) { Array($0) } }
+
+    /// 0x41 for week 1403, 5073 s, UTC offset 14 (2006-11-26 01:24:19 UTC).
+    static let gpsTime = TSIPFrameRule.frame(id: 0x41, data: float(5073) + [0x05, 0x7B] + float(14))
+
+    func run(_ packets: [[UInt8]]) -> (fixes: [Fix], views: [SkyView], assembler: TSIPAssembler) {
+        let assembler = TSIPAssembler(AssemblyContext())
+        var updates: [LocationUpdate] = []
+        for packet in packets { packet.withUnsafeBytes { assembler.add($0) { updates.append($0) } } }
+        assembler.flush { updates.append($0) }
+        let fixes = updates.compactMap { if case .fix(let fix) = $0 { fix } else { nil } }
+        let views = updates.compactMap { if case .sky(let sky) = $0, !sky.satellites.isEmpty { sky } else { nil } }
+        return (fixes, views, assembler)
+    }
+
+    @Test("0x84 and 0x56 of one time of fix make one fix with position and velocity")
+    func positionAndVelocity() throws {
+        let latitude = 53.5 * Double.pi / 180
+        let longitude = -113.5 * Double.pi / 180
+        let position = TSIPFrameRule.frame(
+            id: 0x84, data: Self.double(latitude) + Self.double(longitude) + Self.double(950) + Self.double(0) + Self.float(5074))
+        let velocity = TSIPFrameRule.frame(
+            id: 0x56, data: Self.float(3) + Self.float(4) + Self.float(0.5) + Self.float(0) + Self.float(5074))
+        let result = run([Self.gpsTime, position, velocity])
+        let fix = try #require(result.fixes.last)
+        #expect(fix.time == GPSTime(millisecondsSince1970: 1_164_504_260_000))
+        #expect(abs((fix.latitude ?? 0) - 53.5) < 1e-9)
+        #expect(abs((fix.longitude ?? 0) + 113.5) < 1e-9)
+        #expect(fix.altitudeHAE == 950)
+        #expect(fix.speed == 5)
+        #expect(abs((fix.track ?? 0) - 36.8699) < 0.001)
+        #expect(result.assembler.solutions == 1)
+    }
+
+    @Test("0x4A in single precision, and 0x47's level taken by the satellite of that PRN")
+    func singlePrecisionAndLevels() throws {
+        let position = TSIPFrameRule.frame(
+            id: 0x4A,
+            data: Self.float(Float(0.5)) + Self.float(Float(-1)) + Self.float(100) + Self.float(0) + Self.float(5074))
+        // PRN 6 on channel 0, then PRN 9 on channel 1, signal 26, at 5074 s.
+        func tracking(_ prn: UInt8, slot: UInt8) -> [UInt8] {
+            TSIPFrameRule.frame(
+                id: 0x5C,
+                data: [prn, slot, 1, 19] + Self.float(26) + Self.float(5074) + Self.float(1) + Self.float(2) + [0, 0, 0, 1])
+        }
+        let levels = TSIPFrameRule.frame(id: 0x47, data: [1, 6] + Self.float(31))
+        let result = run([Self.gpsTime, position, tracking(6, slot: 0x00), levels, tracking(9, slot: 0x08)])
+        let fix = try #require(result.fixes.first { $0.latitude != nil })
+        #expect(abs((fix.latitude ?? 0) - 0.5 * 180 / .pi) < 1e-5)
+        #expect(result.views.count == 2)
+        #expect(result.views.first?.satellites.map(\.snr) == [26])
+        #expect(result.views.last?.satellites.map(\.identity.prn) == [6, 9])
+        #expect(result.views.last?.satellites.map(\.snr) == [31, 26])
+    }
+}
