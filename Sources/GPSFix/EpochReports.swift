@@ -7,13 +7,13 @@
 /// Nothing here allocates per epoch once ``completed`` has grown to the updates of one
 /// frame.
 public struct EpochReports {
-    /// What the assembler has seen.
+    /// What an assembler of a binary protocol has seen.
     public struct Statistics: Hashable, Sendable {
         /// Epochs emitted, one fix each.
         public var epochs = 0
-        /// Frames of a message the driver reads that were too short for it.
+        /// Frames of a message the assembler reads that were too short for it.
         public var decodingErrors = 0
-        /// Frames of messages the driver does not read (passed on to raw watchers only).
+        /// Frames of messages the assembler does not read (passed on to raw watchers only).
         public var unknownMessages = 0
         /// Values left out of fixes and sky views for lying outside their ``ValueRanges``.
         public var valuesOutOfRange = 0
@@ -37,10 +37,8 @@ public struct EpochReports {
     public var leapSeconds: Int?
     /// The rule for receivers that lost 1024 weeks.
     public let rolloverRule: RolloverRule
-    /// The last fix with a time, and the one before it with another time (gpsd's
-    /// `lastfix` and `oldfix`), from which climb and, where missing, speed are derived.
-    private var lastTimedFix: Fix?
-    private var motionReference: Fix?
+    /// The fixes climb and, where missing, speed are derived from.
+    private var motion = MotionReference()
     /// Updates completed by the frame being read, handed out by ``emit(_:)``.
     private var completed: [LocationUpdate] = []
 
@@ -55,16 +53,7 @@ public struct EpochReports {
         var report = fix
         report.leapSeconds = report.time == nil ? nil : leapSeconds
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
-        if let time = report.time {
-            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
-                motionReference = lastTimedFix
-            }
-            if let reference = motionReference, let referenceTime = reference.time {
-                report.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
-            }
-            lastTimedFix = report
-        }
-        report.fillMotionFromVelocity()
+        motion.derive(&report)
         statistics.epochs += 1
         complete(.fix(report))
     }
@@ -73,12 +62,8 @@ public struct EpochReports {
     /// from the geometry and kept for the rest of the epoch, as gpsd does.
     public mutating func reportSatellites(_ satellites: [Satellite], time: GPSTime?) {
         guard !satellites.isEmpty else { return }
-        var view = sky
-        view.satellites = satellites
-        view.fillMissingDilutions()
-        sky.takeDilutions(of: view)
+        let view = sky.view(of: satellites, time: time)
         sky.satellites = satellites
-        view.time = time
         complete(.sky(view))
     }
 

@@ -55,3 +55,26 @@ extension Fix {
         if climb == nil, mode == .threeDimensional { climb = -velocity.down }
     }
 }
+
+/// The fixes a receiver's motion is derived from, as gpsd derives it: the last fix with a
+/// time, and the one before it with another time (gpsd's `lastfix` and `oldfix`).
+struct MotionReference {
+    private var lastTimedFix: Fix?
+    private var reference: Fix?
+
+    /// Derives climb (and speed, where missing) in `report` from the last fix with another
+    /// time, then fills from the measured velocity what is still missing; `report` becomes
+    /// the reference of the fixes after it.
+    mutating func derive(_ report: inout Fix) {
+        if let time = report.time {
+            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
+                reference = lastTimedFix
+            }
+            if let reference, let referenceTime = reference.time {
+                report.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
+            }
+            lastTimedFix = report
+        }
+        report.fillMotionFromVelocity()
+    }
+}

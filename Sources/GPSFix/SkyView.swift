@@ -79,6 +79,17 @@ public struct SkyView: Hashable, Sendable {
 }
 
 extension SkyView {
+    /// A view of `satellites` at `time` with these DOPs, those missing computed from the
+    /// geometry; this sky keeps the computed ones for the rest of its epoch, as gpsd does.
+    mutating func view(of satellites: [Satellite], time: GPSTime?) -> SkyView {
+        var view = self
+        view.satellites = satellites
+        view.fillMissingDilutions()
+        takeDilutions(of: view)
+        view.time = time
+        return view
+    }
+
     /// Takes every dilution of precision of `other`, given or not.
     mutating func takeDilutions(of other: SkyView) {
         (gdop, pdop, tdop, vdop, hdop, xdop, ydop) = (other.gdop, other.pdop, other.tdop, other.vdop, other.hdop, other.xdop, other.ydop)

@@ -73,11 +73,7 @@ extension UBXAssembler {
     /// from the geometry and kept for the rest of the epoch, as gpsd does.
     private mutating func reportSatellites(_ satellites: [Satellite]) {
         guard !satellites.isEmpty else { return }
-        var view = sky
-        view.satellites = satellites
-        view.fillMissingDilutions()
-        sky.takeDilutions(of: view)
-        view.time = skyTime
+        let view = sky.view(of: satellites, time: skyTime)
         satellitesReported = true
         complete(.sky(view))
     }

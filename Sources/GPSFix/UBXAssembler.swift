@@ -25,19 +25,9 @@ import UBX
 /// satellite count, as long as the consumer lets go of each view before the next
 /// arrives (the daemon keeps the latest view, so it pays one allocation a view).
 public struct UBXAssembler {
-    /// What the assembler has seen.
-    public struct Statistics: Hashable, Sendable {
-        /// Epochs emitted (one fix each, HNR-PVT's included).
-        public var epochs = 0
-        /// Frames of a message read here that were too short for it.
-        public var decodingErrors = 0
-        /// Frames of messages not read here (passed on to raw watchers only).
-        public var unknownMessages = 0
-        /// Values left out of fixes and sky views for lying outside their ``ValueRanges``.
-        public var valuesOutOfRange = 0
-
-        public init() {}
-    }
+    /// What the assembler has seen, counted as every binary protocol's assembler counts
+    /// (HNR-PVT's fixes are epochs too).
+    public typealias Statistics = EpochReports.Statistics
 
     public private(set) var statistics = Statistics()
     /// How many epochs have opened: changes with the message that opens one, so a reader
@@ -91,10 +81,8 @@ public struct UBXAssembler {
     /// The last message of the open epoch, and the one learned to end epochs.
     private var lastMessage: UInt16?
     private var epochEnder: UInt16?
-    /// The last fix with a time, and the one before it with another time, from which
-    /// climb and, where missing, speed are derived (gpsd's `lastfix` and `oldfix`).
-    private var lastTimedFix: Fix?
-    private var motionReference: Fix?
+    /// The fixes climb and, where missing, speed are derived from.
+    private var motion = MotionReference()
     var completed: [LocationUpdate] = []
 
     /// GPS-UTC leap seconds assumed until the receiver says (gpsd's build default): right
@@ -238,24 +226,9 @@ public struct UBXAssembler {
             insertionAfter = (time.daysSince1970, leapSecondsInUse)
         }
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
-        if derivingMotion { deriveMotion(&report) }
+        if derivingMotion { motion.derive(&report) }
         statistics.epochs += 1
         complete(.fix(report))
-    }
-
-    /// Derives climb (and speed, where missing) from the last fix with another time, as
-    /// gpsd does, then fills from the measured velocity what is still missing.
-    private mutating func deriveMotion(_ report: inout Fix) {
-        if let time = report.time {
-            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
-                motionReference = lastTimedFix
-            }
-            if let reference = motionReference, let referenceTime = reference.time {
-                report.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
-            }
-            lastTimedFix = report
-        }
-        report.fillMotionFromVelocity()
     }
 
     /// Queues `update` with every value outside its range left out and counted.

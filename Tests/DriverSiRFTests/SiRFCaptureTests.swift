@@ -3,39 +3,15 @@ import Foundation
 import GPSFix
 import NMEA
 import ReceiverDrivers
+import TestSupport
 import Testing
 
 /// gpsd's SiRF captures (`fixtures/gpsd-binary/`) through the decoder with every driver,
 /// against what gpsd reports for them (their `.chk`).
 @Suite("SiRF, from gpsd's captures")
 struct SiRFCaptureTests {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("fixtures/gpsd-binary")
-
-    struct Decoded {
-        var updates: [LocationUpdate] = []
-        var receiver: ReceiverIdentity
-        var fixes: [Fix] { updates.compactMap(\.fix) }
-        /// The views with their satellites (not the DOPs after each fix).
-        var views: [SkyView] {
-            updates.compactMap(\.sky).filter { !$0.satellites.isEmpty && !$0.satellitesReportedEarlier }
-        }
-    }
-
-    static func decode(_ name: String, chunkSize: Int = 4096) throws -> Decoded {
-        let log = CaptureLog(Array(try Data(contentsOf: folder.appendingPathComponent(name))))
-        let decoder = ReceiverStreamDecoder(for: log, drivers: ReceiverDrivers.all)
-        var updates: [LocationUpdate] = []
-        log.payload.withUnsafeBytes { payload in
-            var offset = 0
-            while offset < payload.count {
-                let end = min(offset + chunkSize, payload.count)
-                decoder.feed(UnsafeRawBufferPointer(rebasing: payload[offset..<end])) { updates.append($0) }
-                offset = end
-            }
-        }
-        decoder.finish { updates.append($0) }
-        return Decoded(updates: updates, receiver: decoder.receiver)
+    static func decode(_ name: String, chunkSize: Int = 4096) throws -> DecodedCapture {
+        try .fixture(name, drivers: ReceiverDrivers.all, chunkSize: chunkSize)
     }
 
     static func time(_ day: Int, _ hour: UInt8, _ minute: UInt8, _ second: UInt8, milliseconds: UInt32) -> GPSTime {

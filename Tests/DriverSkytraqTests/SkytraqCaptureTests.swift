@@ -3,15 +3,13 @@ import Foundation
 import GPSFix
 import NMEA
 import ReceiverDrivers
+import TestSupport
 import Testing
 
 /// gpsd's Skytraq capture (`fixtures/gpsd-binary/skytraq-bin.log`), read through the
 /// decoder with every driver, against what gpsd reports for it (its `.chk`).
 @Suite("Skytraq, from gpsd's capture")
 struct SkytraqCaptureTests {
-    static let capture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("fixtures/gpsd-binary/skytraq-bin.log")
-
     /// 2016-04-01 03:35:SS.999 UTC, in the capture.
     static func time(_ second: UInt8, milliseconds: UInt32 = 999) -> GPSTime {
         GPSTime(
@@ -20,19 +18,8 @@ struct SkytraqCaptureTests {
     }
 
     static func decode(chunkSize: Int = 4096) throws -> (updates: [LocationUpdate], receiver: ReceiverIdentity) {
-        let log = CaptureLog(Array(try Data(contentsOf: capture)))
-        let decoder = ReceiverStreamDecoder(for: log, drivers: ReceiverDrivers.all)
-        var updates: [LocationUpdate] = []
-        log.payload.withUnsafeBytes { payload in
-            var offset = 0
-            while offset < payload.count {
-                let end = min(offset + chunkSize, payload.count)
-                decoder.feed(UnsafeRawBufferPointer(rebasing: payload[offset..<end])) { updates.append($0) }
-                offset = end
-            }
-        }
-        decoder.finish { updates.append($0) }
-        return (updates, decoder.receiver)
+        let decoded = try DecodedCapture.fixture("skytraq-bin.log", drivers: ReceiverDrivers.all, chunkSize: chunkSize)
+        return (decoded.updates, decoded.receiver)
     }
 
     static func fixes(_ updates: [LocationUpdate]) -> [Fix] {

@@ -3,40 +3,15 @@ import Foundation
 import GPSFix
 import NMEA
 import ReceiverDrivers
+import TestSupport
 import Testing
 
 /// Trimble captures from gpsd's regression suite (`fixtures/gpsd-binary/`), read through
 /// the decoder with every driver, against what gpsd reports for them (their `.chk`).
 @Suite("TSIP, from the Trimble captures")
 struct TSIPCaptureTests {
-    struct Decoded {
-        var updates: [LocationUpdate] = []
-        var receiver: ReceiverIdentity
-        var fixes: [Fix] { updates.compactMap { if case .fix(let fix) = $0 { fix } else { nil } } }
-        var views: [SkyView] {
-            updates.compactMap {
-                if case .sky(let sky) = $0, !sky.satellites.isEmpty, !sky.satellitesReportedEarlier { sky } else { nil }
-            }
-        }
-        var timedFixes: [Fix] { fixes.filter { $0.time != nil } }
-    }
-
-    static func decode(_ name: String, chunkSize: Int = 4096) throws -> Decoded {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("fixtures/gpsd-binary/\(name)")
-        let log = CaptureLog(Array(try Data(contentsOf: url)))
-        let decoder = ReceiverStreamDecoder(for: log, drivers: ReceiverDrivers.all)
-        var updates: [LocationUpdate] = []
-        log.payload.withUnsafeBytes { payload in
-            var offset = 0
-            while offset < payload.count {
-                let end = min(offset + chunkSize, payload.count)
-                decoder.feed(UnsafeRawBufferPointer(rebasing: payload[offset..<end])) { updates.append($0) }
-                offset = end
-            }
-        }
-        decoder.finish { updates.append($0) }
-        return Decoded(updates: updates, receiver: decoder.receiver)
+    static func decode(_ name: String, chunkSize: Int = 4096) throws -> DecodedCapture {
+        try .fixture(name, drivers: ReceiverDrivers.all, chunkSize: chunkSize)
     }
 
     static func time(_ year: Int, _ month: Int, _ day: Int, _ hour: UInt8, _ minute: UInt8, _ second: UInt8) -> GPSTime {
