@@ -25,6 +25,30 @@ struct ReceiverKeeperTests {
         return (daemon, control)
     }
 
+    /// A generation 9 receiver and a daemon keeping `table` on it, in a folder of their own.
+    static func keeping(table: String) throws -> Keeping {
+        let folder = try makeTemporaryFolder("keeper")
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let metrics = freePort()
+        let (daemon, control) = try daemon(receiver, table: table, folder: folder, metrics: metrics)
+        return Keeping(folder: folder, receiver: receiver, metrics: metrics, daemon: daemon, control: control)
+    }
+
+    /// What ``keeping(table:)`` started.
+    struct Keeping {
+        let folder: URL
+        let receiver: SimulatedUBXReceiver
+        let metrics: Int
+        let daemon: RunningProcess
+        let control: String
+
+        /// Stops the daemon and removes the folder.
+        func stop() {
+            daemon.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
     /// The value of the metric `name` for `receiver` (0 when absent).
     static func metric(_ name: String, of receiver: SimulatedUBXReceiver, port: Int) -> Int {
         let text = (try? WebTests.get("/metrics", port: port).body) ?? ""
@@ -34,12 +58,9 @@ struct ReceiverKeeperTests {
 
     @Test("a tool's conversation while the device comes back from silence: one reconfiguration after it, then quiet; two shows in a row succeed")
     func noLoop() throws {
-        let folder = try makeTemporaryFolder("keeper")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let receiver = try SimulatedUBXReceiver(.generation9)
-        let metrics = freePort()
-        let (daemon, control) = try Self.daemon(receiver, table: "rate=2", folder: folder, metrics: metrics)
-        defer { daemon.stop() }
+        let kept = try Self.keeping(table: "rate=2")
+        defer { kept.stop() }
+        let (receiver, daemon, control, metrics) = (kept.receiver, kept.daemon, kept.control, kept.metrics)
         try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
 
         // A tool holds the receiver (its turn began: `O`) while the receiver loses power
@@ -69,12 +90,9 @@ struct ReceiverKeeperTests {
 
     @Test("one tool waits while another holds the receiver (W, then O when it is free); a third is refused")
     func toolsQueue() throws {
-        let folder = try makeTemporaryFolder("keeper")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let receiver = try SimulatedUBXReceiver(.generation9)
-        let metrics = freePort()
-        let (daemon, control) = try Self.daemon(receiver, table: "rate=2", folder: folder, metrics: metrics)
-        defer { daemon.stop() }
+        let kept = try Self.keeping(table: "rate=2")
+        defer { kept.stop() }
+        let (receiver, daemon, control, metrics) = (kept.receiver, kept.daemon, kept.control, kept.metrics)
         // The keeper's turn ends after it has read the receiver back, not as the table goes in.
         try waitUntil("the keeper's conversation over", within: 15) {
             Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: metrics) == 1
