@@ -90,6 +90,16 @@ struct MetricsTests {
         #expect(Self.samples(collector.exposition())[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 2000)
     }
 
+    /// The server with no clients and one online device, `path`, that has counted `counters`.
+    static func snapshot(of path: String, _ counters: DeviceCounters) -> ServerSnapshot {
+        ServerSnapshot(
+            clients: .init(
+                connected: 0, accepted: 0, cutOff: 0, reportsSent: 0, reportsDropped: 0, requestsRefused: 0,
+                connections: 0, idleClosed: 0, evicted: 0, refusedAtCap: 0),
+            devices: [.init(path: path, online: true, counters: counters, mode: nil, satellitesUsed: nil,
+                            satellitesVisible: nil, sinceLastFix: nil)])
+    }
+
     @Test("gpsfix_bytes_total counts every byte read from the device: UBX and RTCM 3 frames as well as NMEA text")
     func bytesOfEveryProtocol() {
         // A u-blox receiver's port: 300 bytes of NMEA between binary frames, and 394 bytes
@@ -100,14 +110,8 @@ struct MetricsTests {
         counters.framing.bytes = 300
         counters.binaryFraming.bytes = 694
         counters.binaryFraming[UBXFrameRule.self].frames = 4
-        let snapshot = ServerSnapshot(
-            clients: .init(
-                connected: 0, accepted: 0, cutOff: 0, reportsSent: 0, reportsDropped: 0, requestsRefused: 0,
-                connections: 0, idleClosed: 0, evicted: 0, refusedAtCap: 0),
-            devices: [.init(path: "/dev/ttyACM0", online: true, counters: counters, mode: nil, satellitesUsed: nil,
-                            satellitesVisible: nil, sinceLastFix: nil)])
         let collector = MetricsCollector()
-        collector.record(snapshot)
+        collector.record(Self.snapshot(of: "/dev/ttyACM0", counters))
         #expect(Self.samples(collector.exposition())[#"gpsfix_bytes_total{device="/dev/ttyACM0"}"#] == 694)
     }
 
@@ -123,14 +127,8 @@ struct MetricsTests {
         var counters = DeviceCounters()
         counters.binaryFraming = decoder.framer.binaryStatistics
         for (name, statistics) in decoder.driverStatistics { counters.driverAssembly[name] = statistics }
-        let snapshot = ServerSnapshot(
-            clients: .init(
-                connected: 0, accepted: 0, cutOff: 0, reportsSent: 0, reportsDropped: 0, requestsRefused: 0,
-                connections: 0, idleClosed: 0, evicted: 0, refusedAtCap: 0),
-            devices: [.init(path: "/dev/ttyUSB0", online: true, counters: counters, mode: nil, satellitesUsed: nil,
-                            satellitesVisible: nil, sinceLastFix: nil)])
         let collector = MetricsCollector()
-        collector.record(snapshot)
+        collector.record(Self.snapshot(of: "/dev/ttyUSB0", counters))
         let samples = Self.samples(collector.exposition())
         #expect(samples[#"gpsfix_frames_total{device="/dev/ttyUSB0",protocol="CASIC"}"#] == 2)
         #expect(samples[#"gpsfix_epochs_total{device="/dev/ttyUSB0",protocol="CASIC"}"#] == 1)
