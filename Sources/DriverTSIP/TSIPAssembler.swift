@@ -11,6 +11,9 @@ import GPSFix
 ///
 /// Satellites come one per packet (0x5C, 0x5D, A2-00) into a table by channel, as gpsd
 /// keeps them, and a view is reported when a run of them ends.
+///
+/// A timing receiver's 0x8F-AB names the second of the pulse just past, and the 0x8F-AC
+/// after it that pulse's quantisation error: announced together, for the time service.
 public final class TSIPAssembler: DriverAssembler {
     public private(set) var cyclesOpened = 0
     public internal(set) var solutions = 0
@@ -50,6 +53,14 @@ public final class TSIPAssembler: DriverAssembler {
     var notTracking = false
     /// The view being reported, reused.
     var satellites: [Satellite] = []
+    /// The UTC second (since 1970) of the pulse the last 0x8F-AB timed, when its time is
+    /// certain; taken by the 0x8F-AC that follows it.
+    var pulseSecond: Int?
+    /// The pulse announcement the packet being read completed.
+    var pulse: PulseAnnouncement?
+
+    /// A quantisation error this large (ns) is no tick of any receiver's oscillator.
+    static let quantisationErrorLimit: Float = 1_000
 
     public init(_ context: AssemblyContext) {
         reports = EpochReports(rolloverRule: context.rolloverRule)
@@ -68,6 +79,10 @@ public final class TSIPAssembler: DriverAssembler {
         while let byte = body.next() { packet.append(byte) }
         packet.withUnsafeBytes { read($0) }
         reports.emit(emit)
+        if let pulse {
+            emit(.nextPulse(pulse))
+            self.pulse = nil
+        }
     }
 
     public func flush(_ emit: (LocationUpdate) -> Void) {
@@ -85,6 +100,7 @@ public final class TSIPAssembler: DriverAssembler {
             return
         }
         if id != 0x5C && id != 0x5D { endSky() }
+        if id != 0x8F || data.u8(0) != 0xAC { pulseSecond = nil }
         var decoded = true
         switch id {
         case 0x41:
@@ -218,6 +234,10 @@ public final class TSIPAssembler: DriverAssembler {
         guard let utc = time(week: timing.week, seconds: Double(timing.timeOfWeek)) else { return }
         open(utc)
         changed = true
+        // The time of week and week are GPS time whichever time base the flags name.
+        if timing.isCertain, let leapSeconds = reports.leapSeconds {
+            pulseSecond = GPSTime.gpsEpochSince1970 + timing.week * 604_800 + timing.timeOfWeek - leapSeconds
+        }
     }
 
     /// Closes the epoch 0x8F-AB opened. gpsd reports the surveyed position as the fix, and
@@ -237,6 +257,22 @@ public final class TSIPAssembler: DriverAssembler {
         }
         changed = true
         if epochTime != nil { reportFix() }
+        announcePulse(timing.quantisationError)
+    }
+
+    /// Announces the pulse 0x8F-AB timed with the quantisation error 0x8F-AC gave for it.
+    private func announcePulse(_ nanoseconds: Float?) {
+        guard let second = pulseSecond, let nanoseconds else { return }
+        pulseSecond = nil
+        guard abs(nanoseconds) < Self.quantisationErrorLimit else {
+            reports.statistics.valuesOutOfRange += 1
+            return
+        }
+        // Picoseconds, as u-blox gives it: a million attoseconds each.
+        let picoseconds = Int64((Double(nanoseconds) * 1000).rounded())
+        pulse = PulseAnnouncement(
+            second: second, quantisationError: Duration(secondsComponent: 0, attosecondsComponent: picoseconds * 1_000_000),
+            pulse: .past)
     }
 
     private func apply(_ selection: TSIPSelection) {

@@ -115,7 +115,14 @@ struct TSIPLastFix {
 /// 0x8F-AB, primary timing packet: the time of the pulse just past.
 struct TSIPPrimaryTiming {
     var timeOfWeek: Int, week: Int, utcOffset: Int
+    /// Bit 0 UTC (else GPS) time, bit 1 the pulse on UTC (else GPS) seconds, bit 2 the
+    /// time not yet set, bit 3 no UTC parameters (leap seconds unknown), bit 4 the time
+    /// set by the user, not from the satellites.
     var flags: UInt8
+
+    /// Whether the time is the satellites' and its leap seconds known: only then does
+    /// it name the pulse's second.
+    var isCertain: Bool { flags & 0x1C == 0 }
 
     init?(_ data: FrameFields) {
         guard let tow = data.u32(1), let week = data.u16(5), let offset = data.i16(7), let flags = data.u8(9),
@@ -134,6 +141,9 @@ struct TSIPSupplementalTiming {
     var temperature: Float
     /// Radians, radians, metres above the ellipsoid.
     var latitude: Double, longitude: Double, altitudeHAE: Double
+    /// Nanoseconds the pulse just past came before its second's true start (SMT 360,
+    /// SMTx; 0 where the receiver does not give it); `nil` when not a finite number.
+    var quantisationError: Float?
 
     init?(_ data: FrameFields) {
         guard let mode = data.u8(1), let minor = data.u16(10), let decoding = data.u8(12),
@@ -142,6 +152,7 @@ struct TSIPSupplementalTiming {
         else { return nil }
         (receiverMode, minorAlarms, decodingStatus, self.temperature) = (mode, minor, decoding, temperature)
         (self.latitude, self.longitude, altitudeHAE) = (latitude, longitude, altitude)
+        quantisationError = data.f32(60)
     }
 }
 

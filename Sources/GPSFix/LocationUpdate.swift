@@ -10,7 +10,8 @@ public enum LocationUpdate: Hashable, Sendable {
     /// sentence was read, once per receiver second (see ``ReceiverTimeSampler``), for
     /// the time service.
     case receiverTime(TimeSample)
-    /// The receiver's word on its next pulse (u-blox TIM-TP), for the time service.
+    /// The receiver's word on a pulse, its next (u-blox TIM-TP) or the one just past
+    /// (Trimble 0x8F-AB/0x8F-AC), for the time service.
     case nextPulse(PulseAnnouncement)
     /// A sentence as received, start character through checksum, for `nmea` and `raw:1`
     /// watchers.

@@ -56,20 +56,32 @@ public struct TimeSample: Hashable, Sendable {
     }
 }
 
-/// What a receiver says of its next pulse (u-blox TIM-TP): the UTC second it will mark,
-/// and how far from that second's true start its edge will be. A receiver places its pulse
-/// on its own oscillator's ticks, so each pulse is early or late by up to a tick (about
-/// 20 ns on a u-blox 8); the time service moves the pulse's sample by this much.
+/// What a receiver says of a pulse: the UTC second it marks, and how far from that
+/// second's true start its edge is. A receiver places its pulse on its own oscillator's
+/// ticks, so each pulse is early or late by up to a tick (about 20 ns on a u-blox 8); the
+/// time service moves the pulse's sample by this much. u-blox's TIM-TP speaks of the next
+/// pulse, before it; Trimble's 0x8F-AB and 0x8F-AC of the pulse just past, after it.
 public struct PulseAnnouncement: Hashable, Sendable {
-    /// The UTC second, since 1970, the next pulse marks.
+    /// Which pulse an announcement speaks of, and so whether it comes before or after it.
+    public enum Pulse: Hashable, Sendable {
+        /// The receiver's next pulse: announced before its edge (u-blox TIM-TP).
+        case next
+        /// The pulse just past: announced after its edge (Trimble 0x8F-AB with 0x8F-AC).
+        case past
+    }
+
+    /// The UTC second, since 1970, the pulse marks.
     public var second: Int
-    /// How far the pulse's edge will come before the second's true start (u-blox's qErr,
+    /// How far the pulse's edge comes before the second's true start (u-blox's qErr,
     /// positive when the edge is early): the true start is the edge plus this.
     public var quantisationError: Duration
+    /// Whether the pulse is still to come or has just been.
+    public var pulse: Pulse
 
-    public init(second: Int, quantisationError: Duration) {
+    public init(second: Int, quantisationError: Duration, pulse: Pulse = .next) {
         self.second = second
         self.quantisationError = quantisationError
+        self.pulse = pulse
     }
 }
 

@@ -40,6 +40,10 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
 /// receiver time warned of, as gpsd's pulse samples carry its one leap notice; at the
 /// warned end of the day, the pulse of an inserted second is dropped and the one after a
 /// deleted second's eve marks midnight.
+///
+/// A receiver that speaks of its pulses after them (Trimble's 0x8F-AB and 0x8F-AC) has
+/// each pulse held, once it has spoken of the one before, until its word on that pulse
+/// comes; a pulse whose word does not come by the next pulse goes uncorrected.
 public struct PulsePairing: Sendable {
     /// A pulse more than this after the last receiver time is not paired (late).
     public static let maximumDelay = Duration.seconds(1)
@@ -47,19 +51,62 @@ public struct PulsePairing: Sendable {
     public static let fixTimeout = Duration.seconds(2)
 
     private var lastReceiverTime: TimeSample?
+    /// The receiver's last word on its next pulse.
     private var announcement: PulseAnnouncement?
+    /// The receiver's last word on a pulse just past.
+    private var pastAnnouncement: PulseAnnouncement?
+    /// A pulse paired and waiting for the receiver's word on it.
+    private var held: TimeSample?
 
     public init() {}
+
+    /// A pulse's sample, and the quantisation error applied to it when there was one.
+    public typealias Paired = (sample: TimeSample, correction: Duration?)
 
     /// The receiver's time for a cycle, as sent to the clock.
     public mutating func note(_ sample: TimeSample) {
         lastReceiverTime = sample
     }
 
-    /// The receiver's word on its next pulse: the pulse that marks that second is
-    /// corrected by the quantisation error.
-    public mutating func note(_ announcement: PulseAnnouncement) {
-        self.announcement = announcement
+    /// The receiver's word on a pulse. On its next one: the pulse that marks that second
+    /// will be corrected by the quantisation error. On the one just past: the held pulse
+    /// of that second, corrected, to send now.
+    @discardableResult
+    public mutating func note(_ announcement: PulseAnnouncement) -> Paired? {
+        switch announcement.pulse {
+        case .next:
+            self.announcement = announcement
+            return nil
+        case .past:
+            pastAnnouncement = announcement
+            guard let pulse = held, pulse.real.seconds == announcement.second else { return nil }
+            held = nil
+            return Self.corrected(pulse, by: announcement)
+        }
+    }
+
+    /// A paired pulse, to send now (corrected if the receiver's word on it came already),
+    /// or held (`nil`) for that word when the receiver spoke of the pulse before after it.
+    public mutating func hold(_ pulse: Paired) -> Paired? {
+        guard let past = pastAnnouncement else { return pulse }
+        if past.second == pulse.sample.real.seconds { return Self.corrected(pulse.sample, by: past) }
+        guard past.second == pulse.sample.real.seconds - 1 else { return pulse }
+        held = pulse.sample
+        return nil
+    }
+
+    /// The held pulse, when the next pulse came before the receiver's word on it: to send
+    /// uncorrected.
+    public mutating func takeOverdue() -> TimeSample? {
+        defer { held = nil }
+        return held
+    }
+
+    /// The edge came `quantisationError` before the second's true start: the system clock
+    /// read `clock + quantisationError` at that start.
+    private static func corrected(_ pulse: TimeSample, by announcement: PulseAnnouncement) -> Paired {
+        let correction = announcement.quantisationError
+        return (TimeSample(real: pulse.real, clock: pulse.clock + correction, leap: pulse.leap), correction)
     }
 
     /// The sample a pulse at `clock` gives, or why it gives none.
@@ -69,7 +116,7 @@ public struct PulsePairing: Sendable {
 
     /// The sample a pulse at `clock` gives, with the quantisation error applied to it
     /// when the receiver announced one for that second, or why it gives none.
-    public func pairWithCorrection(_ clock: WallTime) -> Result<(sample: TimeSample, correction: Duration?), PulseRejection> {
+    public func pairWithCorrection(_ clock: WallTime) -> Result<Paired, PulseRejection> {
         guard let last = lastReceiverTime else { return .failure(.noFix) }
         let delay = clock.duration(since: last.clock)
         if delay <= .zero { return .failure(.early) }
@@ -78,13 +125,9 @@ public struct PulsePairing: Sendable {
         var second = last.real.seconds + 1
         if second % 86_400 == 0, last.leap == .insertion { return .failure(.leapSecond) }
         if second % 86_400 == 86_399, last.leap == .deletion { second += 1 }  // 23:59:59 left out
-        guard let announcement, announcement.second == second else {
-            return .success((TimeSample(real: WallTime(seconds: second), clock: clock, leap: last.leap), nil))
-        }
-        // The edge came `quantisationError` before the second's true start: the system
-        // clock read `clock + quantisationError` at that start.
-        let correction = announcement.quantisationError
-        return .success((TimeSample(real: WallTime(seconds: second), clock: clock + correction, leap: last.leap), correction))
+        let sample = TimeSample(real: WallTime(seconds: second), clock: clock, leap: last.leap)
+        guard let announcement, announcement.second == second else { return .success((sample, nil)) }
+        return .success(Self.corrected(sample, by: announcement))
     }
 }
 

@@ -8,11 +8,12 @@ import NIOConcurrencyHelpers
 /// Receiver times are offered from the devices' tasks into a bounded queue (the newest
 /// kept) and sent from the service's own task, corrected by the device's time offset.
 /// Each pulse is paired with the receiver's time (``PulsePairing``) and sent when the
-/// pair holds. What is sent is reported through `report` (gpsd's TOFF and PPS objects).
+/// pair holds; a receiver's word on a pulse just past goes through the same queue, and
+/// sends the pulse it held for it. What is sent is reported through `report` (gpsd's TOFF and PPS objects).
 public final class TimeService: Sendable {
     /// gpsd's precision for receiver time from NMEA: half a second.
     public static let receiverTimePrecision = -1
-    /// Receiver times waiting to be sent, at most.
+    /// Receiver times and words on pulses past waiting to be taken, at most.
     static let queueCapacity = 16
 
     /// One device's time service.
@@ -48,8 +49,14 @@ public final class TimeService: Sendable {
 
     private let devices: [Device]
     private let states: [String: DeviceState]
-    private let queue: AsyncStream<(device: String, sample: TimeSample)>
-    private let enqueue: AsyncStream<(device: String, sample: TimeSample)>.Continuation
+    /// What the devices' tasks offer the service's own task.
+    private enum Offer {
+        case receiverTime(TimeSample)
+        case pastPulse(PulseAnnouncement)
+    }
+
+    private let queue: AsyncStream<(device: String, offer: Offer)>
+    private let enqueue: AsyncStream<(device: String, offer: Offer)>.Continuation
     private let report: @Sendable (TimeReport, String) -> Void
     private let logger: Logger
 
@@ -70,19 +77,26 @@ public final class TimeService: Sendable {
     /// queue has no room for pushes out the oldest, counted.
     public func offer(_ sample: TimeSample, of device: String) {
         guard let state = states[device] else { return }
-        if case .dropped = enqueue.yield((device, sample)) { state.withLock { $0.counters.receiverTimesDropped += 1 } }
+        if case .dropped = enqueue.yield((device, .receiverTime(sample))) {
+            state.withLock { $0.counters.receiverTimesDropped += 1 }
+        }
     }
 
-    /// The receiver's word on its next pulse (u-blox TIM-TP): the pulse that marks that
-    /// second is corrected by its quantisation error.
+    /// The receiver's word on a pulse: the pulse that marks that second is corrected by
+    /// its quantisation error. Its next pulse (u-blox TIM-TP) is noted at once; the pulse
+    /// just past (Trimble 0x8F-AB/0x8F-AC), held for it, is sent from the queue.
     public func offer(_ announcement: PulseAnnouncement, of device: String) {
-        states[device]?.withLock { $0.pairing.note(announcement) }
+        guard let state = states[device] else { return }
+        switch announcement.pulse {
+        case .next: _ = state.withLock { $0.pairing.note(announcement) }
+        case .past: enqueue.yield((device, .pastPulse(announcement)))
+        }
     }
 
     /// Sends what is offered and waits for pulses, until cancelled.
     public func run() async {
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await self.sendReceiverTimes() }
+            group.addTask { await self.sendOffered() }
             for device in devices {
                 guard let source = device.pulses else { continue }
                 group.addTask { await self.sendPulses(of: device, from: source) }
@@ -106,10 +120,18 @@ public final class TimeService: Sendable {
         return text
     }
 
-    private func sendReceiverTimes() async {
+    private func sendOffered() async {
         let byName = Dictionary(devices.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        for await (name, observed) in queue {
+        for await (name, offer) in queue {
             guard let device = byName[name], let state = states[name] else { continue }
+            let observed: TimeSample
+            switch offer {
+            case .receiverTime(let sample):
+                observed = sample
+            case .pastPulse(let announcement):
+                if let pulse = state.withLock({ $0.pairing.note(announcement) }) { send(pulse, of: device, state: state) }
+                continue
+            }
             // A receiver whose sentences arrive late is corrected by moving the observation back.
             let sample = TimeSample(real: observed.real, clock: observed.clock - device.timeOffset, leap: observed.leap)
             state.withLock { state in
@@ -127,21 +149,31 @@ public final class TimeService: Sendable {
         logger.info("waiting for pulses", metadata: ["device": "\(device.name)", "pps": "\(source.name)"])
         do {
             for try await edge in source.pulses() {
-                let verdict = state.withLock { state in
+                let (overdue, pulse) = state.withLock { state -> (TimeSample?, PulsePairing.Paired?) in
                     state.counters.pulsesSeen += 1
-                    let verdict = state.pairing.pairWithCorrection(edge)
-                    if case .failure(let why) = verdict { state.counters.pulsesDropped[why, default: 0] += 1 }
-                    return verdict
+                    let overdue = state.pairing.takeOverdue()
+                    switch state.pairing.pairWithCorrection(edge) {
+                    case .success(let pulse):
+                        return (overdue, state.pairing.hold(pulse))
+                    case .failure(let why):
+                        state.counters.pulsesDropped[why, default: 0] += 1
+                        return (overdue, nil)
+                    }
                 }
-                guard case .success(let (sample, correction)) = verdict else { continue }
-                deliver(sample, of: device, to: device.pulseSinks, precision: device.pulsePrecision, state: state)
-                report(TimeReport(kind: .pulse, sample: sample, precision: device.pulsePrecision,
-                                  sharedMemoryUnit: device.pulseUnit, quantisationError: correction), device.name)
+                if let overdue { send((overdue, nil), of: device, state: state) }
+                if let pulse { send(pulse, of: device, state: state) }
             }
         } catch {
             if Task.isCancelled { return }
             logger.warning("no pulses: \(error)", metadata: ["device": "\(device.name)", "pps": "\(source.name)"])
         }
+    }
+
+    /// Sends a pulse's sample to the device's pulse sinks, and reports it.
+    private func send(_ pulse: PulsePairing.Paired, of device: Device, state: DeviceState) {
+        deliver(pulse.sample, of: device, to: device.pulseSinks, precision: device.pulsePrecision, state: state)
+        report(TimeReport(kind: .pulse, sample: pulse.sample, precision: device.pulsePrecision,
+                          sharedMemoryUnit: device.pulseUnit, quantisationError: pulse.correction), device.name)
     }
 
     /// Sends to every sink, counting; a sink's first failure in a row is logged, and its

@@ -127,6 +127,30 @@ struct PairingTests {
         #expect(pairing.pair(edge) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: edge)))
     }
 
+    @Test("a pulse a receiver speaks of after it (TSIP 0x8F-AB/0x8F-AC) is held for its word and moved by its error; one whose word does not come goes uncorrected")
+    func pastPulse() throws {
+        var pairing = PulsePairing()
+        func pulse(_ second: Int) throws -> PulsePairing.Paired {
+            pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + second - 1), clock: epoch + .seconds(second - 1) + .milliseconds(100)))
+            return try pairing.pairWithCorrection(epoch + .seconds(second)).get()
+        }
+        // Before the receiver has spoken of a pulse: sent at once, uncorrected.
+        let first = try pulse(11)
+        #expect(pairing.hold(first).map(\.correction) == .some(nil))
+        pairing.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
+        // Second 12's pulse waits for its word, which moves it by its error.
+        #expect(pairing.takeOverdue() == nil)
+        #expect(pairing.hold(try pulse(12)) == nil)
+        let word = pairing.note(PulseAnnouncement(second: epoch.seconds + 12, quantisationError: .nanoseconds(-7), pulse: .past))
+        let released = try #require(word)
+        #expect(released.sample == TimeSample(real: WallTime(seconds: epoch.seconds + 12), clock: epoch + .seconds(12) - .nanoseconds(7)))
+        #expect(released.correction == .nanoseconds(-7))
+        // Second 13's word never comes: at the next pulse it is given back as captured.
+        #expect(pairing.hold(try pulse(13)) == nil)
+        #expect(pairing.takeOverdue() == TimeSample(real: WallTime(seconds: epoch.seconds + 13), clock: epoch + .seconds(13)))
+        #expect(pairing.hold(try pulse(14)).map(\.correction) == .some(nil))
+    }
+
     @Test("receiver times offered faster than they are sent keep the newest, and the dropped ones are counted")
     func boundedQueue() async throws {
         let sink = RecordingSink(name: "receiver")

@@ -1,3 +1,4 @@
+import DriverTSIP
 import Foundation
 import GPSFix
 import GPSFixTime
@@ -50,17 +51,45 @@ func timTP(second: Int, quantisationError: Duration) -> [UInt8] {
     return UBXFrame.encode(messageClass: 0x0D, id: 0x01, payload: payload)
 }
 
-@Suite("TIM-TP's quantisation error, through the time service into chronyd", .serialized,
+/// Trimble's 0x8F-AB and 0x8F-AC for the pulse of `second` just past, as an SMT 360 sends
+/// them after it: GPS time, 18 leap seconds, the time certain; the quantisation error in
+/// nanoseconds at 0x8F-AC bytes 60-63.
+func tsipTiming(second: Int, quantisationError: Duration) -> [UInt8] {
+    let leapSeconds = 18
+    let gps = second - 315_964_800 + leapSeconds
+    let time = GPSTime(millisecondsSince1970: (second + leapSeconds) * 1000)
+    func put<T: FixedWidthInteger>(_ value: T, at offset: Int, in data: inout [UInt8]) {
+        withUnsafeBytes(of: value.bigEndian) { data.replaceSubrange(offset..<(offset + $0.count), with: $0) }
+    }
+    var primary = [UInt8](repeating: 0, count: 17)
+    primary[0] = 0xAB
+    put(UInt32(gps % 604_800), at: 1, in: &primary)
+    put(UInt16(gps / 604_800), at: 5, in: &primary)
+    put(Int16(leapSeconds), at: 7, in: &primary)
+    primary[9] = 0  // GPS time, pulse on GPS seconds, time set, UTC parameters known, from the satellites
+    primary[10...13] = [time.time.second, time.time.minute, time.time.hour, UInt8(time.day)]
+    primary[14] = UInt8(time.month)
+    put(UInt16(time.year), at: 15, in: &primary)
+    var supplemental = [UInt8](repeating: 0, count: 68)
+    supplemental[0] = 0xAC
+    supplemental[1] = 7  // overdetermined clock
+    let nanoseconds = Double(quantisationError.components.attoseconds) / 1e9
+    put(Float(nanoseconds).bitPattern, at: 60, in: &supplemental)
+    return TSIPFrameRule.frame(id: 0x8F, data: primary) + TSIPFrameRule.frame(id: 0x8F, data: supplemental)
+}
+
+@Suite("A receiver's quantisation error (u-blox TIM-TP, Trimble 0x8F-AB/0x8F-AC), through the time service into chronyd", .serialized,
        .enabled(if: TestChronyd.isUsable, "needs root and chronyd (Debian chrony)"))
 struct PulseCorrectionTests {
-    @Test("simulated pulses paired with TIM-TP reach chronyd at the seconds' true starts; uncorrected, they carry the sawtooth")
+    @Test("simulated pulses paired with TIM-TP, or with TSIP's timing packets after them, reach chronyd at the seconds' true starts; uncorrected, they carry the sawtooth")
     func correction() async throws {
         let folder = try makeTemporaryFolder("qerr")
         defer { try? FileManager.default.removeItem(at: folder) }
         chmod(folder.path, 0o700)
         let configuration = """
             refclock SOCK \(folder.path)/raw.sock refid RAW poll 0 noselect
-            refclock SOCK \(folder.path)/qerr.sock refid QERR poll 0 noselect
+            refclock SOCK \(folder.path)/ubx.sock refid UBX poll 0 noselect
+            refclock SOCK \(folder.path)/tsip.sock refid TSIP poll 0 noselect
             bindcmdaddress \(folder.path)/chronyc.sock
             cmdport 0
             pidfile \(folder.path)/chronyd.pid
@@ -68,17 +97,16 @@ struct PulseCorrectionTests {
         try configuration.write(to: folder.appendingPathComponent("chrony.conf"), atomically: true, encoding: .utf8)
         let chronyd = try RunningProcess(TestChronyd.executable, ["-x", "-d", "-u", "root", "-f", folder.appendingPathComponent("chrony.conf").path])
         defer { chronyd.stop() }
-        try waitUntil("chronyd's sockets") { FileManager.default.fileExists(atPath: folder.appendingPathComponent("qerr.sock").path) }
+        try waitUntil("chronyd's sockets") { FileManager.default.fileExists(atPath: folder.appendingPathComponent("tsip.sock").path) }
 
         let pulses = SimulatedPulses(error: sawtooth)
-        let reports = Locked<[TimeReport]>([])
+        let reports = Locked<[String: [TimeReport]]>([:])
         let service = TimeService(
-            devices: [
-                .init(name: "raw", pulseSinks: [try ChronySocket(path: folder.appendingPathComponent("raw.sock").path)], pulses: pulses),
-                .init(name: "qerr", pulseSinks: [try ChronySocket(path: folder.appendingPathComponent("qerr.sock").path)], pulses: pulses),
-            ],
+            devices: try ["raw", "ubx", "tsip"].map { name in
+                .init(name: name, pulseSinks: [try ChronySocket(path: folder.appendingPathComponent("\(name).sock").path)], pulses: pulses)
+            },
             logger: Logger(label: "test")
-        ) { report, device in if device == "qerr" { reports.withLock { $0.append(report) } } }
+        ) { report, device in reports.withLock { $0[device, default: []].append(report) } }
         let running = Task { await service.run() }
         defer { running.cancel() }
 
@@ -94,39 +122,49 @@ struct PulseCorrectionTests {
             return (text, sources)
         }
 
-        // Each second, after its pulse: the receiver's time of that second, and TIM-TP for
-        // the next pulse, decoded from UBX bytes as the daemon decodes them; until chronyd
-        // holds 6 samples of each (it keeps about 9; 40 s at the most: a
-        // sanitised run is slower).
+        // Each second, after its pulse: the receiver's time of that second, TIM-TP for the
+        // next pulse and TSIP's timing packets for the one just past, decoded as the daemon
+        // decodes them; until chronyd holds 6 samples of each (it keeps about 9; 40 s at
+        // the most: a sanitised run is slower).
         let decoder = ReceiverStreamDecoder()
+        let tsipDecoder = ReceiverStreamDecoder(drivers: [TSIPDriver.self])
+        let refids = ["RAW", "UBX", "TSIP"]
         for round in 0..<40 {
-            if round >= 10, let sources = try? statistics().sources,
-                (sources["RAW"]?.samples ?? 0) >= 6, (sources["QERR"]?.samples ?? 0) >= 6
-            {
+            if round >= 10, let sources = try? statistics().sources, refids.allSatisfy({ (sources[$0]?.samples ?? 0) >= 6 }) {
                 break
             }
             let now = WallTime.systemNow()
             try await Task.sleep(for: .nanoseconds(1_100_000_000 - now.nanoseconds))
             let second = now.seconds + 1
-            for device in ["raw", "qerr"] {
+            for device in ["raw", "ubx", "tsip"] {
                 service.offer(TimeSample(real: WallTime(seconds: second), clock: WallTime.systemNow()), of: device)
             }
             timTP(second: second + 1, quantisationError: sawtooth(second + 1)).withUnsafeBytes { bytes in
                 decoder.feed(bytes) { update in
-                    if case .nextPulse(let announcement) = update { service.offer(announcement, of: "qerr") }
+                    if case .nextPulse(let announcement) = update { service.offer(announcement, of: "ubx") }
+                }
+            }
+            tsipTiming(second: second, quantisationError: sawtooth(second)).withUnsafeBytes { bytes in
+                tsipDecoder.feed(bytes) { update in
+                    if case .nextPulse(let announcement) = update { service.offer(announcement, of: "tsip") }
                 }
             }
         }
         let (text, sources) = try statistics()
         let raw = try #require(sources["RAW"]?.deviation, "chronyc sourcestats: \(text)")
-        let corrected = try #require(sources["QERR"]?.deviation, "chronyc sourcestats: \(text)")
-        #expect((sources["RAW"]?.samples ?? 0) >= 6 && (sources["QERR"]?.samples ?? 0) >= 6, "chronyc sourcestats: \(text)")
-        print(String(format: "simulated pulses, chronyd's std dev: uncorrected %.1f ns, with TIM-TP's qErr %.1f ns", raw * 1e9, corrected * 1e9))
+        let ubx = try #require(sources["UBX"]?.deviation, "chronyc sourcestats: \(text)")
+        let tsip = try #require(sources["TSIP"]?.deviation, "chronyc sourcestats: \(text)")
+        #expect(refids.allSatisfy { (sources[$0]?.samples ?? 0) >= 6 }, "chronyc sourcestats: \(text)")
+        print(String(format: "simulated pulses, chronyd's std dev: uncorrected %.1f ns, with TIM-TP's qErr %.1f ns, with TSIP's %.1f ns",
+                     raw * 1e9, ubx * 1e9, tsip * 1e9))
         #expect(raw > 4e-9, "the sawtooth reaches chronyd uncorrected: \(text)")
-        #expect(corrected < raw / 4, "TIM-TP's correction removes it: \(text)")
+        #expect(ubx < raw / 4, "TIM-TP's correction removes it: \(text)")
+        #expect(tsip < raw / 4, "0x8F-AC's correction, applied to the pulse 0x8F-AB timed, removes it: \(text)")
         // gpsd's PPS report carries the error applied, in picoseconds.
-        let applied = reports.withLock { $0.compactMap(\.quantisationError) }
-        #expect(applied.count >= 8)
-        #expect(applied.allSatisfy { $0 >= .nanoseconds(-20) && $0 <= .nanoseconds(20) })
+        for device in ["ubx", "tsip"] {
+            let applied = reports.withLock { $0[device, default: []].compactMap(\.quantisationError) }
+            #expect(applied.count >= 8, "\(device)")
+            #expect(applied.allSatisfy { $0 >= .nanoseconds(-20) && $0 <= .nanoseconds(20) }, "\(device)")
+        }
     }
 }
