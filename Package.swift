@@ -248,7 +248,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: [
                 "GPSFixDaemonMain", "GPSFixToolMain", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "GPSFixTime", "ReceiverFraming",
-                "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "TestSupport", "DriverTSIP", .product(name: "Logging", package: "swift-log"),
             ]),
     ] + driverModules.flatMap { module -> [Target] in
         [
