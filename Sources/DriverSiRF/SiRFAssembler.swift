@@ -133,18 +133,10 @@ public final class SiRFAssembler: DriverAssembler {
         fix.time = time
         fix.timeIsUnconfirmed = reports.leapSeconds == nil
         (fix.mode, fix.status) = Self.solution(navigation.mode1)
-        let (x, y, z) = (Double(navigation.x), Double(navigation.y), Double(navigation.z))
-        // An ECEF point at the Earth's centre is none.
-        if fix.mode >= .twoDimensional, abs(x) + abs(y) + abs(z) > 10 {
-            let point = Geodesy.geodetic(x: x, y: y, z: z)
-            Self.setPosition(&fix, latitude: point.latitude, longitude: point.longitude, height: point.height)
-            let velocity = Geodesy.localVelocity(
-                x: navigation.velocityX, y: navigation.velocityY, z: navigation.velocityZ, latitude: point.latitude,
-                longitude: point.longitude)
-            fix.velocity = velocity
-            fix.speed = (velocity.north * velocity.north + velocity.east * velocity.east).squareRoot()
-            fix.track = Geodesy.bearing(east: velocity.east, north: velocity.north)
-            if fix.mode == .threeDimensional { fix.climb = -velocity.down }
+        if fix.mode >= .twoDimensional {
+            fix.setPosition(
+                ecef: (Double(navigation.x), Double(navigation.y), Double(navigation.z)),
+                velocity: (navigation.velocityX, navigation.velocityY, navigation.velocityZ))
         }
         if fix.mode == .threeDimensional { reports.sky.pdop = navigation.hdop }
         close(fix)
@@ -197,8 +189,7 @@ public final class SiRFAssembler: DriverAssembler {
         if type & 0x40 != 0 { fix.time = Self.utc(extended) }
         (fix.mode, fix.status) = Self.solution(type & 0x87)
         if fix.mode >= .twoDimensional {
-            Self.setPosition(
-                &fix, latitude: extended.latitude, longitude: extended.longitude, height: extended.altitude)
+            fix.setPosition(latitude: extended.latitude, longitude: extended.longitude, height: extended.altitude)
             fix.speed = extended.speed
             fix.track = extended.track
             if fix.mode == .threeDimensional { fix.climb = extended.climb }
@@ -238,15 +229,6 @@ public final class SiRFAssembler: DriverAssembler {
         case 120...158: SatelliteIdentity(prn: prn, gnss: .sbas, svid: prn)
         default: nil
         }
-    }
-
-    static func setPosition(_ fix: inout Fix, latitude: Double, longitude: Double, height: Double) {
-        let separation = Geoid.separation(latitude: latitude, longitude: longitude)
-        fix.latitude = latitude
-        fix.longitude = longitude
-        fix.altitudeHAE = height
-        fix.altitudeMSL = height - separation
-        fix.geoidSeparation = separation
     }
 
     /// MID 98's UTC time; `nil` for fields no time has.

@@ -137,7 +137,7 @@ public final class SkytraqAssembler: DriverAssembler {
         default: reports.fix.mode = .noFix
         }
         if reports.fix.mode >= .twoDimensional, let position = status.position {
-            setPosition(ecef: position, velocity: status.velocity)
+            reports.fix.setPosition(ecef: position, velocity: status.velocity)
         }
         reports.sky.gdop = status.gdop
         reports.sky.pdop = status.pdop
@@ -168,37 +168,11 @@ public final class SkytraqAssembler: DriverAssembler {
             reports.fix.altitudeHAE = data.altitudeHAE
             reports.fix.altitudeMSL = data.altitudeMSL
             reports.fix.geoidSeparation = data.altitudeHAE - data.altitudeMSL
-            setVelocity(ecef: data.velocity, latitude: data.latitude, longitude: data.longitude)
+            reports.fix.setMotion(ecef: data.velocity, latitude: data.latitude, longitude: data.longitude)
         }
         (reports.sky.gdop, reports.sky.pdop, reports.sky.hdop) = (data.gdop, data.pdop, data.hdop)
         (reports.sky.vdop, reports.sky.tdop) = (data.vdop, data.tdop)
         endEpoch()
-    }
-
-    /// Sets the fix's position from an ECEF point (none at the Earth's centre, gpsd's test
-    /// of an empty solution), and its motion from an ECEF velocity.
-    private func setPosition(
-        ecef position: (x: Double, y: Double, z: Double), velocity: (x: Double, y: Double, z: Double)?
-    ) {
-        guard abs(position.x) + abs(position.y) + abs(position.z) > 10 else { return }
-        let point = Geodesy.geodetic(x: position.x, y: position.y, z: position.z)
-        let separation = Geoid.separation(latitude: point.latitude, longitude: point.longitude)
-        reports.fix.latitude = point.latitude
-        reports.fix.longitude = point.longitude
-        reports.fix.altitudeHAE = point.height
-        reports.fix.altitudeMSL = point.height - separation
-        reports.fix.geoidSeparation = separation
-        if let velocity { setVelocity(ecef: velocity, latitude: point.latitude, longitude: point.longitude) }
-    }
-
-    /// Speed and track from an ECEF velocity, and climb in a 3D fix.
-    private func setVelocity(ecef velocity: (x: Double, y: Double, z: Double), latitude: Double, longitude: Double) {
-        let local = Geodesy.localVelocity(
-            x: velocity.x, y: velocity.y, z: velocity.z, latitude: latitude, longitude: longitude)
-        reports.fix.velocity = local
-        reports.fix.speed = (local.north * local.north + local.east * local.east).squareRoot()
-        reports.fix.track = Geodesy.bearing(east: local.east, north: local.north)
-        if reports.fix.mode == .threeDimensional { reports.fix.climb = -local.down }
     }
 
     static let millisecondsPerWeek = 604_800_000

@@ -303,11 +303,6 @@ public final class TSIPAssembler: DriverAssembler {
             reports.statistics.valuesOutOfRange += 1
             return
         }
-        reports.fix.latitude = latitude
-        reports.fix.longitude = longitude
-        reports.fix.altitudeHAE = altitudeHAE
-        let separation = Geoid.separation(latitude: latitude, longitude: longitude)
-        reports.fix.geoidSeparation = separation
-        reports.fix.altitudeMSL = altitudeHAE - separation
+        reports.fix.setPosition(latitude: latitude, longitude: longitude, height: altitudeHAE)
     }
 }

@@ -36,18 +36,9 @@ extension UBXAssembler {
         let position = solution.position
         // An ECEF point at the Earth's centre is none (gpsd's test).
         if fix.mode >= .twoDimensional, abs(position.x) + abs(position.y) + abs(position.z) > 10 {
-            let point = Geodesy.geodetic(x: solution.position.x, y: solution.position.y, z: solution.position.z)
-            let separation = Geoid.separation(latitude: point.latitude, longitude: point.longitude)
-            setPosition(
-                latitude: point.latitude, longitude: point.longitude, height: point.height,
-                heightMSL: point.height - separation)
-            let velocity = Geodesy.localVelocity(
-                x: solution.velocity.x, y: solution.velocity.y, z: solution.velocity.z, latitude: point.latitude,
-                longitude: point.longitude)
-            fix.velocity = velocity
-            fix.speed = (velocity.north * velocity.north + velocity.east * velocity.east).squareRoot()
-            fix.track = Geodesy.bearing(east: velocity.east, north: velocity.north)
-            if fix.mode == .threeDimensional { fix.climb = -velocity.down }
+            fix.setPosition(
+                ecef: (position.x, position.y, position.z),
+                velocity: (solution.velocity.x, solution.velocity.y, solution.velocity.z))
             fix.sphericalError = solution.positionAccuracy
             fix.speedError = solution.speedAccuracy
         }
