@@ -41,6 +41,10 @@ public final class CASICAssembler: DriverAssembler {
     }
 
     private func read(_ frame: UnsafeRawBufferPointer) {
+        guard frame.count >= CASICFrameRule.overhead else {
+            reports.statistics.decodingErrors += 1
+            return
+        }
         let id = frame[5]
         let payload = FrameFields(
             UnsafeRawBufferPointer(rebasing: frame[CASICFrameRule.headerLength..<(frame.count - 4)]), bigEndian: false)
@@ -85,6 +89,9 @@ public final class CASICAssembler: DriverAssembler {
     }
 
     private static func differ(_ a: UInt32, _ b: UInt32) -> Bool { (a > b ? a - b : b - a) > 10 }
+
+    /// The most satellites an epoch's view holds: three systems' lists, of at most 64 each.
+    public static let maximumSatellites = 192
 
     private func apply(_ solution: CASICPositionVelocity) {
         solutions += 1
@@ -141,7 +148,9 @@ public final class CASICAssembler: DriverAssembler {
             case CASICMessage.glonassSatellites: .glonass
             default: .gps
             }
-        for index in 0..<list.count {
+        // Three systems' lists an epoch: a receiver repeating them within one epoch adds
+        // no more than that.
+        for index in 0..<list.count where satellites.count < Self.maximumSatellites {
             let entry = list[index]
             guard let identity = SatelliteIdentity(gnss: gnss, svid: entry.svid) else { continue }
             satellites.append(

@@ -19,7 +19,6 @@ public final class TSIPAssembler: DriverAssembler {
     public internal(set) var solutions = 0
     public internal(set) var subtypes: (subtype: String?, subtype1: String?) = (nil, nil)
     public internal(set) var identityChanges = 0
-    public var cyclesEmitted: Int { reports.statistics.epochs }
     /// What the assembler has seen.
     public var statistics: EpochReports.Statistics { reports.statistics }
 
@@ -178,7 +177,8 @@ public final class TSIPAssembler: DriverAssembler {
     private func apply(_ time: TSIPGPSTime) {
         guard time.week > 0 else { return }
         week = time.week
-        takeLeapSeconds(Int(time.utcOffset))
+        // A float: any finite value can come, and only a whole number of seconds is one.
+        takeLeapSeconds(Int(exactly: time.utcOffset.rounded(.towardZero)) ?? 0)
         guard let utc = self.time(week: time.week, seconds: Double(time.timeOfWeek)) else { return }
         open(utc)
         changed = true
@@ -235,8 +235,10 @@ public final class TSIPAssembler: DriverAssembler {
         open(utc)
         changed = true
         // The time of week and week are GPS time whichever time base the flags name.
-        if timing.isCertain, let leapSeconds = reports.leapSeconds {
-            pulseSecond = GPSTime.gpsEpochSince1970 + timing.week * 604_800 + timing.timeOfWeek - leapSeconds
+        // The second as the fix names it, a lost 1024 weeks restored, so that the pulse
+        // pairs with the receiver time sampled from that fix.
+        if timing.isCertain, reports.leapSeconds != nil {
+            pulseSecond = Int(exactly: utc.secondsSince1970.rounded())
         }
     }
 

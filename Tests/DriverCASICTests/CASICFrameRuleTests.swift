@@ -56,3 +56,23 @@ struct CASICFrameRuleTests {
         #expect(frames([0xBA, 0xCE, 0x04, 0x10, 0x01, 0x10] + [UInt8](repeating: 0, count: 40)).frames.isEmpty)
     }
 }
+
+@Suite("CASIC from a receiver that lies")
+struct CASICHostileInputTests {
+    @Test("satellite lists repeated within one epoch add no more than three systems' worth")
+    func repeatedLists() throws {
+        // NAV-GPSINFO of one epoch (runTime 1000) listing 20 satellites, sent 40 times, then
+        // a message of the next epoch (runTime 2000) closing it.
+        var list: [UInt8] = [0xE8, 0x03, 0x00, 0x00, 20, 20, 0, 0]
+        for svid in 1...20 { list += [0, UInt8(svid), 1, 7, 40, 45, 0x5A, 0x00, 0, 0, 0, 0] }
+        let info = CASICFrameRule.frame(class: 0x01, id: 0x20, payload: list)
+        let next = CASICFrameRule.frame(class: 0x01, id: 0x00, payload: [0xD0, 0x07, 0, 0] + [UInt8](repeating: 0, count: 76))
+        let assembler = CASICAssembler(AssemblyContext())
+        var views: [SkyView] = []
+        for frame in Array(repeating: info, count: 40) + [next] {
+            frame.withUnsafeBytes { assembler.add($0) { if case .sky(let sky) = $0, !sky.satellites.isEmpty { views.append(sky) } } }
+        }
+        let view = try #require(views.first)
+        #expect(view.satellites.count == CASICAssembler.maximumSatellites)
+    }
+}

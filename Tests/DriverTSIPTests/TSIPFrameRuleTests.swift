@@ -1,4 +1,5 @@
 import GPSFix
+import ReceiverDrivers
 import ReceiverFraming
 import Testing
 
@@ -155,5 +156,30 @@ struct TSIPSyntheticPacketTests {
         #expect(result.views.first?.satellites.map(\.snr) == [26])
         #expect(result.views.last?.satellites.map(\.identity.prn) == [6, 9])
         #expect(result.views.last?.satellites.map(\.snr) == [31, 26])
+    }
+}
+
+/// What a receiver sends is input: absurd values, and stray packets in another protocol's stream.
+@Suite("TSIP from a receiver that lies")
+struct TSIPHostileInputTests {
+    @Test("a 0x41 whose UTC offset is 1e19 or -1e30 is no leap-second count, and no crash", arguments: [Float(1e19), -1e30])
+    func absurdOffset(offset: Float) throws {
+        let packet = TSIPFrameRule.frame(id: 0x41, data: TSIPSyntheticPacketTests.float(5073) + [0x05, 0x7B]
+            + TSIPSyntheticPacketTests.float(offset))
+        let result = TSIPSyntheticPacketTests().run([packet])
+        let fix = try #require(result.fixes.first)
+        #expect(fix.leapSeconds == nil)
+    }
+
+    @Test("a stray TSIP packet in an NMEA stream does not make the device a Trimble")
+    func strayPacket() {
+        let decoder = ReceiverStreamDecoder(drivers: ReceiverDrivers.all)
+        // 0x46, receiver health: a packet TSIP's rule knows (so it is framed), no epoch.
+        let stream = Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n".utf8)
+            + TSIPFrameRule.frame(id: 0x46, data: [0x00, 0x00])
+            + Array("$GPGGA,081413.000,5541.1959,N,03737.2894,E,1,5,4.87,66.2,M,14.5,M,,*69\r\n".utf8)
+        stream.withUnsafeBytes { decoder.feed($0) { _ in } }
+        #expect(decoder.framer.binaryStatistics[TSIPFrameRule.self].frames == 1)
+        #expect(decoder.receiver.driver == "NMEA0183")
     }
 }
