@@ -42,7 +42,6 @@ public enum TSIPFrameRule: FrameRule {
     /// count in 0x6D's high nibble) and `seventeenth` its byte 17 (0x6C's count).
     static func expectedLength(id: UInt8, data count: Int, first: UInt8, seventeenth: UInt8) -> Bool {
         switch id {
-        case 0x13: return count >= 1
         case 0x1C: return (first == 0x81 || first == 0x83) && count >= 10
         case 0x41, 0x45: return count == 10
         case 0x46: return count == 2

@@ -52,7 +52,7 @@ public final class ReceiverStreamDecoder {
     /// Called with every accepted sentence, before it is decoded (for raw watchers and
     /// recording); the sentence is borrowed, valid during the call only.
     @exclusivity(unchecked) public var onSentence: ((NMEASentence) -> Void)?
-    /// Called with every accepted binary frame (UBX or RTCM 3) as it was received,
+    /// Called with every accepted binary frame (UBX, RTCM 3 or a driver's) as it was received,
     /// borrowed, valid during the call only.
     @exclusivity(unchecked) public var onBinaryFrame: ((UnsafeRawBufferPointer) -> Void)?
     /// When the bytes being fed were read (``ByteChunk/readAt``), set before each chunk.
@@ -60,7 +60,7 @@ public final class ReceiverStreamDecoder {
     /// When the open cycle's first frame was read: while a cycle's fix is emitted, the
     /// moment its receiver time was observed.
     public private(set) var cycleReadAt: WallTime?
-    /// NMEA sentences without a UBX solution after which NMEA carries the fixes again.
+    /// NMEA sentences without a binary protocol's solution after which NMEA carries the fixes again.
     public static let nmeaTakeover = 100
     @exclusivity(unchecked) private var sentencesSinceSolution = Int.max
     private var solutionsSeen = 0
@@ -111,10 +111,12 @@ public final class ReceiverStreamDecoder {
         drivers.reduce(assembler.cyclesEmitted + ubx.cyclesEmitted) { $0 + ($1?.assembler.cyclesEmitted ?? 0) }
     }
 
-    /// Each driver's assembly counts, under its frame rule's name (as the framer counts
-    /// its frames), in the drivers' order.
-    public var driverStatistics: [(name: String, statistics: EpochReports.Statistics)] {
-        drivers.compactMap { slot in slot.map { ($0.driver.frames.name, $0.assembler.statistics) } }
+    /// Calls `body` with each driver's assembly counts, under its frame rule's name (as
+    /// the framer counts its frames), in the drivers' order, without building a list.
+    public func driverStatistics(_ body: (_ name: String, _ statistics: EpochReports.Statistics) -> Void) {
+        for slot in drivers {
+            if let slot { body(slot.driver.frames.name, slot.assembler.statistics) }
+        }
     }
 
     /// Changes whenever ``receiver`` may have: with the first frame of a binary protocol
@@ -122,22 +124,24 @@ public final class ReceiverStreamDecoder {
     /// chunk to compare it.
     public var receiverChanges: Int {
         var changes = (sent(ruleAt: 0) ? 1 : 0) + ubx.identityChanges
-        for index in drivers.indices {
-            guard let slot = drivers[index] else { continue }
-            changes += (sent(ruleAt: index) ? 1 : 0) + slot.assembler.identityChanges
+        for slot in drivers {
+            guard let slot else { continue }
+            changes += (Self.speaks(slot.assembler) ? 1 : 0) + slot.assembler.identityChanges
         }
         return changes
     }
 
     /// The receiver as gpsd's DEVICE report names it: the driver of the binary protocol
-    /// it has sent (`u-blox` first, then the drivers in their order), `NMEA0183` while it
-    /// has sent none, with its versions once it has named them.
+    /// it speaks (`u-blox` once it has sent a UBX frame, then the drivers in their order,
+    /// each once it has sent an epoch or named itself: a stray frame of a protocol with a
+    /// weak check, TSIP's, names nothing), `NMEA0183` before, with its versions once it has
+    /// named them.
     public var receiver: ReceiverIdentity {
         if sent(ruleAt: 0) {
             return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1)
         }
-        for index in drivers.indices {
-            guard let slot = drivers[index], sent(ruleAt: index) else { continue }
+        for slot in drivers {
+            guard let slot, Self.speaks(slot.assembler) else { continue }
             let subtypes = slot.assembler.subtypes
             return ReceiverIdentity(driver: slot.driver.name, subtype: subtypes.subtype, subtype1: subtypes.subtype1)
         }
@@ -146,6 +150,11 @@ public final class ReceiverStreamDecoder {
 
     /// Whether the receiver has sent a frame of the framer's rule at `index` (0 is UBX).
     private func sent(ruleAt index: Int) -> Bool { framer.binaryStatistics.counts(ofRuleAt: index).frames > 0 }
+
+    /// Whether a driver's receiver has shown it speaks the protocol: an epoch, or its name.
+    private static func speaks(_ assembler: any DriverAssembler) -> Bool {
+        assembler.cyclesOpened > 0 || assembler.identityChanges > 0
+    }
 
     /// Feeds one chunk of a byte stream, calling `emit` for each update it completes.
     public func feed(_ bytes: UnsafeRawBufferPointer, _ emit: (LocationUpdate) -> Void) {
