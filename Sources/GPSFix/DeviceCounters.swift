@@ -8,7 +8,7 @@ import UBX
 public struct DeviceCounters: Hashable, Sendable {
     public var framing = FramerStatistics()
     public var assembly = FixAssembler.Statistics()
-    /// The binary protocols' frames (UBX and RTCM 3), accepted and refused, by rule.
+    /// The binary protocols' frames (UBX, RTCM 3 and the drivers'), accepted and refused, by rule.
     public var binaryFraming = BinaryFramingStatistics()
     public var ubxAssembly = UBXAssembler.Statistics()
     /// Each driver's assembly counts (the protocols beside NMEA and UBX), by the name of
@@ -30,6 +30,12 @@ public struct DeviceCounters: Hashable, Sendable {
 
     public init() {}
 
+    /// Values left out of fixes and sky views for lying outside their ranges, of every
+    /// protocol the receiver sent.
+    public var valuesOutOfRange: Int {
+        driverAssembly.values.reduce(assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange) { $0 + $1.valuesOutOfRange }
+    }
+
     /// The drivers' part of ``summary``: frames, refusals and epochs of each protocol that sent any.
     private var driverSummary: String {
         binaryFraming.protocols.compactMap { name, counts in
@@ -50,7 +56,6 @@ public struct DeviceCounters: Hashable, Sendable {
             + (rtcm3.frames + rtcm3.refused > 0 ? ", RTCM 3 frames \(rtcm3.frames), refused \(rtcm3.refused)" : "")
             + driverSummary
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026) \(distrustedTimes)" : "")
-            + (assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange > 0
-                ? ", values out of range \(assembly.valuesOutOfRange + ubxAssembly.valuesOutOfRange)" : "")
+            + (valuesOutOfRange > 0 ? ", values out of range \(valuesOutOfRange)" : "")
     }
 }

@@ -406,7 +406,10 @@ private final class ReadingState: @unchecked Sendable {
         counters.assembly = decoder.assembler.statistics
         counters.binaryFraming = decoder.framer.binaryStatistics
         counters.ubxAssembly = decoder.ubx.statistics
-        for (name, statistics) in decoder.driverStatistics { counters.driverAssembly[name] = statistics }
+        // Only the protocols heard: an NMEA receiver's counters carry none, and cost nothing.
+        decoder.driverStatistics { name, statistics in
+            if statistics != EpochReports.Statistics() { counters.driverAssembly[name] = statistics }
+        }
         counters.reconnects = reconnects
         counters.distrustedTimes = timeSampler.distrusted
         counters.survey = decoder.ubx.survey

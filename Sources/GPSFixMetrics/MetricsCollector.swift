@@ -89,7 +89,7 @@ public final class MetricsCollector: Sendable {
             }
             count("gpsfix_sentences_undecodable_total", labels, to: counters.assembly.decodingErrors)
             count("gpsfix_sentences_unknown_total", labels, to: counters.assembly.unknownSentences)
-            count("gpsfix_values_out_of_range_total", labels, to: counters.assembly.valuesOutOfRange)
+            count("gpsfix_values_out_of_range_total", labels, to: counters.valuesOutOfRange)
             count("gpsfix_cycles_total", labels, to: counters.assembly.cycles)
             count("gpsfix_reconnects_total", labels, to: counters.reconnects)
             count("gpsfix_bytes_total", labels, to: counters.bytes)
@@ -97,8 +97,9 @@ public final class MetricsCollector: Sendable {
                 let protocolLabels = labels + [("protocol", name)]
                 count("gpsfix_frames_total", protocolLabels, to: frames.frames)
                 count("gpsfix_frames_refused_total", protocolLabels, to: frames.refused)
-                if let epochs = name == UBXFrameRule.name ? counters.ubxAssembly.epochs : counters.driverAssembly[name]?.epochs {
-                    count("gpsfix_epochs_total", protocolLabels, to: epochs)
+                if let assembly = name == UBXFrameRule.name ? counters.ubxAssembly : counters.driverAssembly[name] {
+                    count("gpsfix_epochs_total", protocolLabels, to: assembly.epochs)
+                    count("gpsfix_frames_undecodable_total", protocolLabels, to: assembly.decodingErrors)
                 }
             }
             set("gpsfix_device_online", labels, to: device.online ? 1 : 0)

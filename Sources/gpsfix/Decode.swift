@@ -10,7 +10,7 @@ import UBX
 /// `gpsfix decode`: receiver logs in, one gpsd JSON report per line out.
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Decode receiver logs (NMEA 0183, u-blox UBX, or both) into gpsd JSON reports, one per line.",
+        abstract: "Decode receiver logs (NMEA 0183, u-blox UBX, TSIP, SiRF, CASIC, Skytraq, or mixed) into gpsd JSON reports, one per line.",
         discussion: """
             For every receiver cycle it writes a TPV, then a SKY when satellites or DOPs are \
             known, then a GST when the receiver sent one: what gpsfixd sends a watcher. \
@@ -81,7 +81,7 @@ struct Decode: ParsableCommand {
             totals.ubxAssembly.epochs += finished.ubx.statistics.epochs
             totals.ubxAssembly.decodingErrors += finished.ubx.statistics.decodingErrors
             totals.ubxAssembly.unknownMessages += finished.ubx.statistics.unknownMessages
-            for (name, statistics) in finished.driverStatistics {
+            finished.driverStatistics { name, statistics in
                 totals.driverAssembly[name, default: EpochReports.Statistics()].add(statistics)
             }
             sentenceTypes.merge(finished.assembler.sentenceCountsByType, uniquingKeysWith: +)

@@ -126,7 +126,7 @@ struct MetricsTests {
         decoder.finish { _ in }
         var counters = DeviceCounters()
         counters.binaryFraming = decoder.framer.binaryStatistics
-        for (name, statistics) in decoder.driverStatistics { counters.driverAssembly[name] = statistics }
+        decoder.driverStatistics { name, statistics in counters.driverAssembly[name] = statistics }
         let collector = MetricsCollector()
         collector.record(Self.snapshot(of: "/dev/ttyUSB0", counters))
         let samples = Self.samples(collector.exposition())

@@ -82,7 +82,7 @@ func decode(_ bytes: [UInt8], chunkSize: Int) -> Pass {
     }
     decoder.finish { pass.updates.append($0) }
     pass.statistics = decoder.framer.binaryStatistics
-    pass.epochs = decoder.driverStatistics.map(\.statistics.epochs)
+    decoder.driverStatistics { _, statistics in pass.epochs.append(statistics.epochs) }
     return pass
 }
 
