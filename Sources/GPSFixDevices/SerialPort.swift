@@ -122,6 +122,10 @@ public struct SerialPort: ByteSource {
         let reading = FileDescriptorReader.Reading(reactor: reactor, canWait: canWait)
         return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
             var settings = port.settings
+            // A speed switched to after autobaud keeps the framing autobaud found (TSIP's parity).
+            if settings.speed == nil, let found = port.lineFound.withLock({ $0 }), port.speedChanged.withLock({ $0 }) != nil {
+                settings.take(found)
+            }
             settings.speed = port.speedChanged.withLock { $0 } ?? settings.speed
             var prelude: [UInt8] = []
             if settings.speed == nil {

@@ -95,7 +95,12 @@ public final class ReceiverFramer {
         }
         nextSharingSync = next
         var low: UInt8?
+        for (index, rule) in rules.enumerated() {
+            precondition(rule.stuffing == nil || (next[index] == nil && !next.contains(index)),
+                         "\(rule.frames.name)'s stuffed frames cannot share their first byte with another rule's")
+        }
         for rule in rules where rule.frames.sync < 0x80 {
+            precondition(rule.frames.sync != 0, "\(rule.frames.name)'s sync byte cannot be 0")
             precondition(low == nil || low == rule.frames.sync, "a framer holds one sync byte at most below 0x80")
             low = rule.frames.sync
         }
@@ -197,6 +202,7 @@ public final class ReceiverFramer {
                 let header = UnsafeRawBufferPointer(rebasing: frame[0..<collected])
                 var length = rule.frames.frameLength(header: header)
                 // Another rule's frames may begin with the same byte, and this header be its.
+                let first = open
                 while length == nil, let other = nextSharingSync[open] {
                     open = other
                     self.open = other
@@ -205,6 +211,8 @@ public final class ReceiverFramer {
                 }
                 switch length {
                 case nil:
+                    // No rule's header: counted under the first rule of the byte, not the last tried.
+                    self.open = first
                     refuse(.impossibleHeader, &index, &textStart, &frameStart, onFrame)
                     continue
                 case let size? where size > rule.maximumLength:
