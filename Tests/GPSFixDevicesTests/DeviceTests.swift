@@ -104,11 +104,12 @@ struct DeviceTests {
         #expect(kinds.first == .activated)
         #expect(kinds.filter { $0 == .recovered }.count == 20)
         #expect(kinds.filter(isLost).count == 20)
-        events.cancel()  // the provider closes the port it reads
+        events.cancel()  // the provider closes the port it reads, on its reading thread
         await events.value
-        try await Task.sleep(for: .milliseconds(300))
         // The last pty's master and slave are still open; the 20 before it are closed.
-        #expect(try terminalDescriptors() <= descriptorsBefore + 2)
+        try waitUntil("the descriptors of the 20 unplugged terminals closed") {
+            (try? terminalDescriptors()).map { $0 <= descriptorsBefore + 2 } ?? false
+        }
         _ = terminal
     }
 

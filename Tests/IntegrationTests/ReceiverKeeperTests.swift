@@ -62,6 +62,10 @@ struct ReceiverKeeperTests {
         defer { kept.stop() }
         let (receiver, daemon, control, metrics) = (kept.receiver, kept.daemon, kept.control, kept.metrics)
         try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
+        // The keeper's turn ends after it has read the receiver back, not as the table goes in.
+        try waitUntil("the keeper's conversation over", within: 15) {
+            Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: metrics) == 1
+        }
 
         // A tool holds the receiver (its turn began: `O`) while the receiver loses power
         // and comes back without its settings: the keeper's turn waits behind the tool's.
