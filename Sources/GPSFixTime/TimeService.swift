@@ -89,7 +89,11 @@ public final class TimeService: Sendable {
         guard let state = states[device] else { return }
         switch announcement.pulse {
         case .next: _ = state.withLock { $0.pairing.note(announcement) }
-        case .past: enqueue.yield((device, .pastPulse(announcement)))
+        case .past:
+            // Dropped, the pulse it speaks of goes out uncorrected: counted as a receiver time lost.
+            if case .dropped = enqueue.yield((device, .pastPulse(announcement))) {
+                state.withLock { $0.counters.receiverTimesDropped += 1 }
+            }
         }
     }
 
@@ -214,7 +218,7 @@ public final class TimeService: Sendable {
 public struct TimeServiceCounters: Hashable, Sendable {
     /// Receiver times taken from the queue and sent.
     public var receiverTimes = 0
-    /// Receiver times pushed out of a full queue.
+    /// Receiver times, and receivers' words on a pulse just past, pushed out of a full queue.
     public var receiverTimesDropped = 0
     /// Samples each sink took, and those it did not, by sink name.
     public var sent: [String: Int] = [:]
