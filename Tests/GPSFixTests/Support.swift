@@ -2,6 +2,7 @@ import Foundation
 import GPSDProtocol
 import GPSFix
 import NMEA
+import TestSupport
 
 enum Fixtures {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -18,19 +19,7 @@ func updates(of text: String, chunkSize: Int = 4096) -> [LocationUpdate] {
 }
 
 func updates(ofLog bytes: [UInt8], chunkSize: Int = 4096) -> [LocationUpdate] {
-    let log = CaptureLog(bytes)
-    let decoder = ReceiverStreamDecoder(for: log)
-    var result: [LocationUpdate] = []
-    log.payload.withUnsafeBytes { payload in
-        var offset = 0
-        while offset < payload.count {
-            let end = min(offset + chunkSize, payload.count)
-            decoder.feed(UnsafeRawBufferPointer(rebasing: payload[offset..<end])) { result.append($0) }
-            offset = end
-        }
-    }
-    decoder.finish { result.append($0) }
-    return result
+    DecodedCapture(bytes, drivers: [], chunkSize: chunkSize).updates
 }
 
 extension LocationUpdate {
