@@ -5,8 +5,6 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-import NIOSSL
-import ServiceAddress
 import OutputFormats
 
 /// RTCM corrections from an NTRIP caster into one receiver, and the receiver's position
@@ -92,7 +90,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     public let configuration: Configuration
     let eventLoop: any EventLoop
     private let logger: Logger
-    private let tls: NIOSSLContext?
+    private let connector: CasterConnector
     private let box = NIOLockedValueBox(Counters())
     private let writer: ReceiverWriter
 
@@ -121,13 +119,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         self.logger = logger
         self.writer = writer
         eventLoop = writer.eventLoop
-        if configuration.caster.usesTLS {
-            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
-            if let authorities = configuration.certificateAuthorities { tlsConfiguration.trustRoots = .file(authorities) }
-            tls = try NIOSSLContext(configuration: tlsConfiguration)
-        } else {
-            tls = nil
-        }
+        connector = try CasterConnector(caster: configuration.caster, certificateAuthorities: configuration.certificateAuthorities)
     }
 
     /// The counters now.
@@ -206,21 +198,9 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
 
     /// One connection, until it ends: whether it streamed, and why it ended.
     private func connectOnce() async -> (streamed: Bool, reason: String) {
-        let caster = configuration.caster
         let handler = StreamHandler(client: self)
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .connectTimeout(TimeAmount(configuration.timeout))
-            .channelInitializer { [tls] channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: caster.host)))
-                    }
-                    try channel.pipeline.syncOperations.addHandler(handler)
-                }
-            }
         do {
-            let channel = try await bootstrap.connect(host: caster.host, port: caster.port).get()
+            let channel = try await connector.connect(on: eventLoop, timeout: configuration.timeout) { try $0.addHandler(handler) }.get()
             await withTaskCancellationHandler {
                 try? await channel.closeFuture.get()
             } onCancel: {
@@ -233,7 +213,8 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         }
     }
 
-    private static func describe(_ error: any Error) -> String {
+    /// Why a connection could not be made, in a few words.
+    static func describe(_ error: any Error) -> String {
         switch error {
         case ChannelError.connectTimeout(let amount): "no connection within \(amount.nanoseconds / 1_000_000_000) s"
         case let error as NIOConnectionError:

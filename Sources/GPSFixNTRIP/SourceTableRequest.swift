@@ -1,7 +1,5 @@
 import NIOCore
 import NIOPosix
-import NIOSSL
-import ServiceAddress
 
 extension SourceTable {
     /// Asks `caster` for its source table (NTRIP 2.0's request, which 1.0 casters answer
@@ -14,24 +12,10 @@ extension SourceTable {
         let request = tableCaster.request(userAgent: userAgent)
         let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         let received = eventLoop.makePromise(of: [UInt8].self)
-        let tls: NIOSSLContext? = try caster.usesTLS ? {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            if let certificateAuthorities { configuration.trustRoots = .file(certificateAuthorities) }
-            return try NIOSSLContext(configuration: configuration)
-        }() : nil
-        let channel = try await ClientBootstrap(group: eventLoop)
-            .connectTimeout(TimeAmount(timeout))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: caster.host)))
-                    }
-                    try channel.pipeline.syncOperations.addHandler(
-                        TableHandler(request: request, received: received))
-                }
-            }
-            .connect(host: caster.host, port: caster.port).get()
+        let connector = try CasterConnector(caster: caster, certificateAuthorities: certificateAuthorities)
+        let channel = try await connector.connect(on: eventLoop, timeout: timeout) {
+            try $0.addHandler(TableHandler(request: request, received: received))
+        }.get()
         let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             received.fail(NTRIPError.protocolViolation("no source table within \(timeout)"))
         }

@@ -1,0 +1,48 @@
+import NIOCore
+import NIOPosix
+import NIOSSL
+import ServiceAddress
+
+/// How every exchange with a caster connects: TCP to its host and port, through TLS for
+/// `ntrips://` (the server's certificate checked against the system's authorities, or a
+/// PEM file's), within a timeout. One place for it, so that fetching corrections, fetching
+/// a source table and pushing a base's frames connect alike.
+struct CasterConnector: Sendable {
+    let caster: NTRIPCaster
+    private let tls: NIOSSLContext?
+
+    /// Throws when the certificate authorities cannot be read.
+    init(caster: NTRIPCaster, certificateAuthorities: String?) throws {
+        self.caster = caster
+        if caster.usesTLS {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            if let certificateAuthorities { configuration.trustRoots = .file(certificateAuthorities) }
+            tls = try NIOSSLContext(configuration: configuration)
+        } else {
+            tls = nil
+        }
+    }
+
+    /// Connects on `eventLoop` within `timeout`; `addHandlers` adds the exchange's own
+    /// handlers after TLS's. `writeBuffer`, when given, makes the channel unwritable above
+    /// its high mark (see `ChannelOptions.writeBufferWaterMark`).
+    func connect(
+        on eventLoop: any EventLoop, timeout: Duration, writeBuffer: ChannelOptions.Types.WriteBufferWaterMark? = nil,
+        addHandlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+    ) -> EventLoopFuture<any Channel> {
+        let (host, tls) = (caster.host, tls)
+        var bootstrap = ClientBootstrap(group: eventLoop)
+            .connectTimeout(TimeAmount(timeout))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: host)))
+                    }
+                    try addHandlers(channel.pipeline.syncOperations)
+                }
+            }
+        if let writeBuffer { bootstrap = bootstrap.channelOption(.writeBufferWaterMark, value: writeBuffer) }
+        return bootstrap.connect(host: host, port: caster.port)
+    }
+}
