@@ -177,6 +177,21 @@ public final class MetricsCollector: Sendable {
         }
     }
 
+    /// The base's frames pushed to casters, by caster (its address, without the password):
+    /// whether one takes the stream, frames and bytes sent, frames dropped, streams
+    /// accepted, refusals.
+    public func record(ntripServers: [NTRIPServer]) {
+        for server in ntripServers {
+            let labels = [("caster", server.configuration.caster.description)], counters = server.counters
+            set("gpsfix_ntrip_server_connected", labels, to: counters.connected ? 1 : 0)
+            count("gpsfix_ntrip_server_frames_sent_total", labels, to: counters.framesSent)
+            count("gpsfix_ntrip_server_bytes_sent_total", labels, to: counters.bytesSent)
+            count("gpsfix_ntrip_server_frames_dropped_total", labels, to: counters.framesDropped)
+            count("gpsfix_ntrip_server_connections_total", labels, to: counters.connections)
+            count("gpsfix_ntrip_server_refusals_total", labels, to: counters.refusals)
+        }
+    }
+
     /// Each serial receiver the daemon can write to: its conversations by who held them
     /// (as each began), requests folded into one already waiting, turns taken away at their
     /// deadline, and what its writer refused for waiting room; with a `[receiver]` table,

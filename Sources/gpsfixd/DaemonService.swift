@@ -26,6 +26,8 @@ struct DaemonService: Sendable {
     let traccar: TraccarForwarder?
     /// RTK corrections into a receiver; `nil` without `--ntrip`.
     let ntrip: NTRIPClient?
+    /// The base's frames to casters, one push a `--ntrip-server`.
+    let ntripServers: [NTRIPServer]
     /// The receivers kept as their `[receiver]` tables say.
     let keepers: [ReceiverKeeper]
     /// The control socket for `gpsfix ubx`, the receivers it reaches, and whether it was
@@ -105,6 +107,12 @@ struct DaemonService: Sendable {
             if let fleet { group.addTask { await fleet.run() } }
             if let traccar { group.addTask { await traccar.run() } }
             if let ntrip { group.addTask { await ntrip.run() } }
+            for push in ntripServers {
+                group.addTask {
+                    await server.subscribe(rtcm3: push)
+                    await push.run()
+                }
+            }
             if let demo {
                 group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
             }
@@ -154,8 +162,8 @@ struct DaemonService: Sendable {
     private func startHTTP() async throws {
         guard !httpAddresses.isEmpty else { return }
         let collector = MetricsCollector()
-        let (server, timeService, fleet, traccar, ntrip, keepers) = (
-            self.server, self.timeService, self.fleet, self.traccar, self.ntrip, self.keepers
+        let (server, timeService, fleet, traccar, ntrip, ntripServers, keepers) = (
+            self.server, self.timeService, self.fleet, self.traccar, self.ntrip, self.ntripServers, self.keepers
         )
         let receivers = (control?.receivers ?? [:]).sorted { $0.key < $1.key }
         let content = WebContent(
@@ -167,6 +175,7 @@ struct DaemonService: Sendable {
                     if let fleet { collector.record(mqtt: fleet.counters()) }
                     if let traccar { collector.record(traccar: traccar.counters) }
                     if let ntrip { collector.record(ntrip: ntrip.counters) }
+                    collector.record(ntripServers: ntripServers)
                     collector.record(receivers: receivers.map { device, control in
                         let keeper = keepers.first { $0.port.name == device }
                         return (device, control.conversations.counters, control.writer.counters.refusedWaiting, keeper?.counters)
@@ -209,7 +218,7 @@ struct DaemonService: Sendable {
     /// are (not in systemd's STATUS, which would then change, and be sent, every second).
     private func statusLine() async -> String {
         let parts = [await server.status(), timeService?.status, fleet?.status, traccar?.status, ntrip?.status]
-        return parts.compactMap { $0 }.joined(separator: ", ")
+        return (parts.compactMap { $0 } + ntripServers.map(\.status)).joined(separator: ", ")
     }
 
     /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.

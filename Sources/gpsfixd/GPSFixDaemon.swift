@@ -175,6 +175,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @OptionGroup(title: "RTK corrections (NTRIP)")
     var ntripOptions: NTRIPOptions
 
+    @OptionGroup(title: "Pushing the base's corrections to casters (NTRIP server)")
+    var ntripServerOptions: NTRIPServerOptions
+
     @OptionGroup(title: "u-blox receivers")
     var receiverOptions: ReceiverOptions
 
@@ -280,6 +283,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let receivers = WritableReceivers(sources: sources, capacity: ntripOptions.ntripQueue, group: eventLoops)
         let ntrip = try ntripOptions.client(
             sources: sources, writable: receivers, environment: environment, userAgent: Self.userAgent, logger: logger)
+        let ntripServers = try ntripServerOptions.servers(
+            environment: environment, userAgent: Self.userAgent, eventLoop: eventLoops.next(), logger: logger)
         let keepers = try receiverOptions.keepers(
             sources: sources, receivers: receivers, stateDirectory: { try traccarOptions.stateDirectory(environment: environment) },
             logger: logger)
@@ -312,7 +317,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         let daemon = DaemonService(
             server: server, providers: providers, timeService: timeService, fleet: fleet, traccar: traccar, ntrip: ntrip,
-            keepers: keepers,
+            ntripServers: ntripServers, keepers: keepers,
             control: receivers.controls.isEmpty ? nil : (receiverOptions.controlSocket(beside: socket), receivers.controls, receiverOptions.controlSocket != nil),
             httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
