@@ -82,11 +82,15 @@ let package = Package(
         // OwnTracks and Home Assistant payloads, the HTTP API's entries and events, NMEA
         // out's lines.
         .target(name: "OutputFormats", dependencies: ["GPSFix", "GPSDProtocol"]),
+        // An NTRIP caster's words, without the network: a base's stream described for the
+        // source table, the requests read, the users checked (libcrypt for htpasswd's hashes).
+        .target(name: "NTRIPCasting", dependencies: ["CCrypt"]),
+        .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
         // The server: listeners, client sessions and the fan-out hub, on SwiftNIO.
         .target(
             name: "GPSFixServer",
             dependencies: [
-                "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats", "ProcessTable",
+                "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats", "ProcessTable", "NTRIPCasting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -124,7 +128,7 @@ let package = Package(
         .target(
             name: "GPSFixNTRIP",
             dependencies: [
-                "GPSFixServer", "GPSFix", "GPSFixDevices", "ReceiverFraming", "ServiceAddress", "OutputFormats",
+                "GPSFixServer", "GPSFix", "GPSFixDevices", "ReceiverFraming", "ServiceAddress", "OutputFormats", "NTRIPCasting",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -229,6 +233,7 @@ let package = Package(
         .testTarget(
             name: "GPSFixNTRIPTests",
             dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "OutputFormats", "TestSupport"]),
+        .testTarget(name: "NTRIPCastingTests", dependencies: ["NTRIPCasting", "TestSupport"]),
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),
         .testTarget(name: "ServiceAddressTests", dependencies: ["ServiceAddress"]),

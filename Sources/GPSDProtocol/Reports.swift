@@ -128,7 +128,7 @@ public enum GPSDReport {
         case .sky(let view): sky(view, device: device, appendingTo: &buffer)
         case .errorEstimate(let estimate): gst(estimate, device: device, appendingTo: &buffer)
         case .attitude(let attitude): att(attitude, device: device, appendingTo: &buffer)
-        case .device, .sentence, .bytes, .counters, .receiverTime, .nextPulse: return false
+        case .device, .sentence, .bytes, .rtcm3, .counters, .receiverTime, .nextPulse: return false
         }
         return true
     }

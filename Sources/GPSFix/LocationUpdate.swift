@@ -19,6 +19,10 @@ public enum LocationUpdate: Hashable, Sendable {
     /// The device's bytes exactly as read, garbage and refused lines included, for
     /// `raw:2` watchers.
     case bytes([UInt8])
+    /// An RTCM 3 frame the receiver sent (a base station's corrections), whole, preamble
+    /// through CRC, for the caster and the NTRIP servers: sent only while they want them
+    /// (``SentenceDemand``'s corrections).
+    case rtcm3([UInt8])
     /// The device's counters so far, sent after each chunk that completed a cycle and
     /// when the device is lost, for logs and status.
     case counters(DeviceCounters)

@@ -55,6 +55,9 @@ public final class ReceiverStreamDecoder {
     /// Called with every accepted binary frame (UBX, RTCM 3 or a driver's) as it was received,
     /// borrowed, valid during the call only.
     @exclusivity(unchecked) public var onBinaryFrame: ((UnsafeRawBufferPointer) -> Void)?
+    /// Called with every RTCM 3 frame (after ``onBinaryFrame``), whole, borrowed, valid
+    /// during the call only: a base station's corrections, for the caster.
+    @exclusivity(unchecked) public var onRTCM3Frame: ((UnsafeRawBufferPointer) -> Void)?
     /// When the bytes being fed were read (``ByteChunk/readAt``), set before each chunk.
     public var readAt: WallTime?
     /// When the open cycle's first frame was read: while a cycle's fix is emitted, the
@@ -192,6 +195,7 @@ public final class ReceiverStreamDecoder {
             }
         case .rtcm3(let message):
             onBinaryFrame?(message.bytes)
+            onRTCM3Frame?(message.bytes)
         case .binary(let frame):
             onBinaryFrame?(frame.bytes)
             guard let assembler = drivers[frame.rule]?.assembler else { return }

@@ -299,6 +299,9 @@ private final class ReadingState: @unchecked Sendable {
             announceIfDue()
             replies.offer(frame)
         }
+        decoder.onRTCM3Frame = { [unowned self] frame in
+            if sentenceDemand.areCorrectionsWanted { pending.append(.rtcm3(Array(frame))) }
+        }
     }
 
     /// Announces the device with the first frame after an opening or a silence. Both are

@@ -115,6 +115,14 @@ public final class MetricsCollector: Sendable {
                 set("gpsfix_survey_active", labels, to: survey.isActive ? 1 : 0)
             }
         }
+        if let caster = snapshot.caster {
+            set("gpsfix_caster_streams", to: Double(caster.streams))
+            count("gpsfix_caster_streams_total", to: caster.streamsServed)
+            count("gpsfix_caster_unauthorized_total", to: caster.unauthorized)
+            count("gpsfix_caster_frames_sent_total", to: caster.framesSent)
+            count("gpsfix_caster_frames_dropped_total", to: caster.framesDropped)
+            count("gpsfix_caster_base_frames_total", to: caster.baseFrames)
+        }
     }
 
     /// What the time service did per device: samples, pulses, deliveries per sink.

@@ -1,3 +1,4 @@
+import NTRIPCasting
 import ServiceAddress
 
 /// Where corrections come from: `ntrip://[USER[:PASSWORD]@]HOST[:PORT]/MOUNT`, or
@@ -85,26 +86,5 @@ public enum NTRIPError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .address(let text), .refused(let text), .protocolViolation(let text): text
         }
-    }
-}
-
-/// Base64 (RFC 4648, with padding), for Basic authentication.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ bytes: [UInt8]) -> String {
-        var output: [UInt8] = []
-        output.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var index = 0
-        while index < bytes.count {
-            let count = min(3, bytes.count - index)
-            var group = 0
-            for offset in 0..<3 { group = group << 8 | Int(offset < count ? bytes[index + offset] : 0) }
-            for position in 0..<4 {
-                output.append(position <= count ? alphabet[(group >> (18 - 6 * position)) & 0x3F] : UInt8(ascii: "="))
-            }
-            index += 3
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 }

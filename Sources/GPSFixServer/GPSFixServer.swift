@@ -35,11 +35,13 @@ public final class GPSFixServer: Sendable {
         public var adoptedSockets: [Int32]
         /// NMEA 0183 out, when asked for.
         public var nmeaOutput: NMEAOutput
+        /// The NTRIP caster of a base receiver's corrections, when asked for.
+        public var caster: CasterConfiguration?
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
                     limits: SessionLimits = SessionLimits(),
                     holdBackLimit: Duration = .seconds(2), adoptedSockets: [Int32] = [],
-                    nmeaOutput: NMEAOutput = NMEAOutput()) {
+                    nmeaOutput: NMEAOutput = NMEAOutput(), caster: CasterConfiguration? = nil) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
@@ -48,6 +50,7 @@ public final class GPSFixServer: Sendable {
             self.holdBackLimit = holdBackLimit
             self.adoptedSockets = adoptedSockets
             self.nmeaOutput = nmeaOutput
+            self.caster = caster
         }
     }
 
@@ -63,6 +66,8 @@ public final class GPSFixServer: Sendable {
     let nmeaDatagrams = NIOLockedValueBox<NMEADatagramSender?>(nil)
     /// The HTTP server's listeners.
     let httpListeners = NIOLockedValueBox<[any Channel]>([])
+    /// The NTRIP caster's listener.
+    let casterListeners = NIOLockedValueBox<[any Channel]>([])
 
     /// Serves on one event loop of `group`: the hub, every session and every device read
     /// on it, so the fan-out takes no locks. The group is the caller's, shared with
@@ -120,6 +125,7 @@ public final class GPSFixServer: Sendable {
             }
         }
         try await startNMEAOutput()
+        if let caster = configuration.caster { try await startCaster(caster) }
     }
 
     /// Binds `bootstrap` at `path` (a stale socket file replaced, a live one refused), the
@@ -255,8 +261,9 @@ public final class GPSFixServer: Sendable {
         for channel in channels { try? await channel.close() }
         // A socket from the service manager is the manager's to remove.
         let others = nmeaListeners.withLockedValue { $0 } + httpListeners.withLockedValue { $0 }
-            + controlListeners.withLockedValue { $0 }
+            + controlListeners.withLockedValue { $0 } + casterListeners.withLockedValue { $0 }
         nmeaListeners.withLockedValue { $0 = [] }
+        casterListeners.withLockedValue { $0 = [] }
         controlListeners.withLockedValue { $0 = [] }
         httpListeners.withLockedValue { $0 = [] }
         for channel in others { try? await channel.close() }

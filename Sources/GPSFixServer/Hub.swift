@@ -56,6 +56,8 @@ final class Hub: @unchecked Sendable {
     private var pausableReaders: [ObjectIdentifier: any Channel] = [:]
     /// On while any session watches raw sentences, so providers copy them out only then.
     let sentenceDemand = SentenceDemand()
+    /// The base receiver's RTCM 3 frames, for the caster and the NTRIP servers.
+    let corrections: CorrectionFeed
     private(set) var statistics = Statistics()
     private(set) var sessions: [ObjectIdentifier: ClientSession] = [:]
     private(set) var deviceOrder: [String] = []
@@ -75,6 +77,7 @@ final class Hub: @unchecked Sendable {
         self.eventLoop = eventLoop
         self.release = release
         sessionTable = SessionTable(limits: limits, eventLoop: eventLoop, logger: logger)
+        corrections = CorrectionFeed(eventLoop: eventLoop)
         self.holdBackLimit = holdBackLimit
         self.subscribers = subscribers
         self.logger = logger
@@ -250,6 +253,8 @@ final class Hub: @unchecked Sendable {
             guard !recipients.isEmpty else { return }
             let buffer = ByteBuffer(bytes: chunk)
             for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
+        case .rtcm3(let frame):
+            corrections.forward(frame, from: device)
         case .counters(let counters):
             devices[device]?.counters = counters
         case .receiverTime, .nextPulse:
@@ -378,7 +383,7 @@ final class Hub: @unchecked Sendable {
                 path: state.info.path, online: state.info.online, counters: state.counters, mode: state.fix?.mode,
                 satellitesUsed: state.sky?.usedCount, satellitesVisible: state.sky?.visibleCount,
                 sinceLastFix: state.lastFixAt.map { Duration.nanoseconds((now - $0).nanoseconds) }, status: state.fix?.status)
-        })
+        }, caster: corrections.hasCaster ? corrections.statistics : nil)
     }
 
     // MARK: Requests

@@ -66,4 +66,6 @@ public struct ServerSnapshot: Sendable {
     public var clients: Clients
     /// In the order the devices were configured.
     public var devices: [Device]
+    /// The caster's counts, when it serves.
+    public var caster: CasterStatistics? = nil
 }

@@ -24,9 +24,11 @@ public struct RTCM3Frame {
     public static let maximumMessageLength = 1023
 }
 
-/// How RTCM 3 frames are found: `D3`, six reserved zero bits and a 10-bit length, a
-/// message number in the standard's ranges (1001-1300, 4001-4095; others are refused as
-/// impossible headers), and the CRC-24Q over the header and message.
+/// How RTCM 3 frames are found: `D3`, six reserved zero bits and a 10-bit length of at
+/// least the message number's two bytes, and the CRC-24Q over the header and message. Any
+/// message number is taken: real streams carry the experimental 1-100 and numbers
+/// assigned after this was written, and a base's frames are served as the receiver sent
+/// them; the 24-bit CRC is what tells a frame from noise.
 public enum RTCM3FrameRule: FrameRule {
     public static let name = "RTCM 3"
     public static let sync = RTCM3Frame.preamble
@@ -37,8 +39,7 @@ public enum RTCM3FrameRule: FrameRule {
     public static func frameLength(header: UnsafeRawBufferPointer) -> Int? {
         guard header[1] & 0xFC == 0 else { return nil }
         let length = Int(header[1] & 0x03) << 8 | Int(header[2])
-        let message = Int(header[3]) << 4 | Int(header[4]) >> 4
-        guard length >= 2, (1001...1300).contains(message) || (4001...4095).contains(message) else { return nil }
+        guard length >= 2 else { return nil }
         return length + RTCM3Frame.overhead
     }
 

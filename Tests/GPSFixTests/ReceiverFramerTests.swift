@@ -148,6 +148,15 @@ struct ReceiverFramerTests {
         #expect(framer.binaryStatistics[UBXFrameRule.self].truncated == 1)
     }
 
+    @Test("an RTCM 3 frame of any message number is kept whole: the experimental 1-100 and those past 4095's range too",
+          arguments: [1, 63, 100, 1000, 1301, 4000])
+    func anyMessageNumber(_ number: Int) {
+        let frame = rtcm3([UInt8(number >> 4), UInt8(number & 0x0F) << 4] + [UInt8](repeating: 0x5A, count: 9))
+        let framer = ReceiverFramer()
+        #expect(frames(of: frame + eoe + frame, framer: framer) == [.rtcm3(frame), .ubx(eoe), .rtcm3(frame)])
+        #expect(framer.binaryStatistics[RTCM3FrameRule.self].frames == 2)
+    }
+
     @Test("an RTCM 3 frame whose CRC fails is refused and counted")
     func badCRC() {
         var broken = station

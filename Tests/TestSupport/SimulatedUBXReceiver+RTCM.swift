@@ -31,21 +31,10 @@ extension ReceiverState {
         }
     }
 
-    /// RTCM 1005 (RTCM 10403.3, the stationary antenna reference point): station 0, ITRF
-    /// year 0, GPS, GLONASS and Galileo observed, a physical reference station, and the
-    /// position in ECEF to 0.1 mm, here the survey's mean.
+    /// RTCM 1005 with the survey's mean.
     private func stationPosition() -> [UInt8] {
-        var bits = RTCMWire.Bits()
-        bits.append(1005, 12)
-        bits.append(0, 12)  // reference station id
-        bits.append(0, 6)  // ITRF realization year
-        bits.append(0b1110, 4)  // GPS, GLONASS, Galileo; not a virtual station
-        bits.append(Int64(Self.surveyMean.x) * 100, 38)  // ECEF-X, 0.1 mm
-        bits.append(0, 2)  // single receiver oscillator, reserved
-        bits.append(Int64(Self.surveyMean.y) * 100, 38)  // ECEF-Y
-        bits.append(0, 2)  // quarter cycle indicator
-        bits.append(Int64(Self.surveyMean.z) * 100, 38)  // ECEF-Z
-        return RTCMWire.frame(bits.bytes)
+        RTCMWire.stationPosition(
+            x: Int64(Self.surveyMean.x) * 100, y: Int64(Self.surveyMean.y) * 100, z: Int64(Self.surveyMean.z) * 100)
     }
 }
 
@@ -85,9 +74,31 @@ public enum RTCMWire {
         return body + [UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
     }
 
+    /// RTCM 1005 (RTCM 10403.3, 3.5.3, the stationary antenna reference point): station 0,
+    /// ITRF year 0, GPS, GLONASS and Galileo observed, a physical reference station, and the
+    /// position in ECEF, in 0.1 mm.
+    public static func stationPosition(x: Int64, y: Int64, z: Int64) -> [UInt8] {
+        var bits = Bits()
+        bits.append(1005, 12)
+        bits.append(0, 12)  // reference station id
+        bits.append(0, 6)  // ITRF realization year
+        bits.append(0b1110, 4)  // GPS, GLONASS, Galileo; not a virtual station
+        bits.append(x, 38)  // ECEF-X, 0.1 mm
+        bits.append(0, 2)  // single receiver oscillator, reserved
+        bits.append(y, 38)  // ECEF-Y
+        bits.append(0, 2)  // quarter cycle indicator
+        bits.append(z, 38)  // ECEF-Z
+        return frame(bits.bytes)
+    }
+
     /// The message numbers of the whole frames, CRC checked, in `bytes`.
     public static func messageNumbers(in bytes: [UInt8]) -> [Int] {
-        var numbers: [Int] = []
+        frames(in: bytes).map { Int($0[3]) << 4 | Int($0[4] >> 4) }
+    }
+
+    /// The whole frames, CRC checked, in `bytes`, in order; what is between them skipped.
+    public static func frames(in bytes: [UInt8]) -> [[UInt8]] {
+        var frames: [[UInt8]] = []
         var offset = 0
         while offset + 6 <= bytes.count {
             let length = Int(bytes[offset + 1] & 0x03) << 8 | Int(bytes[offset + 2])
@@ -96,10 +107,10 @@ public enum RTCMWire {
                 offset += 1
                 continue
             }
-            numbers.append(Int(bytes[offset + 3]) << 4 | Int(bytes[offset + 4] >> 4))
+            frames.append(Array(bytes[offset..<end]))
             offset = end
         }
-        return numbers
+        return frames
     }
 
     /// CRC-24Q (polynomial 0x1864CFB, initial value 0).

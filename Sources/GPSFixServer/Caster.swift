@@ -1,0 +1,126 @@
+import NIOCore
+import NIOPosix
+import NTRIPCasting
+
+/// The caster inside the daemon: the base receiver's RTCM 3 frames served to NTRIP clients
+/// (rovers, str2str, RTKLIB, pygnssutils), NTRIP 1.0 and 2.0, under one mountpoint.
+public struct CasterConfiguration: Sendable {
+    /// The address to listen on (port 2101, NTRIP's, by default in the daemon).
+    public var host: String
+    public var port: Int
+    /// The mountpoint the stream is served under.
+    public var mountpoint: String
+    /// Who may take the stream (Basic authentication); everyone when `nil`.
+    public var users: CasterUsers?
+
+    public init(host: String, port: Int, mountpoint: String, users: CasterUsers? = nil) {
+        self.host = host
+        self.port = port
+        self.mountpoint = mountpoint
+        self.users = users
+    }
+}
+
+/// What the caster counts: its rovers, what it sent them and what they lost.
+public struct CasterStatistics: Sendable, Hashable {
+    /// Rovers streaming now.
+    public var streams = 0
+    /// Streams begun since the start.
+    public var streamsServed = 0
+    /// Source tables sent.
+    public var sourceTables = 0
+    /// Requests refused for want of the right user and password.
+    public var unauthorized = 0
+    /// Frames written to rovers, each rover's counted.
+    public var framesSent = 0
+    /// Frames a rover lost because it did not read (each rover's counted); a rover that
+    /// stays behind is cut off (the sessions' stall cut-off).
+    public var framesDropped = 0
+    /// Frames of the base so far, and of other receivers, which are not served.
+    public var baseFrames = 0
+    public var framesOfOthers = 0
+}
+
+extension GPSFixServer {
+    /// Listens for NTRIP clients on the hub's event loop, and returns the port bound.
+    ///
+    /// Each connection is a bounded session like a gpsd client's (the network side's caps,
+    /// its cap of unsent bytes, the stall cut-off), idle after
+    /// ``SessionLimits/httpIdleTimeout`` until its request head has come (at most
+    /// ``CasterRequest/maximumHeadLength``). A stream never waits for a rover: a frame a
+    /// rover's socket cannot take is dropped for it and counted, and a rover that stays
+    /// behind is cut off; the others get every frame.
+    @discardableResult
+    public func startCaster(_ caster: CasterConfiguration) async throws -> Int {
+        let hub = self.hub
+        let access = CasterAccess(configuration: caster, release: configuration.release)
+        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.httpIdleTimeout) { channel in
+            try channel.pipeline.syncOperations.addHandler(CasterSession(hub: hub, access: access))
+        }
+        let channel = try await bind(bootstrap, host: caster.host, port: caster.port)
+        casterListeners.withLockedValue { $0.append(channel) }
+        let port = channel.localAddress?.port ?? caster.port
+        try await hub.eventLoop.submit {
+            access.port = port
+            hub.corrections.hasCaster = true
+            hub.sentenceDemand.set(corrections: true)
+        }.get()
+        hub.logger.info(
+            "NTRIP caster",
+            metadata: [
+                "tcp": "\(channel.localAddress?.description ?? "\(caster.host):\(port)")", "mountpoint": "\(caster.mountpoint)",
+                "users": "\(caster.users.map { "\($0.count)" } ?? "anyone")",
+            ])
+        return port
+    }
+}
+
+/// The caster's fixed parts and what it learned of its users, shared by its sessions on
+/// the hub's loop: the mountpoint, the users, the credentials already checked.
+final class CasterAccess: @unchecked Sendable {
+    let configuration: CasterConfiguration
+    let release: String
+    /// The port bound, for the source table's `CAS` line.
+    var port = 0
+    /// `Authorization` values already found right: a rover fleet sharing one account costs
+    /// one hash check, not one per rover. Bounded: emptied when full.
+    private var accepted: Set<String> = []
+    private static let acceptedLimit = 64
+
+    init(configuration: CasterConfiguration, release: String) {
+        self.configuration = configuration
+        self.release = release
+    }
+
+    /// Whether `request` may take the stream; a hashed password is checked on a thread of
+    /// SwiftNIO's pool, never on the loop.
+    func authorizes(_ request: CasterRequest, on loop: any EventLoop) -> EventLoopFuture<Bool> {
+        guard let users = configuration.users else { return loop.makeSucceededFuture(true) }
+        guard let authorization = request.authorization, let (user, password) = request.basicCredentials else {
+            return loop.makeSucceededFuture(false)
+        }
+        if accepted.contains(authorization) { return loop.makeSucceededFuture(true) }
+        let check: EventLoopFuture<Bool> =
+            users.isHashed(user)
+            ? NIOThreadPool.singleton.runIfActive(eventLoop: loop) { users.accepts(user: user, password: password) }
+            : loop.makeSucceededFuture(users.accepts(user: user, password: password))
+        return check.map { [self] isRight in
+            if isRight {
+                if accepted.count >= Self.acceptedLimit { accepted.removeAll() }
+                accepted.insert(authorization)
+            }
+            return isRight
+        }
+    }
+
+    /// The source table now, in the hub's words of the stream.
+    func sourceTable(summary: RTCMStreamSummary, host: String) -> String {
+        CasterSourceTable(
+            streams: [
+                .init(
+                    mountpoint: configuration.mountpoint, summary: summary,
+                    requiresAuthentication: configuration.users != nil)
+            ], host: host, port: port, generator: "GPSFix \(release)"
+        ).text
+    }
+}
