@@ -178,6 +178,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @OptionGroup(title: "Pushing the base's corrections to casters (NTRIP server)")
     var ntripServerOptions: NTRIPServerOptions
 
+    @OptionGroup(title: "RTK base station: the caster")
+    var casterOptions: CasterOptions
+
     @OptionGroup(title: "u-blox receivers")
     var receiverOptions: ReceiverOptions
 
@@ -298,7 +301,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
                     stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
                     network: clientCap, local: clientCap),
                 holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
-                nmeaOutput: try nmeaOut.output(allowRemote: allowRemote)),
+                nmeaOutput: try nmeaOut.output(allowRemote: allowRemote),
+                caster: try casterOptions.configuration(allowRemote: allowRemote)),
             group: eventLoops, subscribers: subscribers, logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,

@@ -22,6 +22,20 @@ enum Secrets {
         return password
     }
 
+    /// The whole of the file at `path` (at most 1 MiB: a list of users, not a database).
+    /// Throws, naming `option`, when it cannot be read.
+    static func contents(of path: String, option: String) throws -> String {
+        guard let file = fopen(path, "r") else {
+            throw ValidationError("\(option) \(path) cannot be read: \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        let limit = 1 << 20
+        var bytes = [UInt8](repeating: 0, count: limit + 1)
+        let count = fread(&bytes, 1, bytes.count, file)
+        guard count <= limit else { throw ValidationError("\(option) \(path) is over 1 MiB") }
+        return String(decoding: bytes[..<count], as: UTF8.self)
+    }
+
     /// Overwrites, in the process's own argument memory, the password of every
     /// `SCHEME://USER:PASSWORD@HOST` address given on the command line, so that `ps` and
     /// `/proc/PID/cmdline` show `***` (padded with spaces) in its place from then on.

@@ -1,0 +1,185 @@
+import Foundation
+import GPSFixDevices
+import TestSupport
+import Testing
+
+/// The caster inside the daemon, with real NTRIP clients: RTKLIB's str2str, rovers of the
+/// tests' own (`Tests/Tools/ntrip_rovers.py`, NTRIP 1.0 and 2.0), and the frames of a real
+/// RTCM 3 stream written into the receiver's pseudo-terminal.
+@Suite("An RTK base station's caster", .serialized)
+struct CasterTests {
+    /// The payload of `fixtures/rtcm/rtcm3.2.log`: 192 real frames, the experimental 63 among them.
+    static let stream: [UInt8] = {
+        var bytes = (try? [UInt8](Data(contentsOf: Binaries.fixtures.appendingPathComponent("rtcm/rtcm3.2.log")))) ?? []
+        while bytes.first == UInt8(ascii: "#"), let end = bytes.firstIndex(of: UInt8(ascii: "\n")) { bytes.removeFirst(end + 1) }
+        return bytes
+    }()
+
+    /// A users file of one rover, its password hashed by htpasswd -B when it is installed.
+    static func users(in folder: URL) throws -> String {
+        let path = folder.appendingPathComponent("users").path
+        let hashed = try? run("/usr/bin/htpasswd", ["-nbB", "-C", "5", "rover", "base-s3cret"])
+        try (hashed.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? "rover:base-s3cret")
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static func metric(_ name: String, port: Int) -> Double? {
+        let text = (try? WebTests.get("/metrics", port: port).body) ?? ""
+        return text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+    }
+
+    /// A daemon reading a pseudo-terminal, its caster on a free port with one rover's
+    /// account, and its metrics.
+    final class Base {
+        let folder: URL
+        let terminal: PseudoTerminal
+        let daemon: RunningProcess
+        let caster = freePort(), metrics = freePort()
+        /// The valid frames written so far, in order: what every rover must get.
+        private(set) var frames: [UInt8] = []
+        private(set) var frameCount = 0
+
+        init() throws {
+            folder = try makeTemporaryFolder("caster")
+            terminal = try PseudoTerminal()
+            daemon = try RunningProcess(Binaries.gpsfixd, [
+                terminal.path, "--speed", "115200", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+                "--caster", "127.0.0.1:\(caster)", "--caster-mountpoint", "ROOF", "--caster-users", try CasterTests.users(in: folder),
+                "--stall-timeout", "1", "--metrics", "127.0.0.1:\(metrics)",
+            ])
+            try waitUntil("the caster's metrics") { self.metric("gpsfix_caster_streams") == 0 }
+        }
+
+        deinit {
+            daemon.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+
+        func metric(_ name: String) -> Double? { CasterTests.metric(name, port: metrics) }
+
+        /// Writes a round of the stream into the receiver's port as a port brings it, 1 kB at a time.
+        func writeRound() async throws {
+            for start in stride(from: 0, to: CasterTests.stream.count, by: 1024) {
+                try await terminal.write(Array(CasterTests.stream[start..<min(start + 1024, CasterTests.stream.count)]))
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            let written = RTCMWire.frames(in: CasterTests.stream)
+            frames += written.joined()
+            frameCount += written.count
+        }
+
+        /// Waits until the daemon has read every frame written.
+        func waitForFrames() throws {
+            try waitUntil("the daemon read \(frameCount) frames", within: 30) {
+                metric("gpsfix_caster_base_frames_total") == Double(frameCount)
+            }
+        }
+
+        /// Rovers of `ntrip_rovers.py` with the right account; `extra` passes `--slow`.
+        func rovers(_ count: Int, _ extra: [String] = []) throws -> (RunningProcess, sent: String, done: String) {
+            let sent = folder.appendingPathComponent("sent.bin").path, done = folder.appendingPathComponent("done").path
+            let rovers = try RunningProcess("/usr/bin/python3", [
+                NTRIPTests.tools.appendingPathComponent("ntrip_rovers.py").path, "\(caster)", "ROOF", "rover:base-s3cret", "\(count)",
+                sent, done,
+            ] + extra)
+            return (rovers, sent, done)
+        }
+
+        /// Tells `rovers` the stream is over, and reads their report.
+        func report(of rovers: RunningProcess, sent: String, done: String) throws -> [String: Any] {
+            try Data(frames).write(to: URL(fileURLWithPath: sent))
+            FileManager.default.createFile(atPath: done, contents: nil)
+            #expect(rovers.wait(timeout: 30) == 0, "\(rovers.errorText.suffix(600))")
+            return try #require(rovers.outputText.split(separator: "\n").last.flatMap { String($0).json }, "\(rovers.outputText)")
+        }
+    }
+
+    @Test("""
+        str2str and 100 rovers (NTRIP 1.0 and 2.0) get every frame the receiver sent, byte for byte and in order, \
+        the experimental 63 among them; the daemon grows by less than 16 MB; a wrong password gets 401
+        """)
+    func rovers() async throws {
+        let base = try Base()
+        let received = base.folder.appendingPathComponent("str2str.bin").path
+        let str2str = try RunningProcess("/usr/bin/str2str", [
+            "-in", "ntrip://rover:base-s3cret@127.0.0.1:\(base.caster)/ROOF", "-out", "file://\(received)",
+        ])
+        defer { str2str.stop() }
+        let (rovers, sent, done) = try base.rovers(100)
+        defer { rovers.stop() }
+        try waitUntil("101 streams", within: 30) {
+            rovers.outputText.hasPrefix("READY") && base.metric("gpsfix_caster_streams") == 101
+        }
+        let residentBefore = HostileClientTests.residentKilobytes(base.daemon.pid)
+        for _ in 0..<10 { try await base.writeRound() }
+        try base.waitForFrames()
+        let residentAfter = HostileClientTests.residentKilobytes(base.daemon.pid)
+
+        let report = try base.report(of: rovers, sent: sent, done: done)
+        let results = try #require(report["rovers"] as? [[String: Any]])
+        #expect(results.count == 100)
+        #expect(
+            results.filter { $0["complete"] as? Bool == true }.count == 100,
+            "\(report["sent"] ?? 0) bytes sent: \(results.filter { $0["complete"] as? Bool != true }.prefix(3))")
+        #expect(Set(results.compactMap { $0["head"] as? String }) == ["ICY 200 OK", "HTTP/1.1 200 OK"])
+        #expect(report["wrong"] as? String == "HTTP/1.1 401 Unauthorized")
+        try waitUntil("str2str's file complete", within: 10) {
+            (try? FileManager.default.attributesOfItem(atPath: received)[.size] as? Int) == base.frames.count
+        }
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: received))) == base.frames)
+        #expect(base.metric("gpsfix_caster_frames_dropped_total") == 0)
+        #expect(base.metric("gpsfix_caster_unauthorized_total") == 1)
+        #expect(residentAfter - residentBefore < 16_000 || Binaries.isSanitized, "\(residentBefore) kB before, \(residentAfter) kB after")
+    }
+
+    @Test("a rover that stops reading is cut off and counted, and the rover beside it loses no frame")
+    func rover() async throws {
+        let base = try Base()
+        let (rovers, sent, done) = try base.rovers(1, ["--slow"])
+        defer { rovers.stop() }
+        try waitUntil("2 streams", within: 30) { rovers.outputText.hasPrefix("READY") && base.metric("gpsfix_caster_streams") == 2 }
+        // Until the non-reader's socket and its share of the daemon's are full (loopback's
+        // send buffers grow to megabytes), at most 20 MB.
+        for _ in 0..<700 where base.metric("gpsfix_clients_cut_off_total") == 0 { try await base.writeRound() }
+        try base.waitForFrames()
+        #expect(base.metric("gpsfix_caster_streams") == 1)
+        let report = try base.report(of: rovers, sent: sent, done: done)
+        #expect(report["slowCutOff"] as? Bool == true)
+        #expect((report["rovers"] as? [[String: Any]])?.first?["complete"] as? Bool == true, "\(report["rovers"] ?? [])")
+        #expect((base.metric("gpsfix_caster_frames_dropped_total") ?? 0) > 0)
+    }
+
+    @Test("the source table, as str2str reads it: the stream's messages, constellations and the station's position")
+    func sourceTable() async throws {
+        let folder = try makeTemporaryFolder("caster")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let terminal = try PseudoTerminal()
+        let (caster, metrics) = (freePort(), freePort())
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            terminal.path, "--speed", "115200", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+            "--caster", "127.0.0.1:\(caster)", "--metrics", "127.0.0.1:\(metrics)",
+        ])
+        defer { daemon.stop() }
+        try waitUntil("the caster's metrics") { Self.metric("gpsfix_caster_streams", port: metrics) == 0 }
+        // A station's position (1005, 52° N 4.37° E) and a second of the network's stream.
+        try await terminal.write(RTCMWire.stationPosition(x: 39_235_513_863, y: 2_998_343_789, z: 50_028_427_460))
+        try await terminal.write(Self.stream)
+        try waitUntil("the frames read", within: 10) { Self.metric("gpsfix_caster_base_frames_total", port: metrics) == 193 }
+
+        let table = folder.appendingPathComponent("table.txt").path
+        let str2str = try RunningProcess("/usr/bin/str2str", ["-in", "ntrip://127.0.0.1:\(caster)/", "-out", "file://\(table)"])
+        defer { str2str.stop() }
+        try waitUntil("str2str's table", within: 10) {
+            ((try? String(contentsOfFile: table, encoding: .utf8)) ?? "").contains("ENDSOURCETABLE")
+        }
+        let lines = try String(contentsOfFile: table, encoding: .utf8).split(separator: "\r\n").map(String.init)
+        let fields = try #require(lines.first { $0.hasPrefix("STR;") }).split(separator: ";", omittingEmptySubsequences: false)
+        #expect(fields[1] == "GPSFIX")
+        #expect(fields[4].contains("1005") && fields[4].contains("1077") && fields[4].contains("63"), "\(fields)")
+        #expect(fields[6] == "GPS+GLO+GAL+SBAS")
+        #expect(fields[9] == "52.00" && fields[10] == "4.37", "\(fields)")
+        #expect(fields[15] == "N")
+        #expect(lines.contains { $0.hasPrefix("CAS;127.0.0.1;\(caster);") })
+    }
+}
