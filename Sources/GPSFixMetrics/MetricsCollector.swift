@@ -122,6 +122,7 @@ public final class MetricsCollector: Sendable {
             count("gpsfix_caster_frames_sent_total", to: caster.framesSent)
             count("gpsfix_caster_frames_dropped_total", to: caster.framesDropped)
             count("gpsfix_caster_base_frames_total", to: caster.baseFrames)
+            count("gpsfix_caster_relayed_frames_total", to: caster.relayedFrames)
         }
     }
 

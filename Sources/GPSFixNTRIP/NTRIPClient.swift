@@ -36,11 +36,14 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         public var certificateAuthorities: String?
         /// After `NTRIP ` in `User-Agent`: `GPSFix/0.1`.
         public var userAgent: String
+        /// Where every frame goes besides the receiver (the caster's relay), when given.
+        public var relay: CorrectionRelay?
 
         public init(
             caster: NTRIPCaster, device: String, positionInterval: Duration = .seconds(10), fixedPosition: PositionReport? = nil,
             timeout: Duration = .seconds(30),
-            maximumBackoff: Duration = .seconds(60), certificateAuthorities: String? = nil, userAgent: String
+            maximumBackoff: Duration = .seconds(60), certificateAuthorities: String? = nil, userAgent: String,
+            relay: CorrectionRelay? = nil
         ) {
             self.caster = caster
             self.device = device
@@ -50,6 +53,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
             self.maximumBackoff = maximumBackoff
             self.certificateAuthorities = certificateAuthorities
             self.userAgent = userAgent
+            self.relay = relay
         }
     }
 
@@ -267,7 +271,10 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
             return counters.lastError
         }
         if let outage { logger.info("NTRIP: corrections resume from \(configuration.caster.description) (the outage: \(outage))") }
-        for frame in frames { writer.enqueue(frame.bytes, arrivedAt: arrivedAt) }
+        for frame in frames {
+            writer.enqueue(frame.bytes, arrivedAt: arrivedAt)
+            configuration.relay?.forward(frame.bytes)
+        }
     }
 
     fileprivate func ended(_ channel: any Channel) {

@@ -10,14 +10,26 @@ public struct CasterConfiguration: Sendable {
     public var port: Int
     /// The mountpoint the stream is served under.
     public var mountpoint: String
-    /// Who may take the stream (Basic authentication); everyone when `nil`.
+    /// Who may take the streams (Basic authentication); everyone when `nil`.
     public var users: CasterUsers?
+    /// A second mountpoint serving what the relay is given (what `--ntrip` fetches).
+    public var relay: (mountpoint: String, source: CorrectionRelay)?
 
-    public init(host: String, port: Int, mountpoint: String, users: CasterUsers? = nil) {
+    public init(
+        host: String, port: Int, mountpoint: String, users: CasterUsers? = nil,
+        relay: (mountpoint: String, source: CorrectionRelay)? = nil
+    ) {
         self.host = host
         self.port = port
         self.mountpoint = mountpoint
         self.users = users
+        self.relay = relay
+    }
+
+    /// The stream served under `mountpoint`, if any.
+    func stream(at mountpoint: String) -> CasterStream? {
+        if mountpoint == self.mountpoint { return .base }
+        return mountpoint == relay?.mountpoint ? .relay : nil
     }
 }
 
@@ -39,6 +51,8 @@ public struct CasterStatistics: Sendable, Hashable {
     /// Frames of the base so far, and of other receivers, which are not served.
     public var baseFrames = 0
     public var framesOfOthers = 0
+    /// Frames relayed from the caster `--ntrip` reads.
+    public var relayedFrames = 0
 }
 
 extension GPSFixServer {
@@ -65,10 +79,12 @@ extension GPSFixServer {
             hub.corrections.hasCaster = true
             hub.sentenceDemand.set(corrections: true)
         }.get()
+        caster.relay?.source.attach(hub)
         hub.logger.info(
             "NTRIP caster",
             metadata: [
-                "tcp": "\(channel.localAddress?.description ?? "\(caster.host):\(port)")", "mountpoint": "\(caster.mountpoint)",
+                "tcp": "\(channel.localAddress?.description ?? "\(caster.host):\(port)")",
+                "mountpoints": "\([caster.mountpoint] + (caster.relay.map { [$0.mountpoint] } ?? []))",
                 "users": "\(caster.users.map { "\($0.count)" } ?? "anyone")",
             ])
         return port
@@ -113,14 +129,15 @@ final class CasterAccess: @unchecked Sendable {
         }
     }
 
-    /// The source table now, in the hub's words of the stream.
-    func sourceTable(summary: RTCMStreamSummary, host: String) -> String {
-        CasterSourceTable(
-            streams: [
+    /// The source table now, from what each stream carried so far.
+    func sourceTable(summaries: [CasterStream: RTCMStreamSummary], host: String) -> String {
+        let mountpoints = [(configuration.mountpoint, CasterStream.base)] + (configuration.relay.map { [($0.mountpoint, .relay)] } ?? [])
+        return CasterSourceTable(
+            streams: mountpoints.map { mountpoint, stream in
                 .init(
-                    mountpoint: configuration.mountpoint, summary: summary,
+                    mountpoint: mountpoint, summary: summaries[stream] ?? RTCMStreamSummary(),
                     requiresAuthentication: configuration.users != nil)
-            ], host: host, port: port, generator: "GPSFix \(release)"
+            }, host: host, port: port, generator: "GPSFix \(release)"
         ).text
     }
 }

@@ -40,7 +40,7 @@ final class CasterSession: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .streaming = state { hub.corrections.remove(stream: self) }
+        if case .streaming = state { hub.corrections.remove(self) }
         state = .answered
         self.context = nil
         context.fireChannelInactive()
@@ -94,8 +94,8 @@ final class CasterSession: ChannelInboundHandler {
                 with: "\(status) 405 Method Not Allowed\r\n\(version)\(server)Allow: GET\r\nConnection: close\r\n\r\n",
                 context: context)
         }
-        let mountpoint = access.configuration.mountpoint
-        guard request.mountpoint == mountpoint else {
+        let mountpoint = request.mountpoint
+        guard let stream = access.configuration.stream(at: mountpoint) else {
             // NTRIP 1.0 answers an unknown mountpoint with the table; 2.0 with 404.
             if request.isVersion2, !request.mountpoint.isEmpty {
                 return finish(
@@ -114,11 +114,11 @@ final class CasterSession: ChannelInboundHandler {
                         + "Content-Length: 0\r\nConnection: close\r\n\r\n",
                     context: context)
             }
-            startStream(request, server: server, context: context)
+            startStream(request, of: stream, server: server, context: context)
         }
     }
 
-    private func startStream(_ request: CasterRequest, server: String, context: ChannelHandlerContext) {
+    private func startStream(_ request: CasterRequest, of stream: CasterStream, server: String, context: ChannelHandlerContext) {
         let head =
             request.isVersion2
             ? "HTTP/1.1 200 OK\r\nNtrip-Version: Ntrip/2.0\r\n\(server)Connection: close\r\nContent-Type: gnss/data\r\n"
@@ -128,13 +128,13 @@ final class CasterSession: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head)), promise: nil)
         state = .streaming(chunked: request.isVersion2)
         context.triggerUserOutboundEvent(SessionActivity.watching(true), promise: nil)
-        hub.corrections.add(stream: self)
+        hub.corrections.add(self, to: stream)
     }
 
     private func sendSourceTable(_ request: CasterRequest, server: String, context: ChannelHandlerContext) {
         hub.corrections.statistics.sourceTables += 1
         let host = context.channel.localAddress?.ipAddress ?? access.configuration.host
-        let table = access.sourceTable(summary: hub.corrections.summary, host: host)
+        let table = access.sourceTable(summaries: hub.corrections.summaries, host: host)
         let head =
             request.isVersion2
             ? "HTTP/1.1 200 OK\r\nNtrip-Version: Ntrip/2.0\r\n\(server)Connection: close\r\nContent-Type: gnss/sourcetable\r\n"

@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NTRIPCasting
 
@@ -9,9 +10,15 @@ public protocol RTCMFrameSubscriber: Sendable {
     func receive(rtcm3 frame: ByteBuffer)
 }
 
+/// The streams the caster serves: the base receiver's, and what `--ntrip` fetches from
+/// another caster, relayed.
+enum CasterStream: Hashable, Sendable {
+    case base, relay
+}
+
 /// A base station's corrections as they pass through the hub: which device is the base,
-/// what its stream carries (for the caster's source table), and who takes its frames. Used
-/// on the hub's loop only.
+/// what each stream carries (for the caster's source table), and who takes its frames.
+/// Used on the hub's loop only.
 ///
 /// The base is the first device to send RTCM 3: a second receiver's frames would mix two
 /// stations' observations in one stream, which no rover can use, so they are counted and
@@ -19,17 +26,17 @@ public protocol RTCMFrameSubscriber: Sendable {
 final class CorrectionFeed {
     /// The device whose frames are served, once one sent any.
     private(set) var base: String?
-    /// What the base's stream carries so far.
-    private(set) var summary = RTCMStreamSummary()
+    /// What each stream carries so far.
+    private(set) var summaries: [CasterStream: RTCMStreamSummary] = [:]
     /// What the caster counted; its stream count is the sessions'.
     var statistics = CasterStatistics()
     private var subscribers: [any RTCMFrameSubscriber] = []
-    /// The caster's sessions streaming now.
-    private var streams: [ObjectIdentifier: CasterSession] = [:]
+    /// The caster's sessions streaming now, and which stream each takes.
+    private var sessions: [ObjectIdentifier: (session: CasterSession, stream: CasterStream)] = [:]
     /// Set once the caster listens: it describes the stream even while no rover is connected.
     var hasCaster = false
     private let eventLoop: any EventLoop
-    /// Whether the streams' writes of this turn of the loop are to be flushed at its end:
+    /// Whether the sessions' writes of this turn of the loop are to be flushed at its end:
     /// the frames of one read go out in one write a rover, not one each.
     private var flushScheduled = false
 
@@ -37,45 +44,82 @@ final class CorrectionFeed {
         self.eventLoop = eventLoop
     }
 
-    /// Whether anyone takes the frames: the providers copy them out only then.
+    /// Whether anyone takes the base's frames: the providers copy them out only then.
     var isWanted: Bool { hasCaster || !subscribers.isEmpty }
 
     func add(_ subscriber: any RTCMFrameSubscriber) {
         subscribers.append(subscriber)
     }
 
-    func add(stream: CasterSession) {
-        streams[ObjectIdentifier(stream)] = stream
-        statistics.streams = streams.count
+    func add(_ session: CasterSession, to stream: CasterStream) {
+        sessions[ObjectIdentifier(session)] = (session, stream)
+        statistics.streams = sessions.count
         statistics.streamsServed += 1
     }
 
-    func remove(stream: CasterSession) {
-        streams[ObjectIdentifier(stream)] = nil
-        statistics.streams = streams.count
+    func remove(_ session: CasterSession) {
+        sessions[ObjectIdentifier(session)] = nil
+        statistics.streams = sessions.count
     }
 
     /// Hands `frame` of `device` to every taker, if `device` is the base.
-    func forward(_ frame: [UInt8], from device: String, at time: NIODeadline = .now()) {
+    func forward(_ frame: [UInt8], from device: String) {
         if base == nil { base = device }
         guard base == device else {
             statistics.framesOfOthers += 1
             return
         }
         statistics.baseFrames += 1
-        summary.note(frame, atNanoseconds: time.uptimeNanoseconds)
         let buffer = ByteBuffer(bytes: frame)
         for subscriber in subscribers { subscriber.receive(rtcm3: buffer) }
-        for stream in streams.values {
-            if stream.send(buffer) { statistics.framesSent += 1 } else { statistics.framesDropped += 1 }
+        serve(frame, buffer, on: .base)
+    }
+
+    /// Hands `frame`, fetched from another caster, to the relay's sessions.
+    func relay(_ frame: [UInt8]) {
+        statistics.relayedFrames += 1
+        serve(frame, ByteBuffer(bytes: frame), on: .relay)
+    }
+
+    private func serve(_ frame: [UInt8], _ buffer: ByteBuffer, on stream: CasterStream) {
+        guard hasCaster else { return }
+        summaries[stream, default: RTCMStreamSummary()].note(frame, atNanoseconds: NIODeadline.now().uptimeNanoseconds)
+        var wrote = false
+        for (session, sessionStream) in sessions.values where sessionStream == stream {
+            if session.send(buffer) {
+                statistics.framesSent += 1
+                wrote = true
+            } else {
+                statistics.framesDropped += 1
+            }
         }
-        if !streams.isEmpty, !flushScheduled {
+        if wrote, !flushScheduled {
             flushScheduled = true
             eventLoop.assumeIsolated().execute { [self] in
                 flushScheduled = false
-                for stream in streams.values { stream.flush() }
+                for (session, _) in sessions.values { session.flush() }
             }
         }
+    }
+}
+
+/// What `--ntrip` fetches from another caster, relayed by this daemon's caster under a
+/// mountpoint of its own, for a fleet of rovers that should not each hold an account
+/// there. The NTRIP client hands each frame over from its loop; the caster serves it once
+/// it listens (frames before that are nobody's).
+public final class CorrectionRelay: Sendable {
+    private let hub = NIOLockedValueBox<Hub?>(nil)
+
+    public init() {}
+
+    /// Relays one whole frame, from any thread.
+    public func forward(_ frame: [UInt8]) {
+        guard let hub = hub.withLockedValue({ $0 }) else { return }
+        hub.eventLoop.execute { hub.corrections.relay(frame) }
+    }
+
+    func attach(_ hub: Hub) {
+        self.hub.withLockedValue { $0 = hub }
     }
 }
 

@@ -19,21 +19,31 @@ struct CasterOptions: ParsableArguments {
         """)
     var casterUsers: String?
 
+    @Option(help: "Also serve what --ntrip fetches under this mountpoint: a local relay of a remote caster for a rover fleet.")
+    var casterRelay: String?
+
     /// NTRIP's IANA port.
     static let defaultPort = 2101
 
     func validate() throws {
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-        guard !casterMountpoint.isEmpty, casterMountpoint.utf8.allSatisfy(allowed.contains) else {
-            throw ValidationError("--caster-mountpoint '\(casterMountpoint)': use letters, digits, - and _ only")
+        for (option, name) in [("--caster-mountpoint", casterMountpoint), ("--caster-relay", casterRelay)] {
+            guard let name else { continue }
+            guard !name.isEmpty, name.utf8.allSatisfy(allowed.contains) else {
+                throw ValidationError("\(option) '\(name)': use letters, digits, - and _ only")
+            }
         }
-        if caster == nil, casterUsers != nil {
-            throw ValidationError("--caster-users goes with --caster: give --caster too")
+        if casterRelay == casterMountpoint {
+            throw ValidationError("--caster-relay \(casterMountpoint) is the base's mountpoint: give the relay a name of its own")
+        }
+        if caster == nil, casterUsers != nil || casterRelay != nil {
+            throw ValidationError("--caster-users and --caster-relay go with --caster: give --caster too")
         }
     }
 
-    /// The caster asked for, its users read; `nil` without `--caster`.
-    func configuration(allowRemote: Bool) throws -> CasterConfiguration? {
+    /// The caster asked for, its users read, relaying from `relay` (the `--ntrip` client's
+    /// frames) under `--caster-relay`; `nil` without `--caster`.
+    func configuration(allowRemote: Bool, relay: CorrectionRelay?) throws -> CasterConfiguration? {
         guard let caster else { return nil }
         let address = try GPSFixDaemon.parseAddress(caster, option: "--caster", defaultPort: Self.defaultPort)
         if !allowRemote, !GPSFixDaemon.isLoopback(address.host) {
@@ -46,6 +56,12 @@ struct CasterOptions: ParsableArguments {
                 throw ValidationError("--caster-users \(path): \(error)")
             }
         }
-        return CasterConfiguration(host: address.host, port: address.port, mountpoint: casterMountpoint, users: users)
+        var relayed: (mountpoint: String, source: CorrectionRelay)?
+        if let casterRelay {
+            guard let relay else { throw ValidationError("--caster-relay serves what --ntrip fetches: give --ntrip too") }
+            relayed = (casterRelay, relay)
+        }
+        return CasterConfiguration(
+            host: address.host, port: address.port, mountpoint: casterMountpoint, users: users, relay: relayed)
     }
 }

@@ -284,8 +284,11 @@ struct GPSFixDaemon: AsyncParsableCommand {
         // devices), the receivers' writers and NTRIP on them, Traccar's uploads (its default).
         let eventLoops = MultiThreadedEventLoopGroup.singleton
         let receivers = WritableReceivers(sources: sources, capacity: ntripOptions.ntripQueue, group: eventLoops)
+        // What --ntrip fetches, served again by the caster under --caster-relay.
+        let relay = casterOptions.casterRelay == nil ? nil : CorrectionRelay()
         let ntrip = try ntripOptions.client(
-            sources: sources, writable: receivers, environment: environment, userAgent: Self.userAgent, logger: logger)
+            sources: sources, writable: receivers, environment: environment, userAgent: Self.userAgent, relay: relay,
+            logger: logger)
         let ntripServers = try ntripServerOptions.servers(
             environment: environment, userAgent: Self.userAgent, eventLoop: eventLoops.next(), logger: logger)
         let keepers = try receiverOptions.keepers(
@@ -302,7 +305,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
                     network: clientCap, local: clientCap),
                 holdBackLimit: .milliseconds(Int64(holdBack * 1000)), adoptedSockets: service.listenDescriptors,
                 nmeaOutput: try nmeaOut.output(allowRemote: allowRemote),
-                caster: try casterOptions.configuration(allowRemote: allowRemote)),
+                caster: try casterOptions.configuration(allowRemote: allowRemote, relay: ntrip == nil ? nil : relay)),
             group: eventLoops, subscribers: subscribers, logger: logger)
         let timePlan = TimeServicePlan(
             chronySocketDirectory: chronySocketDir, sharedMemory: !noShm, timeFromPseudoTerminals: timeFromPty,

@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import GPSFixDevices
 import GPSFixNTRIP
+import GPSFixServer
 import Logging
 import OutputFormats
 
@@ -73,7 +74,8 @@ struct NTRIPOptions: ParsableArguments {
     /// names (or the only one); `nil` without `--ntrip`. The password from
     /// `--ntrip-password-file`, else `GPSFIX_NTRIP_PASSWORD`, else the address.
     func client(
-        sources: [any ByteSource], writable: WritableReceivers, environment: [String: String], userAgent: String, logger: Logger
+        sources: [any ByteSource], writable: WritableReceivers, environment: [String: String], userAgent: String,
+        relay: CorrectionRelay?, logger: Logger
     ) throws -> NTRIPClient? {
         guard let ntrip else { return nil }
         let receivers = sources.filter { source in ntripDevice.map { DeviceName($0)?.description == source.name } ?? true }
@@ -92,7 +94,7 @@ struct NTRIPOptions: ParsableArguments {
         let configuration = NTRIPClient.Configuration(
             caster: caster, device: port.name, positionInterval: .milliseconds(Int64(ntripGgaInterval * 1000)),
             fixedPosition: try position(), timeout: .milliseconds(Int64(ntripTimeout * 1000)),
-            certificateAuthorities: ntripCa, userAgent: userAgent)
+            certificateAuthorities: ntripCa, userAgent: userAgent, relay: relay)
         logger.info("RTK corrections from \(caster.description) to \(port.name)")
         do {
             return try NTRIPClient(configuration: configuration, writer: writer, logger: logger)
