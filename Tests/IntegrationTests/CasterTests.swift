@@ -150,6 +150,71 @@ struct CasterTests {
         #expect((base.metric("gpsfix_caster_frames_dropped_total") ?? 0) > 0)
     }
 
+    @Test(
+        "gpsfix ubx set --survey-in --rtcm msm7 on a generation 9 and a generation 8 base: str2str takes 1005 and MSM7 from the caster",
+        arguments: [SimulatedUBXReceiver.Generation.generation9, .m8])
+    func surveyedBase(_ generation: SimulatedUBXReceiver.Generation) throws {
+        let folder = try makeTemporaryFolder("caster")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(generation)
+        let control = folder.appendingPathComponent("control.sock").path
+        let (caster, metrics) = (freePort(), freePort())
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            receiver.path, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+            "--control-socket", control, "--caster", "127.0.0.1:\(caster)", "--metrics", "127.0.0.1:\(metrics)",
+        ])
+        defer { daemon.stop() }
+        try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        let received = folder.appendingPathComponent("str2str.bin").path
+        let str2str = try RunningProcess("/usr/bin/str2str", ["-in", "ntrip://127.0.0.1:\(caster)/GPSFIX", "-out", "file://\(received)"])
+        defer { str2str.stop() }
+        try waitUntil("str2str streaming") { Self.metric("gpsfix_caster_streams", port: metrics) == 1 }
+
+        let set = try UBXConfigurationToolTests.ubx([
+            "set", receiver.path, "--control-socket", control, "--survey-in", "60,5", "--rtcm", "msm7",
+        ])
+        #expect(set.status == 0, "\(set.output) \(set.errors)")
+        // 1005 comes every 10 solutions.
+        try waitUntil("1005 and MSM7 served", within: 25) {
+            let stream = (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: received)))) ?? []
+            return Set(RTCMWire.messageNumbers(in: stream)).isSuperset(of: [1005, 1077, 1087, 1097])
+        }
+        let stream = try [UInt8](Data(contentsOf: URL(fileURLWithPath: received)))
+        // Whole frames, back to back from the first byte (the last may be on its way):
+        // nothing but what the receiver sent.
+        let whole = Array(RTCMWire.frames(in: stream).joined())
+        #expect(Array(stream.prefix(whole.count)) == whole)
+        #expect(stream.count - whole.count < 1029)
+    }
+
+    @Test("--caster-relay: str2str, a rover of the daemon's caster, gets what --ntrip fetches from another caster, in order")
+    func relay() throws {
+        let folder = try makeTemporaryFolder("relay")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (basePort, upstream, caster) = (freePort(), freePort(), freePort())
+        let remote = try NTRIPTests.str2str(basePort: basePort, casterPort: upstream, folder: folder)
+        defer { remote.stop() }
+        let sent = folder.appendingPathComponent("sent.bin").path
+        let base = try RunningProcess("/usr/bin/python3", [
+            NTRIPTests.tools.appendingPathComponent("rtcm_base.py").path, "\(basePort)", NTRIPTests.capture, sent,
+            folder.appendingPathComponent("back.txt").path,
+        ])
+        defer { base.stop() }
+        let (replay, link, _) = try NTRIPTests.receiver(folder)
+        defer { replay.stop() }
+        let (daemon, _) = try NTRIPTests.daemon(
+            folder, device: link, ntrip: "ntrip://user:\(NTRIPTests.password)@127.0.0.1:\(upstream)/MOUNT",
+            extra: ["--caster", "127.0.0.1:\(caster)", "--caster-relay", "FLEET"])
+        defer { daemon.stop() }
+        let relayed = folder.appendingPathComponent("relayed.bin").path
+        let rover = try RunningProcess("/usr/bin/str2str", ["-in", "ntrip://127.0.0.1:\(caster)/FLEET", "-out", "file://\(relayed)"])
+        defer { rover.stop() }
+        try waitUntil("40 frames relayed", within: 30) { Corrections.frames(inFile: relayed).frames.count >= 40 }
+        let got = Corrections.frames(inFile: relayed)
+        #expect(got.statistics.badCRC == 0 && got.statistics.bytesSkipped == 0)
+        #expect(Corrections.runs(of: got.frames, in: Corrections.frames(inFile: sent).frames) == 1)
+    }
+
     @Test("the source table, as str2str reads it: the stream's messages, constellations and the station's position")
     func sourceTable() async throws {
         let folder = try makeTemporaryFolder("caster")
@@ -181,5 +246,32 @@ struct CasterTests {
         #expect(fields[9] == "52.00" && fields[10] == "4.37", "\(fields)")
         #expect(fields[15] == "N")
         #expect(lines.contains { $0.hasPrefix("CAS;127.0.0.1;\(caster);") })
+
+        // A second NTRIP client library, pygnssutils (PyPI, in a venv of the tests'), reads the same.
+        let python = try #require(Self.pygnssutils(), "pygnssutils could not be installed from PyPI")
+        for version in ["1.0", "2.0"] {
+            let read = try run(python, [NTRIPTests.tools.appendingPathComponent("pygnssutils_sourcetable.py").path, "127.0.0.1", "\(caster)", version])
+            let rows = try #require(read.json?["rows"] as? [[String]], "NTRIP \(version): \(read)")
+            #expect(rows.first?.prefix(4) == ["GPSFIX", "GPSFIX", "RTCM 3.3", String(fields[4])], "NTRIP \(version): \(rows)")
+        }
+    }
+
+    /// The Python of a venv holding pygnssutils 1.3.1, made once a machine (a lock keeps two
+    /// test runs from making it at once); `nil` when it cannot be made.
+    static func pygnssutils() -> String? {
+        let venv = "/tmp/gpsfix-venvs/pygnssutils-1.3.1"
+        let script = """
+            mkdir -p /tmp/gpsfix-venvs && (
+              flock 9
+              [ -e "$V/.ready" ] || {
+                rm -rf "$V" && /usr/bin/python3 -m venv "$V" &&
+                "$V/bin/pip" install --quiet --disable-pip-version-check pygnssutils==1.3.1 &&
+                "$V/bin/python" -c 'import pygnssutils' && touch "$V/.ready"
+              }
+            ) 9>"$V.lock"
+            """
+        let install = try? RunningProcess("/bin/sh", ["-c", script], environment: ["V": venv])
+        guard install?.wait(timeout: 180) == 0 else { return nil }
+        return venv + "/bin/python"
     }
 }
