@@ -11,9 +11,9 @@ import Glibc
 /// `gpsfixd`: gpsd's own clients see every device named by its driver, with its fixes and
 /// its skies. Without `../shared/fixtures/gpsd-binary` the test is skipped.
 ///
-/// cgps is not run here: libgps (Debian's 3.22) keeps at most 4 devices (`MAXUSERDEVS`),
-/// and a DEVICES list of 13 leaves it on "NO FIX" for good; gpsd itself serves no more
-/// than 4 by default. `UBXReceiverTests` and `DaemonTests` drive cgps on one device.
+/// cgps cannot watch the 13 at once: libgps (Debian's 3.22) keeps at most 4 devices
+/// (`MAXUSERDEVS`), and a DEVICES list of 13 leaves it on "NO FIX" for good; gpsd itself
+/// serves no more than 4 by default. So cgps watches one capture of each protocol, alone.
 @Suite("Binary receiver drivers, served to gpsd's clients")
 struct DriverCapturesTests {
     static let folder = ConformanceTests.shared.appendingPathComponent("fixtures/gpsd-binary")
@@ -123,5 +123,17 @@ struct DriverCapturesTests {
             if expectation.fix { #expect(fixed.contains(link), "\(expectation.capture): no TPV with a 2D or 3D fix") }
             if expectation.sky { #expect(skies.contains(link), "\(expectation.capture): no SKY") }
         }
+    }
+
+    @Test("cgps, in a terminal under tmux, shows the fix and the satellites of one receiver of each protocol",
+          .enabled(if: enabled, "gpsd's binary captures are not in ../shared"),
+          arguments: ["trimble-lassen_iq-3dfix.log", "sirf2.log", "quectel-l76k-binary.log", "skytraq-bin.log"])
+    func cgps(_ capture: String) throws {
+        let daemon = try DaemonUnderTest(fixture: Self.folder.appendingPathComponent(capture).path, speed: 2)
+        let screen = try terminalScreen(of: "cgps 127.0.0.1:\(daemon.tcpPort)", in: daemon.folder, timeout: 30) {
+            $0.contains("D FIX") && $0.firstRange(of: #/Seen +[1-9]/#) != nil
+        }
+        #expect(screen.contains("3D FIX") || screen.contains("2D FIX"), "\(capture): \(screen)")
+        #expect(screen.firstRange(of: #/Seen +[1-9]/#) != nil, "\(capture): \(screen)")
     }
 }

@@ -164,7 +164,8 @@ final class DaemonUnderTest {
     let replay: RunningProcess
     let daemon: RunningProcess
 
-    /// Replays `fixture` in a loop at `speed`, or as fast as the daemon takes it (`flood`);
+    /// Replays `fixture` (under `fixtures/`, or an absolute path) in a loop at `speed`, or as
+    /// fast as the daemon takes it (`flood`);
     /// `retime` stamps each cycle one interval after the last, so no time repeats across loops.
     init(
         fixture: String = "gpsd/haicom-305N.log", speed: Double = 4, flood: Bool = false, retime: Bool = false,
@@ -175,7 +176,7 @@ final class DaemonUnderTest {
         let link = folder.appendingPathComponent("gps0").path
         tcpPort = freePort()
         replay = try RunningProcess(Binaries.gpsfix, [
-            "replay", Binaries.fixtures.appendingPathComponent(fixture).path, "--link", link, "--loop",
+            "replay", fixture.hasPrefix("/") ? fixture : Binaries.fixtures.appendingPathComponent(fixture).path, "--link", link, "--loop",
         ] + (flood ? ["--as-fast-as-possible"] : ["--speed", "\(speed)"]) + (retime ? ["--retime"] : []))
         try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
         daemon = try RunningProcess(
