@@ -84,7 +84,7 @@ let package = Package(
         .target(name: "OutputFormats", dependencies: ["GPSFix", "GPSDProtocol"]),
         // An NTRIP caster's words, without the network: a base's stream described for the
         // source table, the requests read, the users checked (libcrypt for htpasswd's hashes).
-        .target(name: "NTRIPCasting", dependencies: ["CCrypt"]),
+        .target(name: "NTRIPCasting", dependencies: ["CCrypt", .product(name: "NIOCore", package: "swift-nio")]),
         .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
         // The server: listeners, client sessions and the fan-out hub, on SwiftNIO.
         .target(

@@ -55,19 +55,22 @@ public struct NTRIPCaster: Equatable, Sendable {
         return "\(usesTLS ? "ntrips" : "ntrip")://\(user)\(host):\(port)/\(mountpoint)"
     }
 
+    /// `Host`'s value: the host (an IPv6 address in brackets) and the port.
+    var hostHeader: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+
+    /// `Authorization`'s value: Basic, with the user (empty when none) and the password.
+    var basicAuthorization: String { "Basic \(Base64.encode(Array("\(username ?? ""):\(password ?? "")".utf8)))" }
+
     /// The request for the mountpoint (or, without one, the source table): NTRIP 2.0,
     /// which a 1.0 caster also answers (it reads the request line and `Authorization`).
     public func request(userAgent: String) -> [UInt8] {
         var lines = [
             "GET /\(mountpoint) HTTP/1.1",
-            "Host: \(host.contains(":") ? "[\(host)]" : host):\(port)",
+            "Host: \(hostHeader)",
             "Ntrip-Version: Ntrip/2.0",
             "User-Agent: NTRIP \(userAgent)",
         ]
-        if let username {
-            let credentials = Array("\(username):\(password ?? "")".utf8)
-            lines.append("Authorization: Basic \(Base64.encode(credentials))")
-        }
+        if username != nil { lines.append("Authorization: \(basicAuthorization)") }
         lines.append("Connection: close")
         return Array((lines.joined(separator: "\r\n") + "\r\n\r\n").utf8)
     }

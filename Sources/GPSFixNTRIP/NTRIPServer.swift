@@ -18,8 +18,10 @@ import NIOCore
 /// and retried with a backoff that doubles from a second: up to
 /// ``Configuration/maximumBackoff`` while the caster cannot be reached (so a restarted
 /// caster is found again within it), up to ``Configuration/maximumRefusalBackoff`` while
-/// it refuses (public casters shut out sources that knock too often). A stream that was
-/// accepted starts the backoff again from a second. A refused NTRIP 1.0 source tries the
+/// it refuses (public casters shut out sources that knock too often). A stream that lasted
+/// a minute starts the backoff again from a second (a caster that takes a stream and drops
+/// it at once is not knocked on every second). A caster that stops reading for
+/// ``Configuration/timeout`` is left, and reconnected. A refused NTRIP 1.0 source tries the
 /// mountpoint's other form (`/MOUNT`, `MOUNT`) next, and keeps the one that worked.
 public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
     public struct Configuration: Sendable {
@@ -90,6 +92,8 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
 
     // On the event loop only.
     private var stream: (any Channel)?
+    /// Since when the stream's socket has been full, while it is.
+    private var fullSince: NIODeadline?
 
     /// Pushes on `eventLoop`. Throws when the certificate authorities cannot be read.
     public init(configuration: Configuration, eventLoop: any EventLoop, logger: Logger) throws {
@@ -143,8 +147,8 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
             let reason: String
             var limit = configuration.maximumBackoff
             switch outcome {
-            case .ended(let why):
-                backoff = .seconds(1)
+            case .ended(let why, let lasted):
+                if lasted >= .seconds(60) { backoff = .seconds(1) }
                 reason = why
             case .failed(let why):
                 reason = why
@@ -168,8 +172,8 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
 
     /// How one connection ended.
     fileprivate enum Outcome: Sendable {
-        /// The caster took the stream, which then ended.
-        case ended(String)
+        /// The caster took the stream, which then ended after `lasted`.
+        case ended(String, lasted: Duration)
         case refused(String)
         /// No connection, or no answer.
         case failed(String)
@@ -187,7 +191,7 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
             } onCancel: {
                 channel.close(promise: nil)
             }
-            return (try? await eventLoop.submit { handler.outcome }.get()) ?? .failed("stopped")
+            return (try? await eventLoop.submit { handler.finalOutcome }.get()) ?? .failed("stopped")
         } catch {
             return .failed(NTRIPClient.describe(error))
         }
@@ -198,8 +202,10 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
     private func send(_ frame: ByteBuffer) {
         guard let stream, stream.isWritable else {
             shared.withLockedValue { $0.counters.framesDropped += 1 }
+            leaveIfStalled()
             return
         }
+        fullSince = nil
         let size = frame.readableBytes
         let written = eventLoop.makePromise(of: Void.self)
         written.futureResult.whenComplete { [shared] result in
@@ -216,8 +222,24 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
         stream.writeAndFlush(handshake.framed(frame), promise: written)
     }
 
+    /// Closes a stream whose caster has not read for the timeout (it reconnects), so a
+    /// caster that stopped reading does not take every frame to be dropped for good.
+    private func leaveIfStalled() {
+        guard let stream else { return }
+        let now = NIODeadline.now()
+        guard let since = fullSince else {
+            fullSince = now
+            return
+        }
+        if now - since > TimeAmount(configuration.timeout) {
+            logger.warning("NTRIP server: \(configuration.caster.description) has read nothing for \(configuration.timeout); reconnecting")
+            stream.close(promise: nil)
+        }
+    }
+
     fileprivate func accepted(_ channel: any Channel) {
         stream = channel
+        fullSince = nil
         let outage = shared.withLockedValue { shared in
             defer {
                 shared.counters.connected = true
@@ -254,7 +276,8 @@ private final class PushHandler: ChannelInboundHandler, @unchecked Sendable {
     private let server: NTRIPServer
     private let request: [UInt8]
     private var answerWatch: Scheduled<Void>?
-    private var isAccepted = false
+    /// When the caster took the stream.
+    private var acceptedAt: NIODeadline?
     private var isEnded = false
     /// How the connection ended, once it has; read on the event loop.
     private(set) var outcome = NTRIPServer.Outcome.failed("the caster closed the connection without answering")
@@ -278,8 +301,8 @@ private final class PushHandler: ChannelInboundHandler, @unchecked Sendable {
         answerWatch?.cancel()
         switch server.statusLine(unwrapInboundIn(data)) {
         case .accepted:
-            isAccepted = true
-            outcome = .ended("the caster closed the stream")
+            acceptedAt = .now()
+            outcome = .ended("the caster closed the stream", lasted: .zero)
             server.accepted(context.channel)
         case .refused(let line):
             end(context, .refused(line))
@@ -294,7 +317,7 @@ private final class PushHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         let why = (error as? NTRIPError)?.description ?? "\(error)"
-        end(context, isAccepted ? .ended("the stream failed: \(why)") : .failed(why))
+        end(context, acceptedAt == nil ? .failed(why) : .ended("the stream failed: \(why)", lasted: .zero))
     }
 
     /// Closes the connection; the first reason given is the one kept.
@@ -302,5 +325,11 @@ private final class PushHandler: ChannelInboundHandler, @unchecked Sendable {
         if !isEnded { self.outcome = outcome }
         isEnded = true
         context.close(promise: nil)
+    }
+
+    /// How the connection ended, with how long an accepted stream lasted.
+    var finalOutcome: NTRIPServer.Outcome {
+        guard case .ended(let why, _) = outcome, let acceptedAt else { return outcome }
+        return .ended(why, lasted: .nanoseconds((NIODeadline.now() - acceptedAt).nanoseconds))
     }
 }

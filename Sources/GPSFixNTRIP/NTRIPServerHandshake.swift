@@ -30,12 +30,11 @@ struct NTRIPServerHandshake: Sendable {
                 "Source-Agent: NTRIP \(userAgent)",
             ]
         case .two:
-            let credentials = Array("\(caster.username ?? ""):\(password)".utf8)
             lines = [
                 "POST /\(caster.mountpoint) HTTP/1.1",
-                "Host: \(caster.host.contains(":") ? "[\(caster.host)]" : caster.host):\(caster.port)",
+                "Host: \(caster.hostHeader)",
                 "Ntrip-Version: Ntrip/2.0",
-                "Authorization: Basic \(Base64.encode(credentials))",
+                "Authorization: \(caster.basicAuthorization)",
                 "User-Agent: NTRIP \(userAgent)",
                 "Content-Type: gnss/data",
                 "Transfer-Encoding: chunked",
@@ -60,9 +59,17 @@ struct NTRIPServerHandshake: Sendable {
         case .two: Self.isHTTPOK(parts)
         }
         if accepted { return .accepted }
-        var shown = String(statusLine.prefix(120).map { $0.isASCII && $0.asciiValue! >= 32 ? $0 : "?" })
-        if let password = caster.password, !password.isEmpty { shown = shown.replacing(password, with: "***") }
+        // The password out first, as sent and as Basic carries it, then what cannot be printed.
+        var masked = statusLine
+        for secret in secrets where !secret.isEmpty { masked = masked.replacing(secret, with: "***") }
+        let shown = String(masked.map { $0.isASCII && $0.asciiValue! >= 32 ? $0 : "?" }.prefix(120))
         return .refused(shown.isEmpty ? "an empty line" : shown)
+    }
+
+    /// The password as a caster could echo it: itself, and its Basic credentials.
+    private var secrets: [String] {
+        guard let password = caster.password else { return [] }
+        return [password, String(caster.basicAuthorization.dropFirst("Basic ".count))]
     }
 
     private static func isHTTPOK(_ parts: [Substring]) -> Bool {
@@ -71,13 +78,7 @@ struct NTRIPServerHandshake: Sendable {
 
     /// `frame` as it goes on the wire: as it is for NTRIP 1.0, one chunk for 2.0.
     func framed(_ frame: ByteBuffer) -> ByteBuffer {
-        guard version == .two else { return frame }
-        var chunk = ByteBuffer()
-        chunk.reserveCapacity(frame.readableBytes + 8)
-        chunk.writeString(String(frame.readableBytes, radix: 16) + "\r\n")
-        chunk.writeImmutableBuffer(frame)
-        chunk.writeString("\r\n")
-        return chunk
+        version == .two ? ChunkedTransfer.chunk(frame) : frame
     }
 }
 

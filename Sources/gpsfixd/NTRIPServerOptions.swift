@@ -56,9 +56,14 @@ struct NTRIPServerOptions: ParsableArguments {
                 password = try Secrets.firstLine(of: file, option: "--ntrip-server-password-file")
             }
             let caster = try NTRIPCaster(url: address).with(password: password)
-            guard caster.password != nil else {
+            guard let secret = caster.password else {
                 throw ValidationError(
                     "--ntrip-server \(caster.description) has no password: give --ntrip-server-password-file or set GPSFIX_NTRIP_SERVER_PASSWORD")
+            }
+            // NTRIP 1.0 sends it in the request line, between spaces: one there would change the request.
+            if version == .one, secret.contains(where: { $0 == " " || $0.isNewline || $0 == "\t" }) {
+                throw ValidationError(
+                    "--ntrip-server \(caster.description): the password holds a space or a line end, which NTRIP 1.0's SOURCE line cannot carry; use --ntrip-server-version 2")
             }
             let configuration = NTRIPServer.Configuration(
                 caster: caster, version: version, certificateAuthorities: ntripServerCa, userAgent: userAgent)

@@ -20,6 +20,8 @@ public final class PushCaster: @unchecked Sendable {
 
     /// One connection: its request's head, and what the source sent after it.
     public struct Stream: Sendable {
+        /// When its head was read whole.
+        public var arrived: ContinuousClock.Instant
         public var head: String
         public var accepted: Bool
         public var body: [UInt8]
@@ -132,7 +134,8 @@ public final class PushCaster: @unchecked Sendable {
         let answer = self.answer(to: head)
         let accepted = answer.hasPrefix("ICY 200") || answer.hasPrefix("HTTP/1.1 200")
         let number = lock.withLock {
-            recorded.append(Stream(head: head, accepted: accepted, body: accepted ? Array(received[(index! + 4)...]) : []))
+            recorded.append(
+                Stream(arrived: .now, head: head, accepted: accepted, body: accepted ? Array(received[(index! + 4)...]) : []))
             return recorded.count - 1
         }
         _ = Array(answer.utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
