@@ -26,6 +26,8 @@ public final class SentenceDemand: Sendable {
     /// Whether RTCM 3 frames are wanted (``LocationUpdate/rtcm3(_:)``).
     public var areCorrectionsWanted: Bool { corrections.load(ordering: .relaxed) }
 
+    /// Turns the copying out of RTCM 3 frames on (the caster listens, or an NTRIP server
+    /// pushes) or off.
     public func set(corrections: Bool) {
         self.corrections.store(corrections, ordering: .relaxed)
     }

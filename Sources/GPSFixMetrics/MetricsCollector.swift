@@ -123,6 +123,10 @@ public final class MetricsCollector: Sendable {
             count("gpsfix_caster_frames_dropped_total", to: caster.framesDropped)
             count("gpsfix_caster_base_frames_total", to: caster.baseFrames)
             count("gpsfix_caster_relayed_frames_total", to: caster.relayedFrames)
+            count("gpsfix_caster_relay_dropped_total", to: caster.relayDropped)
+            count("gpsfix_caster_other_receivers_frames_total", to: caster.framesOfOthers)
+            count("gpsfix_caster_source_tables_total", to: caster.sourceTables)
+            count("gpsfix_caster_busy_total", to: caster.busy)
         }
     }
 

@@ -5,7 +5,8 @@ import NTRIPCasting
 /// The caster inside the daemon: the base receiver's RTCM 3 frames served to NTRIP clients
 /// (rovers, str2str, RTKLIB, pygnssutils), NTRIP 1.0 and 2.0, under one mountpoint.
 public struct CasterConfiguration: Sendable {
-    /// The address to listen on (port 2101, NTRIP's, by default in the daemon).
+    /// The address to listen on, and its port (2101, NTRIP's, by default in the daemon; 0
+    /// for any free one).
     public var host: String
     public var port: Int
     /// The mountpoint the stream is served under.
@@ -51,8 +52,11 @@ public struct CasterStatistics: Sendable, Hashable {
     /// Frames of the base so far, and of other receivers, which are not served.
     public var baseFrames = 0
     public var framesOfOthers = 0
-    /// Frames relayed from the caster `--ntrip` reads.
+    /// Frames relayed from the caster `--ntrip` reads, and those dropped on their way.
     public var relayedFrames = 0
+    public var relayDropped = 0
+    /// Requests answered 503 because two password checks were running already.
+    public var busy = 0
 }
 
 extension GPSFixServer {
@@ -74,12 +78,14 @@ extension GPSFixServer {
         let channel = try await bind(bootstrap, host: caster.host, port: caster.port)
         casterListeners.withLockedValue { $0.append(channel) }
         let port = channel.localAddress?.port ?? caster.port
+        let relay = caster.relay?.source
         try await hub.eventLoop.submit {
             access.port = port
             hub.corrections.hasCaster = true
+            hub.corrections.relaySource = relay
             hub.sentenceDemand.set(corrections: true)
         }.get()
-        caster.relay?.source.attach(hub)
+        relay?.attach(hub)
         hub.logger.info(
             "NTRIP caster",
             metadata: [
@@ -108,25 +114,42 @@ final class CasterAccess: @unchecked Sendable {
         self.release = release
     }
 
+    /// Hashed passwords being checked now, at most ``maximumChecks``: each costs a hash's
+    /// deliberate time on a thread of SwiftNIO's pool, so a flood of guesses waits its turn
+    /// as 503s instead of taking the machine's cores.
+    private var checks = 0
+    static let maximumChecks = 2
+
+    /// What the caster says to a request for a stream.
+    enum Decision {
+        case allowed, refused
+        /// Too many password checks running: try again.
+        case busy
+    }
+
     /// Whether `request` may take the stream; a hashed password is checked on a thread of
-    /// SwiftNIO's pool, never on the loop.
-    func authorizes(_ request: CasterRequest, on loop: any EventLoop) -> EventLoopFuture<Bool> {
-        guard let users = configuration.users else { return loop.makeSucceededFuture(true) }
+    /// SwiftNIO's pool, never on the loop. On the hub's loop.
+    func authorizes(_ request: CasterRequest, on loop: any EventLoop) -> EventLoopFuture<Decision> {
+        guard let users = configuration.users else { return loop.makeSucceededFuture(.allowed) }
         guard let authorization = request.authorization, let (user, password) = request.basicCredentials else {
-            return loop.makeSucceededFuture(false)
+            return loop.makeSucceededFuture(.refused)
         }
-        if accepted.contains(authorization) { return loop.makeSucceededFuture(true) }
-        let check: EventLoopFuture<Bool> =
-            users.isHashed(user)
-            ? NIOThreadPool.singleton.runIfActive(eventLoop: loop) { users.accepts(user: user, password: password) }
-            : loop.makeSucceededFuture(users.accepts(user: user, password: password))
-        return check.map { [self] isRight in
-            if isRight {
-                if accepted.count >= Self.acceptedLimit { accepted.removeAll() }
-                accepted.insert(authorization)
-            }
-            return isRight
+        if accepted.contains(authorization) { return loop.makeSucceededFuture(.allowed) }
+        guard users.isHashed(user) else {
+            return loop.makeSucceededFuture(remember(users.accepts(user: user, password: password), authorization))
         }
+        guard checks < Self.maximumChecks else { return loop.makeSucceededFuture(.busy) }
+        checks += 1
+        return NIOThreadPool.singleton.runIfActive(eventLoop: loop) { users.accepts(user: user, password: password) }
+            .always { [self] _ in checks -= 1 }
+            .map { [self] isRight in remember(isRight, authorization) }
+    }
+
+    private func remember(_ isRight: Bool, _ authorization: String) -> Decision {
+        guard isRight else { return .refused }
+        if accepted.count >= Self.acceptedLimit { accepted.removeAll() }
+        accepted.insert(authorization)
+        return .allowed
     }
 
     /// The source table now, from what each stream carried so far.

@@ -49,7 +49,7 @@ final class CasterSession: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .readingHead(var head) = state else { return }
         head += unwrapInboundIn(data).readableBytesView
-        if let end = CasterRequest.headEnd(in: head) {
+        if let end = CasterRequest.headEnd(in: head), end <= CasterRequest.maximumHeadLength {
             state = .answered
             context.triggerUserOutboundEvent(SessionActivity.request, promise: nil)
             answer(CasterRequest(head: head[..<end]), context: context)
@@ -65,15 +65,7 @@ final class CasterSession: ChannelInboundHandler {
     /// a rover never makes the caster wait. Whether it was written; ``flush()`` sends it.
     func send(_ frame: ByteBuffer) -> Bool {
         guard case .streaming(let chunked) = state, let context, context.channel.isWritable else { return false }
-        if chunked {
-            var chunk = context.channel.allocator.buffer(capacity: frame.readableBytes + 8)
-            chunk.writeString(String(frame.readableBytes, radix: 16, uppercase: true) + "\r\n")
-            chunk.writeImmutableBuffer(frame)
-            chunk.writeString("\r\n")
-            context.write(wrapOutboundOut(chunk), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(frame), promise: nil)
-        }
+        context.write(wrapOutboundOut(chunked ? ChunkedTransfer.chunk(frame) : frame), promise: nil)
         return true
     }
 
@@ -107,7 +99,15 @@ final class CasterSession: ChannelInboundHandler {
         let loop = context.eventLoop
         access.authorizes(request, on: loop).whenComplete { [self] result in
             guard let context = self.context else { return }
-            guard (try? result.get()) == true else {
+            let decision = (try? result.get()) ?? .refused
+            if case .busy = decision {
+                hub.corrections.statistics.busy += 1
+                return finish(
+                    with: "\(status) 503 Service Unavailable\r\n\(version)\(server)Retry-After: 1\r\nContent-Length: 0\r\n"
+                        + "Connection: close\r\n\r\n",
+                    context: context)
+            }
+            guard case .allowed = decision else {
                 hub.corrections.statistics.unauthorized += 1
                 return finish(
                     with: "\(status) 401 Unauthorized\r\n\(version)\(server)WWW-Authenticate: Basic realm=\"/\(mountpoint)\"\r\n"
@@ -133,7 +133,9 @@ final class CasterSession: ChannelInboundHandler {
 
     private func sendSourceTable(_ request: CasterRequest, server: String, context: ChannelHandlerContext) {
         hub.corrections.statistics.sourceTables += 1
-        let host = context.channel.localAddress?.ipAddress ?? access.configuration.host
+        // The address the client reached, an IPv4 one as itself rather than IPv6-mapped.
+        var host = context.channel.localAddress?.ipAddress ?? access.configuration.host
+        if host.hasPrefix("::ffff:"), host.contains(".") { host.removeFirst("::ffff:".count) }
         let table = access.sourceTable(summaries: hub.corrections.summaries, host: host)
         let head =
             request.isVersion2

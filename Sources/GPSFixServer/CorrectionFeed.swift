@@ -35,6 +35,8 @@ final class CorrectionFeed {
     private var sessions: [ObjectIdentifier: (session: CasterSession, stream: CasterStream)] = [:]
     /// Set once the caster listens: it describes the stream even while no rover is connected.
     var hasCaster = false
+    /// The relay handing frames over, when the caster relays.
+    var relaySource: CorrectionRelay?
     private let eventLoop: any EventLoop
     /// Whether the sessions' writes of this turn of the loop are to be flushed at its end:
     /// the frames of one read go out in one write a rover, not one each.
@@ -42,6 +44,13 @@ final class CorrectionFeed {
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
+    }
+
+    /// The counts now, the relay's drops on the way to the hub included.
+    var currentStatistics: CasterStatistics {
+        var current = statistics
+        current.relayDropped = relaySource?.dropped ?? 0
+        return current
     }
 
     /// Whether anyone takes the base's frames: the providers copy them out only then.
@@ -106,20 +115,44 @@ final class CorrectionFeed {
 /// What `--ntrip` fetches from another caster, relayed by this daemon's caster under a
 /// mountpoint of its own, for a fleet of rovers that should not each hold an account
 /// there. The NTRIP client hands each frame over from its loop; the caster serves it once
-/// it listens (frames before that are nobody's).
+/// it listens (frames before that are nobody's). At most 64 KiB are on their way to the
+/// hub's loop at once: past that (a hub loop that lags behind a flooding caster) frames
+/// are dropped and counted.
 public final class CorrectionRelay: Sendable {
-    private let hub = NIOLockedValueBox<Hub?>(nil)
+    private struct State {
+        var hub: Hub?
+        var inTransit = 0
+        var dropped = 0
+    }
+
+    private let state = NIOLockedValueBox(State())
+    static let maximumInTransit = 64 * 1024
 
     public init() {}
 
     /// Relays one whole frame, from any thread.
     public func forward(_ frame: [UInt8]) {
-        guard let hub = hub.withLockedValue({ $0 }) else { return }
-        hub.eventLoop.execute { hub.corrections.relay(frame) }
+        let hub = state.withLockedValue { state -> Hub? in
+            guard let hub = state.hub else { return nil }
+            guard state.inTransit + frame.count <= Self.maximumInTransit else {
+                state.dropped += 1
+                return nil
+            }
+            state.inTransit += frame.count
+            return hub
+        }
+        guard let hub else { return }
+        hub.eventLoop.execute { [self] in
+            state.withLockedValue { $0.inTransit -= frame.count }
+            hub.corrections.relay(frame)
+        }
     }
 
+    /// Frames dropped on their way to the hub.
+    var dropped: Int { state.withLockedValue { $0.dropped } }
+
     func attach(_ hub: Hub) {
-        self.hub.withLockedValue { $0 = hub }
+        state.withLockedValue { $0.hub = hub }
     }
 }
 

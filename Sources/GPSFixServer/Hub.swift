@@ -383,7 +383,7 @@ final class Hub: @unchecked Sendable {
                 path: state.info.path, online: state.info.online, counters: state.counters, mode: state.fix?.mode,
                 satellitesUsed: state.sky?.usedCount, satellitesVisible: state.sky?.visibleCount,
                 sinceLastFix: state.lastFixAt.map { Duration.nanoseconds((now - $0).nanoseconds) }, status: state.fix?.status)
-        }, caster: corrections.hasCaster ? corrections.statistics : nil)
+        }, caster: corrections.hasCaster ? corrections.currentStatistics : nil)
     }
 
     // MARK: Requests

@@ -1,10 +1,12 @@
 /// A caster's source table (NTRIP 2.0, annex: `STR`, `CAS` and `ENDSOURCETABLE` lines),
 /// built from what the base sends: one `STR` line a mountpoint, then the caster's `CAS`.
 public struct CasterSourceTable: Sendable {
-    /// One mountpoint.
+    /// One mountpoint: its name, what its stream carries, and whether it wants a user.
     public struct Stream: Sendable {
         public var mountpoint: String
+        /// What the stream carried so far, for the `STR` line's format, systems and position.
         public var summary: RTCMStreamSummary
+        /// Whether a client must give a user and password (`B`, Basic), or none (`N`).
         public var requiresAuthentication: Bool
 
         public init(mountpoint: String, summary: RTCMStreamSummary, requiresAuthentication: Bool) {
@@ -50,7 +52,8 @@ public struct CasterSourceTable: Sendable {
     /// Degrees to two decimals, as source tables give them (a kilometre or so: a table
     /// tells rovers which base is near, not where its antenna stands); `0.00` unknown.
     static func degrees(_ value: Double?) -> String {
-        let hundredths = Int(((value ?? 0) * 100).rounded())
+        guard let value, value.isFinite, abs(value) <= 360 else { return "0.00" }
+        let hundredths = Int((value * 100).rounded())
         let sign = hundredths < 0 ? "-" : ""
         let whole = abs(hundredths) / 100, fraction = abs(hundredths) % 100
         return "\(sign)\(whole).\(fraction < 10 ? "0" : "")\(fraction)"

@@ -50,10 +50,13 @@ public struct CasterUsers: Sendable {
     public var count: Int { users.count }
 
     /// Whether `password` is `user`'s. With a hashed password this takes the hash's cost
-    /// (milliseconds to a second with bcrypt): call it off the event loop.
+    /// (milliseconds to a second with bcrypt): call it off the event loop. An unknown user
+    /// costs a hash too, when the file has one, so the time of an answer does not tell
+    /// which users exist.
     public func accepts(user: String, password: String) -> Bool {
         switch users[user] {
         case nil:
+            if let decoy { _ = Self.crypt(password, setting: decoy) }
             return false
         case .plain(let expected):
             return Self.constantTimeEqual(Array(password.utf8), expected)
@@ -62,9 +65,19 @@ public struct CasterUsers: Sendable {
         }
     }
 
-    /// Whether checking `user`'s password costs a hash (so is done off the event loop).
+    /// Whether checking `user`'s password costs a hash (so is done off the event loop):
+    /// an unknown user's does when the file holds a hash.
     public func isHashed(_ user: String) -> Bool {
-        if case .hash = users[user] { true } else { false }
+        switch users[user] {
+        case .hash: true
+        case .plain: false
+        case nil: decoy != nil
+        }
+    }
+
+    /// A hash of the file's, checked against an unknown user's password for its time.
+    private var decoy: String? {
+        users.values.lazy.compactMap { if case .hash(let hash) = $0 { hash } else { nil } }.first
     }
 
     /// crypt(3) of `password` with `setting`'s method, salt and cost, in a buffer of its

@@ -5,6 +5,10 @@ import Glibc
 /// What a base's RTCM 3 stream carries, learned from its frames as they pass: the messages
 /// and how often each comes, the constellations observed, the station's position from
 /// 1005 or 1006, and the bit rate. A caster's source table says this of a mountpoint.
+///
+/// It describes the stream as it is now: a message not seen for ``forgetAfter`` is left
+/// out (a base reconfigured, noise whose CRC happened to hold), at most ``maximumMessages``
+/// are kept, and the bit rate is the last minute's.
 public struct RTCMStreamSummary: Sendable {
     /// One message number's frames so far.
     public struct MessageRate: Sendable, Hashable {
@@ -19,10 +23,17 @@ public struct RTCMStreamSummary: Sendable {
     public private(set) var messages: [Int: MessageRate] = [:]
     /// The antenna reference point from the last 1005 or 1006, ECEF metres.
     public private(set) var stationECEF: (x: Double, y: Double, z: Double)?
-    /// Bytes of every frame seen, and the clock (nanoseconds) of the first and last.
+    /// Bytes of every frame seen.
     public private(set) var bytes = 0
-    private var first: UInt64?
+    /// The bytes of the minute so far and of the last whole one, for the bit rate.
+    private var minute: (start: UInt64, bytes: Int)?
+    private var lastMinuteBytes: Int?
     private var last: UInt64 = 0
+
+    /// Nanoseconds after which a message not seen again is left out.
+    public static let forgetAfter: UInt64 = 60_000_000_000
+    /// Message numbers kept at most (a base sends about ten).
+    public static let maximumMessages = 64
 
     public init() {}
 
@@ -30,46 +41,82 @@ public struct RTCMStreamSummary: Sendable {
     /// nanoseconds).
     public mutating func note(_ frame: [UInt8], atNanoseconds time: UInt64) {
         bytes += frame.count
-        if first == nil { first = time }
         last = time
+        countRate(of: frame.count, at: time)
         let number = frame.count >= 8 ? Int(frame[3]) << 4 | Int(frame[4]) >> 4 : 0
         var rate = messages[number] ?? MessageRate()
-        if rate.count > 0, time > rate.lastSeen {
+        if rate.count > 0, time > rate.lastSeen, time - rate.lastSeen < Self.forgetAfter {
             rate.interval = max(1, Int(((time - rate.lastSeen) + 500_000_000) / 1_000_000_000))
         }
         rate.count += 1
         rate.lastSeen = time
         messages[number] = rate
+        if messages.count > Self.maximumMessages { forgetOldMessages() }
         if number == 1005 || number == 1006, let position = Self.stationPosition(in: frame) { stationECEF = position }
     }
 
+    /// The message numbers the stream carries now (seen within ``forgetAfter`` of the last
+    /// frame), in order.
+    public var currentMessages: [Int] {
+        messages.filter { $0.key != 0 && age(of: $0.value) <= Self.forgetAfter }.keys.sorted()
+    }
+
     /// The message numbers with their intervals, as a source table's format details give
-    /// them: `1005(10),1077(1),1230(10)`, in number order.
+    /// them: `1005(10),1077(1),1230(10)`.
     public var formatDetails: String {
-        messages.keys.sorted().filter { $0 != 0 }.map { number in
-            messages[number]?.interval.map { "\(number)(\($0))" } ?? "\(number)"
-        }.joined(separator: ",")
+        currentMessages.map { number in messages[number]?.interval.map { "\(number)(\($0))" } ?? "\(number)" }
+            .joined(separator: ",")
     }
 
     /// The constellations the observation messages (MSM and the legacy ones) carry, in a
     /// source table's names: `GPS+GLO+GAL+BDS`.
     public var navigationSystems: String {
-        let observed = Set(messages.keys.compactMap(Self.constellation(of:)))
+        let observed = Set(currentMessages.compactMap(Self.constellation(of:)))
         return Self.constellationOrder.filter(observed.contains).joined(separator: "+")
     }
 
     /// The carrier a source table names: 2 (L1 and L2) when the stream carries MSM or the
     /// dual-frequency legacy observations, 1 for L1 only, 0 when it carries none.
     public var carrier: Int {
-        let numbers = messages.keys
+        let numbers = currentMessages
         if numbers.contains(where: { (1071...1137).contains($0) || [1003, 1004, 1011, 1012].contains($0) }) { return 2 }
         return numbers.contains(where: { [1001, 1002, 1009, 1010].contains($0) }) ? 1 : 0
     }
 
-    /// Bits a second since the first frame; 0 before a second has passed.
+    /// Bits a second over the last whole minute, or over the first minute so far; 0 before
+    /// a second has passed.
     public var bitRate: Int {
-        guard let first, last > first + 1_000_000_000 else { return 0 }
-        return Int(Double(bytes * 8) / (Double(last - first) / 1e9))
+        if let lastMinuteBytes { return lastMinuteBytes * 8 / 60 }
+        guard let minute, last > minute.start + 1_000_000_000 else { return 0 }
+        return Int(Double(minute.bytes * 8) / (Double(last - minute.start) / 1e9))
+    }
+
+    private mutating func countRate(of count: Int, at time: UInt64) {
+        guard var current = minute, time >= current.start else {
+            minute = (time, count)
+            return
+        }
+        if time - current.start >= 60_000_000_000 {
+            // A gap of more than a minute leaves no whole minute to tell.
+            lastMinuteBytes = time - current.start < 120_000_000_000 ? current.bytes : nil
+            current = (time, 0)
+        }
+        current.bytes += count
+        minute = current
+    }
+
+    /// Nanoseconds from `rate`'s last frame to the stream's (0 for a clock that went back).
+    private func age(of rate: MessageRate) -> UInt64 {
+        last > rate.lastSeen ? last - rate.lastSeen : 0
+    }
+
+    /// Leaves out the messages not seen for ``forgetAfter``, then the longest unseen ones
+    /// past ``maximumMessages``.
+    private mutating func forgetOldMessages() {
+        messages = messages.filter { age(of: $0.value) <= Self.forgetAfter }
+        while messages.count > Self.maximumMessages, let oldest = messages.min(by: { $0.value.lastSeen < $1.value.lastSeen }) {
+            messages[oldest.key] = nil
+        }
     }
 
     /// The station's latitude and longitude (degrees, WGS 84) from its ECEF position.

@@ -33,7 +33,7 @@ struct CasterOptions: ParsableArguments {
                 throw ValidationError("\(option) '\(name)': use letters, digits, - and _ only")
             }
         }
-        if casterRelay == casterMountpoint {
+        if casterRelay?.lowercased() == casterMountpoint.lowercased() {
             throw ValidationError("--caster-relay \(casterMountpoint) is the base's mountpoint: give the relay a name of its own")
         }
         if caster == nil, casterUsers != nil || casterRelay != nil {

@@ -61,6 +61,20 @@ struct RTCMStreamSummaryTests {
         #expect(summary.navigationSystems == "")
     }
 
+    @Test("a message not seen for a minute is left out, and a stream of noise keeps at most 64 numbers")
+    func forgetting() throws {
+        var summary = RTCMStreamSummary()
+        let second: UInt64 = 1_000_000_000
+        summary.note(RTCMWire.frame([0x3E, 0xC0, 0, 0]), atNanoseconds: 0)  // 1004
+        for number in 1...200 {
+            summary.note(RTCMWire.frame([UInt8(number >> 4), UInt8(number & 0x0F) << 4, 0]), atNanoseconds: UInt64(number) * second)
+        }
+        #expect(summary.messages.count <= RTCMStreamSummary.maximumMessages)
+        #expect(!summary.currentMessages.contains(1004))
+        #expect(summary.currentMessages.allSatisfy { (140...200).contains($0) }, "\(summary.currentMessages)")
+        #expect(summary.bitRate > 0)
+    }
+
     @Test("the source table names the stream, its position, its authentication and the caster")
     func sourceTable() throws {
         var summary = RTCMStreamSummary()

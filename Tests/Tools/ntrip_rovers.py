@@ -5,7 +5,8 @@ plus one with the wrong password and, with --slow, one that never reads.
 Usage: ntrip_rovers.py PORT MOUNT USER:PASSWORD COUNT SENT DONE [--slow]
 
 Prints "READY" once every rover has its stream's head (the non-reader included), then reads
-until the file DONE exists, reads a second more for the last bytes, and prints one JSON
+until the file DONE exists and every rover has as many bytes as SENT holds (at most 30 s
+more), and prints one JSON
 line: for each rover its version and whether its payload (after the head; de-chunked for
 2.0) is exactly the file SENT; the wrong password's status line; and whether the non-reader
 was cut off (its connection ends before the stream does).
@@ -16,6 +17,7 @@ import os
 import select
 import socket
 import sys
+import time
 
 port, mount, credentials, count, sent_path, done_path = (
     int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6])
@@ -78,15 +80,16 @@ slow = connect(1, credentials, receive_buffer=4096) if with_slow else None
 slow_head, _ = read_head(slow) if slow else (b"", b"")
 print("READY", flush=True)
 
+def payload(rover):
+    return rover["data"] if rover["version"] == 1 else dechunk(rover["data"])[0]
+
+
+# Read until DONE exists and every rover has as many bytes as were sent (or 30 s after DONE).
 sockets = {rover["socket"].fileno(): rover for rover in rovers}
 open_sockets = set(sockets)
-quiet_since_done = None
+deadline = None
 while open_sockets:
     readable, _, _ = select.select(list(open_sockets), [], [], 0.2)
-    if os.path.exists(done_path):
-        quiet_since_done = (quiet_since_done or 0) + (0 if readable else 1)
-        if quiet_since_done >= 5:
-            break
     for descriptor in readable:
         rover = sockets[descriptor]
         more = rover["socket"].recv(65536)
@@ -94,6 +97,12 @@ while open_sockets:
             rover["data"] += more
         else:
             open_sockets.discard(descriptor)
+    if deadline is None and os.path.exists(done_path):
+        deadline = time.monotonic() + 30
+        expected = len(open(sent_path, "rb").read())
+    if deadline is not None and not readable:
+        if time.monotonic() > deadline or all(len(payload(rover)) >= expected for rover in rovers):
+            break
 
 # The non-reader reads now: a connection cut off by the caster ends in an EOF or a reset.
 cut_off = False
@@ -111,8 +120,8 @@ if slow:
 sent = open(sent_path, "rb").read()
 results = []
 for rover in rovers:
-    payload = rover["data"] if rover["version"] == 1 else dechunk(rover["data"])[0]
-    results.append({"version": rover["version"], "head": rover["head"], "complete": payload == sent, "bytes": len(payload)})
+    received = payload(rover)
+    results.append({"version": rover["version"], "head": rover["head"], "complete": received == sent, "bytes": len(received)})
 print(json.dumps({
     "rovers": results, "sent": len(sent), "wrong": wrong_head.split(b"\r\n")[0].decode(),
     "slow": slow_head.split(b"\r\n")[0].decode(), "slowCutOff": cut_off,

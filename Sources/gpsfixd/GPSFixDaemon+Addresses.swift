@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import ServiceAddress
+
+/// The addresses the daemon listens on, as its options give them.
+extension GPSFixDaemon {
+    /// `HOST:PORT` (or `HOST[:PORT]` with `defaultPort`) of `option`, an IPv6 host in brackets.
+    static func parseAddress(_ text: String, option: String, defaultPort: Int? = nil) throws -> (host: String, port: Int) {
+        let usage = defaultPort.map { "HOST[:PORT], as 127.0.0.1 or [::1]:\($0)" } ?? "HOST:PORT, as 127.0.0.1:2947 or [::1]:2947"
+        guard let (host, portText) = ServiceAddress.splitHostAndPort(text[...]), !host.isEmpty else {
+            throw ValidationError("\(option) wants \(usage)")
+        }
+        guard let port = portText.map({ Int($0) }) ?? defaultPort, (0...65535).contains(port) else {
+            throw ValidationError("\(option) wants \(usage)")
+        }
+        return (String(host), port)
+    }
+
+    /// Whether `host` is a loopback address: `localhost`, an IPv4 address in 127.0.0.0/8,
+    /// or `::1` (a name that merely starts with `127.` is not).
+    static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        return withUnsafeBytes(of: &v6) { Array($0) } == Array(repeating: 0, count: 15) + [1]
+    }
+
+    /// The Unix socket to bind: the one asked for; else none when the service manager
+    /// passed a Unix socket (it stands in for the default); else the default.
+    static func socketPath(asked: String?, passed descriptors: [Int32]) -> String? {
+        if let asked { return asked }
+        let passesUnixSocket = descriptors.contains { descriptor in
+            var address = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let named = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+            }
+            return named == 0 && Int32(address.ss_family) == AF_UNIX
+        }
+        return passesUnixSocket ? nil : defaultSocket
+    }
+}
