@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "OutputFormats", targets: ["OutputFormats"]),
         // For the fuzz package: the configurator, given a receiver's answers.
         .library(name: "UBXConfiguration", targets: ["UBXConfiguration"]),
+        .library(name: "NTRIPCasting", targets: ["NTRIPCasting"]),
         .executable(name: "gpsfix", targets: ["GPSFixToolMain"]),
         .executable(name: "gpsfixd", targets: ["GPSFixDaemonMain"]),
     ],

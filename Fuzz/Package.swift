@@ -48,6 +48,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzRequests", dependencies: ["FuzzSupport", .product(name: "GPSDProtocol", package: project)]),
+        // The caster's inputs: NTRIP request heads, users files, and a base's RTCM 3 frames
+        // into the stream summary and the source table.
+        .executableTarget(
+            name: "FuzzCaster", dependencies: ["FuzzSupport", .product(name: "NTRIPCasting", package: project)]),
         // Bytes through the framer and the assembler into every encoder of every output.
         .executableTarget(
             name: "FuzzOutputs",
