@@ -51,7 +51,10 @@ let package = Package(
         // The caster's inputs: NTRIP request heads, users files, and a base's RTCM 3 frames
         // into the stream summary and the source table.
         .executableTarget(
-            name: "FuzzCaster", dependencies: ["FuzzSupport", .product(name: "NTRIPCasting", package: project)]),
+            name: "FuzzCaster",
+            dependencies: [
+                "FuzzSupport", .product(name: "NTRIPCasting", package: project), .product(name: "UBX", package: project),
+            ]),
         // Bytes through the framer and the assembler into every encoder of every output.
         .executableTarget(
             name: "FuzzOutputs",

@@ -12,22 +12,9 @@ public final class FakeGPSD: Sendable {
     private let listener: Int32
 
     public init(answeringWatch answer: String) throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let (listener, port) = try LoopbackListener.open()
         self.listener = listener
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listener)
-            throw POSIXError(.init(rawValue: errno) ?? .EIO)
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        self.port = port
         let thread = Thread {
             while true {
                 let client = accept(listener, nil, nil)

@@ -75,24 +75,8 @@ public final class PushCaster: @unchecked Sendable {
 
     /// Listens again on the same port.
     public func start() throws {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var reuse: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
-        address.sin_port = UInt16(port).bigEndian
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, length) == 0 && listen(listener, 8) == 0 && getsockname(listener, $0, &length) == 0
-            }
-        }
-        guard bound else {
-            close(listener)
-            throw POSIXError(.init(rawValue: errno) ?? .EIO)
-        }
-        port = Int(UInt16(bigEndian: address.sin_port))
+        let (listener, bound) = try LoopbackListener.open(port: port)
+        port = bound
         lock.withLock { self.listener = listener }
         Thread { [self] in
             while true {

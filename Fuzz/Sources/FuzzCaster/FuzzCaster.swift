@@ -7,6 +7,7 @@
 
 import FuzzSupport
 import NTRIPCasting
+import ReceiverFraming
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzCaster(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
@@ -45,19 +46,11 @@ public func fuzzCaster(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     return 0
 }
 
-/// An RTCM 3 frame around `message`, its CRC-24Q computed (polynomial 0x1864CFB).
+/// An RTCM 3 frame around `message`, its CRC-24Q computed.
 private func frame(_ message: [UInt8]) -> [UInt8] {
-    var bytes: [UInt8] = [0xD3, UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message
-    var crc: UInt32 = 0
-    for byte in bytes {
-        crc ^= UInt32(byte) << 16
-        for _ in 0..<8 {
-            crc <<= 1
-            if crc & 0x100_0000 != 0 { crc ^= 0x186_4CFB }
-        }
-    }
-    bytes += [UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
-    return bytes
+    let body: [UInt8] = [0xD3, UInt8(message.count >> 8), UInt8(message.count & 0xFF)] + message
+    let crc = CRC24Q.checksum(body)
+    return body + [UInt8(crc >> 16 & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc & 0xFF)]
 }
 
 /// The entry point SwiftPM links this executable under.
