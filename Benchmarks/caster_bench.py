@@ -8,7 +8,8 @@ fixtures/rtcm/rtcm3.2.log) and, every 10 s, the station's position (1005). The r
 NTRIP 1.0 clients that read everything. CPU is the daemon's user and system time from
 /proc/PID/stat over the measured seconds (after a 5 s settling), as a share of one core.
 
-Usage: python3 Benchmarks/caster_bench.py --gpsfixd .build/release/gpsfixd [--seconds 60] [--rovers 10]
+Usage: python3 Benchmarks/caster_bench.py --gpsfixd .build/release/gpsfix [--seconds 60] [--rovers 10]
+(the one binary, run as gpsfixd; or the packaged /usr/sbin/gpsfixd).
 """
 
 import argparse
@@ -84,6 +85,8 @@ def rover(port, stop, received):
             break
         except OSError:
             time.sleep(0.1)
+    else:
+        raise SystemExit(f"no caster on port {port}")
     connection.sendall(b"GET /GPSFIX HTTP/1.0\r\nUser-Agent: NTRIP caster_bench\r\n\r\n")
     while not stop.is_set():
         if select.select([connection], [], [], 0.5)[0]:
@@ -97,10 +100,10 @@ def run(gpsfixd, seconds, rovers):
     master, slave = os.openpty()
     folder = tempfile.mkdtemp(prefix="caster-bench-")
     port = free_port()
-    arguments = [gpsfixd, os.ttyname(slave), "--speed", "115200", "--socket", os.path.join(folder, "gpsfixd.sock")]
+    arguments = ["gpsfixd", os.ttyname(slave), "--speed", "115200", "--socket", os.path.join(folder, "gpsfixd.sock")]
     if rovers is not None:
         arguments += ["--caster", f"127.0.0.1:{port}"]
-    daemon = subprocess.Popen(arguments, stderr=subprocess.DEVNULL)
+    daemon = subprocess.Popen(arguments, executable=gpsfixd, stderr=subprocess.DEVNULL)
     stop, received, threads = threading.Event(), [], []
     for _ in range(rovers or 0):
         thread = threading.Thread(target=rover, args=(port, stop, received))
@@ -116,6 +119,8 @@ def run(gpsfixd, seconds, rovers):
             time.sleep(max(0.0, origin + tick + 1 - time.monotonic()))
         used = cpu_seconds(daemon.pid) - cpu_start
         elapsed = time.monotonic() - start
+        if daemon.poll() is not None:
+            raise SystemExit(f"gpsfixd ended with status {daemon.returncode}: {' '.join(arguments)}")
     finally:
         stop.set()
         for thread in threads:
