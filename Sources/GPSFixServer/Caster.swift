@@ -109,16 +109,16 @@ final class CasterAccess: @unchecked Sendable {
     private var accepted: Set<String> = []
     private static let acceptedLimit = 64
 
-    init(configuration: CasterConfiguration, release: String) {
-        self.configuration = configuration
-        self.release = release
-    }
-
     /// Hashed passwords being checked now, at most ``maximumChecks``: each costs a hash's
     /// deliberate time on a thread of SwiftNIO's pool, so a flood of guesses waits its turn
     /// as 503s instead of taking the machine's cores.
     private var checks = 0
     static let maximumChecks = 2
+
+    init(configuration: CasterConfiguration, release: String) {
+        self.configuration = configuration
+        self.release = release
+    }
 
     /// What the caster says to a request for a stream.
     enum Decision {

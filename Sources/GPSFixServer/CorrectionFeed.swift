@@ -28,7 +28,8 @@ final class CorrectionFeed {
     private(set) var base: String?
     /// What each stream carries so far.
     private(set) var summaries: [CasterStream: RTCMStreamSummary] = [:]
-    /// What the caster counted; its stream count is the sessions'.
+    /// What the caster counted; the streams open now are counted when read
+    /// (``currentStatistics``).
     var statistics = CasterStatistics()
     private var subscribers: [any RTCMFrameSubscriber] = []
     /// The caster's sessions streaming now, and which stream each takes.
@@ -46,9 +47,10 @@ final class CorrectionFeed {
         self.eventLoop = eventLoop
     }
 
-    /// The counts now, the relay's drops on the way to the hub included.
+    /// The counts now, the streams open and the relay's drops on the way to the hub included.
     var currentStatistics: CasterStatistics {
         var current = statistics
+        current.streams = sessions.count
         current.relayDropped = relaySource?.dropped ?? 0
         return current
     }
@@ -62,13 +64,11 @@ final class CorrectionFeed {
 
     func add(_ session: CasterSession, to stream: CasterStream) {
         sessions[ObjectIdentifier(session)] = (session, stream)
-        statistics.streams = sessions.count
         statistics.streamsServed += 1
     }
 
     func remove(_ session: CasterSession) {
         sessions[ObjectIdentifier(session)] = nil
-        statistics.streams = sessions.count
     }
 
     /// Hands `frame` of `device` to every taker, if `device` is the base.

@@ -32,8 +32,9 @@ public struct RTCM3Frame {
 public enum RTCM3FrameRule: FrameRule {
     public static let name = "RTCM 3"
     public static let sync = RTCM3Frame.preamble
-    /// Preamble, length and the message number's 12 bits.
-    public static let headerLength = 5
+    /// Preamble, reserved bits and length: all a frame's length needs (the message number
+    /// is not checked), so a stray preamble is judged after three bytes.
+    public static let headerLength = 3
     public static let maximumLength = RTCM3Frame.maximumMessageLength + RTCM3Frame.overhead
 
     public static func frameLength(header: UnsafeRawBufferPointer) -> Int? {

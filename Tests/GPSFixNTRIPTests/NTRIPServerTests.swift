@@ -19,7 +19,7 @@ struct NTRIPServerTests {
     static let frames: [ByteBuffer] = {
         var finder = RTCMFrameFinder()
         var frames: [ByteBuffer] = []
-        finder.feed((try? rtcmPayload("rtcm3.2.log")) ?? []) { frames.append(ByteBuffer(bytes: $0.bytes)) }
+        finder.feed((try? RecordedRTCM.payload(of: "rtcm3.2.log")) ?? []) { frames.append(ByteBuffer(bytes: $0.bytes)) }
         return frames
     }()
 

@@ -4,15 +4,6 @@ import ReceiverFraming
 import TestSupport
 import Testing
 
-/// The RTCM 3 payload of a capture in `fixtures/rtcm/`, after its `#` header lines.
-func rtcmPayload(_ name: String) throws -> [UInt8] {
-    let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("fixtures/rtcm/\(name)")
-    var bytes = Array(try Data(contentsOf: url))
-    while bytes.first == UInt8(ascii: "#"), let end = bytes.firstIndex(of: 10) { bytes.removeFirst(end + 1) }
-    return bytes
-}
-
 @Suite("RTCM 3 frames")
 struct RTCMFrameFinderTests {
     /// Frames found in `bytes` fed in pieces of the given sizes (cycled).
@@ -33,7 +24,7 @@ struct RTCMFrameFinderTests {
         "every frame of a real stream is found whole, in order, however the stream is cut",
         arguments: [("rtcm3.2.log", 192), ("rtcm3.bndm.log", 100)])
     func realStreams(name: String, documentedFrames: Int) throws {
-        let payload = try rtcmPayload(name)
+        let payload = try RecordedRTCM.payload(of: name)
         let (whole, statistics) = Self.frames(in: payload, pieces: [payload.count])
         // The count the fixtures' README gives, found by another program.
         #expect(whole.count == documentedFrames)
@@ -49,7 +40,7 @@ struct RTCMFrameFinderTests {
 
     @Test("garbage between frames is skipped and counted; the frames are still found")
     func garbageBetweenFrames() throws {
-        let frames = Self.frames(in: try rtcmPayload("rtcm3.bndm.log"), pieces: [4096]).0
+        let frames = Self.frames(in: try RecordedRTCM.payload(of: "rtcm3.bndm.log"), pieces: [4096]).0
         // A caster's banner, noise with false preambles, and a truncated frame.
         let junk: [[UInt8]] = [Array("ICY 200 OK\r\n".utf8), [0xD3, 0x00, 0x05, 1, 2], [0xD3, 0xFF, 0x00], frames[3].bytes.dropLast(2)]
         var stream: [UInt8] = []
@@ -62,7 +53,7 @@ struct RTCMFrameFinderTests {
 
     @Test("a frame with one bit flipped is dropped and counted; its neighbours are kept")
     func corruptedFrame() throws {
-        let frames = Self.frames(in: try rtcmPayload("rtcm3.2.log"), pieces: [4096]).0
+        let frames = Self.frames(in: try RecordedRTCM.payload(of: "rtcm3.2.log"), pieces: [4096]).0
         var stream = frames.prefix(10).flatMap(\.bytes)
         let fifth = frames.prefix(4).flatMap(\.bytes).count
         stream[fifth + 20] ^= 0x10
@@ -73,7 +64,7 @@ struct RTCMFrameFinderTests {
 
     @Test("message types are the first 12 bits: the capture's MSM7 and ephemerides")
     func messageTypes() throws {
-        let types = Set(Self.frames(in: try rtcmPayload("rtcm3.2.log"), pieces: [4096]).0.map(\.messageType))
+        let types = Set(Self.frames(in: try RecordedRTCM.payload(of: "rtcm3.2.log"), pieces: [4096]).0.map(\.messageType))
         #expect(types.isSuperset(of: [1077, 1087, 1097, 1019, 1020, 1033]))
         #expect(types.allSatisfy { $0 < 4096 })
     }

@@ -9,11 +9,7 @@ import Testing
 @Suite("An RTK base station's caster", .serialized)
 struct CasterTests {
     /// The payload of `fixtures/rtcm/rtcm3.2.log`: 192 real frames, the experimental 63 among them.
-    static let stream: [UInt8] = {
-        var bytes = (try? [UInt8](Data(contentsOf: Binaries.fixtures.appendingPathComponent("rtcm/rtcm3.2.log")))) ?? []
-        while bytes.first == UInt8(ascii: "#"), let end = bytes.firstIndex(of: UInt8(ascii: "\n")) { bytes.removeFirst(end + 1) }
-        return bytes
-    }()
+    static let stream = (try? RecordedRTCM.payload(of: "rtcm3.2.log")) ?? []
 
     /// A users file of one rover, its password hashed by htpasswd -B when it is installed.
     static func users(in folder: URL) throws -> String {

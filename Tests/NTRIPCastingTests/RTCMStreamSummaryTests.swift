@@ -9,12 +9,9 @@ import Testing
 
 @Suite("What a base's RTCM 3 stream carries, for the source table")
 struct RTCMStreamSummaryTests {
-    /// The frames of `fixtures/rtcm/NAME`, whole, in order (the `#` header skipped).
+    /// The frames of `fixtures/rtcm/NAME`, whole, in order.
     static func frames(of name: String) throws -> [[UInt8]] {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../fixtures/rtcm/\(name)")
-        var bytes = [UInt8](try Data(contentsOf: url))
-        while bytes.first == UInt8(ascii: "#"), let end = bytes.firstIndex(of: UInt8(ascii: "\n")) { bytes.removeFirst(end + 1) }
-        return RTCMWire.frames(in: bytes)
+        RTCMWire.frames(in: try RecordedRTCM.payload(of: name))
     }
 
     @Test("the messages with their intervals, the constellations, the carrier and the bit rate of a network's stream")

@@ -38,26 +38,23 @@ extension ReceiverState {
     }
 }
 
-/// The first frame of each message number in the RTCM captures of `fixtures/rtcm/`.
-enum RecordedRTCM {
+/// The real RTCM 3 streams of `fixtures/rtcm/`.
+public enum RecordedRTCM {
+    /// The stream of capture `name`, after its `#` header lines.
+    public static func payload(of name: String) throws -> [UInt8] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../fixtures/rtcm/\(name)")
+        var bytes = [UInt8](try Data(contentsOf: url))
+        while bytes.first == UInt8(ascii: "#"), let end = bytes.firstIndex(of: UInt8(ascii: "\n")) { bytes.removeFirst(end + 1) }
+        return bytes
+    }
+
+    /// The first whole frame of each message number in the two captures.
     static let frames: [Int: [UInt8]] = {
-        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../fixtures/rtcm")
         var frames: [Int: [UInt8]] = [:]
         for name in ["rtcm3.2.log", "rtcm3.bndm.log"] {
-            guard let data = try? Data(contentsOf: folder.appendingPathComponent(name)) else { continue }
-            var bytes = [UInt8](data)
-            while bytes.first == UInt8(ascii: "#"), let end = bytes.firstIndex(of: UInt8(ascii: "\n")) { bytes.removeFirst(end + 1) }
-            var offset = 0
-            while offset + 6 <= bytes.count {
-                guard bytes[offset] == 0xD3 else {
-                    offset += 1
-                    continue
-                }
-                let length = Int(bytes[offset + 1] & 0x03) << 8 | Int(bytes[offset + 2])
-                guard offset + length + 6 <= bytes.count else { break }
-                let number = Int(bytes[offset + 3]) << 4 | Int(bytes[offset + 4] >> 4)
-                if frames[number] == nil { frames[number] = Array(bytes[offset..<(offset + length + 6)]) }
-                offset += length + 6
+            for frame in RTCMWire.frames(in: (try? payload(of: name)) ?? []) {
+                let number = Int(frame[3]) << 4 | Int(frame[4] >> 4)
+                if frames[number] == nil { frames[number] = frame }
             }
         }
         return frames
