@@ -51,9 +51,12 @@ final class BoundedSession: ChannelDuplexHandler {
         listener = ObjectIdentifier(table)
     }
 
+    /// When it is idle if nothing happens before, and it watches nothing.
+    var idleDeadline: NIODeadline { lastActivity + TimeAmount(idleTimeout) }
+
     /// Whether it watches nothing and nothing happened for its idle timeout, at `now`.
     func isIdle(at now: NIODeadline) -> Bool {
-        !isWatching && now - lastActivity > TimeAmount(idleTimeout)
+        !isWatching && now >= idleDeadline
     }
 
     /// Closes the connection (the table's decision).
@@ -126,6 +129,7 @@ final class BoundedSession: ChannelDuplexHandler {
         case .watching(let watching):
             isWatching = watching
             lastActivity = .now()
+            if !watching { table.mayIdle(self) }
         }
         promise?.succeed()
     }

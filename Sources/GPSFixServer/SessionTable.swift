@@ -4,6 +4,10 @@ import NIOCore
 /// Every open connection of every listener, on the hub's event loop: it admits a new one
 /// within the caps of ``SessionLimits``, closes idle ones, and counts what it closed.
 ///
+/// Idle connections are found by one timer, set for the earliest moment a connection that
+/// watches nothing can have been idle for its timeout; while every connection watches,
+/// no timer is set, and a daemon serving its watchers wakes for nothing else.
+///
 /// The network listeners and the local sockets are capped apart (``ListenerSide``), so
 /// that a full network side never refuses a local client. At a cap, the connection idle
 /// the longest (watching nothing, asking nothing; one that never asked anything before one
@@ -29,7 +33,10 @@ final class SessionTable {
     private let logger: Logger
     private var sessions: [ObjectIdentifier: BoundedSession] = [:]
     private var counted: ConnectionCount<ObjectIdentifier>
-    private var sweep: RepeatedTask?
+    private var sweep: Scheduled<Void>?
+    /// When the sweep for idle connections is due; `nil` while none can be idle (every
+    /// connection watches).
+    private(set) var plannedSweep: NIODeadline?
     private var loggedCap: Set<ListenerSide> = []
     private(set) var counts = Counts()
 
@@ -73,8 +80,15 @@ final class SessionTable {
         }
         sessions[ObjectIdentifier(session)] = session
         counted.add(on: session.listener, of: session.side)
-        startSweeping()
+        mayIdle(session)
         return true
+    }
+
+    /// `session` watches nothing (it came in, or stopped watching): the sweep is due no
+    /// later than its idle deadline.
+    func mayIdle(_ session: BoundedSession) {
+        eventLoop.assertInEventLoop()
+        planSweep(at: session.idleDeadline)
     }
 
     /// `session` has closed.
@@ -98,28 +112,39 @@ final class SessionTable {
             metadata: ["per listener": "\(cap.perListener)", "in all": "\(cap.connections)"])
     }
 
-    /// Once a second while any connection is open, closes those idle past their timeout.
-    private func startSweeping() {
-        guard sweep == nil else { return }
-        sweep = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
-            self?.closeIdle()
-        }
+    /// Sets the sweep for `deadline`, unless one is due before it. A connection's deadline
+    /// only moves later (each activity pushes it), so a sweep is never late; one that
+    /// comes early finds the connection active and plans the next.
+    private func planSweep(at deadline: NIODeadline) {
+        if let planned = plannedSweep, planned <= deadline { return }
+        sweep?.cancel()
+        plannedSweep = deadline
+        sweep = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [weak self] in self?.closeIdle() }
     }
 
+    /// Closes the connections idle past their timeout, and plans the sweep for the
+    /// earliest deadline of those that watch nothing.
     private func closeIdle() {
-        // No connection, no wake-up: the next one starts the sweep again.
-        guard !sessions.isEmpty else { return stop() }
+        sweep = nil
+        plannedSweep = nil
         let now = NIODeadline.now()
-        for session in sessions.values where session.isIdle(at: now) {
-            counts.idleClosed += 1
-            remove(session)
-            session.close()
+        var next: NIODeadline?
+        for session in sessions.values where !session.isWatching {
+            if session.isIdle(at: now) {
+                counts.idleClosed += 1
+                remove(session)
+                session.close()
+            } else {
+                next = min(next ?? session.idleDeadline, session.idleDeadline)
+            }
         }
+        if let next { planSweep(at: next) }
     }
 
     /// Stops the sweep (the loop is shutting down).
     func stop() {
         sweep?.cancel()
         sweep = nil
+        plannedSweep = nil
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import GPSFixServer
+@testable import GPSFixServer
 import Testing
 import TestSupport
 
@@ -88,6 +88,32 @@ struct SessionBoundsTests {
         #expect(enabledOnlyClosed, "a WATCH that streams nothing kept its client from being idle")
         #expect(!Self.isClosed(watcher, within: 0.2) && !Self.isClosed(asking, within: 0.2))
         #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 2)
+        await harness.stop()
+    }
+
+    @Test("while every connection watches, no sweep for idle ones is planned (no wake-up); one that stops watching is closed after its idle timeout")
+    func noSweepWhileEveryConnectionWatches() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], limits: SessionLimits(idleTimeout: .seconds(1)))
+        let hub = harness.server.hub
+        let plannedSweep = { try await hub.eventLoop.submit { hub.sessionTable.plannedSweep }.get() }
+        let staying = try await harness.client()
+        let leaving = try await harness.client()
+        // The sweep planned when they came finds both watching, and plans none after it.
+        var planned = try await plannedSweep()
+        for _ in 0..<50 where planned != nil {
+            try await Task.sleep(for: .milliseconds(100))
+            planned = try await plannedSweep()
+        }
+        #expect(planned == nil, "a sweep is planned while every connection watches")
+        leaving.send(#"?WATCH={"enable":false};"# + "\n")
+        // gpsd's answer: DEVICES, then WATCH.
+        #expect(await leaving.line()?.contains(#""class":"DEVICES""#) == true)
+        #expect(await leaving.line()?.contains(#""class":"WATCH""#) == true)
+        #expect(try await plannedSweep() != nil)
+        #expect(Self.isClosed(leaving, within: 5), "the connection that stopped watching was kept")
+        #expect(!Self.isClosed(staying, within: 0.2))
+        #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 1)
+        #expect(try await plannedSweep() == nil)
         await harness.stop()
     }
 
