@@ -57,38 +57,69 @@ public enum FixedPoint {
     @inlinable @inline(__always)
     public static func writeDigits(_ value: UInt, minimumDigits: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         var digits = 1
-        var rest = value
-        while rest >= 10 {
-            rest /= 10
+        var threshold: UInt = 10
+        while digits < 20, value >= threshold {
             digits += 1
+            threshold &*= 10
         }
         let count = max(digits, minimumDigits)
+        // Two digits per division, from the right; the padding's pairs are "00".
+        let pairs: StaticString = """
+            00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+            40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899
+            """
         var remaining = value
-        for position in (0..<count).reversed() {
-            output[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10)
-            remaining /= 10
+        var position = count
+        while position >= 2 {
+            let pair = Int(truncatingIfNeeded: remaining % 100) &* 2
+            remaining /= 100
+            position -= 2
+            output[position] = pairs.utf8Start[pair]
+            output[position + 1] = pairs.utf8Start[pair + 1]
         }
+        if position == 1 { output[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: remaining % 10) }
         return count
     }
 
-    /// `|value| × 10^decimals`, rounded, when it is a finite number below 9·10¹⁸.
+    /// `|value| × 10^decimals`, rounded half away from zero, when it is a finite number
+    /// below 9·10¹⁸.
     @inlinable @inline(__always)
     static func scaledMagnitude(_ value: Double, decimals: Int) -> UInt? {
         precondition((0...9).contains(decimals), "at most nine decimals")
-        let scaled = (value.magnitude * powersOfTen[decimals]).rounded()
+        let scaled = value.magnitude * powerOfTen(decimals)
         // `scaled < 9e18` is false for NaN and infinity too.
-        return scaled < 9e18 ? UInt(scaled) : nil
+        guard scaled < 9e18 else { return nil }
+        // Rounded as `rounded()` does, without its call into the C library: the whole part
+        // of a double and the fraction left are both exact.
+        let whole = UInt(scaled)
+        return scaled - Double(whole) >= 0.5 ? whole + 1 : whole
     }
 
-    @usableFromInline static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]
+    /// 10^`exponent`, for 0 to 9: a constant per case, no table to load once first.
+    @inlinable @inline(__always)
+    static func powerOfTen(_ exponent: Int) -> Double {
+        switch exponent {
+        case 0: 1
+        case 1: 1e1
+        case 2: 1e2
+        case 3: 1e3
+        case 4: 1e4
+        case 5: 1e5
+        case 6: 1e6
+        case 7: 1e7
+        case 8: 1e8
+        default: 1e9
+        }
+    }
 
     /// NaN, infinities and magnitudes too large to scale: the integer part digit by digit.
     @usableFromInline static func writeLarge(_ value: Double, decimals: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         let magnitude = value.isNaN ? 0 : value.isInfinite ? Double.greatestFiniteMagnitude : value.magnitude
         var whole = magnitude.rounded(.towardZero)
         // Exact: the fraction of a double is a double. It is zero from 2⁵² up.
-        var fraction = UInt(((magnitude - whole) * powersOfTen[decimals]).rounded())
-        if Double(fraction) >= powersOfTen[decimals] {
+        var fraction = UInt(((magnitude - whole) * powerOfTen(decimals)).rounded())
+        if Double(fraction) >= powerOfTen(decimals) {
             whole += 1
             fraction = 0
         }
