@@ -7,34 +7,30 @@ import GPSFix
 /// end in `}\r\n`. Numbers are printed with gpsd's precision for each field, straight
 /// into bytes, without Foundation or an intermediate `String`.
 ///
-/// The writer owns the memory it writes into and grows it by doubling; every token (a
+/// The writer writes into ``JSONBytes``, which it owns while it writes; every token (a
 /// key, a number, a time) is written with one capacity check, straight into that memory.
-/// The bytes become an array once, when the report is finished.
+/// The bytes become an array once, when the report is finished, or go on to the next
+/// report's writer (``init(class:continuing:reserving:)``, ``finishBytes()``).
 public struct JSONWriter: ~Copyable {
-    private var storage: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    private var count = 0
+    private var bytes: JSONBytes
     private var needsComma = false
-    /// What the finished report is appended to.
-    private var destination: [UInt8]
 
     /// An empty writer, for values written outside a report.
     init(capacity: Int = 64) {
-        self.capacity = capacity
-        storage = .allocate(capacity: capacity)
-        destination = []
+        bytes = JSONBytes(capacity: capacity)
     }
 
     /// Starts a report of `reportClass` (`"TPV"`), with room for `capacity` bytes before it grows.
     public init(class reportClass: StaticString, capacity: Int = 256) {
-        self.init(class: reportClass, appendingTo: [], capacity: capacity)
+        self.init(class: reportClass, continuing: JSONBytes(capacity: capacity))
     }
 
-    /// Starts a report that ``finish()`` appends to `buffer`, so that many reports can be
-    /// written into one buffer.
-    public init(class reportClass: StaticString, appendingTo buffer: [UInt8], capacity: Int = 256) {
-        self.init(capacity: capacity)
-        destination = buffer
+    /// Starts a report after the bytes already in `bytes` (the reports before it), with
+    /// room for `reserving` more bytes before they grow: ``finishBytes()`` gives them back
+    /// with the report appended.
+    public init(class reportClass: StaticString, continuing bytes: consuming JSONBytes, reserving: Int = 256) {
+        bytes.reserve(reserving)
+        self.bytes = bytes
         appendByte(UInt8(ascii: "{"))
         field("class", string: reportClass)
     }
@@ -54,30 +50,25 @@ public struct JSONWriter: ~Copyable {
         appendByte(UInt8(ascii: "{"))
     }
 
-    deinit {
-        storage.deallocate()
+    /// Ends the object and the line; returns the complete report as an array.
+    public consuming func finish() -> [UInt8] {
+        finishBytes().array
     }
 
-    /// Ends the object and the line; returns the buffer given at the start (if any) with
-    /// the complete report appended.
-    public consuming func finish() -> [UInt8] {
+    /// Ends the object and the line; returns the bytes, those given at the start (if
+    /// any) followed by the complete report.
+    public consuming func finishBytes() -> JSONBytes {
         appendToken(maximumCount: 3) { output in
             output[0] = UInt8(ascii: "}")
             output[1] = 13
             output[2] = 10
             return 3
         }
-        // Moved out, not copied, so the append below does not copy the buffer first.
-        var bytes: [UInt8] = []
-        swap(&bytes, &destination)
-        bytes.append(contentsOf: UnsafeBufferPointer(start: storage, count: count))
         return bytes
     }
 
     /// What has been written so far, as text.
-    var text: String {
-        String(decoding: UnsafeBufferPointer(start: storage, count: count), as: UTF8.self)
-    }
+    var text: String { bytes.text }
 
     /// Adds `"name":` after a comma when needed.
     public mutating func key(_ name: StaticString) {
@@ -199,16 +190,7 @@ public struct JSONWriter: ~Copyable {
     /// returning how many it wrote: one capacity check per token instead of per byte.
     @inline(__always)
     mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
-        if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
-        count += body(storage + count)
-    }
-
-    private mutating func grow(toHold minimumCapacity: Int) {
-        capacity = max(capacity * 2, minimumCapacity)
-        let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
-        larger.update(from: storage, count: count)
-        storage.deallocate()
-        storage = larger
+        bytes.appendToken(maximumCount: maximumCount, body)
     }
 
     private mutating func appendQuoted(_ text: String) {

@@ -10,12 +10,12 @@ import GPSFix
 public enum GPSDReport {
     /// The TPV report for `fix`.
     public static func tpv(_ fix: Fix, device: String?) -> [UInt8] {
-        report { tpv(fix, device: device, appendingTo: &$0) }
+        report { tpv(fix, device: device, into: &$0) }
     }
 
-    /// Appends the TPV report for `fix` to `buffer`.
-    public static func tpv(_ fix: Fix, device: String?, appendingTo buffer: inout [UInt8]) {
-        var json = JSONWriter(class: "TPV", appendingTo: take(&buffer))
+    /// Appends the TPV report for `fix` to `bytes`.
+    public static func tpv(_ fix: Fix, device: String?, into bytes: inout JSONBytes) {
+        var json = JSONWriter(class: "TPV", continuing: bytes)
         if let device { json.field("device", string: device) }
         if fix.status.rawValue >= FixStatus.differential.rawValue { json.field("status", fix.status.rawValue) }
         json.field("mode", fix.mode.rawValue)
@@ -47,19 +47,19 @@ public enum GPSDReport {
         json.field("sep", fix.sphericalError, decimals: 3)
         json.field("dgpsAge", fix.differentialAge, decimals: 1)
         if let station = fix.differentialStation { json.field("dgpsSta", station) }
-        buffer = json.finish()
+        bytes = json.finishBytes()
     }
 
     /// The SKY report for `sky`. Unlike gpsd 3.22, it carries the cycle's `time`, so that
     /// a client can tell which fix it belongs to.
     public static func sky(_ sky: SkyView, device: String?) -> [UInt8] {
-        report { self.sky(sky, device: device, appendingTo: &$0) }
+        report(capacity: capacity(for: sky)) { self.sky(sky, device: device, into: &$0) }
     }
 
-    /// Appends the SKY report for `sky` to `buffer`.
-    public static func sky(_ sky: SkyView, device: String?, appendingTo buffer: inout [UInt8]) {
+    /// Appends the SKY report for `sky` to `bytes`.
+    public static func sky(_ sky: SkyView, device: String?, into bytes: inout JSONBytes) {
         let satellites = sky.satellitesReportedEarlier ? [] : sky.satellites
-        var json = JSONWriter(class: "SKY", appendingTo: take(&buffer), capacity: 128 + 96 * satellites.count)
+        var json = JSONWriter(class: "SKY", continuing: bytes, reserving: capacity(for: sky))
         if let device { json.field("device", string: device) }
         if let time = sky.time { json.time("time", time) }
         json.field("xdop", sky.xdop, decimals: 2)
@@ -90,17 +90,17 @@ public enum GPSDReport {
                 }
             }
         }
-        buffer = json.finish()
+        bytes = json.finishBytes()
     }
 
     /// The GST report for `estimate`.
     public static func gst(_ estimate: ErrorEstimate, device: String?) -> [UInt8] {
-        report { gst(estimate, device: device, appendingTo: &$0) }
+        report { gst(estimate, device: device, into: &$0) }
     }
 
-    /// Appends the GST report for `estimate` to `buffer`.
-    public static func gst(_ estimate: ErrorEstimate, device: String?, appendingTo buffer: inout [UInt8]) {
-        var json = JSONWriter(class: "GST", appendingTo: take(&buffer))
+    /// Appends the GST report for `estimate` to `bytes`.
+    public static func gst(_ estimate: ErrorEstimate, device: String?, into bytes: inout JSONBytes) {
+        var json = JSONWriter(class: "GST", continuing: bytes)
         if let device { json.field("device", string: device) }
         if let time = estimate.time { json.time("time", time) }
         json.field("rms", estimate.rangeRMS, decimals: 3)
@@ -110,24 +110,26 @@ public enum GPSDReport {
         json.field("lat", estimate.latitudeError, decimals: 3)
         json.field("lon", estimate.longitudeError, decimals: 3)
         json.field("alt", estimate.altitudeError, decimals: 3)
-        buffer = json.finish()
+        bytes = json.finishBytes()
     }
 
     /// The report for any location update that has one (device events are sent as
     /// DEVICE objects by the server, which knows the device's settings).
     public static func encode(_ update: LocationUpdate, device: String?) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        return encode(update, device: device, appendingTo: &bytes) ? bytes : nil
+        var capacity = 256
+        if case .sky(let view) = update { capacity = self.capacity(for: view) }
+        var bytes = JSONBytes(capacity: capacity)
+        return encode(update, device: device, into: &bytes) ? bytes.array : nil
     }
 
-    /// Appends the report for `update` to `buffer`; returns whether it had one.
+    /// Appends the report for `update` to `bytes`; returns whether it had one.
     @discardableResult
-    public static func encode(_ update: LocationUpdate, device: String?, appendingTo buffer: inout [UInt8]) -> Bool {
+    public static func encode(_ update: LocationUpdate, device: String?, into bytes: inout JSONBytes) -> Bool {
         switch update {
-        case .fix(let fix): tpv(fix, device: device, appendingTo: &buffer)
-        case .sky(let view): sky(view, device: device, appendingTo: &buffer)
-        case .errorEstimate(let estimate): gst(estimate, device: device, appendingTo: &buffer)
-        case .attitude(let attitude): att(attitude, device: device, appendingTo: &buffer)
+        case .fix(let fix): tpv(fix, device: device, into: &bytes)
+        case .sky(let view): sky(view, device: device, into: &bytes)
+        case .errorEstimate(let estimate): gst(estimate, device: device, into: &bytes)
+        case .attitude(let attitude): att(attitude, device: device, into: &bytes)
         case .device, .sentence, .bytes, .rtcm3, .counters, .receiverTime, .nextPulse: return false
         }
         return true
@@ -135,23 +137,23 @@ public enum GPSDReport {
 
     /// The ATT report for `attitude`: gpsd 3.22 sends one for a heading sentence (HDT).
     public static func att(_ attitude: Attitude, device: String?) -> [UInt8] {
-        report { att(attitude, device: device, appendingTo: &$0) }
+        report { att(attitude, device: device, into: &$0) }
     }
 
-    /// Appends the ATT report for `attitude` to `buffer`.
-    public static func att(_ attitude: Attitude, device: String?, appendingTo buffer: inout [UInt8]) {
-        var json = JSONWriter(class: "ATT", appendingTo: take(&buffer))
+    /// Appends the ATT report for `attitude` to `bytes`.
+    public static func att(_ attitude: Attitude, device: String?, into bytes: inout JSONBytes) {
+        var json = JSONWriter(class: "ATT", continuing: bytes)
         if let device { json.field("device", string: device) }
         if let time = attitude.time { json.time("time", time) }
         json.field("heading", attitude.heading, decimals: 3)
-        buffer = json.finish()
+        bytes = json.finishBytes()
     }
 
     /// gpsd's `TOFF` (receiver time) or `PPS` (a pulse) report for what the time service
     /// did with a sample: both times exactly, as seconds and nanoseconds, the precision,
     /// and the NTP shared-memory segment it went to (`"shm":"NTP0"`) when one did.
     public static func time(_ report: TimeReport, device: String) -> [UInt8] {
-        var json = JSONWriter(class: report.kind == .pulse ? "PPS" : "TOFF", appendingTo: [])
+        var json = JSONWriter(class: report.kind == .pulse ? "PPS" : "TOFF")
         json.field("device", string: device)
         json.field("real_sec", report.sample.real.seconds)
         json.field("real_nsec", report.sample.real.nanoseconds)
@@ -166,19 +168,18 @@ public enum GPSDReport {
         return json.finish()
     }
 
-    /// One report in a buffer of its own (the writer sizes its memory; the array is
+    /// One report in an array of its own (the writer sizes its memory; the array is
     /// allocated once, to the report's length, when it is finished).
-    private static func report(_ write: (inout [UInt8]) -> Void) -> [UInt8] {
-        var bytes: [UInt8] = []
+    private static func report(capacity: Int = 256, _ write: (inout JSONBytes) -> Void) -> [UInt8] {
+        var bytes = JSONBytes(capacity: capacity)
         write(&bytes)
-        return bytes
+        return bytes.array
     }
 
-    /// Moves the array out of `buffer`, leaving it empty, so that it stays uniquely referenced.
-    private static func take(_ buffer: inout [UInt8]) -> [UInt8] {
-        var taken: [UInt8] = []
-        swap(&taken, &buffer)
-        return taken
+    /// The room a SKY report of `sky` is given: enough for its satellites, so that it is
+    /// written with no growing.
+    private static func capacity(for sky: SkyView) -> Int {
+        sky.satellitesReportedEarlier ? 128 : 128 + 96 * sky.satellites.count
     }
 }
 

@@ -53,6 +53,8 @@ struct Decode: ParsableCommand {
             var splitter = CaptureLog.Splitter()
             var decoder: ReceiverStreamDecoder?
             let framing = NMEAFramer.Configuration(maximumLength: maxLength, checksumPolicy: requireChecksum ? .required : .optional)
+            // The option read once: a property wrapper's getter per report costs.
+            let device = device
             let emit: (LocationUpdate) -> Void = { update in output.write(update, device: device) }
             // The decoder, made by the header read so far when first needed.
             func active(_ header: [(key: String, value: String)]) -> ReceiverStreamDecoder {
@@ -127,18 +129,22 @@ struct Decode: ParsableCommand {
 }
 
 /// Buffers reports and writes them to standard output in large blocks.
-struct ReportWriter {
-    private var buffer: [UInt8] = []
+struct ReportWriter: ~Copyable {
+    /// The reports not yet written, in memory reused after each block.
+    private var bytes = JSONBytes(capacity: Self.blockSize + 4096)
+    /// The bytes written in one call: large enough that a block costs one system call
+    /// per 64 reports or so.
+    private static let blockSize = 1 << 17
 
     /// Encodes the report for `update` straight into the buffer.
     mutating func write(_ update: LocationUpdate, device: String?) {
-        GPSDReport.encode(update, device: device, appendingTo: &buffer)
-        if buffer.count >= 1 << 16 { flush() }
+        GPSDReport.encode(update, device: device, into: &bytes)
+        if bytes.count >= Self.blockSize { flush() }
     }
 
     mutating func flush() {
-        guard !buffer.isEmpty else { return }
-        writeAll(buffer, to: 1)
-        buffer.removeAll(keepingCapacity: true)
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeBytes { writeAll($0, to: 1) }
+        bytes.removeAll()
     }
 }

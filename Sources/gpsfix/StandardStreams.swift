@@ -4,12 +4,19 @@ import Glibc
 /// comes); `false` when the descriptor refuses them.
 @discardableResult
 func writeAll(_ bytes: some Collection<UInt8>, to descriptor: Int32) -> Bool {
-    var rest = Array(bytes)[...]
+    Array(bytes).withUnsafeBytes { writeAll($0, to: descriptor) }
+}
+
+/// Writes all of `bytes` to `descriptor`, retrying after a signal and after a partial
+/// write; `false` when the descriptor refuses them.
+@discardableResult
+func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
+    var rest = bytes
     while !rest.isEmpty {
-        let written = rest.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let written = write(descriptor, rest.baseAddress, rest.count)
         if written < 0, errno == EINTR { continue }
         guard written > 0 else { return false }
-        rest = rest.dropFirst(written)
+        rest = UnsafeRawBufferPointer(rebasing: rest[written...])
     }
     return true
 }

@@ -1,0 +1,64 @@
+/// The memory a ``JSONWriter`` writes into: owned, grown by doubling, and handed from
+/// one report's writer to the next, so that a stream of reports (`gpsfix decode`'s) is
+/// written into one block that is reused after each flush, with no allocation or copy
+/// per report.
+public struct JSONBytes: ~Copyable {
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    /// How many bytes have been written.
+    public private(set) var count = 0
+
+    /// Empty, with room for `capacity` bytes before it grows.
+    public init(capacity: Int = 256) {
+        self.capacity = max(capacity, 1)
+        storage = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        storage.deallocate()
+    }
+
+    /// Whether nothing has been written.
+    public var isEmpty: Bool { count == 0 }
+
+    /// Calls `body` with the bytes written, borrowed for the call.
+    public func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try body(UnsafeRawBufferPointer(start: storage, count: count))
+    }
+
+    /// Forgets the bytes written, keeping the memory for the next.
+    public mutating func removeAll() {
+        count = 0
+    }
+
+    /// Makes room for `additional` more bytes, so that writing them does not grow the memory.
+    public mutating func reserve(_ additional: Int) {
+        if count + additional > capacity { grow(toHold: count + additional) }
+    }
+
+    /// The bytes written, copied into an array.
+    var array: [UInt8] {
+        [UInt8](UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    /// The bytes written, as text.
+    var text: String {
+        String(decoding: UnsafeBufferPointer(start: storage, count: count), as: UTF8.self)
+    }
+
+    /// Lets `body` write up to `maximumCount` bytes at the end, `body` returning how many
+    /// it wrote: one capacity check per token instead of per byte.
+    @inline(__always)
+    mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
+        count += body(storage + count)
+    }
+
+    private mutating func grow(toHold minimumCapacity: Int) {
+        capacity = max(capacity * 2, minimumCapacity)
+        let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+        larger.update(from: storage, count: count)
+        storage.deallocate()
+        storage = larger
+    }
+}
