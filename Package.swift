@@ -23,6 +23,13 @@ let package = Package(
         .executable(name: "gpsfix", targets: ["GPSFixToolMain"]),
         .executable(name: "gpsfixd", targets: ["GPSFixDaemonMain"]),
     ],
+    // TLS is a trait, on by default (the package, CI, `scripts/test`): a build without it
+    // (`--disable-default-traits`, the demo's first build) compiles no BoringSSL, about 300
+    // C files, and refuses ntrips:// and https:// addresses when the daemon starts.
+    traits: [
+        .trait(name: "TLS", description: "ntrips:// casters and https:// Traccar endpoints, through swift-nio-ssl"),
+        .default(enabledTraits: ["TLS"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
@@ -122,7 +129,7 @@ let package = Package(
                 // The journal's writes and syncs (on its thread pool), and the connection.
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "ClientTLS",
             ]),
         // RTK corrections: an NTRIP client on SwiftNIO (TLS through swift-nio-ssl) whose
         // RTCM 3 frames are written into the receiver's port, and the position sent back.
@@ -133,7 +140,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "ClientTLS",
             ]),
         // libmosquitto, the Eclipse Mosquitto client library (Debian: libmosquitto-dev for
         // its header), loaded when MQTT is first used.
@@ -158,6 +165,14 @@ let package = Package(
         // SCHEME://USER:PASSWORD@HOST:PORT/PATH, read one way for every output that takes
         // one (MQTT, NTRIP), and its password kept out of messages and of `ps`.
         .target(name: "ServiceAddress"),
+        // TLS for the connections the daemon makes (ntrips://, https://), through
+        // swift-nio-ssl: compiled only with the TLS trait (see `traits`).
+        .target(
+            name: "ClientTLS",
+            dependencies: [
+                "ServiceAddress", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TLS"])),
+            ]),
         // NMEA 0183 out announced over mDNS through avahi's publisher, a child that gets
         // no secret of the daemon's environment.
         .target(name: "MDNSAnnouncement", dependencies: [.product(name: "Logging", package: "swift-log")]),
@@ -176,6 +191,7 @@ let package = Package(
         .target(
             name: "gpsfixd",
             dependencies: [
+                "ClientTLS",
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
                 "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement", "ProcessTable",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,7 +1,6 @@
+import ClientTLS
 import NIOCore
 import NIOPosix
-import NIOSSL
-import ServiceAddress
 
 /// How every exchange with a caster connects: TCP to its host and port, through TLS for
 /// `ntrips://` (the server's certificate checked against the system's authorities, or a
@@ -9,18 +8,13 @@ import ServiceAddress
 /// a source table and pushing a base's frames connect alike.
 struct CasterConnector: Sendable {
     let caster: NTRIPCaster
-    private let tls: NIOSSLContext?
+    private let tls: ClientTLS?
 
-    /// Throws when the certificate authorities cannot be read.
+    /// Throws when the certificate authorities cannot be read, or `ntrips://` is asked of
+    /// a build without TLS.
     init(caster: NTRIPCaster, certificateAuthorities: String?) throws {
         self.caster = caster
-        if caster.usesTLS {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            if let certificateAuthorities { configuration.trustRoots = .file(certificateAuthorities) }
-            tls = try NIOSSLContext(configuration: configuration)
-        } else {
-            tls = nil
-        }
+        tls = caster.usesTLS ? try ClientTLS(certificateAuthorities: certificateAuthorities) : nil
     }
 
     /// Connects on `eventLoop` within `timeout`; `addHandlers` adds the exchange's own
@@ -35,10 +29,7 @@ struct CasterConnector: Sendable {
             .connectTimeout(TimeAmount(timeout))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: host)))
-                    }
+                    try tls?.addHandler(to: channel.pipeline.syncOperations, connectingTo: host)
                     try addHandlers(channel.pipeline.syncOperations)
                 }
             }

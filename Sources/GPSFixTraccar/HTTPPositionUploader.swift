@@ -1,7 +1,7 @@
+import ClientTLS
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
 import ServiceAddress
 
 /// Positions to Traccar's OsmAnd endpoint over HTTP or HTTPS: each a `POST` of `URL?QUERY`
@@ -21,7 +21,7 @@ public actor HTTPPositionUploader: PositionUploader {
     static let idleLimit = TimeAmount.seconds(30)
 
     private let endpoint: Endpoint
-    private let tls: NIOSSLContext?
+    private let tls: ClientTLS?
     private let group: any EventLoopGroup
     private var channel: (any Channel)?
     private var lastUsed = NIODeadline.distantPast
@@ -30,7 +30,7 @@ public actor HTTPPositionUploader: PositionUploader {
     /// certificate is checked against the system's trust store.
     public init(url: String, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) throws {
         endpoint = try Endpoint(url)
-        tls = endpoint.usesTLS ? try NIOSSLContext(configuration: .makeClientConfiguration()) : nil
+        tls = endpoint.usesTLS ? try ClientTLS() : nil
         self.group = group
     }
 
@@ -76,9 +76,7 @@ public actor HTTPPositionUploader: PositionUploader {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: ServiceAddress.tlsServerName(of: endpoint.host)))
-                    }
+                    try tls?.addHandler(to: pipeline, connectingTo: endpoint.host)
                     try pipeline.addHTTPClientHandlers()
                     try pipeline.addHandler(OsmAndExchange(host: endpoint.hostHeader))
                 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import ClientTLS
 import GPSFixDevices
 import GPSFixNTRIP
 import GPSFixServer
@@ -98,6 +99,8 @@ struct NTRIPOptions: ParsableArguments {
         logger.info("RTK corrections from \(caster.description) to \(port.name)")
         do {
             return try NTRIPClient(configuration: configuration, writer: writer, logger: logger)
+        } catch let error as ClientTLS.Unavailable {
+            throw ValidationError("--ntrip \(caster.description): \(error)")
         } catch {
             throw ValidationError("--ntrip-ca \(ntripCa ?? ""): \(error)")
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientTLS
 import GPSFixNTRIP
 import Logging
 import NIOCore
@@ -70,6 +71,8 @@ struct NTRIPServerOptions: ParsableArguments {
             logger.info("RTK corrections of the base pushed to \(caster.description) (NTRIP \(version.rawValue))")
             do {
                 return try NTRIPServer(configuration: configuration, eventLoop: eventLoop, logger: logger)
+            } catch let error as ClientTLS.Unavailable {
+                throw ValidationError("--ntrip-server \(caster.description): \(error)")
             } catch {
                 throw ValidationError("--ntrip-server-ca \(ntripServerCa ?? ""): \(error)")
             }

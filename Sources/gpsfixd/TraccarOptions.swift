@@ -2,8 +2,10 @@
 import Glibc
 #endif
 import ArgumentParser
+import ClientTLS
 import GPSFixTraccar
 import Logging
+import ServiceAddress
 
 /// The options of forwarding to Traccar.
 struct TraccarOptions: ParsableArguments {
@@ -66,6 +68,10 @@ struct TraccarOptions: ParsableArguments {
             url: traccar, deviceID: traccarId, device: device, interval: .milliseconds(Int64(traccarInterval * 1000)),
             minimumDistance: traccarMinDistance, capacity: traccarQueue, journalPath: directory + "/traccar.journal")
         logger.info("forwarding to Traccar", metadata: ["device": "\(device)", "id": "\(traccarId)", "journal": "\(configuration.journalPath)"])
-        return try TraccarForwarder(configuration: configuration, uploader: HTTPPositionUploader(url: traccar), logger: logger)
+        do {
+            return try TraccarForwarder(configuration: configuration, uploader: HTTPPositionUploader(url: traccar), logger: logger)
+        } catch let error as ClientTLS.Unavailable {
+            throw ValidationError("--traccar \(ServiceAddress.redacted(traccar)): \(error)")
+        }
     }
 }
