@@ -24,16 +24,20 @@ public struct DilutionOfPrecision: Equatable {
         // Row-major 4×4 matrices in inline storage: computing this allocates nothing.
         var product = InlineArray<16, Double>(repeating: 0)
         var count = 0
+        let wholeDegrees = WholeDegrees.sinesAndCosines
         for satellite in satellites where satellite.used {
             guard let azimuth = satellite.azimuth, let elevation = satellite.elevation,
                 (0...359).contains(azimuth), abs(elevation) <= 90
             else { continue }
-            let (sinAzimuth, cosAzimuth) = Self.sineAndCosine(degrees: azimuth)
-            let (sinElevation, cosElevation) = Self.sineAndCosine(degrees: elevation)
+            let (sinAzimuth, cosAzimuth) = Self.sineAndCosine(degrees: azimuth, wholeDegrees: wholeDegrees)
+            let (sinElevation, cosElevation) = Self.sineAndCosine(degrees: elevation, wholeDegrees: wholeDegrees)
             let row: InlineArray<4, Double> = [sinAzimuth * cosElevation, cosAzimuth * cosElevation, sinElevation, 1]
-            for i in 0..<4 { for j in 0..<4 { product[i * 4 + j] += row[i] * row[j] } }
+            // HᵀH is symmetric: the upper triangle is summed, the lower copied after (the
+            // same products, `a × b` being `b × a` exactly, added in the same order).
+            for i in 0..<4 { for j in i..<4 { product[i * 4 + j] += row[i] * row[j] } }
             count += 1
         }
+        for i in 1..<4 { for j in 0..<i { product[i * 4 + j] = product[j * 4 + i] } }
         guard count >= 4, let inverse = Self.inverted(product) else { return nil }
         let (east, north, up, time) = (inverse[0], inverse[5], inverse[10], inverse[15])
         guard east > 0, north > 0, up > 0, time > 0 else { return nil }
@@ -50,11 +54,16 @@ public struct DilutionOfPrecision: Equatable {
     /// values come from a table computed once (the same values `sin` and `cos` give):
     /// a sky of 30 satellites costs 120 calls to libm otherwise, every cycle.
     static func sineAndCosine(degrees: Double) -> (sine: Double, cosine: Double) {
+        sineAndCosine(degrees: degrees, wholeDegrees: WholeDegrees.sinesAndCosines)
+    }
+
+    /// ``sineAndCosine(degrees:)`` with the table fetched once by the caller, not per angle.
+    @inline(__always)
+    private static func sineAndCosine(
+        degrees: Double, wholeDegrees: [(sine: Double, cosine: Double)]
+    ) -> (sine: Double, cosine: Double) {
         let whole = degrees.rounded(.towardZero)
-        if whole == degrees, whole >= -90, whole < 360 {
-            let index = Int(whole) + 90
-            return (WholeDegrees.sines[index], WholeDegrees.cosines[index])
-        }
+        if whole == degrees, whole >= -90, whole < 360 { return wholeDegrees[Int(whole) + 90] }
         let radians = degrees * (Double.pi / 180)
         return (sin(radians), cos(radians))
     }
@@ -95,6 +104,8 @@ public struct DilutionOfPrecision: Equatable {
 
 /// Sines and cosines of the whole degrees from -90 to 359, index 0 for -90.
 private enum WholeDegrees {
-    static let sines = (-90..<360).map { sin(Double($0) * (Double.pi / 180)) }
-    static let cosines = (-90..<360).map { cos(Double($0) * (Double.pi / 180)) }
+    static let sinesAndCosines = (-90..<360).map { degrees in
+        let radians = Double(degrees) * (Double.pi / 180)
+        return (sine: sin(radians), cosine: cos(radians))
+    }
 }

@@ -97,7 +97,10 @@ public struct FixAssembler {
     public mutating func deliverUpdates(_ emit: (LocationUpdate) -> Void) {
         // Most sentences complete nothing: no loop and no emptying then.
         guard !completed.isEmpty else { return }
-        for update in completed { emit(update) }
+        // Each lent where it lies: an update is hundreds of bytes, not copied to be passed on.
+        completed.withUnsafeBufferPointer { updates in
+            for index in updates.indices { emit(updates[index]) }
+        }
         completed.removeAll(keepingCapacity: true)
     }
 
@@ -143,7 +146,8 @@ public struct FixAssembler {
             reopened.absorb(cycle)
             cycle = reopened
         }
-        if time != closedTime { closedCycle = nil }
+        // Tested first: assigning the optional cycle costs copies of its 600 bytes.
+        if time != closedTime, closedCycle != nil { closedCycle = nil }
         if cycle.time != time {
             cyclesOpened &+= 1
             if !carryingDilutions { heldSky.forgetDilutions() }
@@ -198,8 +202,7 @@ public struct FixAssembler {
 
     /// Queues `update` for delivery, every value outside its range left out and counted:
     /// the one place through which the assembler's numbers leave it.
-    private mutating func complete(_ update: LocationUpdate) {
-        var update = update
+    private mutating func complete(_ update: consuming LocationUpdate) {
         statistics.valuesOutOfRange += update.dropValuesOutOfRange()
         completed.append(update)
     }

@@ -14,11 +14,12 @@
 /// Writes straight into memory, with no `String` or Foundation on the common path: an
 /// in-range value costs one multiplication, one rounding and its digits.
 public enum FixedPoint {
-    /// The most bytes ``write(_:decimals:to:)`` writes for `value`: 22 plus the decimals
-    /// for every value of a fix, more for values past 2⁶³ after scaling.
+    /// At least as many bytes as ``write(_:decimals:to:)`` writes for `value`: 22 plus the
+    /// decimals below a billion (every value of a fix), 312 plus the decimals from there
+    /// (and for NaN). One comparison, not the scaling and rounding `write` does.
     @inlinable @inline(__always)
     public static func maximumCount(for value: Double, decimals: Int) -> Int {
-        scaledMagnitude(value, decimals: decimals) != nil ? 22 + decimals : 312 + decimals
+        value.magnitude < 1e9 ? 22 + decimals : 312 + decimals
     }
 
     /// Writes `value` with `decimals` digits after the point (none and no point for 0) at
@@ -91,9 +92,10 @@ public enum FixedPoint {
         // `scaled < 9e18` is false for NaN and infinity too.
         guard scaled < 9e18 else { return nil }
         // Rounded as `rounded()` does, without its call into the C library: the whole part
-        // of a double and the fraction left are both exact.
-        let whole = UInt(scaled)
-        return scaled - Double(whole) >= 0.5 ? whole + 1 : whole
+        // of a double and the fraction left are both exact. Through `Int`, whose
+        // conversions to and from `Double` are one instruction each.
+        let whole = Int(scaled)
+        return UInt(scaled - Double(whole) >= 0.5 ? whole + 1 : whole)
     }
 
     /// 10^`exponent`, for 0 to 9: a constant per case, no table to load once first.
