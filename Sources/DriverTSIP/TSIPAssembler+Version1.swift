@@ -26,14 +26,24 @@ extension TSIPAssembler {
     /// A1-00, timing: opens the epoch at the second it names. The broken-down time is GPS
     /// time when the time base is GPS; week and time of week less the UTC offset are UTC
     /// either way.
+    ///
+    /// It names the pulse just past too, with that pulse's quantisation error in bytes
+    /// 18–21, announced when the flags say the time and the UTC offset are valid. The
+    /// manual gives the error in seconds; the RES 720 sends nanoseconds, as 0x8F-AC does
+    /// (0.04 to 0.87 in steps of 0.119: a sawtooth below a nanosecond's tick).
     private func readTiming(_ data: FrameFields) -> Bool {
-        guard let tow = data.u32(0), let week = data.u16(4), let offset = data.i16(16), data.holds(30, at: 0)
+        guard let tow = data.u32(0), let week = data.u16(4), let flags = data.u8(15), let offset = data.i16(16),
+            let quantisationError = data.f32(18), data.holds(30, at: 0)
         else { return false }
         self.week = Int(week)
         takeLeapSeconds(Int(offset))
         guard let utc = time(week: Int(week), seconds: Double(tow)) else { return true }
         open(utc)
         changed = true
+        if flags & 0x03 == 0x03 {
+            pulseSecond = Int(exactly: utc.secondsSince1970.rounded())
+            announcePulse(quantisationError)
+        }
         return true
     }
 

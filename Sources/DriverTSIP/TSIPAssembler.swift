@@ -262,8 +262,9 @@ public final class TSIPAssembler: DriverAssembler {
         announcePulse(timing.quantisationError)
     }
 
-    /// Announces the pulse 0x8F-AB timed with the quantisation error 0x8F-AC gave for it.
-    private func announcePulse(_ nanoseconds: Float?) {
+    /// Announces the pulse 0x8F-AB (or A1-00) timed with the quantisation error 0x8F-AC
+    /// (or A1-00) gave for it, in nanoseconds.
+    func announcePulse(_ nanoseconds: Float?) {
         guard let second = pulseSecond, let nanoseconds else { return }
         pulseSecond = nil
         guard abs(nanoseconds) < Self.quantisationErrorLimit else {

@@ -24,3 +24,27 @@ struct TSIPPulseTests {
         #expect(announcements.allSatisfy { $0.quantisationError > .zero && $0.quantisationError < .nanoseconds(16) })
     }
 }
+
+/// TSIPv1 (RES 720): each A1-00 names the second of the pulse just past and gives its
+/// quantisation error in bytes 18–21.
+@Suite("TSIPv1, pulse announcements")
+struct TSIPVersion1PulseTests {
+    @Test("RES 720: each A1-00 announces the pulse just past, its UTC second and the quantisation error in nanoseconds")
+    func res720() throws {
+        let announcements = try TSIPCaptureTests.decode("trimble-res720.log").updates.compactMap {
+            update -> PulseAnnouncement? in
+            if case .nextPulse(let announcement) = update { announcement } else { nil }
+        }
+        // 17 A1-00, GPS week 2198 seconds 161505 to 161521, 18 leap seconds, time and
+        // UTC valid (flags 3): from 2022-02-21 20:51:27 UTC, one a second.
+        #expect(announcements.count == 17)
+        #expect(announcements.map(\.second) == Array(1_645_476_687..<(1_645_476_687 + 17)))
+        #expect(announcements.allSatisfy { $0.pulse == .past })
+        // Bytes 18-21 (R4): 0.751993, 0.0367345, 0.394361, 0.871196 ... 0.513545: a
+        // sawtooth of eight steps of 0.1192 below one, a nanosecond's tick (in seconds, as
+        // the manual names the unit, they would be three quarters of a second).
+        func picoseconds(_ value: Int64) -> Duration { Duration(secondsComponent: 0, attosecondsComponent: value * 1_000_000) }
+        #expect(announcements.prefix(4).map(\.quantisationError) == [752, 37, 394, 871].map(picoseconds))
+        #expect(announcements.last?.quantisationError == picoseconds(514))
+    }
+}

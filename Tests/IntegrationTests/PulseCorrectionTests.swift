@@ -78,10 +78,10 @@ func tsipTiming(second: Int, quantisationError: Duration) -> [UInt8] {
     return TSIPFrameRule.frame(id: 0x8F, data: primary) + TSIPFrameRule.frame(id: 0x8F, data: supplemental)
 }
 
-@Suite("A receiver's quantisation error (u-blox TIM-TP, Trimble 0x8F-AB/0x8F-AC), through the time service into chronyd", .serialized,
+@Suite("A receiver's quantisation error (u-blox TIM-TP, Trimble 0x8F-AB/0x8F-AC and TSIPv1 A1-00), through the time service into chronyd", .serialized,
        .enabled(if: TestChronyd.isUsable, "needs root and chronyd (Debian chrony)"))
 struct PulseCorrectionTests {
-    @Test("simulated pulses paired with TIM-TP, or with TSIP's timing packets after them, reach chronyd at the seconds' true starts; uncorrected, they carry the sawtooth")
+    @Test("simulated pulses paired with TIM-TP, or with TSIP's or TSIPv1's timing packets after them, reach chronyd at the seconds' true starts; uncorrected, they carry the sawtooth")
     func correction() async throws {
         let folder = try makeTemporaryFolder("qerr")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -90,6 +90,7 @@ struct PulseCorrectionTests {
             refclock SOCK \(folder.path)/raw.sock refid RAW poll 0 noselect
             refclock SOCK \(folder.path)/ubx.sock refid UBX poll 0 noselect
             refclock SOCK \(folder.path)/tsip.sock refid TSIP poll 0 noselect
+            refclock SOCK \(folder.path)/tsip1.sock refid TSV1 poll 0 noselect
             bindcmdaddress \(folder.path)/chronyc.sock
             cmdport 0
             pidfile \(folder.path)/chronyd.pid
@@ -97,12 +98,12 @@ struct PulseCorrectionTests {
         try configuration.write(to: folder.appendingPathComponent("chrony.conf"), atomically: true, encoding: .utf8)
         let chronyd = try RunningProcess(TestChronyd.executable, ["-x", "-d", "-u", "root", "-f", folder.appendingPathComponent("chrony.conf").path])
         defer { chronyd.stop() }
-        try waitUntil("chronyd's sockets") { FileManager.default.fileExists(atPath: folder.appendingPathComponent("tsip.sock").path) }
+        try waitUntil("chronyd's sockets") { FileManager.default.fileExists(atPath: folder.appendingPathComponent("tsip1.sock").path) }
 
         let pulses = SimulatedPulses(error: sawtooth)
         let reports = Locked<[String: [TimeReport]]>([:])
         let service = TimeService(
-            devices: try ["raw", "ubx", "tsip"].map { name in
+            devices: try ["raw", "ubx", "tsip", "tsip1"].map { name in
                 .init(name: name, pulseSinks: [try ChronySocket(path: folder.appendingPathComponent("\(name).sock").path)], pulses: pulses)
             },
             logger: Logger(label: "test")
@@ -128,7 +129,8 @@ struct PulseCorrectionTests {
         // the most: a sanitised run is slower).
         let decoder = ReceiverStreamDecoder()
         let tsipDecoder = ReceiverStreamDecoder(drivers: [TSIPDriver.self])
-        let refids = ["RAW", "UBX", "TSIP"]
+        let version1Decoder = ReceiverStreamDecoder(drivers: [TSIPDriver.self])
+        let refids = ["RAW", "UBX", "TSIP", "TSV1"]
         for round in 0..<40 {
             if round >= 10, let sources = try? statistics().sources, refids.allSatisfy({ (sources[$0]?.samples ?? 0) >= 6 }) {
                 break
@@ -136,7 +138,7 @@ struct PulseCorrectionTests {
             let now = WallTime.systemNow()
             try await Task.sleep(for: .nanoseconds(1_100_000_000 - now.nanoseconds))
             let second = now.seconds + 1
-            for device in ["raw", "ubx", "tsip"] {
+            for device in ["raw", "ubx", "tsip", "tsip1"] {
                 service.offer(TimeSample(real: WallTime(seconds: second), clock: WallTime.systemNow()), of: device)
             }
             timTP(second: second + 1, quantisationError: sawtooth(second + 1)).withUnsafeBytes { bytes in
@@ -149,22 +151,55 @@ struct PulseCorrectionTests {
                     if case .nextPulse(let announcement) = update { service.offer(announcement, of: "tsip") }
                 }
             }
+            tsipVersion1Timing(second: second, quantisationError: sawtooth(second)).withUnsafeBytes { bytes in
+                version1Decoder.feed(bytes) { update in
+                    if case .nextPulse(let announcement) = update { service.offer(announcement, of: "tsip1") }
+                }
+            }
         }
         let (text, sources) = try statistics()
         let raw = try #require(sources["RAW"]?.deviation, "chronyc sourcestats: \(text)")
         let ubx = try #require(sources["UBX"]?.deviation, "chronyc sourcestats: \(text)")
         let tsip = try #require(sources["TSIP"]?.deviation, "chronyc sourcestats: \(text)")
+        let version1 = try #require(sources["TSV1"]?.deviation, "chronyc sourcestats: \(text)")
         #expect(refids.allSatisfy { (sources[$0]?.samples ?? 0) >= 6 }, "chronyc sourcestats: \(text)")
-        print(String(format: "simulated pulses, chronyd's std dev: uncorrected %.1f ns, with TIM-TP's qErr %.1f ns, with TSIP's %.1f ns",
-                     raw * 1e9, ubx * 1e9, tsip * 1e9))
+        print(String(format: "simulated pulses, chronyd's std dev: uncorrected %.1f ns, with TIM-TP's qErr %.1f ns, with TSIP's %.1f ns, TSIPv1's %.1f ns",
+                     raw * 1e9, ubx * 1e9, tsip * 1e9, version1 * 1e9))
         #expect(raw > 4e-9, "the sawtooth reaches chronyd uncorrected: \(text)")
         #expect(ubx < raw / 4, "TIM-TP's correction removes it: \(text)")
         #expect(tsip < raw / 4, "0x8F-AC's correction, applied to the pulse 0x8F-AB timed, removes it: \(text)")
         // gpsd's PPS report carries the error applied, in picoseconds.
-        for device in ["ubx", "tsip"] {
+        #expect(version1 < raw / 4, "A1-00's correction, applied to the pulse it timed, removes it: \(text)")
+        for device in ["ubx", "tsip", "tsip1"] {
             let applied = reports.withLock { $0[device, default: []].compactMap(\.quantisationError) }
             #expect(applied.count >= 8, "\(device)")
             #expect(applied.allSatisfy { $0 >= .nanoseconds(-20) && $0 <= .nanoseconds(20) }, "\(device)")
         }
     }
+}
+
+/// TSIPv1's A1-00 for the pulse of `second` just past, as a RES 720 sends it after the
+/// pulse: GPS time base, time and UTC valid, 18 leap seconds, the quantisation error in
+/// nanoseconds at bytes 18-21 (after the mode byte); `id sub lenHi lenLo mode data ck`, the
+/// length counting mode, data and checksum, the checksum the XOR of id through data.
+func tsipVersion1Timing(second: Int, quantisationError: Duration) -> [UInt8] {
+    let leapSeconds = 18
+    let gps = second - 315_964_800 + leapSeconds
+    let time = GPSTime(millisecondsSince1970: (second + leapSeconds) * 1000)
+    var data = [UInt8](repeating: 0, count: 30)
+    func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        withUnsafeBytes(of: value.bigEndian) { data.replaceSubrange(offset..<(offset + $0.count), with: $0) }
+    }
+    put(UInt32(gps % 604_800), at: 0)
+    put(UInt16(gps / 604_800), at: 4)
+    data[6...10] = [time.time.hour, time.time.minute, time.time.second, UInt8(time.month), UInt8(time.day)]
+    put(UInt16(time.year), at: 11)
+    data[15] = 0x03  // time valid, UTC valid
+    put(Int16(leapSeconds), at: 16)
+    let nanoseconds = Double(quantisationError.components.attoseconds) / 1e9
+    put(Float(nanoseconds).bitPattern, at: 18)
+    let length = UInt16(1 + data.count + 1)
+    var body: [UInt8] = [0x00, UInt8(length >> 8), UInt8(length & 0xFF), 0x02] + data
+    body.append(body.reduce(0xA1, ^))
+    return TSIPFrameRule.frame(id: 0xA1, data: body)
 }
