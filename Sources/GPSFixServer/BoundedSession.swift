@@ -51,7 +51,7 @@ final class BoundedSession: ChannelDuplexHandler {
         listener = ObjectIdentifier(table)
     }
 
-    /// When it is idle if nothing happens before, and it watches nothing.
+    /// When it becomes idle, if it watches nothing and nothing happens before.
     var idleDeadline: NIODeadline { lastActivity + TimeAmount(idleTimeout) }
 
     /// Whether it watches nothing and nothing happened for its idle timeout, at `now`.
@@ -129,7 +129,7 @@ final class BoundedSession: ChannelDuplexHandler {
         case .watching(let watching):
             isWatching = watching
             lastActivity = .now()
-            if !watching { table.mayIdle(self) }
+            if !watching { table.planIdleCheck(for: self) }
         }
         promise?.succeed()
     }

@@ -5,8 +5,9 @@ import NIOCore
 /// within the caps of ``SessionLimits``, closes idle ones, and counts what it closed.
 ///
 /// Idle connections are found by one timer, set for the earliest moment a connection that
-/// watches nothing can have been idle for its timeout; while every connection watches,
-/// no timer is set, and a daemon serving its watchers wakes for nothing else.
+/// watches nothing can have been idle for its timeout. Once every connection watches, the
+/// timer that finds them so sets no other, and a daemon serving its watchers wakes for
+/// nothing else.
 ///
 /// The network listeners and the local sockets are capped apart (``ListenerSide``), so
 /// that a full network side never refuses a local client. At a cap, the connection idle
@@ -38,6 +39,8 @@ final class SessionTable {
     /// connection watches).
     private(set) var plannedSweep: NIODeadline?
     private var loggedCap: Set<ListenerSide> = []
+    /// The loop is shutting down: no sweep is planned any more.
+    private var stopped = false
     private(set) var counts = Counts()
 
     init(limits: SessionLimits, eventLoop: any EventLoop, logger: Logger) {
@@ -80,13 +83,13 @@ final class SessionTable {
         }
         sessions[ObjectIdentifier(session)] = session
         counted.add(on: session.listener, of: session.side)
-        mayIdle(session)
+        planIdleCheck(for: session)
         return true
     }
 
     /// `session` watches nothing (it came in, or stopped watching): the sweep is due no
     /// later than its idle deadline.
-    func mayIdle(_ session: BoundedSession) {
+    func planIdleCheck(for session: BoundedSession) {
         eventLoop.assertInEventLoop()
         planSweep(at: session.idleDeadline)
     }
@@ -116,6 +119,7 @@ final class SessionTable {
     /// only moves later (each activity pushes it), so a sweep is never late; one that
     /// comes early finds the connection active and plans the next.
     private func planSweep(at deadline: NIODeadline) {
+        guard !stopped else { return }
         if let planned = plannedSweep, planned <= deadline { return }
         sweep?.cancel()
         plannedSweep = deadline
@@ -141,8 +145,9 @@ final class SessionTable {
         if let next { planSweep(at: next) }
     }
 
-    /// Stops the sweep (the loop is shutting down).
+    /// Stops the sweep for good (the loop is shutting down).
     func stop() {
+        stopped = true
         sweep?.cancel()
         sweep = nil
         plannedSweep = nil

@@ -110,6 +110,8 @@ struct SessionBoundsTests {
         #expect(await leaving.line()?.contains(#""class":"DEVICES""#) == true)
         #expect(await leaving.line()?.contains(#""class":"WATCH""#) == true)
         #expect(try await plannedSweep() != nil)
+        // Not at once: after its idle timeout (1 s) from the WATCH.
+        #expect(!Self.isClosed(leaving, within: 0.5), "the connection that stopped watching was closed before its timeout")
         #expect(Self.isClosed(leaving, within: 5), "the connection that stopped watching was kept")
         #expect(!Self.isClosed(staying, within: 0.2))
         #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 1)
