@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 import ArgumentParser
 import GPSDProtocol
 import GPSFix
@@ -132,8 +136,7 @@ struct Decode: ParsableCommand {
 struct ReportWriter: ~Copyable {
     /// The reports not yet written, in memory reused after each block.
     private var bytes = JSONBytes(capacity: Self.blockSize + 4096)
-    /// The bytes written in one call: large enough that a block costs one system call
-    /// per 64 reports or so.
+    /// The bytes written in one call: a block holds some hundreds of reports.
     private static let blockSize = 1 << 17
 
     /// Encodes the report for `update` straight into the buffer.
@@ -142,9 +145,15 @@ struct ReportWriter: ~Copyable {
         if bytes.count >= Self.blockSize { flush() }
     }
 
+    /// Writes what is buffered; a standard output that refuses it (a full disk, a closed
+    /// pipe) ends the command with status 74, saying why, rather than losing reports.
     mutating func flush() {
         guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBytes { writeAll($0, to: 1) }
+        guard bytes.withUnsafeBytes({ writeAll($0, to: 1) }) else {
+            let reason = String(cString: strerror(errno))
+            writeAll("gpsfix decode: cannot write the reports: \(reason)\n".utf8, to: 2)
+            exit(74)
+        }
         bytes.removeAll()
     }
 }

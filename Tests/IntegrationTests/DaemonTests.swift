@@ -39,6 +39,14 @@ struct DaemonTests {
         #expect(process.outputText.isEmpty)
     }
 
+    @Test("gpsfix decode into a full disk fails with status 74 and the system's reason, not silently")
+    func decodeIntoFullDisk() throws {
+        let log = Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path
+        let process = try RunningProcess("/bin/sh", ["-c", "exec \"$0\" decode \"$1\" > /dev/full", Binaries.gpsfix, log])
+        #expect(process.wait(timeout: 20) == 74)
+        #expect(process.errorText.contains("cannot write the reports: No space left on device"), "\(process.errorText)")
+    }
+
     @Test("socat on the Unix socket gets the same protocol")
     func socat() throws {
         let daemon = try DaemonUnderTest()
