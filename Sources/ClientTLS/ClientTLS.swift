@@ -47,8 +47,9 @@ public struct ClientTLS: Sendable {
     /// This build was made without the `TLS` trait.
     public struct Unavailable: Error, CustomStringConvertible {
         public var description: String {
-            "this gpsfix was built without TLS (the package's TLS trait, on by default: "
-                + "build without --disable-default-traits, or install the package); use a plain address"
+            "this gpsfix was built without TLS, the package's TLS trait (scripts/demo leaves it out "
+                + "unless an option names an ntrips:// or https:// address; swift build, scripts/install "
+                + "and the packages have it); use a plain address or a build with TLS"
         }
     }
 }

@@ -53,7 +53,7 @@ struct DemoBuildTests {
             if status == nil { refused.stop(SIGKILL) }
             #expect(status != nil && status != 0, "\(options[0]) with TLS was not refused")
             #expect(refused.errorText.contains("built without TLS"), "\(refused.errorText.suffix(500))")
-            #expect(!refused.errorText.contains("secret"), "the password reached the error")
+            if options[1].contains("secret") { #expect(!refused.errorText.contains("secret"), "the password reached the error") }
         }
     }
 }

@@ -71,6 +71,8 @@ struct PackageTests {
         for name in ["libgps.so.28", "libgps.so.30"] {
             #expect((binary.range(of: Data(name.utf8)) != nil) == (name == soname), "\(name) in the \(release) binary")
         }
+        // Built with the TLS trait: ntrips:// and https:// work from the package.
+        #expect(binary.range(of: Data("NIOSSLClientHandler".utf8)) != nil, "the \(release) binary has no TLS")
     }
 
     @Test(
