@@ -52,8 +52,8 @@ public final class TSIPAssembler: DriverAssembler {
     var notTracking = false
     /// The view being reported, reused.
     var satellites: [Satellite] = []
-    /// The UTC second (since 1970) of the pulse the last 0x8F-AB timed, when its time is
-    /// certain; taken by the 0x8F-AC that follows it.
+    /// The UTC second (since 1970) of the pulse the last 0x8F-AB (or A1-00) timed, when
+    /// its time is certain; taken by the 0x8F-AC that follows it (A1-00 takes its own).
     var pulseSecond: Int?
     /// The pulse announcement the packet being read completed.
     var pulse: PulseAnnouncement?
