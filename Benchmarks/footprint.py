@@ -5,8 +5,9 @@ one client.
 gpsfixd runs `--demo` (its embedded capture, replayed through a pseudo-terminal); gpsd
 (`-N -n`) reads the same capture, replayed by `gpsfix replay` through a pseudo-terminal
 of its own. One client watches each (`?WATCH={"json":true}`). After --seconds, each
-daemon's resident memory (VmRSS) is read, with what it is made of: anonymous memory,
-and the pages of its binary and of each library.
+daemon's resident memory (VmRSS) is read, with its peak (VmHWM), its proportional share
+(Pss) and the pages no other process can share (Private_Dirty), and what it is made of:
+anonymous memory, and the pages of its binary and of each library.
 
 Usage: python3 Benchmarks/footprint.py --gpsfixd /usr/sbin/gpsfixd --gpsfix /usr/bin/gpsfix [--seconds 40]
 (the packaged binaries: `dpkg-deb -x dist/gpsfix_*~deb12_*.deb DIR`).
@@ -64,9 +65,16 @@ def memory(pid):
                 name = os.path.basename(fields[5]) if len(fields) > 5 else "[anon]"
             elif fields[0] == "Rss:":
                 resident[name] = resident.get(name, 0) + int(fields[1])
+    figures = {}
     with open(f"/proc/{pid}/status") as status:
-        total = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-    return total, resident
+        for line in status:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                figures[line.split(":")[0]] = int(line.split()[1])
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        for line in rollup:
+            if line.startswith(("Pss:", "Private_Dirty:")):
+                figures[line.split(":")[0]] = int(line.split()[1])
+    return figures, resident
 
 
 def main():
@@ -106,9 +114,10 @@ def main():
             for name, client in clients.items():
                 reports[name] += drain(client)
         for name, pid in (("gpsfixd", processes[0].pid), ("gpsd", processes[2].pid)):
-            total, parts = memory(pid)
+            figures, parts = memory(pid)
             shown = ", ".join(f"{part} {kb}" for part, kb in sorted(parts.items(), key=lambda item: -item[1]) if kb >= 100)
-            print(f"{name:8} {total} kB resident, {reports[name]} TPVs to its client ({shown})")
+            print(f"{name:8} {figures['VmRSS']} kB resident (peak {figures['VmHWM']}, proportional {figures['Pss']}, "
+                  f"private dirty {figures['Private_Dirty']}), {reports[name]} TPVs to its client ({shown})")
     finally:
         for process in processes:
             process.terminate()

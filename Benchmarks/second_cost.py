@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""What a second costs the daemon at a receiver's rate: CPU a second, and the wake-ups
+behind it, with one watcher, idle (the receiver silent) and at 1 Hz (six sentences of the
+demo capture written each second into a pseudo-terminal the daemon reads).
+
+Each daemon given is run in turn, A B A B, on a pseudo-terminal of its own; CPU is the
+process's CPU clock (every thread, live and gone, nanoseconds), read over the measured
+seconds. With --syscalls, a further round runs each under `strace -f -c` and prints the
+calls that wake a thread (epoll_wait) or arm a timer (timerfd_settime), a second.
+
+Usage: python3 Benchmarks/second_cost.py [--seconds 30] [--rounds 2] [--syscalls] GPSFIXD [GPSFIXD ...]
+(GPSFIXD: the binary, or a link to it named gpsfixd: the one binary runs the daemon when
+called by that name; a path not named gpsfixd is linked as such in a temporary folder).
+"""
+
+import argparse
+import os
+import pty
+import socket
+import subprocess
+import tempfile
+import time
+import tty
+
+DEMO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Sources/gpsfixd/demo.nmea")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def process_cpu_ns(pid):
+    """The thread group's CPU clock (CPUCLOCK_SCHED), nanoseconds."""
+    return time.clock_gettime_ns(((~pid) << 3) | 2)
+
+
+def drain(client):
+    try:
+        while client.recv(65536):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def run(binary, seconds, feeding, folder, syscalls=False):
+    """CPU-µs a second (and, with `syscalls`, strace's counts) of one daemon."""
+    master, slave = pty.openpty()
+    tty.setraw(slave)
+    port = free_port()
+    sentences = [line + b"\n" for line in open(DEMO, "rb").read().split(b"\n") if line.startswith(b"$")]
+    daemon = subprocess.Popen(
+        [binary, os.ttyname(slave), "--tcp", f"127.0.0.1:{port}", "--socket", os.path.join(folder, f"{port}.sock")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tracer = None
+    try:
+        client = None
+        for _ in range(100):
+            try:
+                client = socket.create_connection(("127.0.0.1", port))
+                break
+            except OSError:
+                time.sleep(0.1)
+        if client is None:
+            raise SystemExit(f"{binary} did not listen on {port}")
+        client.sendall(b'?WATCH={"enable":true,"json":true};\n')
+        client.setblocking(False)
+        index = 0
+
+        def cycle():
+            nonlocal index
+            os.write(master, b"".join(sentences[(index + k) % len(sentences)] for k in range(6)))
+            index += 6
+
+        for _ in range(3):  # warm-up: the device is open, the watcher served
+            cycle()
+            time.sleep(1)
+            drain(client)
+        if syscalls:
+            summary = os.path.join(folder, f"strace-{port}.txt")
+            tracer = subprocess.Popen(["strace", "-f", "-c", "-o", summary, "-p", str(daemon.pid)], stderr=subprocess.DEVNULL)
+            time.sleep(0.5)
+        start = process_cpu_ns(daemon.pid)
+        began = time.monotonic()
+        while time.monotonic() - began < seconds:
+            if feeding:
+                cycle()
+            time.sleep(1)
+            drain(client)
+        used = process_cpu_ns(daemon.pid) - start
+        counts = {}
+        if tracer:
+            tracer.send_signal(2)
+            tracer.wait(timeout=10)
+            for line in open(summary):
+                fields = line.split()
+                if len(fields) >= 5 and fields[-1] in ("epoll_wait", "timerfd_settime", "read", "writev"):
+                    counts[fields[-1]] = int(fields[3]) / seconds
+        return used / 1000 / seconds, counts
+    finally:
+        if tracer and tracer.poll() is None:
+            tracer.kill()
+        daemon.terminate()
+        try:
+            daemon.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+        os.close(master)
+        os.close(slave)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("binaries", nargs="+")
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--syscalls", action="store_true")
+    arguments = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        daemons = []
+        for number, binary in enumerate(arguments.binaries):
+            binary = os.path.abspath(binary)
+            if os.path.basename(binary) != "gpsfixd":
+                link = os.path.join(folder, str(number))
+                os.mkdir(link)
+                os.symlink(binary, os.path.join(link, "gpsfixd"))
+                binary = os.path.join(link, "gpsfixd")
+            daemons.append((arguments.binaries[number], binary))
+        for name, binary in daemons * arguments.rounds:
+            for feeding in (False, True):
+                cost, _ = run(binary, arguments.seconds, feeding, folder)
+                print(f"{name}: {'1 Hz' if feeding else 'idle'}: {cost:.0f} µs of CPU a second", flush=True)
+        if arguments.syscalls:
+            for name, binary in daemons:
+                _, counts = run(binary, arguments.seconds, True, folder, syscalls=True)
+                print(f"{name}: 1 Hz, a second: " + ", ".join(f"{call} {rate:.2f}" for call, rate in sorted(counts.items())))
+
+
+if __name__ == "__main__":
+    main()
