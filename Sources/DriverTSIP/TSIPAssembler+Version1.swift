@@ -40,9 +40,8 @@ extension TSIPAssembler {
         guard let utc = time(week: Int(week), seconds: Double(tow)) else { return true }
         open(utc)
         changed = true
-        if flags & 0x03 == 0x03 {
-            pulseSecond = Int(exactly: utc.secondsSince1970.rounded())
-            announcePulse(quantisationError)
+        if flags & 0x03 == 0x03, let second = Int(exactly: utc.secondsSince1970.rounded()) {
+            announcePulse(of: second, quantisationError: quantisationError)
         }
         return true
     }

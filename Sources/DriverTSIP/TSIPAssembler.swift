@@ -52,8 +52,8 @@ public final class TSIPAssembler: DriverAssembler {
     var notTracking = false
     /// The view being reported, reused.
     var satellites: [Satellite] = []
-    /// The UTC second (since 1970) of the pulse the last 0x8F-AB (or A1-00) timed, when
-    /// its time is certain; taken by the 0x8F-AC that follows it (A1-00 takes its own).
+    /// The UTC second (since 1970) of the pulse the last 0x8F-AB timed, when its time is
+    /// certain; taken by the 0x8F-AC that follows it.
     var pulseSecond: Int?
     /// The pulse announcement the packet being read completed.
     var pulse: PulseAnnouncement?
@@ -259,14 +259,16 @@ public final class TSIPAssembler: DriverAssembler {
         }
         changed = true
         if epochTime != nil { reportFix() }
-        announcePulse(timing.quantisationError)
+        // The pulse 0x8F-AB timed, with the quantisation error given for it.
+        if let second = pulseSecond, let nanoseconds = timing.quantisationError {
+            pulseSecond = nil
+            announcePulse(of: second, quantisationError: nanoseconds)
+        }
     }
 
-    /// Announces the pulse 0x8F-AB (or A1-00) timed with the quantisation error 0x8F-AC
-    /// (or A1-00) gave for it, in nanoseconds.
-    func announcePulse(_ nanoseconds: Float?) {
-        guard let second = pulseSecond, let nanoseconds else { return }
-        pulseSecond = nil
+    /// Announces the pulse of `second` just past, with its quantisation error in
+    /// nanoseconds (0x8F-AC's, or A1-00's for its own second).
+    func announcePulse(of second: Int, quantisationError nanoseconds: Float) {
         guard abs(nanoseconds) < Self.quantisationErrorLimit else {
             reports.statistics.valuesOutOfRange += 1
             return
