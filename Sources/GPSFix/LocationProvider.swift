@@ -10,28 +10,23 @@ public protocol LocationProvider: Sendable {
     /// ``ByteSource/canWait``).
     var canWait: Bool { get }
 
-    /// The updates, from now until the provider ends or the consumer stops listening.
-    func updates() -> AsyncStream<LocationUpdate>
-
     /// Runs the provider until it ends or the task is cancelled, handing the updates to
     /// `deliver` as soon as they exist, in order, on whatever thread produced them:
-    /// ``NMEALocationProvider`` calls it where the bytes were read (a device's thread, or
-    /// the server's event loop when that reads the device: ``DescriptorReactor``) with
-    /// what each read completed, so the consumer costs no thread wake-up of its own.
+    /// ``NMEALocationProvider`` calls it where the bytes were read (the server's event loop
+    /// when that reads the device: ``DescriptorReactor``; a device's thread in the tools)
+    /// with what each read completed, so the consumer costs no thread wake-up of its own.
     ///
     /// Two threads may call `deliver` at once (``NMEALocationProvider``'s reading and its
-    /// silence watch). It must not block: a consumer holds a source back by pausing its reading
-    /// (see ``DescriptorReactor``), never by holding up a delivery.
+    /// silence watch). The provider reads no further until `deliver` returns: that is the
+    /// one bound between a device and its consumer, so no queue of updates exists to grow.
+    /// A consumer on another thread may make `deliver` wait until it has taken the updates;
+    /// it holds a source back for long only by pausing its reading (see
+    /// ``DescriptorReactor``).
     func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async
 }
 
 extension LocationProvider {
     public var canWait: Bool { false }
-
-    /// Delivers the updates of ``updates()`` one at a time, for providers that have only a stream.
-    public func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
-        for await update in updates() { deliver([update]) }
-    }
 }
 
 /// A serial line's settings as gpsd's DEVICE report states them.

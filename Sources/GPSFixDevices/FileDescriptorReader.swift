@@ -4,14 +4,13 @@ import Glibc
 import GPSFix
 import Synchronization
 
-/// Reads a file descriptor on a thread of its own and hands the chunks to the consumer
-/// through a ``ChunkChannel``.
+/// Opens a device on a thread of its own and reads it there, or hands it to a
+/// ``DescriptorReactor``, through a ``DeviceReading``.
 ///
-/// Serial and pty reads block, so each open device gets one thread. It sleeps in `poll()`
-/// until the device has bytes or the consumer wakes it (cancellation, or room for more
-/// chunks once ``ChunkChannel/capacity`` were waiting): no timer, no wake-up while the
-/// device is idle. The thread owns the descriptor and closes it, through `onClose`, when
-/// reading ends.
+/// Serial and pty reads block, so a device read without a reactor gets one thread. It
+/// sleeps in `poll()` until the device has bytes or the consumer stops: no timer, no
+/// wake-up while the device is idle. The descriptor is closed, through `onClose`, when
+/// the reading ends.
 enum FileDescriptorReader {
     /// Reads `descriptor` until end of file (finishes), a hang-up or error (throws
     /// ``DeviceError/vanished(path:)``), or the consumer's cancellation.
@@ -24,8 +23,8 @@ enum FileDescriptorReader {
         }
     }
 
-    /// Where a descriptor is read once open: on the reading thread itself, or, for a
-    /// consumer that takes chunks directly, by a reactor on its own thread.
+    /// Who reads a descriptor once it is open: a reactor on its own thread, when given, or
+    /// the thread that opened it.
     struct Reading: Sendable {
         var reactor: (any DescriptorReactor)?
         /// Whether the source can wait for its consumer (see ``ByteSource/canWait``).
@@ -33,103 +32,70 @@ enum FileDescriptorReader {
     }
 
     /// Like ``chunks(of:path:endOfFileIsVanishing:chunkSize:onClose:)``, but the descriptor
-    /// comes from `open`, called on the reading thread, which may block (autobaud listens
-    /// there) and may hand over bytes it has already read.
-    ///
-    /// With a reactor in `reading` and a direct consumer, the thread opens the device and
-    /// hands it to the reactor, then sleeps until the reading ends or the consumer stops.
+    /// comes from `open`, called on the opening thread, which may block (autobaud listens
+    /// there), may watch the reading for the consumer's stop, and may hand over bytes it
+    /// has already read.
     static func chunks(
         path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096, reading: Reading = Reading(),
-        open: @escaping @Sendable (ChunkChannel) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
+        open: @escaping @Sendable (DeviceReading) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
     ) -> ByteChunks {
-        ChunkChannel.reading(path) { channel in
+        DeviceReading.chunks(of: path) { device in
             let descriptor: Int32
             let onClose: @Sendable () -> Void
             do {
-                let opened = try open(channel)
+                let opened = try open(device)
                 descriptor = opened.0
                 onClose = opened.2
-                if !opened.1.isEmpty, !channel.yield(ByteChunk(opened.1, readAt: .systemNow())) { return }
+                if !opened.1.isEmpty, !device.yield(ByteChunk(opened.1, readAt: .systemNow())) {
+                    onClose()
+                    return device.finish()
+                }
             } catch {
-                channel.finish(throwing: error)
-                return
+                return device.finish(throwing: error)
             }
-            defer { onClose() }
-            if let reactor = reading.reactor, channel.isDirect {
-                return handOver(
-                    descriptor, path: path, endOfFileIsVanishing: endOfFileIsVanishing, to: reactor, canWait: reading.canWait,
-                    into: channel)
-            }
-            var buffer = [UInt8](repeating: 0, count: chunkSize)
-            while !channel.isStopped {
-                let revents: Int16
-                do {
-                    guard case .readable(let events) = try channel.wait(for: descriptor) else { continue }
-                    revents = events
-                } catch {
-                    channel.finish(throwing: error)
-                    return
-                }
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    // Stamped as the read returns, before anything else: the time service
-                    // pairs the receiver's time with this moment.
-                    let readAt = WallTime.systemNow()
-                    let bytes = Array(buffer[0..<count])
-                    guard channel.yield(ByteChunk(bytes, readAt: readAt)) else { return }
-                } else if count == 0 || revents & Int16(POLLHUP | POLLERR) != 0 {
-                    channel.finish(throwing: endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil)
-                    return
-                } else if errno != EINTR && errno != EAGAIN {
-                    channel.finish(throwing: DeviceError.from(errno: errno, path: path, call: "read"))
-                    return
+            if let reactor = reading.reactor {
+                // Read to its hang-up, end or failure, a serial device has vanished.
+                return device.handOver(descriptor, to: reactor, canWait: reading.canWait, close: onClose) { _ in
+                    endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil
                 }
             }
-            channel.finish()
+            let ending = readToTheEnd(
+                descriptor, into: device, chunkSize: chunkSize, path: path, endOfFileIsVanishing: endOfFileIsVanishing)
+            // Closed before the reading ends, so that the consumer may open it again at once.
+            onClose()
+            device.finish(throwing: ending)
         }
     }
 
-    /// Has `reactor` read `descriptor` into `channel`, and sleeps until the reading ends
-    /// (the channel then ends: a device that hangs up or fails has vanished, a file's
-    /// payload is over) or the consumer stops (the reading is then stopped, and waited for).
-    private static func handOver(
-        _ descriptor: Int32, path: String, endOfFileIsVanishing: Bool, to reactor: any DescriptorReactor, canWait: Bool,
-        into channel: ChunkChannel
-    ) {
-        let ended: WakeupPipe
-        do {
-            ended = try WakeupPipe()
-        } catch {
-            return channel.finish(throwing: error)
-        }
-        let registration = reactor.read(descriptor, canWait: canWait, handler: { chunk in _ = channel.yield(chunk) }) { _ in
-            ended.signal()
-        }
-        while true {
-            let readiness: ChunkChannel.Readiness
+    /// Reads `descriptor` on this thread, chunk by chunk, into `device`, until end of file
+    /// (`nil`, or ``DeviceError/vanished(path:)`` where that means the device vanished), a
+    /// failure (its error), or the consumer's stop (`nil`).
+    private static func readToTheEnd(
+        _ descriptor: Int32, into device: DeviceReading, chunkSize: Int, path: String, endOfFileIsVanishing: Bool
+    ) -> (any Error)? {
+        var buffer = [UInt8](repeating: 0, count: chunkSize)
+        while !device.isStopped {
+            let revents: Int16
             do {
-                readiness = try channel.wait(for: ended.readEnd)
+                guard case .readable(let events) = try device.wait(for: descriptor) else { continue }
+                revents = events
             } catch {
-                registration.stop()
-                return channel.finish(throwing: error)
+                return error
             }
-            if case .readable = readiness {
-                // Read from, not only polled: the read orders what the reactor did before
-                // it signalled (the last chunks it parsed) before this thread's finishing,
-                // as ThreadSanitizer sees it too.
-                ended.drain()
-                // Read to its hang-up, end or failure, a serial device has vanished.
-                return channel.finish(throwing: endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil)
-            }
-            if channel.isStopped {
-                // The reactor reads a duplicate, so the device may be closed even if its
-                // loop has stopped and never says the reading ended: wait a second at most.
-                registration.stop()
-                var poller = pollfd(fd: ended.readEnd, events: Int16(POLLIN), revents: 0)
-                while poll(&poller, 1, 1000) < 0, errno == EINTR {}
-                return
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                // Stamped as the read returns, before anything else: the time service
+                // pairs the receiver's time with this moment.
+                let readAt = WallTime.systemNow()
+                let bytes = Array(buffer[0..<count])
+                guard device.yield(ByteChunk(bytes, readAt: readAt)) else { return nil }
+            } else if count == 0 || revents & Int16(POLLHUP | POLLERR) != 0 {
+                return endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil
+            } else if errno != EINTR && errno != EAGAIN {
+                return DeviceError.from(errno: errno, path: path, call: "read")
             }
         }
+        return nil
     }
 
     /// Reads `descriptor` for at most `window`, until `enough` says stop or `stop` is set.

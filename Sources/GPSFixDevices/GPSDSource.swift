@@ -48,10 +48,10 @@ public struct GPSDSource: ByteSource {
         let host = host, port = String(port), device = device, name = name
         return FileDescriptorReader.chunks(
             path: name, endOfFileIsVanishing: true, reading: .init(reactor: reactor, canWait: true)
-        ) { channel throws(DeviceError) in
+        ) { reading throws(DeviceError) in
             let connection = try Connection(host: host, port: port, name: name)
             do throws(DeviceError) {
-                let rest = try connection.watch(device: device, stop: channel)
+                let rest = try connection.watch(device: device, stop: reading)
                 return (connection.descriptor, rest, { connection.close() })
             } catch {
                 connection.close()
@@ -88,7 +88,7 @@ private final class Connection: @unchecked Sendable {
 
     /// Settles the device (the only one gpsd has, when none is named), asks for its raw
     /// sentences and reads gpsd's answer; returns what gpsd sent after it.
-    func watch(device: String?, stop: ChunkChannel) throws(DeviceError) -> [UInt8] {
+    func watch(device: String?, stop: DeviceReading) throws(DeviceError) -> [UInt8] {
         var answers = Answers(descriptor: descriptor, name: name, stop: stop)
         var watched = device
         if watched == nil {
@@ -121,11 +121,11 @@ private final class Connection: @unchecked Sendable {
 private struct Answers {
     let descriptor: Int32
     let name: String
-    let stop: ChunkChannel
+    let stop: DeviceReading
     /// Bytes read but not yet taken as an answer.
     private(set) var unread: [UInt8] = []
 
-    init(descriptor: Int32, name: String, stop: ChunkChannel) {
+    init(descriptor: Int32, name: String, stop: DeviceReading) {
         self.descriptor = descriptor
         self.name = name
         self.stop = stop

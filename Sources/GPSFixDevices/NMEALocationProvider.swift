@@ -55,16 +55,6 @@ public struct NMEALocationProvider: LocationProvider {
         self.centuryRule = centuryRule
     }
 
-    public func updates() -> AsyncStream<LocationUpdate> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self, bufferingPolicy: .bufferingNewest(4096))
-        let task = Task {
-            await run { updates in for update in updates { continuation.yield(update) } }
-            continuation.finish()
-        }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
-    }
-
     public func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
         let device = self.device
         let hold = canWait ? readingHold : nil
@@ -88,8 +78,9 @@ public struct NMEALocationProvider: LocationProvider {
     }
 
     /// Reads the source until its data ends (returns `true`) or the task is cancelled,
-    /// reopening it with a backoff when it fails. Each chunk is parsed where it is read,
-    /// on the source's reading thread, and what it completes is delivered from there at once.
+    /// reopening it with a backoff when it fails. Each chunk is parsed where it is read
+    /// (the server's event loop, or the source's reading thread in the tools), and what it
+    /// completes is delivered from there at once.
     private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async -> Bool {
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,

@@ -179,9 +179,11 @@ public final class GPSFixServer: Sendable {
     /// turn, and that is where back-pressure lives: while a client lags, the loop stops
     /// reading the devices whose sources can wait (their channels' `autoRead`), and a
     /// lagging client loses the reports of the others. Updates from another thread (a
-    /// provider of the tool's or the tests') are handed to the loop as they come.
-    /// `alongside`, when given, sees every update first, on that thread (the time
-    /// service takes its samples there); it must not wait.
+    /// provider of the tests', or one whose silence watch runs elsewhere) are handed to the
+    /// loop, and that thread waits until the loop has published them: it reads no further
+    /// meanwhile, so nothing queues on the loop. `alongside`, when given, sees every
+    /// update first, on the delivering thread (the time service takes its samples there);
+    /// it must not wait.
     public func serve(_ provider: some LocationProvider, alongside: (@Sendable (LocationUpdate) -> Void)? = nil) async {
         let hub = self.hub
         let device = provider.device, canWait = provider.canWait
@@ -191,7 +193,8 @@ public final class GPSFixServer: Sendable {
             if hub.eventLoop.inEventLoop {
                 for update in updates { hub.publish(update, from: device) }
             } else {
-                hub.eventLoop.execute { for update in updates { hub.publish(update, from: device) } }
+                // A loop that has stopped publishes nothing more: the updates end with it.
+                try? hub.eventLoop.submit { for update in updates { hub.publish(update, from: device) } }.wait()
             }
         }
     }

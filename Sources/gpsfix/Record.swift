@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import GPSFix
 import GPSFixDevices
+import Synchronization
 
 /// `gpsfix record`: a device's raw bytes to a log that `decode`, `replay` and `file:` read back.
 struct Record: AsyncParsableCommand {
@@ -26,27 +27,40 @@ struct Record: AsyncParsableCommand {
         let file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard file >= 0 else { throw ValidationError("cannot write \(output): \(String(cString: strerror(errno)))") }
         defer { close(file) }
-        let recording = Task {
-            var headerWritten = false
-            for try await chunk in source.chunks() {
-                if !headerWritten {
-                    headerWritten = true
-                    try Self.write(Array(Self.header(device: device, speed: source.line?.bps ?? speed).utf8), to: file)
+        // The chunks are written on the reading thread, as they are read: a disk slower
+        // than the device holds the device back, and nothing queues. A write that fails
+        // stops the recording, with its reason.
+        let failure = Mutex<RecordingError?>(nil)
+        let recording = Mutex<Task<Void, any Error>?>(nil)
+        let headerWritten = Atomic<Bool>(false)
+        let reading = Task {
+            try await source.chunks().forEach(onReadingThread: { chunk in
+                guard failure.withLock({ $0 == nil }) else { return }
+                do {
+                    if !headerWritten.exchange(true, ordering: .relaxed) {
+                        try Self.write(Array(Self.header(device: device, speed: source.line?.bps ?? speed).utf8), to: file)
+                    }
+                    try Self.write(chunk.bytes, to: file)
+                } catch {
+                    failure.withLock { $0 = error as? RecordingError }
+                    recording.withLock { $0 }?.cancel()
                 }
-                try Self.write(chunk.bytes, to: file)
-            }
+            })
         }
+        recording.withLock { $0 = reading }
+        if failure.withLock({ $0 != nil }) { reading.cancel() }
         if let duration {
             try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
-            recording.cancel()
+            reading.cancel()
         }
         // A device that cannot be opened, or fails, is an error, not an empty log.
         do {
-            try await recording.value
+            try await reading.value
         } catch is CancellationError {
         } catch {
             throw RecordingError(description: "recording \(device) failed: \(error)")
         }
+        if let failed = failure.withLock({ $0 }) { throw failed }
     }
 
     /// Why a recording stopped; printed as it is.

@@ -16,7 +16,7 @@ struct DeviceTests {
 
     func collect(_ provider: NMEALocationProvider, until done: @escaping @Sendable ([LocationUpdate]) -> Bool) async -> [LocationUpdate] {
         var updates: [LocationUpdate] = []
-        for await update in provider.updates() {
+        for await update in provider.updateStream() {
             updates.append(update)
             if done(updates) { break }
         }
@@ -70,7 +70,7 @@ struct DeviceTests {
         let provider = NMEALocationProvider(source: SerialPort(path: link), maximumBackoff: .milliseconds(200))
         let seen = Locked<[DeviceEvent.Kind]>([])
         let events = Task {
-            for await update in provider.updates() {
+            for await update in provider.updateStream() {
                 if case .device(let event) = update { seen.withLock { $0.append(event.kind) } }
             }
         }
@@ -286,7 +286,7 @@ struct AutobaudTests {
         let port = SerialPort(path: terminal.path)
         let reading = Task {
             var bytes: [UInt8] = []
-            for try await chunk in port.chunks() {
+            for try await chunk in port.chunkStream() {
                 bytes += chunk.bytes
                 if bytes.count >= Self.sentences.count * 3 { break }
             }
@@ -301,12 +301,25 @@ struct AutobaudTests {
         #expect(port.detectedSpeed == 9600)  // a pty accepts the first speed tried
     }
 
-    @Test("a device read faster than it is consumed waits in the kernel, at most 16 chunks ahead, and loses nothing")
+    @Test("a device read faster than it is consumed waits in the kernel: nothing is read while the consumer holds a chunk, and nothing is lost")
     func readingIsBounded() async throws {
         let terminal = try PseudoTerminal()
         let payload = (0..<2_000_000).map { UInt8(0x20 + $0 % 95) }
-        var iterator = SerialPort(path: terminal.path, settings: SerialSettings(speed: 38400)).chunks().makeAsyncIterator()
-        // Nothing is consumed: write without blocking until the pty takes no more.
+        let port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 38400))
+        // The consumer holds on to its first chunk until the test lets go.
+        let letGo = DispatchSemaphore(value: 0)
+        let received = Locked<(bytes: [UInt8], chunks: Int)>(([], 0))
+        let reading = Task {
+            try await port.chunks().forEach(onReadingThread: { chunk in
+                let first = received.withLock { state -> Bool in
+                    state.bytes += chunk.bytes
+                    state.chunks += 1
+                    return state.chunks == 1
+                }
+                if first { letGo.wait() }
+            })
+        }
+        // Write without blocking until the pty takes no more.
         let flags = fcntl(terminal.master, F_GETFL)
         _ = fcntl(terminal.master, F_SETFL, flags | O_NONBLOCK)
         var accepted = 0
@@ -320,14 +333,17 @@ struct AutobaudTests {
                 try await Task.sleep(for: .milliseconds(5))
             }
         }
-        // 16 chunks of at most 4 KiB held by the reader, the rest in the pty's buffers.
+        // One chunk of at most 4 KiB taken; the rest waits in the pty's buffers.
         #expect(accepted < 512 * 1024, "the reader kept reading: \(accepted) bytes taken")
+        #expect(received.withLock { $0.chunks } == 1)
+        #expect(received.withLock { $0.bytes.count } <= 4096)
+        letGo.signal()
         _ = fcntl(terminal.master, F_SETFL, flags)
         let rest = Array(payload[accepted...])
-        let writer = Task { try await terminal.write(rest) }
-        var received: [UInt8] = []
-        while received.count < payload.count, let chunk = try await iterator.next() { received += chunk.bytes }
-        #expect(received == payload)
-        try await writer.value
+        try await terminal.write(rest)
+        try waitUntil("the whole payload read") { received.withLock { $0.bytes.count } >= payload.count }
+        #expect(received.withLock { $0.bytes } == payload)
+        reading.cancel()
+        try await reading.value
     }
 }

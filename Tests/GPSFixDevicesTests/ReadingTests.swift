@@ -38,7 +38,7 @@ struct ReadingTests {
     @Test("an idle device's reading thread sleeps: no wake-ups while nothing arrives")
     func idleReaderSleeps() async throws {
         let terminal = try PseudoTerminal()
-        var iterator = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600)).chunks().makeAsyncIterator()
+        var iterator = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600)).chunkStream().makeAsyncIterator()
         try await terminal.write(Array("$GPTXT,01,01,02,hello*2F\r\n".utf8))
         _ = try await iterator.next()  // the thread is up and waiting
         let before = try Self.deviceThreadSwitches()
@@ -81,7 +81,7 @@ struct ReadingTests {
         }
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         var chunks: [[UInt8]] = []
-        for try await chunk in FileSource(path: path).chunks() { chunks.append(chunk.bytes) }
+        for try await chunk in FileSource(path: path).chunkStream() { chunks.append(chunk.bytes) }
         #expect(chunks.count >= 5)
         #expect(chunks.allSatisfy { $0.count <= 1 << 16 })
         #expect(chunks.flatMap { $0 } == CaptureLog(bytes).payload)
@@ -112,7 +112,7 @@ struct ReadingTests {
         let provider = NMEALocationProvider(
             source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/none"), maximumBackoff: .seconds(5))
         let watching = Task { () -> String? in
-            for await update in provider.updates() {
+            for await update in provider.updateStream() {
                 if case .device(let event) = update, case .lost(let why) = event.kind { return why }
             }
             return nil
@@ -134,7 +134,7 @@ struct ReadingTests {
         let provider = NMEALocationProvider(
             source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0"), maximumBackoff: .seconds(5))
         let watching = Task { () -> String? in
-            for await update in provider.updates() {
+            for await update in provider.updateStream() {
                 if case .device(let event) = update, case .lost(let why) = event.kind { return why }
             }
             return nil
@@ -182,7 +182,7 @@ struct RetimedReplayTests {
         let reader = NMEALocationProvider(source: SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600)))
         let reading = Task {
             var fixes: [Fix] = []
-            for await update in reader.updates() {
+            for await update in reader.updateStream() {
                 if case .fix(let fix) = update { fixes.append(fix) }
                 if fixes.count >= count { break }
             }

@@ -61,7 +61,7 @@ struct DeviceReportTests {
 
     @Test("a device that sends again after being silent is announced online at once")
     func resumedDeviceIsOnline() async throws {
-        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], delivering: true)
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
         let provider = harness.providers[0]
         let client = try await harness.client()
         for kind in [DeviceEvent.Kind.activated, .silent, .resumed] {

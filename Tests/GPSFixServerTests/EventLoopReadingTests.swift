@@ -32,8 +32,18 @@ struct EventLoopReadingTests {
         return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path }.count
     }
 
-    @Test("a pseudo-terminal's bytes are handed over on the loop's thread, whole, and its master closing ends the reading as a vanished device")
+    /// How many of this process's threads are device threads (``DeviceThread/name``).
+    static func deviceThreads() -> Int {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return threads.filter {
+            (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+                == DeviceThread.name
+        }.count
+    }
+
+    @Test("a pseudo-terminal's bytes are handed over on the loop's thread, whole, with no thread of its own left, and its master closing ends the reading as a vanished device")
     func readsOnTheLoop() async throws {
+        let threadsBefore = Self.deviceThreads()
         let server = Self.server()
         var terminal: PseudoTerminal? = try PseudoTerminal()
         var serial = SerialPort(path: terminal!.path, settings: SerialSettings(speed: 9600))
@@ -59,6 +69,8 @@ struct EventLoopReadingTests {
         let (bytes, threads) = received.withLock { $0 }
         #expect(bytes == sentences)
         #expect(threads.count == 1 && threads.allSatisfy { $0.hasPrefix("NIO-") }, "\(threads)")
+        // The thread that opened the port ended once the loop read it.
+        try waitUntil("the opening thread ended", within: 5) { Self.deviceThreads() <= threadsBefore }
         terminal = nil  // closes the master: the slave hangs up
         await #expect(throws: DeviceError.vanished(path: port.path)) { try await reading.value }
         // The port's descriptor and the loop's duplicate of it are both closed.

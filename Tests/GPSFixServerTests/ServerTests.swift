@@ -10,7 +10,9 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// A location provider the test drives by hand: what it yields, the server publishes.
+/// A location provider the test drives by hand: what it yields, the server publishes,
+/// delivered the way ``NMEALocationProvider`` delivers, one `deliver` at a time from the
+/// provider's own task (off the server's loop).
 struct MockLocationProvider: LocationProvider {
     let device: String
     let canWait: Bool
@@ -23,34 +25,16 @@ struct MockLocationProvider: LocationProvider {
         (stream, continuation) = AsyncStream.makeStream(of: LocationUpdate.self)
     }
 
-    /// The one stream of updates (a mock serves a single consumer).
-    func updates() -> AsyncStream<LocationUpdate> { stream }
+    /// Delivers what the test yields (a mock serves a single consumer).
+    func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
+        for await update in stream { deliver([update]) }
+    }
 
     func yield(_ update: LocationUpdate) { continuation.yield(update) }
     func finish() { continuation.finish() }
 }
 
-/// The same mock, served the way the daemon serves ``NMEALocationProvider``: through a
-/// `run(delivering:)` of its own, not the protocol's default built on `updates()`.
-/// It counts the updates the server has taken (`deliver` returned), which stops while
-/// the server holds a source that can wait back.
-struct DeliveringMockProvider: LocationProvider {
-    let base: MockLocationProvider
-    let handedOver: Counter
-    var device: String { base.device }
-    var canWait: Bool { base.canWait }
-
-    func updates() -> AsyncStream<LocationUpdate> { base.updates() }
-
-    func run(delivering deliver: @escaping @Sendable ([LocationUpdate]) -> Void) async {
-        var iterator = base.updates().makeAsyncIterator()
-        while let update = await iterator.next() {
-            deliver([update])
-            handedOver.increment()
-        }
-    }
-}
-
+/// A count shared across threads.
 final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     var value: Int { count.load(ordering: .acquiring) }
@@ -62,16 +46,13 @@ final class ServerUnderTest: Sendable {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-srv-\(UUID().uuidString.prefix(8))")
     let server: GPSFixServer
     let providers: [MockLocationProvider]
-    /// Updates the server took from the providers, when served `delivering`.
-    let handedOver = Counter()
     private let serving: Task<Void, Never>
 
     var socketPath: String { folder.appendingPathComponent("s.sock").path }
 
-    /// Serves mocks through `updates()` or, `delivering`, through their own `run(delivering:)`.
-    /// With `tcp`, on a free loopback TCP port too (``GPSFixServer/tcpPort``).
+    /// Serves mocks. With `tcp`, on a free loopback TCP port too (``GPSFixServer/tcpPort``).
     init(
-        devices: [String], delivering: Bool = false, canWait: Bool = false,
+        devices: [String], canWait: Bool = false,
         limits: SessionLimits = SessionLimits(), tcp: Bool = false
     ) async throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -83,17 +64,11 @@ final class ServerUnderTest: Sendable {
         try await server.start()
         let providers = devices.map { MockLocationProvider(device: $0, canWait: canWait) }
         self.providers = providers
-        let server = self.server, handedOver = self.handedOver
+        let server = self.server
         await server.announce(devices: devices)
         serving = Task {
             await withDiscardingTaskGroup { group in
-                for provider in providers {
-                    if delivering {
-                        group.addTask { await server.serve(DeliveringMockProvider(base: provider, handedOver: handedOver)) }
-                    } else {
-                        group.addTask { await server.serve(provider) }
-                    }
-                }
+                for provider in providers { group.addTask { await server.serve(provider) } }
             }
         }
     }
@@ -153,10 +128,9 @@ struct ServerTests {
         String(decoding: report, as: UTF8.self).trimmingCharacters(in: .newlines)
     }
 
-    @Test("a watcher gets DEVICE on activation, then exactly the TPV and SKY GPSDProtocol encodes",
-          arguments: [false, true])
-    func publishesWhatTheProviderYields(delivering: Bool) async throws {
-        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], delivering: delivering)
+    @Test("a watcher gets DEVICE on activation, then exactly the TPV and SKY GPSDProtocol encodes")
+    func publishesWhatTheProviderYields() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
         let provider = harness.providers[0]
         let client = try await harness.client()
 
@@ -172,10 +146,9 @@ struct ServerTests {
         await harness.stop()
     }
 
-    @Test("a lost device reaches watchers as a DEVICE report that is no longer online; recovery as one that is",
-          arguments: [false, true])
-    func deviceEvents(delivering: Bool) async throws {
-        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], delivering: delivering)
+    @Test("a lost device reaches watchers as a DEVICE report that is no longer online; recovery as one that is")
+    func deviceEvents() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
         let provider = harness.providers[0]
         let client = try await harness.client()
         provider.yield(.device(DeviceEvent(device: provider.device, kind: .activated)))

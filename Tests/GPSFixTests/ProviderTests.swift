@@ -44,7 +44,7 @@ struct ProviderTests {
     func silenceDecays() async throws {
         let clock = ManualClock()
         let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .hang)]), clock: clock, silenceTimeout: .seconds(2))
-        var iterator = provider.updates().makeAsyncIterator()
+        var iterator = provider.updateStream().makeAsyncIterator()
         #expect(
             await iterator.next()
                 == .device(DeviceEvent(device: "/dev/scripted", kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))))
@@ -111,7 +111,7 @@ struct ProviderTests {
         let finished = Atomic<Bool>(false)
         let collected = Task {
             var events: [DeviceEvent.Kind] = []
-            for await update in provider.updates() { if case .device(let event) = update { events.append(event.kind) } }
+            for await update in provider.updateStream() { if case .device(let event) = update { events.append(event.kind) } }
             finished.store(true, ordering: .releasing)
             return events
         }
@@ -133,7 +133,7 @@ struct ProviderTests {
         let provider = NMEALocationProvider(source: ScriptedSource([(cycle, .finish)]), sentenceDemand: SentenceDemand(sentences: true))
         var sentences: [String] = []
         var fixes = 0
-        for await update in provider.updates() {
+        for await update in provider.updateStream() {
             if case .sentence(let line) = update { sentences.append(String(decoding: line, as: UTF8.self)) }
             if case .fix(let fix) = update, fix.mode != .noFix { fixes += 1 }
         }

@@ -81,7 +81,7 @@ struct TimeSampleTests {
         var samples: [TimeSample] = []
         var fixesBefore: [Int] = []
         var fixes = 0
-        for await update in provider.updates() {
+        for await update in provider.updateStream() {
             if case .fix = update { fixes += 1 }
             if case .receiverTime(let sample) = update {
                 samples.append(sample)

@@ -55,7 +55,7 @@ struct PulseSourceTests {
         let terminal = try PseudoTerminal()
         let port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600))
         #expect(port.duplicateOpenDescriptor() == nil, "closed until read")
-        var reading = port.chunks().makeAsyncIterator()
+        var reading = port.chunkStream().makeAsyncIterator()
         try await terminal.write(Array("$GPTXT,01,01,02,hello*2F\r\n".utf8))
         _ = try await reading.next()
         var pulses = CarrierDetectPulses(port: port).pulses().makeAsyncIterator()

@@ -62,6 +62,12 @@ extension FaultInjectionTests {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
     }
 
+    /// What each of a process's descriptors is open on (`socket:[…]`, `/dev/pts/3`, …), sorted.
+    static func descriptorTargets(of pid: pid_t) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
+    }
+
     @Test("100 unplug and replug cycles under the daemon: each told to watchers and recovered, no descriptor growth, idle while absent")
     func unplugCycles() async throws {
         let folder = try makeTemporaryFolder("plug")
@@ -79,6 +85,7 @@ extension FaultInjectionTests {
         try await terminal!.write(cycle)
         #expect(watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil)
         let descriptorsBefore = Self.descriptorCount(of: daemon.pid)
+        let targetsBefore = Self.descriptorTargets(of: daemon.pid)
 
         var recovered = 0, lost = 0
         for round in 0..<100 {
@@ -103,7 +110,9 @@ extension FaultInjectionTests {
         // would stay, a closing descriptor goes within moments.
         let settled = Date().addingTimeInterval(3)
         while Self.descriptorCount(of: daemon.pid) > descriptorsBefore, Date() < settled { usleep(50_000) }
-        #expect(Self.descriptorCount(of: daemon.pid) <= descriptorsBefore, "descriptors \(descriptorsBefore) before")
+        #expect(
+            Self.descriptorCount(of: daemon.pid) <= descriptorsBefore,
+            "descriptors before: \(targetsBefore); after: \(Self.descriptorTargets(of: daemon.pid))")
         #expect(daemon.isRunning)
     }
 }

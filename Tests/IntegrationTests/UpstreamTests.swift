@@ -15,7 +15,7 @@ struct UpstreamTests {
     /// The fixes of the capture read directly, by time.
     static func fixesFromFile() async -> [GPSTime: Fix] {
         var fixes: [GPSTime: Fix] = [:]
-        for await update in NMEALocationProvider(source: FileSource(path: log)).updates() {
+        for await update in NMEALocationProvider(source: FileSource(path: log)).updateStream() {
             if case .fix(let fix) = update, let time = fix.time { fixes[time] = fix }
         }
         return fixes
@@ -62,7 +62,7 @@ struct UpstreamTests {
     ) async -> [LocationUpdate] {
         let collecting = Task {
             var updates: [LocationUpdate] = []
-            for await update in provider.updates() {
+            for await update in provider.updateStream() {
                 updates.append(update)
                 if enough(updates) { break }
             }
