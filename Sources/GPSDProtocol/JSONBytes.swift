@@ -54,6 +54,21 @@ public struct JSONBytes: ~Copyable {
         count += body(storage + count)
     }
 
+    /// Makes room for `maximumCount` more bytes and returns where the next one goes: the
+    /// start of a run written through a ``JSONCursor`` and ended by ``endRun(at:)``, with
+    /// nothing else written between.
+    @inline(__always)
+    mutating func beginRun(maximumCount: Int) -> UnsafeMutablePointer<UInt8> {
+        if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
+        return storage + count
+    }
+
+    /// Ends the run begun by ``beginRun(maximumCount:)`` at `end`, just past its last byte.
+    @inline(__always)
+    mutating func endRun(at end: UnsafeMutablePointer<UInt8>) {
+        count = storage.distance(to: end)
+    }
+
     private mutating func grow(toHold minimumCapacity: Int) {
         capacity = max(capacity * 2, minimumCapacity)
         let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)

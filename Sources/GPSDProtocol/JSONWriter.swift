@@ -10,7 +10,9 @@ import GPSFix
 /// The writer writes into ``JSONBytes``, which it owns while it writes; every token (a
 /// key, a number, a time) is written with one capacity check, straight into that memory.
 /// The bytes become an array once, when the report is finished, or go on to the next
-/// report's writer (``init(class:continuing:reserving:)``, ``finishBytes()``).
+/// report's writer (``init(class:continuing:reserving:)``, ``finishBytes()``). Its
+/// small writers (a key, a field) are inlined into the reports, where each key's length
+/// and each number's precision are constants.
 public struct JSONWriter: ~Copyable {
     private var bytes: JSONBytes
     private var needsComma = false
@@ -71,6 +73,7 @@ public struct JSONWriter: ~Copyable {
     var text: String { bytes.text }
 
     /// Adds `"name":` after a comma when needed.
+    @inline(__always)
     public mutating func key(_ name: StaticString) {
         let comma = needsComma
         needsComma = true
@@ -106,17 +109,20 @@ public struct JSONWriter: ~Copyable {
         appendQuoted(string)
     }
 
+    @inline(__always)
     public mutating func field(_ name: StaticString, _ value: Int) {
         key(name)
         appendInteger(value)
     }
 
+    @inline(__always)
     public mutating func field(_ name: StaticString, _ value: Bool) {
         key(name)
         append(value ? "true" : "false")
     }
 
     /// A number with `decimals` digits after the point; left out when `nil` or not finite.
+    @inline(__always)
     public mutating func field(_ name: StaticString, _ value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
         key(name)
@@ -172,6 +178,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Appends one byte as it is, for callers that build a value themselves.
+    @inline(__always)
     mutating func appendByte(_ byte: UInt8) {
         appendToken(maximumCount: 1) { output in
             output.pointee = byte
@@ -179,6 +186,7 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
+    @inline(__always)
     private mutating func append(_ text: StaticString) {
         appendToken(maximumCount: text.utf8CodeUnitCount) { output in
             output.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
@@ -191,6 +199,21 @@ public struct JSONWriter: ~Copyable {
     @inline(__always)
     mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         bytes.appendToken(maximumCount: maximumCount, body)
+    }
+
+    /// Makes room for a run of at most `maximumCount` bytes, after one capacity check,
+    /// and returns the cursor that writes it; ``endRun(_:)`` keeps what it wrote. Nothing
+    /// else is written between the two. The run is a value of its own: the writer's next
+    /// key has its comma.
+    @inline(__always)
+    mutating func beginRun(maximumCount: Int) -> JSONCursor {
+        JSONCursor(bytes.beginRun(maximumCount: maximumCount))
+    }
+
+    /// Ends the run `cursor` wrote, begun by ``beginRun(maximumCount:)``.
+    @inline(__always)
+    mutating func endRun(_ cursor: JSONCursor) {
+        bytes.endRun(at: cursor.position)
     }
 
     private mutating func appendQuoted(_ text: String) {
@@ -215,6 +238,7 @@ public struct JSONWriter: ~Copyable {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
+    @inline(__always)
     mutating func appendInteger(_ value: Int, minimumDigits: Int = 1) {
         appendToken(maximumCount: 1 + max(20, minimumDigits)) { output in
             var count = 0
@@ -234,6 +258,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// `value` with `decimals` places (0...9), as ``FixedPoint`` writes every number.
+    @inline(__always)
     mutating func appendFixed(_ value: Double, decimals: Int) {
         appendToken(maximumCount: FixedPoint.maximumCount(for: value, decimals: decimals)) { output in
             FixedPoint.write(value, decimals: decimals, to: output)

@@ -73,21 +73,7 @@ public enum GPSDReport {
         if let used = sky.usedCount { json.field("uSat", used) }
         if !satellites.isEmpty {
             json.nested("satellites", open: UInt8(ascii: "["), close: UInt8(ascii: "]")) { array in
-                for satellite in satellites {
-                    array.nested(nil, open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { object in
-                        object.field("PRN", satellite.identity.prn)
-                        object.field("el", satellite.elevation, decimals: 1)
-                        object.field("az", satellite.azimuth, decimals: 1)
-                        object.field("ss", satellite.snr, decimals: 1)
-                        object.field("used", satellite.used)
-                        object.field("gnssid", satellite.identity.gnss.rawValue)
-                        object.field("svid", satellite.identity.svid)
-                        if let signal = satellite.signal { object.field("sigid", signal) }
-                        object.field("prRes", satellite.residual, decimals: 1)
-                        if let quality = satellite.quality { object.field("qual", quality) }
-                        if let health = satellite.health { object.field("health", health) }
-                    }
-                }
+                for index in satellites.indices { array.satellite(satellites[index], first: index == 0) }
             }
         }
         bytes = json.finishBytes()
@@ -180,6 +166,37 @@ public enum GPSDReport {
     /// written with no growing.
     private static func capacity(for sky: SkyView) -> Int {
         sky.satellitesReportedEarlier ? 128 : 128 + 96 * sky.satellites.count
+    }
+}
+
+extension JSONWriter {
+    /// One satellite of a SKY's list, an object of fixed shape written as one run: most of
+    /// a SKY's bytes, so its keys are literals and its numbers go unchecked into room
+    /// made once (``beginRun(maximumCount:)``).
+    @inline(__always)
+    fileprivate mutating func satellite(_ satellite: Satellite, first: Bool) {
+        func room(_ value: Double?) -> Int { FixedPoint.maximumCount(for: value ?? 0, decimals: 1) }
+        // The keys, the punctuation and six whole numbers take at most 220 bytes.
+        let maximumCount =
+            256 + room(satellite.elevation) + room(satellite.azimuth) + room(satellite.snr) + room(satellite.residual)
+        var run = beginRun(maximumCount: maximumCount)
+        run.write(first ? "{\"PRN\":" : ",{\"PRN\":")
+        run.write(satellite.identity.prn)
+        run.write(",\"el\":", satellite.elevation, decimals: 1)
+        run.write(",\"az\":", satellite.azimuth, decimals: 1)
+        run.write(",\"ss\":", satellite.snr, decimals: 1)
+        run.write(",\"used\":")
+        run.write(satellite.used)
+        run.write(",\"gnssid\":")
+        run.write(satellite.identity.gnss.rawValue)
+        run.write(",\"svid\":")
+        run.write(satellite.identity.svid)
+        run.write(",\"sigid\":", satellite.signal)
+        run.write(",\"prRes\":", satellite.residual, decimals: 1)
+        run.write(",\"qual\":", satellite.quality)
+        run.write(",\"health\":", satellite.health)
+        run.write("}")
+        endRun(run)
     }
 }
 
