@@ -429,6 +429,10 @@ struct Cycle {
     /// A cycle whose only evidence is a valid RMC or GLL (no GGA, GSA or GNS) says
     /// nothing of altitude; it keeps the 3D mode and altitude of `previous`, the last
     /// fix, when that is at most `carryOver` seconds older, as gpsd keeps them.
+    ///
+    /// Inlined into the assembler's end of cycle, its one caller: a call would lend the
+    /// cycle and the previous fix, 1 KB, by copying them.
+    @inline(__always)
     func fix(previous: Fix?, carryOver: Double = 2.5, time: GPSTime?) -> Fix {
         var fix = Fix()
         fix.mode = mode

@@ -64,9 +64,11 @@ public struct FixAssembler {
     private var endingCandidate: CycleEnding?
     private var cycleEnder: CycleEnding?
     /// The time and values of the cycle just closed by its ending sentence, in case more
-    /// of it follows.
+    /// of it follows, while `holdsClosedCycle`: a value beside a flag, not an optional,
+    /// so that closing a cycle copies its 600 bytes once, not twice through a temporary.
     private var closedTime: NMEATime?
-    private var closedCycle: Cycle?
+    private var closedCycle = Cycle()
+    private var holdsClosedCycle = false
     /// How often each address occurred in the open cycle: only a sentence that occurs
     /// once per cycle can be learned as the one that ends it.
     private var tally = Tally(placeholder: SentenceAddress(packed: 0, count: 0))
@@ -137,17 +139,17 @@ public struct FixAssembler {
         if let current = cycle.time {
             guard current != time else { return }
             endCycleBeforeNewOne()
-        } else if time == closedTime, var reopened = closedCycle {
+        } else if time == closedTime, holdsClosedCycle {
             // More of a cycle already closed: the learned ending sentence was wrong (a
             // multiplexer's other talkers between the epoch's sentences). The epoch is
             // reopened with what it had, so its next fix carries all of its own values.
             cycleEnder = nil
             endingCandidate = nil
+            var reopened = closedCycle
             reopened.absorb(cycle)
             cycle = reopened
         }
-        // Tested first: assigning the optional cycle costs copies of its 600 bytes.
-        if time != closedTime, closedCycle != nil { closedCycle = nil }
+        if time != closedTime { holdsClosedCycle = false }
         if cycle.time != time {
             cyclesOpened &+= 1
             if !carryingDilutions { heldSky.forgetDilutions() }
@@ -166,7 +168,10 @@ public struct FixAssembler {
         endCycle()
     }
 
-    /// The open cycle's time as a date and time, once a date is known.
+    /// The open cycle's time as a date and time, once a date is known. Inlined, as the
+    /// assembler's other reads of itself from its mutating methods: a call would lend
+    /// the assembler's 4 KB by copying them.
+    @inline(__always)
     private var cycleTime: GPSTime? {
         guard let time = cycle.time, let date else { return nil }
         return rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: time))
@@ -174,6 +179,7 @@ public struct FixAssembler {
 
     /// The open cycle's DOPs; what it did not say, the receiver's last word says when
     /// `holding` (held values still fresh).
+    @inline(__always)
     private func takeDilutions(into sky: inout SkyView, holding: Bool) {
         sky.hdop = cycle.hdop ?? (holding ? heldSky.hdop : nil)
         sky.vdop = cycle.vdop ?? (holding ? heldSky.vdop : nil)
@@ -431,6 +437,7 @@ extension FixAssembler: NMEASentenceHandler {
         if let ending, ending == cycleEnder, cycle.time != nil || cycleHasContent {
             closedTime = cycle.time
             closedCycle = cycle
+            holdsClosedCycle = true
             endCycle()
         }
         lastEnding = ending

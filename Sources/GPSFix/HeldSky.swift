@@ -37,6 +37,8 @@ struct HeldSky {
     }
 
     /// Whether the held values are recent enough to report with a cycle at `time`.
+    /// Inlined: a call from the assembler would copy the held sky to lend it.
+    @inline(__always)
     func isFresh(at time: GPSTime?, cycle: Int) -> Bool {
         guard let heldCycle = self.cycle else { return false }
         if let time, let heldTime = self.time {
