@@ -48,7 +48,7 @@ public struct JSONBytes: ~Copyable {
 
     /// Lets `body` write up to `maximumCount` bytes at the end, `body` returning how many
     /// it wrote: one capacity check per token instead of per byte.
-    @inline(__always)
+    @inline(always)
     mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
         count += body(storage + count)
@@ -57,14 +57,14 @@ public struct JSONBytes: ~Copyable {
     /// Makes room for `maximumCount` more bytes and returns where the next one goes: the
     /// start of a run written through a ``JSONCursor`` and ended by ``endRun(at:)``, with
     /// nothing else written between.
-    @inline(__always)
+    @inline(always)
     mutating func beginRun(maximumCount: Int) -> UnsafeMutablePointer<UInt8> {
         if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
         return storage + count
     }
 
     /// Ends the run begun by ``beginRun(maximumCount:)`` at `end`, just past its last byte.
-    @inline(__always)
+    @inline(always)
     mutating func endRun(at end: UnsafeMutablePointer<UInt8>) {
         count = storage.distance(to: end)
     }

@@ -16,14 +16,14 @@ struct JSONCursor {
     static let integerCount = 21
 
     /// Writes `text` as it is: a key with its punctuation (`,"el":`).
-    @inline(__always)
+    @inline(always)
     mutating func write(_ text: StaticString) {
         position.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
         position += text.utf8CodeUnitCount
     }
 
     /// Writes `value` in decimal.
-    @inline(__always)
+    @inline(always)
     mutating func write(_ value: Int) {
         if value < 0 {
             position.pointee = UInt8(ascii: "-")
@@ -33,13 +33,13 @@ struct JSONCursor {
     }
 
     /// Writes `value` with `decimals` places, in at most ``FixedPoint/maximumCount(for:decimals:)`` bytes.
-    @inline(__always)
+    @inline(always)
     mutating func write(_ value: Double, decimals: Int) {
         position += FixedPoint.write(value, decimals: decimals, to: position)
     }
 
     /// Writes `key` and `value`, when there is a value and it is finite.
-    @inline(__always)
+    @inline(always)
     mutating func write(_ key: StaticString, _ value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
         write(key)
@@ -47,7 +47,7 @@ struct JSONCursor {
     }
 
     /// Writes `key` and `value`, when there is a value.
-    @inline(__always)
+    @inline(always)
     mutating func write(_ key: StaticString, _ value: Int?) {
         guard let value else { return }
         write(key)
@@ -55,7 +55,7 @@ struct JSONCursor {
     }
 
     /// Writes `true` or `false`.
-    @inline(__always)
+    @inline(always)
     mutating func write(_ value: Bool) {
         write(value ? "true" : "false")
     }

@@ -178,7 +178,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Appends one byte as it is, for callers that build a value themselves.
-    @inline(__always)
+    @inline(always)
     mutating func appendByte(_ byte: UInt8) {
         appendToken(maximumCount: 1) { output in
             output.pointee = byte
@@ -186,7 +186,7 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    @inline(__always)
+    @inline(always)
     private mutating func append(_ text: StaticString) {
         appendToken(maximumCount: text.utf8CodeUnitCount) { output in
             output.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
@@ -196,7 +196,7 @@ public struct JSONWriter: ~Copyable {
 
     /// Lets `body` write up to `maximumCount` bytes at the end of the report, `body`
     /// returning how many it wrote: one capacity check per token instead of per byte.
-    @inline(__always)
+    @inline(always)
     mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         bytes.appendToken(maximumCount: maximumCount, body)
     }
@@ -205,13 +205,13 @@ public struct JSONWriter: ~Copyable {
     /// and returns the cursor that writes it; ``endRun(_:)`` keeps what it wrote. Nothing
     /// else is written between the two. The run is a value of its own: the writer's next
     /// key has its comma.
-    @inline(__always)
+    @inline(always)
     mutating func beginRun(maximumCount: Int) -> JSONCursor {
         JSONCursor(bytes.beginRun(maximumCount: maximumCount))
     }
 
     /// Ends the run `cursor` wrote, begun by ``beginRun(maximumCount:)``.
-    @inline(__always)
+    @inline(always)
     mutating func endRun(_ cursor: JSONCursor) {
         bytes.endRun(at: cursor.position)
     }
@@ -238,7 +238,7 @@ public struct JSONWriter: ~Copyable {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    @inline(__always)
+    @inline(always)
     mutating func appendInteger(_ value: Int, minimumDigits: Int = 1) {
         appendToken(maximumCount: 1 + max(20, minimumDigits)) { output in
             var count = 0
@@ -252,13 +252,13 @@ public struct JSONWriter: ~Copyable {
 
     /// Writes `value` in decimal, zero-padded to `minimumDigits`, at `output`; returns how
     /// many bytes it wrote (at most 20, or `minimumDigits`).
-    @inline(__always)
+    @inline(always)
     static func writeDigits(_ value: UInt, minimumDigits: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         FixedPoint.writeDigits(value, minimumDigits: minimumDigits, to: output)
     }
 
     /// `value` with `decimals` places (0...9), as ``FixedPoint`` writes every number.
-    @inline(__always)
+    @inline(always)
     mutating func appendFixed(_ value: Double, decimals: Int) {
         appendToken(maximumCount: FixedPoint.maximumCount(for: value, decimals: decimals)) { output in
             FixedPoint.write(value, decimals: decimals, to: output)

@@ -17,7 +17,7 @@ public enum FixedPoint {
     /// At least as many bytes as ``write(_:decimals:to:)`` writes for `value`: 22 plus the
     /// decimals below a billion (every value of a fix), 312 plus the decimals from there
     /// (and for NaN). One comparison, not the scaling and rounding `write` does.
-    @inlinable @inline(__always)
+    @inlinable @inline(always)
     public static func maximumCount(for value: Double, decimals: Int) -> Int {
         value.magnitude < 1e9 ? 22 + decimals : 312 + decimals
     }
@@ -25,7 +25,7 @@ public enum FixedPoint {
     /// Writes `value` with `decimals` digits after the point (none and no point for 0) at
     /// `output`, which has room for ``maximumCount(for:decimals:)`` bytes; returns how
     /// many bytes it wrote.
-    @inlinable @inline(__always)
+    @inlinable @inline(always)
     public static func write(_ value: Double, decimals: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         guard let digits = scaledMagnitude(value, decimals: decimals) else {
             return writeLarge(value, decimals: decimals, to: output)
@@ -55,7 +55,7 @@ public enum FixedPoint {
 
     /// Writes `value` in decimal, zero-padded to `minimumDigits`, at `output`; returns how
     /// many bytes it wrote (at most 20, or `minimumDigits`).
-    @inlinable @inline(__always)
+    @inlinable @inline(always)
     public static func writeDigits(_ value: UInt, minimumDigits: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         var digits = 1
         var threshold: UInt = 10
@@ -85,7 +85,7 @@ public enum FixedPoint {
 
     /// `|value| × 10^decimals`, rounded half away from zero, when it is a finite number
     /// below 9·10¹⁸.
-    @inlinable @inline(__always)
+    @inlinable @inline(always)
     static func scaledMagnitude(_ value: Double, decimals: Int) -> UInt? {
         precondition((0...9).contains(decimals), "at most nine decimals")
         let scaled = value.magnitude * powerOfTen(decimals)
@@ -99,7 +99,7 @@ public enum FixedPoint {
     }
 
     /// 10^`exponent`, for 0 to 9: a constant per case, no table to load once first.
-    @inlinable @inline(__always)
+    @inlinable @inline(always)
     static func powerOfTen(_ exponent: Int) -> Double {
         switch exponent {
         case 0: 1
