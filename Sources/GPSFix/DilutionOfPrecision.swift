@@ -102,6 +102,41 @@ public struct DilutionOfPrecision: Equatable {
     }
 }
 
+/// The dilutions of the last geometry computed, kept by an assembler from cycle to
+/// cycle: satellites move a degree in minutes, so most cycles' used satellites stand
+/// where they stood in the last, and their dilutions are the ones computed then (the
+/// same positions in the same order give the same bits). Its memory is reused: once
+/// warm, it allocates nothing.
+struct DilutionMemo {
+    /// The azimuth and elevation of each used satellite, in order, when last computed.
+    private var positions: [(azimuth: Double?, elevation: Double?)] = []
+    private var dilutions: DilutionOfPrecision?
+
+    /// The dilutions of the geometry of `satellites`' used ones, computed only when it
+    /// differs from the last.
+    mutating func dilutions(usedSatellitesOf satellites: [Satellite]) -> DilutionOfPrecision? {
+        guard !isLastGeometry(of: satellites) else { return dilutions }
+        positions.removeAll(keepingCapacity: true)
+        for satellite in satellites where satellite.used {
+            positions.append((satellite.azimuth, satellite.elevation))
+        }
+        dilutions = DilutionOfPrecision(usedSatellitesOf: satellites)
+        return dilutions
+    }
+
+    /// Whether the used satellites of `satellites` stand where those last computed stood.
+    private func isLastGeometry(of satellites: [Satellite]) -> Bool {
+        var index = 0
+        for satellite in satellites where satellite.used {
+            guard index < positions.count, positions[index].azimuth == satellite.azimuth,
+                positions[index].elevation == satellite.elevation
+            else { return false }
+            index += 1
+        }
+        return index == positions.count
+    }
+}
+
 /// Sines and cosines of the whole degrees from -90 to 359, index 0 for -90.
 private enum WholeDegrees {
     static let sinesAndCosines = (-90..<360).map { degrees in

@@ -58,6 +58,7 @@ public struct FixAssembler {
     private var lastTimedFix: Fix?
     private var motionReference: Fix?
     private var satellites = SatelliteTracker()
+    private var dilutionMemo = DilutionMemo()
     /// The last sentence, as a possible end of cycle; the one that ended the last cycle;
     /// and the one learned because it ended two cycles running.
     private var lastEnding: CycleEnding?
@@ -200,7 +201,7 @@ public struct FixAssembler {
         sky.time = cycleTime
         takeDilutions(into: &sky, holding: heldSky.isFresh(at: sky.time, cycle: cycleCount))
         sky.satellites = satellites.takeView()
-        sky.fillMissingDilutions()
+        sky.fillMissingDilutions(memo: &dilutionMemo)
         complete(.sky(sky))
         viewAwaitingReport = false
         viewReportedThisCycle = true
@@ -255,7 +256,7 @@ public struct FixAssembler {
             } else if !satellites.viewRenewedThisCycle || sky.satellitesReportedEarlier {
                 sky.reportedUsedCount = satellites.listedUsedCount
             }
-            sky.fillMissingDilutions()
+            sky.fillMissingDilutions(memo: &dilutionMemo)
             complete(.sky(sky))
         }
         if var estimate = cycle.errorEstimate {

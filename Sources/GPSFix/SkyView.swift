@@ -100,8 +100,18 @@ extension SkyView {
     /// elevation and azimuth; the receiver's own values are never replaced (its solution
     /// may weight satellites in ways the geometry alone does not show).
     mutating func fillMissingDilutions() {
+        fillMissingDilutions { DilutionOfPrecision(usedSatellitesOf: $0) }
+    }
+
+    /// ``fillMissingDilutions()``, the geometry's dilutions taken from `memo`, which
+    /// computes them again only when the used satellites have moved.
+    mutating func fillMissingDilutions(memo: inout DilutionMemo) {
+        fillMissingDilutions { memo.dilutions(usedSatellitesOf: $0) }
+    }
+
+    private mutating func fillMissingDilutions(_ geometry: ([Satellite]) -> DilutionOfPrecision?) {
         guard hdop == nil || vdop == nil || pdop == nil || tdop == nil || xdop == nil || ydop == nil || gdop == nil,
-            let computed = DilutionOfPrecision(usedSatellitesOf: satellites)
+            let computed = geometry(satellites)
         else { return }
         xdop = xdop ?? computed.xdop
         ydop = ydop ?? computed.ydop
