@@ -189,7 +189,7 @@ public struct JSONWriter: ~Copyable {
     @inline(always)
     private mutating func append(_ text: StaticString) {
         appendToken(maximumCount: text.utf8CodeUnitCount) { output in
-            output.update(from: text.utf8Start, count: text.utf8CodeUnitCount)
+            UnsafeMutableRawPointer(output).copyMemory(from: text.utf8Start, byteCount: text.utf8CodeUnitCount)
             return text.utf8CodeUnitCount
         }
     }
