@@ -3,10 +3,13 @@
 /// written into one block that is reused after each flush, with no allocation or copy
 /// per report.
 public struct JSONBytes: ~Copyable {
-    private var storage: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
+    // Usable from inlinable code: a report's fields are written where they are named.
+    @usableFromInline var storage: UnsafeMutablePointer<UInt8>
+    @usableFromInline var capacity: Int
+    @usableFromInline var written = 0
+
     /// How many bytes have been written.
-    public private(set) var count = 0
+    public var count: Int { written }
 
     /// Empty, with room for `capacity` bytes before it grows.
     public init(capacity: Int = 256) {
@@ -28,7 +31,7 @@ public struct JSONBytes: ~Copyable {
 
     /// Forgets the bytes written, keeping the memory for the next.
     public mutating func removeAll() {
-        count = 0
+        written = 0
     }
 
     /// Makes room for `additional` more bytes, so that writing them does not grow the memory.
@@ -48,10 +51,10 @@ public struct JSONBytes: ~Copyable {
 
     /// Lets `body` write up to `maximumCount` bytes at the end, `body` returning how many
     /// it wrote: one capacity check per token instead of per byte.
-    @inline(always)
+    @inlinable @inline(always)
     mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
-        if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
-        count += body(storage + count)
+        if written + maximumCount > capacity { grow(toHold: written + maximumCount) }
+        written += body(storage + written)
     }
 
     /// Makes room for `maximumCount` more bytes and returns where the next one goes: the
@@ -59,17 +62,18 @@ public struct JSONBytes: ~Copyable {
     /// nothing else written between.
     @inline(always)
     mutating func beginRun(maximumCount: Int) -> UnsafeMutablePointer<UInt8> {
-        if count + maximumCount > capacity { grow(toHold: count + maximumCount) }
-        return storage + count
+        if written + maximumCount > capacity { grow(toHold: written + maximumCount) }
+        return storage + written
     }
 
     /// Ends the run begun by ``beginRun(maximumCount:)`` at `end`, just past its last byte.
     @inline(always)
     mutating func endRun(at end: UnsafeMutablePointer<UInt8>) {
-        count = storage.distance(to: end)
+        written = storage.distance(to: end)
     }
 
-    private mutating func grow(toHold minimumCapacity: Int) {
+    @usableFromInline
+    mutating func grow(toHold minimumCapacity: Int) {
         capacity = max(capacity * 2, minimumCapacity)
         let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
         larger.update(from: storage, count: count)

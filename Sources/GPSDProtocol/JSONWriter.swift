@@ -14,8 +14,10 @@ import GPSFix
 /// small writers (a key, a field) are inlined into the reports, where each key's length
 /// and each number's precision are constants.
 public struct JSONWriter: ~Copyable {
-    private var bytes: JSONBytes
-    private var needsComma = false
+    // Usable from inlinable code: a report's fields are written where they are named,
+    // with their keys' lengths and their precisions known.
+    @usableFromInline var bytes: JSONBytes
+    @usableFromInline var needsComma = false
 
     /// An empty writer, for values written outside a report.
     init(capacity: Int = 64) {
@@ -73,7 +75,7 @@ public struct JSONWriter: ~Copyable {
     var text: String { bytes.text }
 
     /// Adds `"name":` after a comma when needed.
-    @inline(__always)
+    @inlinable @inline(always)
     public mutating func key(_ name: StaticString) {
         let comma = needsComma
         needsComma = true
@@ -109,20 +111,20 @@ public struct JSONWriter: ~Copyable {
         appendQuoted(string)
     }
 
-    @inline(__always)
+    @inlinable @inline(always)
     public mutating func field(_ name: StaticString, _ value: Int) {
         key(name)
         appendInteger(value)
     }
 
-    @inline(__always)
+    @inlinable @inline(always)
     public mutating func field(_ name: StaticString, _ value: Bool) {
         key(name)
         append(value ? "true" : "false")
     }
 
     /// A number with `decimals` digits after the point; left out when `nil` or not finite.
-    @inline(__always)
+    @inlinable @inline(always)
     public mutating func field(_ name: StaticString, _ value: Double?, decimals: Int) {
         guard let value, value.isFinite else { return }
         key(name)
@@ -178,7 +180,7 @@ public struct JSONWriter: ~Copyable {
     }
 
     /// Appends one byte as it is, for callers that build a value themselves.
-    @inline(always)
+    @inlinable @inline(always)
     mutating func appendByte(_ byte: UInt8) {
         appendToken(maximumCount: 1) { output in
             output.pointee = byte
@@ -186,8 +188,8 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    @inline(always)
-    private mutating func append(_ text: StaticString) {
+    @inlinable @inline(always)
+    mutating func append(_ text: StaticString) {
         appendToken(maximumCount: text.utf8CodeUnitCount) { output in
             UnsafeMutableRawPointer(output).copyMemory(from: text.utf8Start, byteCount: text.utf8CodeUnitCount)
             return text.utf8CodeUnitCount
@@ -196,7 +198,7 @@ public struct JSONWriter: ~Copyable {
 
     /// Lets `body` write up to `maximumCount` bytes at the end of the report, `body`
     /// returning how many it wrote: one capacity check per token instead of per byte.
-    @inline(always)
+    @inlinable @inline(always)
     mutating func appendToken(maximumCount: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         bytes.appendToken(maximumCount: maximumCount, body)
     }
@@ -238,7 +240,7 @@ public struct JSONWriter: ~Copyable {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
-    @inline(always)
+    @inlinable @inline(always)
     mutating func appendInteger(_ value: Int, minimumDigits: Int = 1) {
         appendToken(maximumCount: 1 + max(20, minimumDigits)) { output in
             var count = 0
@@ -252,13 +254,13 @@ public struct JSONWriter: ~Copyable {
 
     /// Writes `value` in decimal, zero-padded to `minimumDigits`, at `output`; returns how
     /// many bytes it wrote (at most 20, or `minimumDigits`).
-    @inline(always)
+    @inlinable @inline(always)
     static func writeDigits(_ value: UInt, minimumDigits: Int, to output: UnsafeMutablePointer<UInt8>) -> Int {
         FixedPoint.writeDigits(value, minimumDigits: minimumDigits, to: output)
     }
 
     /// `value` with `decimals` places (0...9), as ``FixedPoint`` writes every number.
-    @inline(always)
+    @inlinable @inline(always)
     mutating func appendFixed(_ value: Double, decimals: Int) {
         appendToken(maximumCount: FixedPoint.maximumCount(for: value, decimals: decimals)) { output in
             FixedPoint.write(value, decimals: decimals, to: output)
