@@ -58,6 +58,7 @@ struct JSONCursor {
     /// Writes `true` or `false`.
     @inline(always)
     mutating func write(_ value: Bool) {
-        write(value ? "true" : "false")
+        // Each literal written on its own: its length is then a constant, copied with moves.
+        if value { write("true") } else { write("false") }
     }
 }

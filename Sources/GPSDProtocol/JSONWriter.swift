@@ -120,7 +120,8 @@ public struct JSONWriter: ~Copyable {
     @inlinable @inline(always)
     public mutating func field(_ name: StaticString, _ value: Bool) {
         key(name)
-        append(value ? "true" : "false")
+        // Each literal appended on its own: its length is then a constant, copied with moves.
+        if value { append("true") } else { append("false") }
     }
 
     /// A number with `decimals` digits after the point; left out when `nil` or not finite.

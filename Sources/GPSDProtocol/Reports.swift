@@ -179,7 +179,8 @@ extension JSONWriter {
         let maximumCount =
             256 + room(satellite.elevation) + room(satellite.azimuth) + room(satellite.snr) + room(satellite.residual)
         var run = beginRun(maximumCount: maximumCount)
-        run.write(first ? "{\"PRN\":" : ",{\"PRN\":")
+        if !first { run.write(",") }
+        run.write("{\"PRN\":")
         run.write(satellite.identity.prn)
         run.write(",\"el\":", satellite.elevation, decimals: 1)
         run.write(",\"az\":", satellite.azimuth, decimals: 1)
