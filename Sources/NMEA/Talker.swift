@@ -16,26 +16,29 @@ public struct Talker: Hashable, Sendable, CustomStringConvertible {
         rawValue = UInt16(start[0]) << 8 | UInt16(start[1])
     }
 
+    // The well-known talkers as constants (computed, so no lazy global is checked per
+    // satellite read).
+
     /// GPS (United States).
-    public static let gps = Talker("GP")
+    public static var gps: Talker { Talker(0x4750) }  // GP
     /// GLONASS (Russia).
-    public static let glonass = Talker("GL")
+    public static var glonass: Talker { Talker(0x474C) }  // GL
     /// Galileo (European Union).
-    public static let galileo = Talker("GA")
+    public static var galileo: Talker { Talker(0x4741) }  // GA
     /// BeiDou (China), as NMEA 4.10 names it.
-    public static let beidou = Talker("GB")
+    public static var beidou: Talker { Talker(0x4742) }  // GB
     /// BeiDou, as older receivers name it.
-    public static let beidouLegacy = Talker("BD")
+    public static var beidouLegacy: Talker { Talker(0x4244) }  // BD
     /// QZSS (Japan), as NMEA 4.11 names it.
-    public static let qzss = Talker("GQ")
+    public static var qzss: Talker { Talker(0x4751) }  // GQ
     /// QZSS, as older receivers name it.
-    public static let qzssLegacy = Talker("QZ")
+    public static var qzssLegacy: Talker { Talker(0x515A) }  // QZ
     /// NavIC / IRNSS (India).
-    public static let navic = Talker("GI")
+    public static var navic: Talker { Talker(0x4749) }  // GI
     /// A combined solution from several systems.
-    public static let multiGNSS = Talker("GN")
+    public static var multiGNSS: Talker { Talker(0x474E) }  // GN
     /// Quectel's talker for QZSS (and, with a system id, BeiDou) in `PQGSA` and `PQGSV`.
-    public static let quectel = Talker("PQ")
+    public static var quectel: Talker { Talker(0x5051) }  // PQ
 
     public var description: String {
         String(decoding: [UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)], as: UTF8.self)
