@@ -39,6 +39,11 @@ struct Decode: ParsableCommand {
     @Option(help: "A device name to put in every report, as gpsfixd does.")
     var device: String?
 
+    /// The bytes read at a time: as fast as 1 MiB on a large log (the framer keeps up
+    /// either way), and a short one does not pay for zeroing a megabyte (256 page faults,
+    /// about a seventh of the command's start).
+    private static let blockSize = 1 << 17
+
     func validate() throws {
         guard (8...4096).contains(maxLength) else {
             throw ValidationError("--max-length \(maxLength) is out of range: give 8 to 4096 bytes")
@@ -52,7 +57,7 @@ struct Decode: ParsableCommand {
         var ubxMessages: [UInt16: Int] = [:]
         let inputs: [String?] = files.isEmpty ? [nil] : files
         for input in inputs {
-            // Streamed in 1 MiB blocks: a log of any size decodes in bounded memory. The
+            // Streamed in blocks: a log of any size decodes in bounded memory. The
             // header comes first; the decoder is set up by it before the first payload byte.
             var splitter = CaptureLog.Splitter()
             var decoder: ReceiverStreamDecoder?
@@ -73,7 +78,7 @@ struct Decode: ParsableCommand {
                 decoder = made
                 return made
             }
-            try FileSource(path: input ?? "/dev/stdin").read { block in
+            try FileSource(path: input ?? "/dev/stdin").read(blockSize: Self.blockSize) { block in
                 splitter.split(block) { run, header in active(header).feed(run, emit) }
             }
             splitter.finish()
