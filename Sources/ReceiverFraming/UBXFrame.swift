@@ -66,17 +66,30 @@ public struct UBXFrame {
         case 0x0143: return length >= 8 && (length - 8) % 16 == 0 && length <= 8 + 16 * 255  // NAV-SIG
         case 0x0A04: return length >= 40 && (length - 40) % 30 == 0  // MON-VER
         default:
-            guard let documented = fixedLengths[message] else { return true }
+            guard let documented = fixedLength(of: message) else { return true }
             return (documented...(documented + 64)).contains(length)
         }
     }
 
-    /// Payload lengths of the fixed-layout messages the decoders read (NAV-PVT's first,
-    /// protocol 14's, is the shorter).
-    private static let fixedLengths: [UInt16: Int] = [
-        0x0101: 20, 0x0102: 28, 0x0103: 16, 0x0104: 18, 0x0106: 52, 0x0107: 84, 0x0111: 20, 0x0112: 36, 0x0114: 36,
-        0x0120: 16, 0x0121: 20, 0x0122: 20, 0x0126: 24, 0x0161: 4, 0x0500: 2, 0x0501: 2, 0x0D01: 16, 0x2800: 72,
-    ]
+    /// The payload length of a fixed-layout message the decoders read (NAV-PVT's first,
+    /// protocol 14's, is the shorter): a switch, checked per frame with no hashing and
+    /// no lazy global.
+    private static func fixedLength(of message: UInt16) -> Int? {
+        switch message {
+        case 0x0500, 0x0501: 2
+        case 0x0161: 4
+        case 0x0103, 0x0120, 0x0D01: 16
+        case 0x0104: 18
+        case 0x0101, 0x0111, 0x0121, 0x0122: 20
+        case 0x0126: 24
+        case 0x0102: 28
+        case 0x0112, 0x0114: 36
+        case 0x0106: 52
+        case 0x2800: 72
+        case 0x0107: 84
+        default: nil
+        }
+    }
 
     /// A whole frame for `messageClass`/`id` with `payload`: for writing to a receiver
     /// and for tests.
@@ -118,8 +131,8 @@ public enum UBXFrameRule: FrameRule {
     }
 
     /// The UBX classes u-blox defines, as a bit set over class numbers below 0x40: NAV,
-    /// RXM, TRK, INF, ACK, CFG, UPD, MON, AID, TIM, ESF, MGA, LOG, SEC, HNR, NAV2.
-    private static let classes: UInt64 = [
-        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x09, 0x0A, 0x0B, 0x0D, 0x10, 0x13, 0x21, 0x27, 0x28, 0x29,
-    ].reduce(0) { $0 | 1 << UInt64($1) }
+    /// RXM, TRK, INF, ACK, CFG, UPD, MON, AID, TIM, ESF, MGA, LOG, SEC, HNR, NAV2 (0x01
+    /// to 0x06, 0x09 to 0x0B, 0x0D, 0x10, 0x13, 0x21, 0x27 to 0x29). A constant, not a
+    /// lazy global checked per frame.
+    private static var classes: UInt64 { 0x382_0009_2E7E }
 }
