@@ -47,6 +47,21 @@ struct JSONCursor {
         write(value, decimals: decimals)
     }
 
+    /// Writes `key` and `value` with one decimal, when there is a value and it is finite.
+    /// A whole number from 0 to 999 (an elevation, an azimuth, a signal, as receivers
+    /// give them) is written as its digits and `.0`, the bytes ``FixedPoint`` writes for
+    /// it, without scaling and rounding.
+    @inline(always)
+    mutating func write(_ key: StaticString, tenths value: Double?) {
+        guard let value, value >= 0, value < 1000, Double(Int(value)) == value else {
+            write(key, value, decimals: 1)
+            return
+        }
+        write(key)
+        position += FixedPoint.writeDigits(UInt(value), minimumDigits: 1, to: position)
+        write(".0")
+    }
+
     /// Writes `key` and `value`, when there is a value.
     @inline(always)
     mutating func write(_ key: StaticString, _ value: Int?) {

@@ -184,9 +184,9 @@ extension JSONWriter {
         if !first { run.write(",") }
         run.write("{\"PRN\":")
         run.write(satellite.identity.prn)
-        run.write(",\"el\":", satellite.elevation, decimals: 1)
-        run.write(",\"az\":", satellite.azimuth, decimals: 1)
-        run.write(",\"ss\":", satellite.snr, decimals: 1)
+        run.write(",\"el\":", tenths: satellite.elevation)
+        run.write(",\"az\":", tenths: satellite.azimuth)
+        run.write(",\"ss\":", tenths: satellite.snr)
         run.write(",\"used\":")
         run.write(satellite.used)
         run.write(",\"gnssid\":")
