@@ -162,14 +162,24 @@ public enum GPSDReport {
         return bytes.array
     }
 
-    /// The room a SKY report of `sky` is given: enough for its satellites, so that it is
-    /// written with no growing.
+    /// The room a SKY report of `sky` is given: enough for its satellites, and for the
+    /// room the last one's run asks for, so that it is written with no growing.
     private static func capacity(for sky: SkyView) -> Int {
-        sky.satellitesReportedEarlier ? 128 : 128 + 96 * sky.satellites.count
+        sky.satellitesReportedEarlier ? 128 : 128 + 96 * sky.satellites.count + JSONWriter.satelliteRunRoom
     }
 }
 
 extension JSONWriter {
+    /// What a satellite's run asks for besides its four numbers: its keys, punctuation and
+    /// six whole numbers take at most 220 bytes.
+    private static var satelliteRunFixedRoom: Int { 256 }
+
+    /// The room a satellite's run asks for when its numbers are below a billion, as every
+    /// value in range is.
+    fileprivate static var satelliteRunRoom: Int {
+        satelliteRunFixedRoom + 4 * FixedPoint.maximumCount(for: 0, decimals: 1)
+    }
+
     /// One satellite of a SKY's list, an object of fixed shape written as one run: most of
     /// a SKY's bytes, so its keys are literals and its numbers go unchecked into room
     /// made once (``beginRun(maximumCount:)``). Inlined, it reads the satellite where
@@ -177,9 +187,9 @@ extension JSONWriter {
     @inline(always)
     fileprivate mutating func satellite(_ satellite: Satellite, first: Bool) {
         func room(_ value: Double?) -> Int { FixedPoint.maximumCount(for: value ?? 0, decimals: 1) }
-        // The keys, the punctuation and six whole numbers take at most 220 bytes.
         let maximumCount =
-            256 + room(satellite.elevation) + room(satellite.azimuth) + room(satellite.snr) + room(satellite.residual)
+            Self.satelliteRunFixedRoom + room(satellite.elevation) + room(satellite.azimuth) + room(satellite.snr)
+            + room(satellite.residual)
         var run = beginRun(maximumCount: maximumCount)
         if !first { run.write(",") }
         run.write("{\"PRN\":")
