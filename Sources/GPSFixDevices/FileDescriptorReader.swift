@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import GPSFix
-import Synchronization
 
 /// Opens a device on a thread of its own and reads it there, or hands it to a
 /// ``DescriptorReactor``, through a ``DeviceReading``.

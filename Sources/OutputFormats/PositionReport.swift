@@ -96,8 +96,10 @@ enum NMEAFields {
     /// `ddmm.mmmmmmm` (or `dddmm...`): degrees and decimal minutes, to about a millimetre.
     static func angle(_ degrees: Double, degreeDigits: Int) -> String {
         var whole = Int(degrees)
-        var minutes = (degrees - Double(whole)) * 60
-        if (minutes * 1e7).rounded() >= 60e7 {
+        // Minutes are rounded to the seven decimals written before the padding is chosen:
+        // 9.99999999 is written 10.0000000, two digits, and 59.99999999 carries a degree.
+        var minutes = ((degrees - Double(whole)) * 60 * 1e7).rounded() / 1e7
+        if minutes >= 60 {
             whole += 1
             minutes = 0
         }

@@ -31,6 +31,17 @@ struct PositionValueTests {
         #expect(line.hasSuffix("\r\n"))
     }
 
+    @Test("minutes a hair under 10 that round up to 10.0000000 are written as two digits, not three (found by the outputs fuzzer)")
+    func minutesRoundingUpToTen() {
+        // 131 degrees and 9.99999999 minutes: rounded to seven decimals, 10.0000000.
+        let report = PositionReport(latitude: 48.1173, longitude: 131 + 9.99999999 / 60)
+        let line = String(decoding: report.gga(at: Self.noon), as: UTF8.self)
+        #expect(line.contains(",13110.0000000,E,"), "\(line)")
+        // And a hair under 60 carries into the degrees, as before.
+        let carried = String(decoding: PositionReport(latitude: 48 + 59.99999999 / 60, longitude: 4).gga(at: Self.noon), as: UTF8.self)
+        #expect(carried.contains(",4900.0000000,N,"), "\(carried)")
+    }
+
     @Test("a position out of every range is sent as no position (quality 0), never formatted")
     func positionOutOfRange() {
         for (latitude, longitude) in [(Double.nan, 4.0), (52.0, .infinity), (1e300, 4.0), (52.0, -181.0)] {
