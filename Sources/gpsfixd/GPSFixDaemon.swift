@@ -12,6 +12,7 @@ import GPSFixTime
 import GPSFixTraccar
 import Glibc
 import Logging
+import NIOCore
 import NIOPosix
 import ServiceAddress
 import SystemdSupport
@@ -252,6 +253,13 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         Secrets.hideInCommandLine()
         signal(SIGPIPE, SIG_IGN)
+        // SwiftNIO's defaults are a loop and a blocking thread per core. The daemon's
+        // listeners, clients and devices are all bound to the server's one loop, and its
+        // blocking work (the demo's pty writes, a caster's password checks, Traccar's
+        // spool) is brief: one of each, not threads that sit idle holding their stacks
+        // and malloc arenas.
+        NIOSingletons.groupLoopCountSuggestion = 1
+        NIOSingletons.blockingPoolThreadCountSuggestion = 1
         let stopSignals = StopSignals()
         Self.raiseDescriptorLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
