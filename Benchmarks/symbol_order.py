@@ -8,8 +8,10 @@ several times the code that runs. Placed together, they are a few hundred pages.
 
 The list comes from callgrind (valgrind): the daemon built as scripts/package builds it
 (debug information removed, which valgrind cannot read, symbols kept) runs --demo with one
-client watching; the functions that ran after the first 20 s, when it only serves, are
-the list. It needs every function in a section of its own (scripts/package compiles with
+client watching; the functions that ran after the first 20 s, when it only serves, come
+first, and those that ran only while it started after them. Start-up code runs once, but
+its pages are what the peak (VmHWM) is made of: scattered, each page it touches brings
+64 KB in with it; placed together, start-up reads a few hundred pages in a row. It needs every function in a section of its own (scripts/package compiles with
 -function-sections), else the linker can only move whole objects. Names the code no longer
 has are ignored by the linker, so a stale list costs only memory: run this again when the
 hot path changes.
@@ -70,8 +72,25 @@ def main():
     serve(40)
     process.terminate()
     process.wait()
-    serving = min(glob.glob(f"{folder}/callgrind.*"), key=len)
-    report = subprocess.run(["callgrind_annotate", "--threshold=100", serving], capture_output=True, text=True).stdout
+    # The last dump (callgrind.PID) is serving; the one taken at 20 s (callgrind.PID.1), starting.
+    serving_file, starting_file = sorted(glob.glob(f"{folder}/callgrind.*"), key=len)
+    serving = functions_run(serving_file, daemon)
+    starting = functions_run(starting_file, daemon) - serving
+    # A function compiled into a section of its own can be placed anywhere; one in an
+    # object's shared .text (the Swift runtime's internal functions) moves with all of it.
+    # Serving's go first, then starting's, each in sections of their own before shared ones.
+    alone = functions_in_own_sections(os.path.dirname(os.path.realpath(binary)))
+    ordered = [name for names in (serving, starting) for name in sorted(names, key=lambda name: (name not in alone, name))]
+    with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
+        output.write("\n".join(ordered) + "\n")
+    print(
+        f"{len(serving)} serving and {len(starting)} starting functions in packaging/symbol-order.txt, "
+        f"{len(alone & (serving | starting))} in sections of their own")
+
+
+def functions_run(dump, daemon):
+    """The names, as the linker knows them, of the daemon's functions callgrind saw run in `dump`."""
+    report = subprocess.run(["callgrind_annotate", "--threshold=100", dump], capture_output=True, text=True).stdout
     names = set()
     for line in report.splitlines():
         if line.endswith(f"[{daemon}]") and "Profiled target" not in line:
@@ -82,14 +101,7 @@ def main():
             name = name.split("'", 1)[0]
             if " " not in name and "(" not in name and not name.startswith("0x"):
                 names.add(name)
-    # A function compiled into a section of its own can be placed anywhere; one in an
-    # object's shared .text (the Swift runtime's internal functions) moves with all of it.
-    # The first go first, so that they lie together, and the shared sections after them.
-    alone = functions_in_own_sections(os.path.dirname(os.path.realpath(binary)))
-    ordered = sorted(names, key=lambda name: (name not in alone, name))
-    with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
-        output.write("\n".join(ordered) + "\n")
-    print(f"{len(names)} functions in packaging/symbol-order.txt, {len(alone & names)} in sections of their own")
+    return names
 
 
 def functions_in_own_sections(build):
