@@ -35,8 +35,9 @@ public struct ByteChunks: Sendable {
     /// Hands each chunk to `handler` as it is read. Returns when the data ends (a file read
     /// to its end) and the device is closed; throws when the device fails or vanishes;
     /// cancelling the calling task stops the reading. The handler is never called
-    /// concurrently with itself, and it may block: the source reads no further until it
-    /// returns.
+    /// concurrently with itself, and the source reads no further until it returns. It runs
+    /// where the source is read: on the server's event loop for the daemon's devices, where
+    /// it must not block, or on a reading thread of the source's (the tools), where it may.
     public func forEach(onReadingThread handler: @escaping @Sendable (ByteChunk) -> Void) async throws {
         try await reading(handler)
     }

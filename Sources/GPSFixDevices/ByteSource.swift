@@ -1,10 +1,10 @@
 import GPSFix
 
-/// A stream of raw bytes from a device: a serial port, a pseudo-terminal, a file, a gpsd.
+/// Raw bytes from a device: a serial port, a pseudo-terminal, a file, a gpsd.
 ///
-/// Each call to ``chunks()`` opens the source afresh and yields what it reads. The stream
-/// finishing means the data has ended (a file read to its end); throwing means the device
-/// failed or vanished, and the caller may call ``chunks()`` again to reopen it.
+/// Each call to ``chunks()`` opens the source afresh and hands over what it reads. Their
+/// end without an error means the data has ended (a file read to its end); an error means
+/// the device failed or vanished, and the caller may call ``chunks()`` again to reopen it.
 public protocol ByteSource: Sendable {
     /// The name clients see for the device.
     var name: String { get }

@@ -33,9 +33,9 @@ final class DeviceReading: Sendable {
         var ending: CheckedContinuation<Void, any Error>?
         /// The reactor's reading, once the device is handed over.
         var registration: (any ReactorRegistration)?
-        /// Closes a device handed over to a reactor: run by the consumer's task once the
-        /// reading has ended, never on the reactor's loop (closing a serial line may wait
-        /// for its output to drain).
+        /// Closes a device handed over to a reactor: once the reading has ended, on a
+        /// thread the consumer's task waits for, never on the reactor's loop (closing a
+        /// serial line may wait for its output to drain).
         var close: (@Sendable () -> Void)?
         var handedOver = false
         /// What the consumer's stop wakes a reading thread with; made when the thread
@@ -72,10 +72,10 @@ final class DeviceReading: Sendable {
                     reading.stop()
                 }
             } catch {
-                reading.closeHandedOverDevice()
+                await reading.closeHandedOverDevice()
                 throw error
             }
-            reading.closeHandedOverDevice()
+            await reading.closeHandedOverDevice()
         }
     }
 
@@ -95,7 +95,7 @@ final class DeviceReading: Sendable {
     /// Has `reactor` read `descriptor` from now on, and returns at once. When the reactor's
     /// reading ends, unless the consumer stopped it, the reading ends with what `endingWith`
     /// makes of its error (a serial line read to its hang-up has vanished; a file's payload
-    /// is over); then `close` closes the device, on the consumer's task.
+    /// is over); then `close` closes the device, on a thread the consumer's task waits for.
     func handOver(
         _ descriptor: Int32, to reactor: any DescriptorReactor, canWait: Bool, close: @escaping @Sendable () -> Void,
         endingWith ending: @escaping @Sendable ((any Error)?) -> (any Error)?
@@ -170,11 +170,26 @@ final class DeviceReading: Sendable {
         registration?.stop()
     }
 
-    private func closeHandedOverDevice() {
-        state.withLockedValue { state in
+    /// Closes a device handed over to a reactor, once its reading has ended, on a thread
+    /// of its own that the consumer's task waits for: closing a serial line waits for its
+    /// output to drain (up to the driver's `closing_wait`, 30 s by default), which must
+    /// hold neither the loop nor one of the few threads that run the tasks.
+    private func closeHandedOverDevice() async {
+        let close = state.withLockedValue { state in
             defer { state.close = nil }
             return state.close
-        }?()
+        }
+        guard let close else { return }
+        await withCheckedContinuation { (closed: CheckedContinuation<Void, Never>) in
+            let started = DeviceThread.start(named: "gpsfix-close") {
+                close()
+                closed.resume()
+            }
+            if !started {
+                close()
+                closed.resume()
+            }
+        }
     }
 }
 

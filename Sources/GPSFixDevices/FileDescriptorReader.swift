@@ -11,17 +11,6 @@ import GPSFix
 /// wake-up while the device is idle. The descriptor is closed, through `onClose`, when
 /// the reading ends.
 enum FileDescriptorReader {
-    /// Reads `descriptor` until end of file (finishes), a hang-up or error (throws
-    /// ``DeviceError/vanished(path:)``), or the consumer's cancellation.
-    static func chunks(
-        of descriptor: Int32, path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096,
-        onClose: @escaping @Sendable () -> Void
-    ) -> ByteChunks {
-        chunks(path: path, endOfFileIsVanishing: endOfFileIsVanishing, chunkSize: chunkSize) { _ throws(DeviceError) in
-            (descriptor, [], onClose)
-        }
-    }
-
     /// Who reads a descriptor once it is open: a reactor on its own thread, when given, or
     /// the thread that opened it.
     struct Reading: Sendable {
@@ -30,10 +19,10 @@ enum FileDescriptorReader {
         var canWait = false
     }
 
-    /// Like ``chunks(of:path:endOfFileIsVanishing:chunkSize:onClose:)``, but the descriptor
-    /// comes from `open`, called on the opening thread, which may block (autobaud listens
-    /// there), may watch the reading for the consumer's stop, and may hand over bytes it
-    /// has already read.
+    /// Reads the descriptor `open` returns until end of file (finishes), a hang-up or error
+    /// (throws ``DeviceError/vanished(path:)``), or the consumer's cancellation. `open` is
+    /// called on the opening thread, which may block (autobaud listens there), may watch
+    /// the reading for the consumer's stop, and may hand over bytes it has already read.
     static func chunks(
         path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096, reading: Reading = Reading(),
         open: @escaping @Sendable (DeviceReading) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)

@@ -178,10 +178,13 @@ public final class GPSFixServer: Sendable {
     /// read on the server's event loop (``descriptorReactor``) is published in the same
     /// turn, and that is where back-pressure lives: while a client lags, the loop stops
     /// reading the devices whose sources can wait (their channels' `autoRead`), and a
-    /// lagging client loses the reports of the others. Updates from another thread (a
-    /// provider of the tests', or one whose silence watch runs elsewhere) are handed to the
-    /// loop, and that thread waits until the loop has published them: it reads no further
-    /// meanwhile, so nothing queues on the loop. `alongside`, when given, sees every
+    /// lagging client loses the reports of the others. Updates from another thread (the
+    /// provider's task, when its device is lost or its data ends; a provider of the
+    /// tests', or one whose silence watch runs elsewhere) are handed to the loop, and that
+    /// thread waits until the loop has published them: it reads no further meanwhile, so
+    /// nothing queues on the loop. The loop must outlive the providers it serves (the
+    /// daemon's lives as long as the process): a loop shut down first runs no task, and
+    /// the wait would not end. `alongside`, when given, sees every
     /// update first, on the delivering thread (the time service takes its samples there);
     /// it must not wait.
     public func serve(_ provider: some LocationProvider, alongside: (@Sendable (LocationUpdate) -> Void)? = nil) async {
@@ -193,7 +196,6 @@ public final class GPSFixServer: Sendable {
             if hub.eventLoop.inEventLoop {
                 for update in updates { hub.publish(update, from: device) }
             } else {
-                // A loop that has stopped publishes nothing more: the updates end with it.
                 try? hub.eventLoop.submit { for update in updates { hub.publish(update, from: device) } }.wait()
             }
         }
