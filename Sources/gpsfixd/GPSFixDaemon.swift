@@ -253,13 +253,13 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         Secrets.hideInCommandLine()
         signal(SIGPIPE, SIG_IGN)
-        // SwiftNIO's defaults are a loop and a blocking thread per core. The daemon's
-        // listeners, clients and devices are all bound to the server's one loop, and its
-        // blocking work (the demo's pty writes, a caster's password checks, Traccar's
-        // spool) is brief: one of each, not threads that sit idle holding their stacks
-        // and malloc arenas.
+        // One SwiftNIO loop, not one per core: the listeners, clients and devices are all
+        // bound to the server's loop already, so a second loop would serve only the
+        // outgoing connections (receivers' writers, NTRIP servers, Traccar's uploads),
+        // whose work never blocks and whose TLS handshakes are a few milliseconds once.
+        // SwiftNIO's blocking pool keeps its thread per core: a caster's password checks
+        // (bcrypt, up to a second each) must not queue behind a demo's pty write.
         NIOSingletons.groupLoopCountSuggestion = 1
-        NIOSingletons.blockingPoolThreadCountSuggestion = 1
         let stopSignals = StopSignals()
         Self.raiseDescriptorLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
