@@ -36,23 +36,27 @@ struct Record: AsyncParsableCommand {
         let reading = Task {
             try await source.chunks().forEach(onReadingThread: { chunk in
                 guard failure.withLock({ $0 == nil }) else { return }
-                do {
+                do throws(RecordingError) {
                     if !headerWritten.exchange(true, ordering: .relaxed) {
                         try Self.write(Array(Self.header(device: device, speed: source.line?.bps ?? speed).utf8), to: file)
                     }
                     try Self.write(chunk.bytes, to: file)
                 } catch {
-                    failure.withLock { $0 = error as? RecordingError }
+                    failure.withLock { $0 = error }
                     recording.withLock { $0 }?.cancel()
                 }
             })
         }
         recording.withLock { $0 = reading }
         if failure.withLock({ $0 != nil }) { reading.cancel() }
-        if let duration {
-            try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
-            reading.cancel()
+        // The duration ends the recording, unless a failure has ended it first.
+        let timer = duration.map { duration in
+            Task {
+                try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
+                reading.cancel()
+            }
         }
+        defer { timer?.cancel() }
         // A device that cannot be opened, or fails, is an error, not an empty log.
         do {
             try await reading.value
@@ -69,7 +73,7 @@ struct Record: AsyncParsableCommand {
     }
 
     /// All of `bytes` into `file`.
-    static func write(_ bytes: some Collection<UInt8>, to file: Int32) throws {
+    static func write(_ bytes: some Collection<UInt8>, to file: Int32) throws(RecordingError) {
         guard writeAll(bytes, to: file) else { throw RecordingError(description: "cannot write: \(String(cString: strerror(errno)))") }
     }
 

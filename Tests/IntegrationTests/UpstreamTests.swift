@@ -170,4 +170,20 @@ struct UpstreamTests {
         let decoded = try run(Binaries.gpsfix, ["decode", output], timeout: 15)
         #expect(decoded.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }.count >= 5)
     }
+
+    @Test("gpsfix record whose writes fail stops at the first, saying why, without waiting out --duration")
+    func recordToAFullDisk() throws {
+        let folder = try makeTemporaryFolder("rec")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("gps0").path
+        let replay = try RunningProcess(Binaries.gpsfix, ["replay", Self.log, "--link", link, "--speed", "10", "--loop"])
+        defer { replay.stop() }
+        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
+        let record = try RunningProcess(Binaries.gpsfix, ["record", link, "--output", "/dev/full", "--duration", "600"])
+        defer { record.stop() }
+        // Ten minutes asked for: the recording ends at its first failed write instead.
+        let status = record.wait(timeout: 60)
+        #expect(status != nil && status != 0, "gpsfix record still recording, or succeeded")
+        #expect(record.errorText.contains("cannot write"), "\(record.errorText)")
+    }
 }
