@@ -308,6 +308,8 @@ struct AutobaudTests {
         let port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 38400))
         // The consumer holds on to its first chunk until the test lets go.
         let letGo = DispatchSemaphore(value: 0)
+        // However the test ends, the reading thread is let go.
+        defer { letGo.signal() }
         let received = Locked<(bytes: [UInt8], chunks: Int)>(([], 0))
         let reading = Task {
             try await port.chunks().forEach(onReadingThread: { chunk in
@@ -333,6 +335,8 @@ struct AutobaudTests {
                 try await Task.sleep(for: .milliseconds(5))
             }
         }
+        // The reader may have started after the pty filled: it takes its first chunk then.
+        try waitUntil("the first chunk taken") { received.withLock { $0.chunks } >= 1 }
         // One chunk of at most 4 KiB taken; the rest waits in the pty's buffers.
         #expect(accepted < 512 * 1024, "the reader kept reading: \(accepted) bytes taken")
         #expect(received.withLock { $0.chunks } == 1)

@@ -84,8 +84,10 @@ extension FaultInjectionTests {
         watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
         try await terminal!.write(cycle)
         #expect(watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil)
-        let descriptorsBefore = Self.descriptorCount(of: daemon.pid)
-        let targetsBefore = Self.descriptorTargets(of: daemon.pid)
+        // Counted after the first cycle: what the daemon opens once for its life on its first
+        // loss (the retry's timer, say) is not growth; a leak would grow with every cycle.
+        var descriptorsBefore = 0
+        var targetsBefore: [String] = []
 
         var recovered = 0, lost = 0
         for round in 0..<100 {
@@ -104,10 +106,14 @@ extension FaultInjectionTests {
             try await terminal!.write(cycle)
             guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil else { break }
             recovered += 1
+            if round == 0 {
+                descriptorsBefore = Self.descriptorCount(of: daemon.pid)
+                targetsBefore = Self.descriptorTargets(of: daemon.pid)
+            }
         }
         #expect(lost == 100 && recovered == 100, "lost \(lost), recovered \(recovered)")
-        // The last reopen's old reading thread may still be closing its wake-up pipe: a leak
-        // would stay, a closing descriptor goes within moments.
+        // A device lost last may still be closing on its thread: a leak would stay, a
+        // closing descriptor goes within moments.
         let settled = Date().addingTimeInterval(3)
         while Self.descriptorCount(of: daemon.pid) > descriptorsBefore, Date() < settled { usleep(50_000) }
         #expect(
