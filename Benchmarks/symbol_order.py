@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Writes packaging/symbol-order.txt: the functions gpsfixd runs while it serves, which
-scripts/package has the linker place together at the start of the code.
+"""Writes packaging/symbol-order.txt: the functions gpsfixd runs while it serves, then
+those it runs while it starts, which scripts/package has the linker place together at the
+start of the code.
 
 The daemon's code is about 14 MB, and serving fixes runs in about 1.5 MB of it, spread
 all over: the kernel maps 64 KB around each page touched, so the pages resident are

@@ -69,6 +69,8 @@ public struct JSONBytes: ~Copyable {
     /// Ends the run begun by ``beginRun(maximumCount:)`` at `end`, just past its last byte.
     @inline(always)
     mutating func endRun(at end: UnsafeMutablePointer<UInt8>) {
+        // The room a run asks for is counted by hand: the tests' debug builds check it.
+        assert(storage.distance(to: end) <= capacity, "a run wrote past the room it asked for")
         written = storage.distance(to: end)
     }
 
