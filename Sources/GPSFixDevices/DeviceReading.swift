@@ -181,14 +181,12 @@ final class DeviceReading: Sendable {
         }
         guard let close else { return }
         await withCheckedContinuation { (closed: CheckedContinuation<Void, Never>) in
-            let started = DeviceThread.start(named: "gpsfix-close") {
+            let closing: @Sendable () -> Void = {
                 close()
                 closed.resume()
             }
-            if !started {
-                close()
-                closed.resume()
-            }
+            // Without a thread to be had, the task closes it itself.
+            if !DeviceThread.start(named: "gpsfix-close", closing) { closing() }
         }
     }
 }

@@ -184,9 +184,8 @@ public final class GPSFixServer: Sendable {
     /// thread waits until the loop has published them: it reads no further meanwhile, so
     /// nothing queues on the loop. The loop must outlive the providers it serves (the
     /// daemon's lives as long as the process): a loop shut down first runs no task, and
-    /// the wait would not end. `alongside`, when given, sees every
-    /// update first, on the delivering thread (the time service takes its samples there);
-    /// it must not wait.
+    /// the wait would not end. `alongside`, when given, sees every update first, on the
+    /// delivering thread (the time service takes its samples there); it must not wait.
     public func serve(_ provider: some LocationProvider, alongside: (@Sendable (LocationUpdate) -> Void)? = nil) async {
         let hub = self.hub
         let device = provider.device, canWait = provider.canWait
