@@ -17,7 +17,7 @@ its pages are what the peak (VmHWM) is made of: scattered, each page it touches 
 has are ignored by the linker, so a stale list costs only memory: run this again when the
 hot path changes.
 
-Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package-deb12/release/gpsfix)
+Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package/release/gpsfix)
 """
 
 import glob
@@ -38,7 +38,7 @@ def free_port():
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPOSITORY, ".build-package-deb12/release/gpsfix")
+    binary = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPOSITORY, ".build-package/release/gpsfix")
     folder = tempfile.mkdtemp(prefix="symbol-order-")
     daemon = os.path.join(folder, "gpsfixd")
     subprocess.run(["strip", "--strip-debug", "-o", daemon, binary], check=True)

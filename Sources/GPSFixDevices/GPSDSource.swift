@@ -63,7 +63,10 @@ public struct GPSDSource: ByteSource {
 
 /// One libgps connection to gpsd, closed once.
 private final class Connection: @unchecked Sendable {
-    private let data = UnsafeMutablePointer<gps_data_t>.allocate(capacity: 1)
+    /// libgps's state: a block larger than any libgps's `gps_data_t` (`CLibGPS/shim.h`).
+    private let data = UnsafeMutableRawPointer.allocate(
+        byteCount: Int(CLIBGPS_DATA_BYTES), alignment: MemoryLayout<gps_data_t>.alignment
+    ).bindMemory(to: gps_data_t.self, capacity: 1)
     private let library: LibGPS
     private var isOpen = true
     let name: String
@@ -74,13 +77,13 @@ private final class Connection: @unchecked Sendable {
         do {
             library = try LibGPS.shared.get()
         } catch {
-            data.deallocate()
+            UnsafeMutableRawPointer(data).deallocate()
             isOpen = false
             throw error
         }
         guard library.open(host, port, data) == 0 else {
             let error = errno
-            data.deallocate()
+            UnsafeMutableRawPointer(data).deallocate()
             isOpen = false
             throw .system(path: name, call: "gps_open", errno: error)
         }
@@ -113,7 +116,7 @@ private final class Connection: @unchecked Sendable {
         guard isOpen else { return }
         isOpen = false
         _ = library.close(data)
-        data.deallocate()
+        UnsafeMutableRawPointer(data).deallocate()
     }
 }
 

@@ -17,20 +17,31 @@ struct LibGPS: @unchecked Sendable {
     let stream: Stream
     let close: Close
 
-    /// The library, or why it cannot be loaded (the message names the file missing).
+    /// The files of libgps this binary can use, newest first: gpsd 3.25's (Debian 13) and
+    /// 3.22's (Debian 12). See `CLibGPS/shim.h` for why either will do.
+    static let fileNames = ["libgps.so.30", "libgps.so.28"]
+
+    /// The library, or why it cannot be loaded (the message names the files looked for).
     static let shared: Result<LibGPS, DeviceError> = Result { () throws(DeviceError) -> LibGPS in
-        guard let library = dlopen(CLIBGPS_SONAME, RTLD_NOW | RTLD_LOCAL) else {
-            throw .refused(path: "gpsd://", message: "reading from gpsd needs \(CLIBGPS_SONAME) (Debian: libgps): \(lastError())")
-        }
-        func function<T>(_ name: String, as type: T.Type) throws(DeviceError) -> T {
-            guard let address = dlsym(library, name) else {
-                throw .refused(path: "gpsd://", message: "\(CLIBGPS_SONAME) has no \(name): \(lastError())")
+        var errors: [String] = []
+        for fileName in fileNames {
+            guard let library = dlopen(fileName, RTLD_NOW | RTLD_LOCAL) else {
+                errors.append(lastError())
+                continue
             }
-            return unsafeBitCast(address, to: type)
+            func function<T>(_ name: String, as type: T.Type) throws(DeviceError) -> T {
+                guard let address = dlsym(library, name) else {
+                    throw .refused(path: "gpsd://", message: "\(fileName) has no \(name): \(lastError())")
+                }
+                return unsafeBitCast(address, to: type)
+            }
+            return LibGPS(
+                open: try function("gps_open", as: Open.self), stream: try function("gps_stream", as: Stream.self),
+                close: try function("gps_close", as: Close.self))
         }
-        return LibGPS(
-            open: try function("gps_open", as: Open.self), stream: try function("gps_stream", as: Stream.self),
-            close: try function("gps_close", as: Close.self))
+        throw .refused(
+            path: "gpsd://",
+            message: "reading from gpsd needs libgps (Debian: libgps30t64 or libgps28): \(errors.joined(separator: "; "))")
     }
 
     private static func lastError() -> String { dlerror().map { String(cString: $0) } ?? "unknown error" }

@@ -1,16 +1,18 @@
 #!/bin/sh
 # Installs a GPSFix package into a bare Debian root and uses it there, where no Swift exists.
 #
-# Usage: unshare --mount --propagation private bare_root_install.sh ROOT DEB CAPTURE
+# Usage: unshare --mount --propagation private bare_root_install.sh ROOT DEB CAPTURE GPSD_PORT
 #
 # ROOT is made by `mmdebstrap --variant=apt SUITE ROOT` (bookworm, trixie). In this mount
 # namespace of its own, /dev and /proc are mounted into ROOT (they go with the namespace);
 # the package is installed with apt (its dependencies from the registry); then gpsfixd
 # --demo serves (without loading libgps or libmosquitto, which it needs for neither),
-# gpsfix poll reads a TPV, gpsfix decode decodes CAPTURE, and the package is purged.
+# gpsfix poll reads a TPV; gpsfixd reads the gpsd serving on 127.0.0.1:GPSD_PORT outside
+# the root through the root's own libgps, and gpsfix poll reads its TPV; gpsfix decode
+# decodes CAPTURE, and the package is purged.
 # Each step prints a line starting with "STEP"; anything failing ends the script non-zero.
 set -eu
-root=$1 deb=$2 capture=$3
+root=$1 deb=$2 capture=$3 gpsd_port=$4
 
 mount --rbind /dev "$root/dev"
 mount -t proc proc "$root/proc"
@@ -26,17 +28,31 @@ echo "STEP user $(in_root id -nG gpsfix)"
 echo "STEP version $(in_root gpsfixd --version)"
 in_root gpsfixd --config /etc/gpsfix/gpsfixd.conf --check-config > /dev/null && echo "STEP config checked"
 
-# chroot and env exec the daemon: $! is its PID.
-chroot "$root" env -i PATH=/usr/sbin:/usr/bin gpsfixd --demo --socket /tmp/gpsfixd.sock --log-level warning > /dev/null 2>&1 &
-daemon=$!
-tries=0
-until poll=$(in_root gpsfix poll --socket /tmp/gpsfixd.sock 2>/dev/null) && echo "$poll" | grep -q '"class":"TPV".*"mode":3'; do
-    tries=$((tries + 1))
-    if [ $tries -ge 100 ]; then kill $daemon; echo "STEP no TPV from the daemon"; exit 1; fi
-    sleep 0.2
-done
-echo "STEP poll $(echo "$poll" | grep -o '"class":"TPV"[^}]*' | head -1)"
+# Starts gpsfixd in the root with the arguments given; waits for a 2D or 3D TPV from it
+# on SOCKET (the first argument), left in $tpv; kills it and fails when none comes
+# within 20 s. chroot and env exec the daemon: $! is its PID, left in $daemon.
+serve() {
+    socket=$1
+    shift
+    chroot "$root" env -i PATH=/usr/sbin:/usr/bin gpsfixd "$@" --socket "$socket" --log-level warning > /dev/null 2>&1 &
+    daemon=$!
+    tries=0
+    until poll=$(in_root gpsfix poll --socket "$socket" 2>/dev/null) && echo "$poll" | grep -q '"class":"TPV".*"mode":[23]'; do
+        tries=$((tries + 1))
+        if [ $tries -ge 100 ]; then kill $daemon; echo "STEP no TPV from gpsfixd $*"; exit 1; fi
+        sleep 0.2
+    done
+    tpv=$(echo "$poll" | grep -o '"class":"TPV"[^}]*' | head -1)
+}
+
+serve /tmp/gpsfixd.sock --demo
+echo "STEP poll $tpv"
 echo "STEP loaded $(grep -c 'libgps\|libmosquitto' /proc/$daemon/maps || true) optional libraries"
+kill $daemon
+wait $daemon 2> /dev/null || true
+
+serve /tmp/upstream.sock "gpsd://127.0.0.1:$gpsd_port"
+echo "STEP upstream through $(grep -o 'libgps\.so\.[0-9]*' /proc/$daemon/maps | sort -u | paste -sd ' ')"
 kill $daemon
 wait $daemon 2> /dev/null || true
 
