@@ -1,4 +1,4 @@
-// swift-tools-version:6.2
+// swift-tools-version:6.3
 import PackageDescription
 
 /// The receiver drivers beside NMEA and UBX, one module each (`Sources/<name>`, tested in
