@@ -87,7 +87,17 @@ private final class Connection: @unchecked Sendable {
             isOpen = false
             throw .system(path: name, call: "gps_open", errno: error)
         }
+        // A libgps of a layout this build does not know would put gpsd's socket elsewhere:
+        // refuse it rather than read whatever descriptor stands where the socket should be.
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue) else {
+            close()
+            throw .refused(path: name, message: "libgps gave no socket to gpsd: its gps_data_t is not laid out as this build's gps.h says")
+        }
     }
+
+    deinit { close() }
 
     /// Settles the device (the only one gpsd has, when none is named), asks for its raw
     /// sentences and reads gpsd's answer; returns what gpsd sent after it.

@@ -17,9 +17,17 @@ struct LibGPS: @unchecked Sendable {
     let stream: Stream
     let close: Close
 
-    /// The files of libgps this binary can use, newest first: gpsd 3.25's (Debian 13) and
-    /// 3.22's (Debian 12). See `CLibGPS/shim.h` for why either will do.
-    static let fileNames = ["libgps.so.30", "libgps.so.28"]
+    /// The files of libgps this binary can use, newest first: on a 64-bit system gpsd
+    /// 3.25's (Debian 13) and 3.22's (Debian 12), then that of the gps.h it was built with;
+    /// on a 32-bit system only the last. See `CLibGPS/shim.h` for why.
+    static let fileNames: [String] = {
+        #if _pointerBitWidth(_64)
+        let either = ["libgps.so.30", "libgps.so.28"]
+        #else
+        let either: [String] = []
+        #endif
+        return either.contains(CLIBGPS_SONAME) ? either : either + [CLIBGPS_SONAME]
+    }()
 
     /// The library, or why it cannot be loaded (the message names the files looked for).
     static let shared: Result<LibGPS, DeviceError> = Result { () throws(DeviceError) -> LibGPS in

@@ -63,6 +63,10 @@ struct PackageTests {
         #expect(listing.contains("./usr/sbin/gpsfixd -> ../bin/gpsfix"), "\(listing)")
         // Built with the TLS trait: ntrips:// and https:// work from the package.
         let binary = try Self.binary(of: deb)
+        // It looks for either release's libgps.
+        for name in ["libgps.so.28", "libgps.so.30"] {
+            #expect(binary.range(of: Data(name.utf8)) != nil, "\(name) in the \(release) binary")
+        }
         #expect(binary.range(of: Data("NIOSSLClientHandler".utf8)) != nil, "the \(release) binary has no TLS")
     }
 
@@ -94,9 +98,12 @@ struct PackageTests {
         let capture = Binaries.fixtures.appendingPathComponent("gpsd/cat-ms352.log").path
         // gpsd 3.22, outside the root: the protocol is the same for either release's libgps.
         let gpsd = try UpstreamTests.UpstreamGPSD()
-        let install = try RunningProcess(
-            "/usr/bin/unshare", ["--mount", "--propagation", "private", script, root, deb, capture, "\(gpsd.port)"])
-        let status = install.wait(timeout: 600)
+        let (install, status) = try withExtendedLifetime(gpsd) {
+            let install = try RunningProcess(
+                "/usr/bin/unshare",
+                ["--mount", "--propagation", "private", "--pid", "--fork", "--kill-child", script, root, deb, capture, "\(gpsd.port)"])
+            return (install, install.wait(timeout: 600))
+        }
         let steps = install.outputText.split(separator: "\n").filter { $0.hasPrefix("STEP ") }.map { String($0.dropFirst(5)) }
         #expect(status == 0, "\(steps)\n\(install.errorText.suffix(2000))")
         #expect(steps.contains { $0.hasPrefix("installed ") && $0.hasSuffix("~\(release) install ok installed") })

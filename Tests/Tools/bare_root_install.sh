@@ -1,10 +1,12 @@
 #!/bin/sh
 # Installs a GPSFix package into a bare Debian root and uses it there, where no Swift exists.
 #
-# Usage: unshare --mount --propagation private bare_root_install.sh ROOT DEB CAPTURE GPSD_PORT
+# Usage: unshare --mount --propagation private --pid --fork --kill-child bare_root_install.sh ROOT DEB CAPTURE GPSD_PORT
 #
 # ROOT is made by `mmdebstrap --variant=apt SUITE ROOT` (bookworm, trixie). In this mount
-# namespace of its own, /dev and /proc are mounted into ROOT (they go with the namespace);
+# namespace of its own, /dev and /proc are mounted into ROOT (they go with the namespace,
+# and every process started here dies with the script, which is the first of its PID
+# namespace: the proc mounted in ROOT is that namespace's, and so are the PIDs here);
 # the package is installed with apt (its dependencies from the registry); then gpsfixd
 # --demo serves (without loading libgps or libmosquitto, which it needs for neither),
 # gpsfix poll reads a TPV; gpsfixd reads the gpsd serving on 127.0.0.1:GPSD_PORT outside
@@ -28,33 +30,48 @@ echo "STEP user $(in_root id -nG gpsfix)"
 echo "STEP version $(in_root gpsfixd --version)"
 in_root gpsfixd --config /etc/gpsfix/gpsfixd.conf --check-config > /dev/null && echo "STEP config checked"
 
-# Starts gpsfixd in the root with the arguments given; waits for a 2D or 3D TPV from it
-# on SOCKET (the first argument), left in $tpv; kills it and fails when none comes
-# within 20 s. chroot and env exec the daemon: $! is its PID, left in $daemon.
+# Starts gpsfixd in the root with the arguments after MODE and SOCKET; waits for a TPV of
+# mode MODE (a pattern) from it on SOCKET, left in $tpv; fails, with the daemon's log,
+# when none comes within 20 s. chroot and env exec the daemon: $! is its PID, left in
+# $daemon.
 serve() {
-    socket=$1
-    shift
-    chroot "$root" env -i PATH=/usr/sbin:/usr/bin gpsfixd "$@" --socket "$socket" --log-level warning > /dev/null 2>&1 &
+    mode=$1 socket=$2
+    shift 2
+    chroot "$root" env -i PATH=/usr/sbin:/usr/bin gpsfixd "$@" --socket "$socket" --log-level warning > "$root/tmp/gpsfixd.log" 2>&1 &
     daemon=$!
     tries=0
-    until poll=$(in_root gpsfix poll --socket "$socket" 2>/dev/null) && echo "$poll" | grep -q '"class":"TPV".*"mode":[23]'; do
+    until poll=$(in_root gpsfix poll --socket "$socket" 2>/dev/null) && echo "$poll" | grep -q "\"class\":\"TPV\".*\"mode\":$mode"; do
         tries=$((tries + 1))
-        if [ $tries -ge 100 ]; then kill $daemon; echo "STEP no TPV from gpsfixd $*"; exit 1; fi
+        if [ $tries -ge 100 ]; then
+            echo "STEP no TPV from gpsfixd $*"
+            cat "$root/tmp/gpsfixd.log" >&2
+            exit 1
+        fi
         sleep 0.2
     done
     tpv=$(echo "$poll" | grep -o '"class":"TPV"[^}]*' | head -1)
 }
 
-serve /tmp/gpsfixd.sock --demo
-echo "STEP poll $tpv"
-echo "STEP loaded $(grep -c 'libgps\|libmosquitto' /proc/$daemon/maps || true) optional libraries"
-kill $daemon
-wait $daemon 2> /dev/null || true
+# Stops the daemon: SIGTERM, and SIGKILL when it has not ended within 5 s.
+stop_daemon() {
+    kill $daemon 2> /dev/null || true
+    tries=0
+    while kill -0 $daemon 2> /dev/null && [ $tries -lt 50 ]; do
+        tries=$((tries + 1))
+        sleep 0.1
+    done
+    kill -9 $daemon 2> /dev/null || true
+    wait $daemon 2> /dev/null || true
+}
 
-serve /tmp/upstream.sock "gpsd://127.0.0.1:$gpsd_port"
-echo "STEP upstream through $(grep -o 'libgps\.so\.[0-9]*' /proc/$daemon/maps | sort -u | paste -sd ' ')"
-kill $daemon
-wait $daemon 2> /dev/null || true
+serve 3 /tmp/gpsfixd.sock --demo
+echo "STEP poll $tpv"
+echo "STEP loaded $(grep -c 'libgps\|libmosquitto' "$root/proc/$daemon/maps" || true) optional libraries"
+stop_daemon
+
+serve '[23]' /tmp/upstream.sock "gpsd://127.0.0.1:$gpsd_port"
+echo "STEP upstream through $(grep -o 'libgps\.so\.[0-9]*' "$root/proc/$daemon/maps" | sort -u | paste -sd ' ')"
+stop_daemon
 
 echo "STEP decode $(in_root gpsfix decode /tmp/capture.nmea | grep -c '"class":"TPV"') TPVs"
 
