@@ -85,6 +85,8 @@ private final class Connection: @unchecked Sendable {
             let error = errno
             UnsafeMutableRawPointer(data).deallocate()
             isOpen = false
+            // Unable to connect, libgps sets errno to a code of its own.
+            guard error >= 0 else { throw .refused(path: name, message: "no connection to gpsd (libgps: \(library.describe(error)))") }
             throw .system(path: name, call: "gps_open", errno: error)
         }
         // A libgps of a layout this build does not know would put gpsd's socket elsewhere:

@@ -4,7 +4,7 @@ import CLibGPS
 import Glibc
 #endif
 
-/// The three functions of libgps a gpsd:// device uses, from the library loaded the first
+/// The functions of libgps a gpsd:// device uses, from the library loaded the first
 /// time one is opened (``shared``), not when the daemon starts: libgps brings D-Bus and
 /// systemd's libraries with it, resident memory a daemon reading serial receivers would
 /// carry for nothing.
@@ -12,10 +12,13 @@ struct LibGPS: @unchecked Sendable {
     typealias Open = @convention(c) (UnsafePointer<CChar>?, UnsafePointer<CChar>?, UnsafeMutablePointer<gps_data_t>?) -> Int32
     typealias Stream = @convention(c) (UnsafeMutablePointer<gps_data_t>?, UInt32, UnsafeMutableRawPointer?) -> Int32
     typealias Close = @convention(c) (UnsafeMutablePointer<gps_data_t>?) -> Int32
+    typealias ErrorText = @convention(c) (Int32) -> UnsafePointer<CChar>?
 
     let open: Open
     let stream: Stream
     let close: Close
+    /// `gps_errstr`: what libgps's own error codes (negative) mean.
+    let errorText: ErrorText
 
     /// The files of libgps this binary can use, newest first: on a 64-bit system gpsd
     /// 3.25's (Debian 13) and 3.22's (Debian 12), then that of the gps.h it was built with;
@@ -45,11 +48,16 @@ struct LibGPS: @unchecked Sendable {
             }
             return LibGPS(
                 open: try function("gps_open", as: Open.self), stream: try function("gps_stream", as: Stream.self),
-                close: try function("gps_close", as: Close.self))
+                close: try function("gps_close", as: Close.self), errorText: try function("gps_errstr", as: ErrorText.self))
         }
         throw .refused(
             path: "gpsd://",
             message: "reading from gpsd needs libgps (Debian: libgps30t64 or libgps28): \(errors.joined(separator: "; "))")
+    }
+
+    /// What `code`, an `errno` libgps set, means: libgps's own codes are negative.
+    func describe(_ code: Int32) -> String {
+        if code < 0 { errorText(code).map { String(cString: $0) } ?? "libgps error \(code)" } else { String(cString: strerror(code)) }
     }
 
     private static func lastError() -> String { dlerror().map { String(cString: $0) } ?? "unknown error" }

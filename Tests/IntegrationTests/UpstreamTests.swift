@@ -151,6 +151,19 @@ struct UpstreamTests {
         #expect(!updates.contains { if case .fix = $0 { true } else { false } })
     }
 
+    @Test("gpsd://HOST:PORT where no gpsd listens: the loss says libgps could not connect, in libgps's words, not an unknown error")
+    func noGPSDListening() async throws {
+        let port = freePort()
+        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: port), maximumBackoff: .milliseconds(200))
+        let updates = await Self.collect(from: provider, seconds: 10) { $0.contains(where: Self.isLoss) }
+        let reason = updates.lazy.compactMap { update -> String? in
+            if case .device(let event) = update, case .lost(let reason) = event.kind { reason } else { nil }
+        }.first
+        let text = reason ?? "no loss reported"
+        #expect(text.contains("gpsd://127.0.0.1:\(port)") && text.contains("connect"), "\(text)")
+        #expect(!text.contains("Unknown error"), "\(text)")
+    }
+
     static func isLoss(_ update: LocationUpdate) -> Bool {
         if case .device(let event) = update, case .lost = event.kind { true } else { false }
     }
