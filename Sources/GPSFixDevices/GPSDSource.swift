@@ -61,32 +61,25 @@ public struct GPSDSource: ByteSource {
     }
 }
 
-/// One libgps connection to gpsd, closed once.
+/// One libgps connection to gpsd, closed once; its block freed with it.
 private final class Connection: @unchecked Sendable {
-    /// libgps's state: a block larger than any libgps's `gps_data_t` (`CLibGPS/shim.h`).
-    private let data = UnsafeMutableRawPointer.allocate(
-        byteCount: Int(CLIBGPS_DATA_BYTES), alignment: MemoryLayout<gps_data_t>.alignment
-    ).bindMemory(to: gps_data_t.self, capacity: 1)
     private let library: LibGPS
+    /// libgps's state: a block larger than any libgps's `gps_data_t` (`CLibGPS/shim.h`).
+    private let data: UnsafeMutablePointer<gps_data_t>
     private var isOpen = true
     let name: String
     var descriptor: Int32 { data.pointee.gps_fd }
 
     init(host: String, port: String, name: String) throws(DeviceError) {
         self.name = name
-        do {
-            library = try LibGPS.shared.get()
-        } catch {
-            UnsafeMutableRawPointer(data).deallocate()
-            isOpen = false
-            throw error
-        }
+        library = try LibGPS.shared.get()
+        data = UnsafeMutableRawPointer.allocate(byteCount: Int(CLIBGPS_DATA_BYTES), alignment: MemoryLayout<gps_data_t>.alignment)
+            .bindMemory(to: gps_data_t.self, capacity: 1)
         guard library.open(host, port, data) == 0 else {
             let error = errno
-            UnsafeMutableRawPointer(data).deallocate()
             isOpen = false
             // Unable to connect, libgps sets errno to a code of its own.
-            guard error >= 0 else { throw .refused(path: name, message: "no connection to gpsd (libgps: \(library.describe(error)))") }
+            guard error >= 0 else { throw .refused(path: name, message: "no connection to gpsd (libgps: \(library.text(ofError: error)))") }
             throw .system(path: name, call: "gps_open", errno: error)
         }
         // A libgps of a layout this build does not know would put gpsd's socket elsewhere:
@@ -99,7 +92,10 @@ private final class Connection: @unchecked Sendable {
         }
     }
 
-    deinit { close() }
+    deinit {
+        close()
+        UnsafeMutableRawPointer(data).deallocate()
+    }
 
     /// Settles the device (the only one gpsd has, when none is named), asks for its raw
     /// sentences and reads gpsd's answer; returns what gpsd sent after it.
@@ -128,7 +124,6 @@ private final class Connection: @unchecked Sendable {
         guard isOpen else { return }
         isOpen = false
         _ = library.close(data)
-        UnsafeMutableRawPointer(data).deallocate()
     }
 }
 

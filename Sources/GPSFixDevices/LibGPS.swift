@@ -55,9 +55,9 @@ struct LibGPS: @unchecked Sendable {
             message: "reading from gpsd needs libgps (Debian: libgps30t64 or libgps28): \(errors.joined(separator: "; "))")
     }
 
-    /// What `code`, an `errno` libgps set, means: libgps's own codes are negative.
-    func describe(_ code: Int32) -> String {
-        if code < 0 { errorText(code).map { String(cString: $0) } ?? "libgps error \(code)" } else { String(cString: strerror(code)) }
+    /// What `code`, one of libgps's own (negative) error codes, means.
+    func text(ofError code: Int32) -> String {
+        errorText(code).map { String(cString: $0) } ?? "error \(code)"
     }
 
     private static func lastError() -> String { dlerror().map { String(cString: $0) } ?? "unknown error" }

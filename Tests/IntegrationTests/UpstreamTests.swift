@@ -141,12 +141,7 @@ struct UpstreamTests {
         }
         defer { sending.cancel() }
         try await Task.sleep(for: .seconds(2))
-        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: port), maximumBackoff: .milliseconds(200))
-        let updates = await Self.collect(from: provider, seconds: 20) { $0.contains(where: Self.isLoss) }
-        let reason = updates.lazy.compactMap { update -> String? in
-            if case .device(let event) = update, case .lost(let reason) = event.kind { reason } else { nil }
-        }.first
-        let text = reason ?? "no loss reported"
+        let (text, updates) = await Self.lossReason(fromGPSDAt: port, within: 20)
         #expect(text.contains("2 devices") && text.contains(first.path) && text.contains(second.path), "\(text)")
         #expect(!updates.contains { if case .fix = $0 { true } else { false } })
     }
@@ -154,14 +149,20 @@ struct UpstreamTests {
     @Test("gpsd://HOST:PORT where no gpsd listens: the loss says libgps could not connect, in libgps's words, not an unknown error")
     func noGPSDListening() async throws {
         let port = freePort()
+        let (text, _) = await Self.lossReason(fromGPSDAt: port, within: 10)
+        #expect(text.contains("gpsd://127.0.0.1:\(port)") && text.contains("connect"), "\(text)")
+        #expect(!text.contains("Unknown error"), "\(text)")
+    }
+
+    /// Reads gpsd://127.0.0.1:`port` until the device is lost, or for `seconds`: the first
+    /// loss's reason ("no loss reported" without one), and every update.
+    static func lossReason(fromGPSDAt port: Int, within seconds: Double) async -> (String, [LocationUpdate]) {
         let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: port), maximumBackoff: .milliseconds(200))
-        let updates = await Self.collect(from: provider, seconds: 10) { $0.contains(where: Self.isLoss) }
+        let updates = await collect(from: provider, seconds: seconds) { $0.contains(where: isLoss) }
         let reason = updates.lazy.compactMap { update -> String? in
             if case .device(let event) = update, case .lost(let reason) = event.kind { reason } else { nil }
         }.first
-        let text = reason ?? "no loss reported"
-        #expect(text.contains("gpsd://127.0.0.1:\(port)") && text.contains("connect"), "\(text)")
-        #expect(!text.contains("Unknown error"), "\(text)")
+        return (reason ?? "no loss reported", updates)
     }
 
     static func isLoss(_ update: LocationUpdate) -> Bool {
