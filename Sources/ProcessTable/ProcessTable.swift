@@ -46,10 +46,12 @@ public struct ProcessTable: Sendable {
         let hexPort = ":" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         var inodes: Set<String> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            for line in (text(of: table) ?? "").split(separator: "\n").dropFirst() {
+            // Read line by line: a busy machine's table is megabytes.
+            SmallFile.forEachLine(at: under(table)) { line in
                 let fields = line.split(separator: " ")
-                // local_address, rem_address, st (0A: listening), ..., inode at 9.
-                guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { continue }
+                // sl, local_address, rem_address, st (0A: listening), ..., inode at 9; the
+                // header's fourth field is "st".
+                guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { return }
                 inodes.insert(String(fields[9]))
             }
         }

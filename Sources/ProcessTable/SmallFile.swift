@@ -37,6 +37,35 @@ public enum SmallFile {
         }
     }
 
+    /// Calls `body` with each line of the file at `path`, without its newline, reading the
+    /// file in 64 KiB pieces, so a file of any size is read in bounded memory: `/proc/net/tcp`
+    /// on a busy machine lists tens of thousands of sockets, megabytes. A line longer than
+    /// `lineLimit` bytes is passed cut there. Returns why the file could not be read, if so.
+    @discardableResult
+    public static func forEachLine(at path: String, lineLimit: Int = 4096, _ body: (String) -> Void) -> Failure? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .system(errno) }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        var line: [UInt8] = []
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return .system(errno) }
+            if count == 0 { break }
+            for byte in buffer[0..<count] {
+                if byte == UInt8(ascii: "\n") {
+                    body(String(decoding: line, as: UTF8.self))
+                    line.removeAll(keepingCapacity: true)
+                } else if line.count < lineLimit {
+                    line.append(byte)
+                }
+            }
+        }
+        if !line.isEmpty { body(String(decoding: line, as: UTF8.self)) }
+        return nil
+    }
+
     /// The file's text, or `nil` when it cannot be read.
     public static func text(at path: String, limit: Int = 1 << 20) -> String? {
         (try? bytes(at: path, limit: limit).get()).map { String(decoding: $0, as: UTF8.self) }

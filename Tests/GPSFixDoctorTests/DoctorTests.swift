@@ -108,6 +108,21 @@ struct DoctorTests {
         #expect(Self.finding(findings, "gpsd.socket", .warn) != nil)
     }
 
+    @Test("a busy machine: gpsd is named on port 2947 behind 30,000 other sockets (a /proc/net/tcp of 4.5 MB)")
+    func busyMachine() throws {
+        let machine = try FakeMachine()
+        machine.process(812, "gpsd", files: ["socket:[4242]"])
+        var table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+        for index in 0..<30_000 {
+            // Connections closing (st 06, TIME_WAIT) from another server's clients.
+            table += "\(index): 0100007F:1F90 0100007F:\(String(index + 10_000, radix: 16, uppercase: true)) 06 00000000:00000000 03:00000F9A 00000000     0        0 0 3 0000000000000000\n"
+        }
+        table += "30000: 0100007F:0B83 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0 100 0 0 10 0\n"
+        machine.write("/proc/net/tcp", table)
+        #expect(machine.root.listeningInodes(port: 2947) == ["4242"])
+        #expect(Self.finding(machine.examine(), "port 2947", .fail)?.detail.contains("gpsd (pid 812)") == true)
+    }
+
     @Test("ModemManager holding the receiver, and running", .enabled(if: isRoot))
     func modemManager() throws {
         let machine = try FakeMachine()
