@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TestSupport
 
 #if canImport(Glibc)
@@ -132,28 +133,58 @@ final class RunningProcess: @unchecked Sendable {
     }
 }
 
-/// A free loopback TCP port, found by binding port 0.
+/// A free loopback TCP port for a program a test starts, which binds it later; each port is
+/// handed out once a process, and only one that binds now.
+///
+/// The ports come from `GPSFIX_TEST_PORTS` (`FIRST-LAST`: scripts/test gives each of its two
+/// test processes its own) or ``defaultTestPorts``, below the kernel's ephemeral range. A
+/// port found by binding port 0 lies in that range, where any connection made before the
+/// program binds it (another process's clients, by the thousand in the hostile-client
+/// suite) may take it.
 func freePort() -> Int {
-    let (descriptor, port) = boundLoopbackSocket(type: SOCK_STREAM)
-    close(descriptor)
-    return port
+    for _ in testPorts {
+        let port = nextTestPort.withLock { offset in
+            defer { offset = (offset + 1) % testPorts.count }
+            return testPorts.lowerBound + offset
+        }
+        let (descriptor, bound) = boundLoopbackSocket(type: SOCK_STREAM, port: port)
+        close(descriptor)
+        if bound == port { return port }
+    }
+    preconditionFailure("no port of \(testPorts) can be bound")
 }
 
-/// A socket of `type` bound to a free loopback port, and the port; the caller closes it.
-func boundLoopbackSocket(type: __socket_type) -> (descriptor: Int32, port: Int) {
+/// The ports ``freePort()`` hands out when `GPSFIX_TEST_PORTS` names none: below the
+/// kernel's ephemeral ports (32768 to 60999 by default).
+let defaultTestPorts = 20000...29999
+
+let testPorts: ClosedRange<Int> = {
+    let bounds = ProcessInfo.processInfo.environment["GPSFIX_TEST_PORTS"]?.split(separator: "-").compactMap { Int($0) }
+    guard let bounds, bounds.count == 2, 1024 <= bounds[0], bounds[0] <= bounds[1], bounds[1] <= 65535 else {
+        return defaultTestPorts
+    }
+    return bounds[0]...bounds[1]
+}()
+
+/// Where ``freePort()`` looks next: a random start, so that runs one after the other do not
+/// meet the ports the last one left closing.
+private let nextTestPort = Mutex(Int.random(in: 0..<testPorts.count))
+
+/// A socket of `type` bound to loopback `port` (by default a free one the kernel picks),
+/// and the port it is bound to (0 when the bind failed); the caller closes it.
+func boundLoopbackSocket(type: __socket_type, port: Int = 0) -> (descriptor: Int32, port: Int) {
     let descriptor = socket(AF_INET, Int32(type.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
+    address.sin_port = UInt16(port).bigEndian
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
+    let bound = withUnsafeMutablePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-            bind(descriptor, pointer, length)
-            return getsockname(descriptor, pointer, &length)
+            bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
         }
     }
-    return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    return (descriptor, bound ? Int(UInt16(bigEndian: address.sin_port)) : 0)
 }
 
 /// A daemon on a replayed fixture, with its replayer; both stopped by PID at the end.
