@@ -63,6 +63,22 @@ extension FaultInjectionTests {
     }
 
     /// What each of a process's descriptors is open on (`socket:[…]`, `/dev/pts/3`, …), sorted.
+    /// The descriptor count of `pid` once it has held still for half a second (within 5 s).
+    /// A device is reported online from the sentences autobaud heard, before its opening
+    /// thread hands it to the event loop, whose reading holds a duplicate of it: counted at
+    /// once, a busy machine's count can miss that duplicate.
+    static func settledDescriptorCount(of pid: pid_t) -> Int {
+        var count = descriptorCount(of: pid)
+        var stillSince = Date()
+        let deadline = Date().addingTimeInterval(5)
+        while Date().timeIntervalSince(stillSince) < 0.5, Date() < deadline {
+            usleep(50_000)
+            let now = descriptorCount(of: pid)
+            if now != count { (count, stillSince) = (now, Date()) }
+        }
+        return count
+    }
+
     static func descriptorTargets(of pid: pid_t) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
         return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
@@ -107,7 +123,7 @@ extension FaultInjectionTests {
             guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil else { break }
             recovered += 1
             if round == 0 {
-                descriptorsBefore = Self.descriptorCount(of: daemon.pid)
+                descriptorsBefore = Self.settledDescriptorCount(of: daemon.pid)
                 targetsBefore = Self.descriptorTargets(of: daemon.pid)
             }
         }
