@@ -86,7 +86,7 @@ struct CasterTests {
         /// Tells `rovers` the stream is over, and reads their report.
         func report(of rovers: RunningProcess, sent: String, done: String) throws -> [String: Any] {
             try Data(frames).write(to: URL(fileURLWithPath: sent))
-            FileManager.default.createFile(atPath: done, contents: nil)
+            #expect(FileManager.default.createFile(atPath: done, contents: nil), "\(done) could not be made")
             #expect(rovers.wait(timeout: 30) == 0, "\(rovers.errorText.suffix(600))")
             return try #require(rovers.outputText.split(separator: "\n").last.flatMap { String($0).json }, "\(rovers.outputText)")
         }

@@ -96,7 +96,7 @@ struct ReceiverKeeperTests {
     func toolsQueue() throws {
         let kept = try Self.keeping(table: "rate=2")
         defer { kept.stop() }
-        let (receiver, daemon, control, metrics) = (kept.receiver, kept.daemon, kept.control, kept.metrics)
+        let (receiver, control, metrics) = (kept.receiver, kept.control, kept.metrics)
         // The keeper's turn ends after it has read the receiver back, not as the table goes in.
         try waitUntil("the keeper's conversation over", within: 15) {
             Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: metrics) == 1
