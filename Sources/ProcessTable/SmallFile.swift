@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// A small file read whole without Foundation: a `/proc` file (which reports no size), a
-/// configuration file.
+/// A file read without Foundation: whole when it is small (a `/proc` file, which reports
+/// no size; a configuration file), line by line when it may be large (`/proc/net/tcp`).
 public enum SmallFile {
     /// Why a file could not be read.
     public enum Failure: Error, Equatable, CustomStringConvertible {

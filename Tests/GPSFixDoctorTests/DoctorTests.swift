@@ -108,7 +108,7 @@ struct DoctorTests {
         #expect(Self.finding(findings, "gpsd.socket", .warn) != nil)
     }
 
-    @Test("a busy machine: gpsd is named on port 2947 behind 30,000 other sockets (a /proc/net/tcp of 4.5 MB)")
+    @Test("a busy machine: gpsd is named on port 2947 behind 30,000 other sockets (a /proc/net/tcp of 3.4 MB)")
     func busyMachine() throws {
         let machine = try FakeMachine()
         machine.process(812, "gpsd", files: ["socket:[4242]"])
