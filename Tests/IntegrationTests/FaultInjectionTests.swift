@@ -62,7 +62,6 @@ extension FaultInjectionTests {
         (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0
     }
 
-    /// What each of a process's descriptors is open on (`socket:[…]`, `/dev/pts/3`, …), sorted.
     /// The descriptor count of `pid` once it has held still for half a second (within 5 s).
     /// A device is reported online from the sentences autobaud heard, before its opening
     /// thread hands it to the event loop, whose reading holds a duplicate of it: counted at
@@ -79,6 +78,7 @@ extension FaultInjectionTests {
         return count
     }
 
+    /// What each of a process's descriptors is open on (`socket:[…]`, `/dev/pts/3`, …), sorted.
     static func descriptorTargets(of pid: pid_t) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
         return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\($0)") }.sorted()
