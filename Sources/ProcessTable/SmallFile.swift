@@ -22,19 +22,14 @@ public enum SmallFile {
 
     /// The bytes of the file at `path`, read to its end; at most `limit` of them.
     public static func bytes(at path: String, limit: Int = 1 << 20) -> Result<[UInt8], Failure> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return .failure(.system(errno)) }
-        defer { close(descriptor) }
         var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return .failure(.system(errno)) }
-            if count == 0 { return .success(bytes) }
-            bytes += buffer[0..<count]
-            guard bytes.count <= limit else { return .failure(.tooLarge(limit: limit)) }
+        if let failure = forEachPiece(at: path, { piece in
+            bytes += piece
+            return bytes.count <= limit
+        }) {
+            return .failure(failure)
         }
+        return bytes.count <= limit ? .success(bytes) : .failure(.tooLarge(limit: limit))
     }
 
     /// Calls `body` with each line of the file at `path`, without its newline, reading the
@@ -43,17 +38,9 @@ public enum SmallFile {
     /// `lineLimit` bytes is passed cut there. Returns why the file could not be read, if so.
     @discardableResult
     public static func forEachLine(at path: String, lineLimit: Int = 4096, _ body: (String) -> Void) -> Failure? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return .system(errno) }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 65536)
         var line: [UInt8] = []
-        while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { return .system(errno) }
-            if count == 0 { break }
-            for byte in buffer[0..<count] {
+        let failure = forEachPiece(at: path) { piece in
+            for byte in piece {
                 if byte == UInt8(ascii: "\n") {
                     body(String(decoding: line, as: UTF8.self))
                     line.removeAll(keepingCapacity: true)
@@ -61,9 +48,25 @@ public enum SmallFile {
                     line.append(byte)
                 }
             }
+            return true
         }
-        if !line.isEmpty { body(String(decoding: line, as: UTF8.self)) }
-        return nil
+        if failure == nil, !line.isEmpty { body(String(decoding: line, as: UTF8.self)) }
+        return failure
+    }
+
+    /// Reads the file at `path` in pieces of up to 64 KiB, each passed to `body`, to its end
+    /// or until `body` returns `false`; returns why it could not be read, if so.
+    private static func forEachPiece(at path: String, _ body: (ArraySlice<UInt8>) -> Bool) -> Failure? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .system(errno) }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = read(descriptor, &buffer, buffer.count)
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { return .system(errno) }
+            guard count > 0, body(buffer[0..<count]) else { return nil }
+        }
     }
 
     /// The file's text, or `nil` when it cannot be read.
