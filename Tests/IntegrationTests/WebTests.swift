@@ -118,13 +118,16 @@ struct WebTests {
         let port = freePort()
         let daemon = try DaemonUnderTest(fixture: "gpsd/haicom-305N.log", speed: 10, extra: ["--http", "127.0.0.1:\(port)"])
         try waitUntil("the HTTP server") { (try? LineClient(tcpPort: port)) != nil }
+        // The socket watcher watches before the stream is read, so it is sent every TPV the
+        // stream is (on a busy machine, a WATCH sent after the stream opened missed one).
+        let watcher = try daemon.client()
+        watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
+        #expect(watcher.readLines(until: { $0.contains(#""class":"WATCH""#) }) != nil)
         let stalled = try LineClient(tcpPort: port)
         stalled.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")  // and never reads
         let reader = try LineClient(tcpPort: port)
         reader.send("GET /events HTTP/1.1\r\nHost: localhost\r\n\r\n")
         #expect(reader.readLine() == "HTTP/1.1 200 OK")
-        let watcher = try daemon.client()
-        watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
         var names: [String: Int] = [:]
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline, (names["tpv"] ?? 0) < 20 || (names["status"] ?? 0) < 2, let line = reader.readLine(timeout: 5) {

@@ -42,7 +42,8 @@ try:
 
     deadline = time.monotonic() + 20
     first = read()
-    while (not first["marks"] or first["lat"] is None) and time.monotonic() < deadline:
+    # Filled from the API and the event stream, which opens on its own: wait for both.
+    while (not first["marks"] or first["lat"] is None or not first["live"]) and time.monotonic() < deadline:
         time.sleep(0.2)
         first = read()
     # The demo moves: the position shown changes as the page is pushed new fixes.
