@@ -67,10 +67,11 @@ public struct ServiceAnnouncement: Sendable {
         }
     }
 
-    /// Starts `executable` with `arguments`, standard streams on /dev/null, no signal
-    /// blocked and every handler at its default (the daemon ignores SIGTERM, SIGINT and
-    /// SIGHUP, which it reads from dispatch sources, and a child that inherited that would
-    /// never hear the withdrawal), and `environment`; its pid, or `nil`.
+    /// Starts `executable` with `arguments`, standard streams on /dev/null and no other
+    /// descriptor (a library's socket opened without close-on-exec stays the daemon's), no
+    /// signal blocked and every handler at its default (the daemon ignores SIGTERM, SIGINT
+    /// and SIGHUP, which it reads from dispatch sources, and a child that inherited that
+    /// would never hear the withdrawal), and `environment`; its pid, or `nil`.
     static func spawn(_ executable: String, _ arguments: [String], environment: [String]) -> pid_t? {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -78,6 +79,7 @@ public struct ServiceAnnouncement: Sendable {
         for descriptor: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        guard addCloseFrom?(&actions, 3) == 0 else { return nil }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -124,4 +126,10 @@ public enum ChildEnvironment {
         }
         return withoutSecrets(variables)
     }
+}
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on: Debian 12 and later), which
+/// its header declares to GNU C only.
+private let addCloseFrom = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np").map {
+    unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
 }

@@ -8,12 +8,22 @@ import Testing
 /// a stand-in publisher that stays (as avahi's does while the daemon serves).
 @Suite("mDNS announcement: the publisher child", .serialized)
 struct ServiceAnnouncementTests {
-    /// A publisher that stays until it is told to end, in `folder`.
+    /// A publisher that stays until it is told to end, in `folder`. It first writes the
+    /// environment it was started with to `publish.environment`, whole or not at all.
     static func stayingPublisher(in folder: URL) throws -> String {
         let path = folder.appendingPathComponent("publish").path
-        try "#!/bin/sh\nexec sleep 60\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let script = "#!/bin/sh\nenv -0 > \"$0.partial\" && mv \"$0.partial\" \"$0.environment\"\nexec sleep 60\n"
+        try script.write(toFile: path, atomically: true, encoding: .utf8)
         chmod(path, 0o755)
         return path
+    }
+
+    /// The environment the publisher at `path` wrote, once it has (within 10 s).
+    static func environment(ofPublisher path: String) async throws -> [Substring] {
+        for _ in 0..<1000 where !FileManager.default.fileExists(atPath: path + ".environment") {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        return try String(contentsOfFile: path + ".environment", encoding: .utf8).split(separator: "\0")
     }
 
     /// Waits (for 10 s at most) until a task sleeps on `clock`.
@@ -21,7 +31,7 @@ struct ServiceAnnouncementTests {
         for _ in 0..<1000 where clock.sleeping == 0 { try await Task.sleep(for: .milliseconds(10)) }
     }
 
-    @Test("the publisher waits for avahi's answer on the clock, holding no thread, and gets none of the daemon's secrets")
+    @Test("the publisher waits for avahi's answer on the clock, holding no thread, and gets none of the daemon's secrets or descriptors")
     func childEnvironmentAndWaiting() async throws {
         let folder = try makeTemporaryFolder("mdns")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -30,6 +40,11 @@ struct ServiceAnnouncementTests {
         for (name, value) in secrets { setenv(name, value, 1) }
         setenv("GPSFIX_TEST_HARMLESS_NEIGHBOUR", "kept?", 1)
         defer { for name in Array(secrets.keys) + ["GPSFIX_TEST_HARMLESS_NEIGHBOUR"] { unsetenv(name) } }
+
+        // A descriptor the daemon holds without close-on-exec (a library's socket, say).
+        var inheritable: [Int32] = [0, 0]
+        try #require(pipe(&inheritable) == 0)
+        defer { inheritable.forEach { close($0) } }
 
         let clock = ManualClock()
         async let started = ServiceAnnouncement(
@@ -43,11 +58,18 @@ struct ServiceAnnouncementTests {
         let announcement = await started
         #expect(announcement.isAnnounced)
         let child = try #require(announcement.processID)
-        // The kernel's copy of what the child was started with.
-        let environment = try String(contentsOfFile: "/proc/\(child)/environ", encoding: .utf8).split(separator: "\0")
+        // What the child was started with, in its own words: `/proc/PID/environ` reads
+        // empty while the stand-in's shell is replaced by `sleep`.
+        let environment = try await Self.environment(ofPublisher: publisher)
         #expect(environment.contains { $0.hasPrefix("PATH=") }, "the rest of the environment is passed on")
         #expect(!environment.contains { $0.contains("hunter2") }, "\(environment)")
         #expect(!environment.contains { $0.hasPrefix("GPSFIX_") })
+        // Once it is `sleep`, the child holds its standard streams and nothing else.
+        for _ in 0..<1000 where (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) != "sleep\n" {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd").sorted()
+        #expect(descriptors == ["0", "1", "2"])
         await announcement.withdraw()
         #expect(kill(child, 0) != 0, "withdrawn: the child has ended and been reaped")
     }
