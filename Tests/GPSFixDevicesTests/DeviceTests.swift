@@ -60,13 +60,11 @@ struct DeviceTests {
     @Test("unplugging: a pty that closes mid-sentence is lost, one at the same link is read again; no descriptor leaks")
     func unplugAndReplug() async throws {
         let link = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-unplug-\(getpid())").path
-        defer { try? FileManager.default.removeItem(atPath: link) }
         let cycle = Array(try String(contentsOf: Self.fixtures.appendingPathComponent("glonass-fix.nmea"), encoding: .utf8)
             .split(whereSeparator: \.isNewline).filter { $0.hasPrefix("$") }.prefix(6).joined(separator: "\r\n").utf8) + [13, 10]
-        var terminal: PseudoTerminal? = try PseudoTerminal()
+        let receiver = try PluggableTerminal(link: link)
         // The follower ends of the terminals unplugged: the provider must close each.
         var unplugged: Set<String> = []
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
         let provider = NMEALocationProvider(source: SerialPort(path: link), maximumBackoff: .milliseconds(200))
         let seen = Locked<[DeviceEvent.Kind]>([])
         let events = Task {
@@ -85,20 +83,17 @@ struct DeviceTests {
         }
         let isLost: (DeviceEvent.Kind) -> Bool = { if case .lost = $0 { true } else { false } }
         for round in 0..<21 {
-            if round > 0 {  // plug a new one in at the same link
-                terminal = try PseudoTerminal()
-                try? FileManager.default.removeItem(atPath: link)
-                try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
-            }
-            try await terminal!.write(cycle)
-            try await terminal!.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
+            if round > 0 { try receiver.plugIn() }  // a new one at the same link
+            // (No reference to the terminal is kept: unplugging must close it.)
+            try await receiver.terminal!.write(cycle)
+            try await receiver.terminal!.write(Array("$GPGGA,0814".utf8))  // cut mid-sentence
             // Each round waits for the device to come back before unplugging it again,
             // however slowly the machine runs.
             let back = round == 0 ? try await waitFor(1) { $0 == .activated } : try await waitFor(round) { $0 == .recovered }
             try #require(back, "round \(round): \(seen.withLock { $0 })")
             if round < 20 {
-                unplugged.insert(terminal!.path)
-                terminal = nil  // unplugged: the master closes
+                unplugged.insert(receiver.terminal!.path)
+                receiver.unplug()  // the master closes
                 try #require(try await waitFor(round + 1, isLost), "round \(round): \(seen.withLock { $0 })")
             }
         }
@@ -111,11 +106,10 @@ struct DeviceTests {
         // None of the unplugged terminals is still open here (a number the kernel gave the
         // last terminal again is that terminal's). Only these paths are counted: whatever
         // else the test process holds is not this provider's.
-        unplugged.remove(terminal!.path)
+        unplugged.remove(try #require(receiver.terminal).path)
         try waitUntil("the descriptors of the 20 unplugged terminals closed") {
             openDescriptorTargets().isDisjoint(with: unplugged)
         }
-        _ = terminal
     }
 
     /// What this process's open descriptors refer to.

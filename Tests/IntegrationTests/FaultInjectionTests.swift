@@ -91,14 +91,13 @@ extension FaultInjectionTests {
         let link = folder.appendingPathComponent("gps0").path
         let socket = folder.appendingPathComponent("s").path
         let cycle = try Self.sentences(of: "glonass-fix.nmea").prefix(9).flatMap { $0 }
-        var terminal: PseudoTerminal? = try PseudoTerminal()
-        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
+        let receiver = try PluggableTerminal(link: link)
         // A long silence timeout: only unplugging takes the device offline here.
         let daemon = try RunningProcess(Binaries.gpsfixd, [link, "--socket", socket, "--log-level", "error", "--silence-timeout", "600"])
         defer { daemon.stop() }
         let watcher = try #require(LineClient.connect(unixPath: socket))
         watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
-        try await terminal!.write(cycle)
+        try await receiver.terminal!.write(cycle)
         #expect(watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil)
         // Counted after the first cycle: what the daemon opens once for its life on its first
         // loss (the retry's timer, say) is not growth; a leak would grow with every cycle.
@@ -107,7 +106,7 @@ extension FaultInjectionTests {
 
         var recovered = 0, lost = 0
         for round in 0..<100 {
-            terminal = nil  // unplugged: the master closes, the daemon's read hangs up
+            receiver.unplug()  // the master closes, the daemon's read hangs up
             guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":false"#) }) != nil else { break }
             lost += 1
             if round == 50 {
@@ -116,10 +115,8 @@ extension FaultInjectionTests {
                 sleep(3)
                 #expect(Self.cpuSeconds(of: daemon.pid) - cpu < 0.15, "CPU while the device is absent")
             }
-            terminal = try PseudoTerminal()
-            try? FileManager.default.removeItem(atPath: link)
-            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: terminal!.path)
-            try await terminal!.write(cycle)
+            try receiver.plugIn()
+            try await receiver.terminal!.write(cycle)
             guard watcher.readLines(until: { $0.contains(#""class":"DEVICE""#) && $0.contains(#""online":true"#) }) != nil else { break }
             recovered += 1
             if round == 0 {
