@@ -185,6 +185,8 @@ let package = Package(
         // The processes /proc shows and the TCP ports they listen on, without Foundation:
         // who holds a port the daemon cannot bind, and the doctor's checks.
         .target(name: "ProcessTable"),
+        // SIGTERM, SIGINT and SIGHUP as a request to stop, for the daemon and the tool.
+        .target(name: "StopSignals"),
         // The version and commit, for --version.
         .plugin(name: "BuildInfo", capability: .buildTool()),
         // The daemon's command line and the services it starts.
@@ -194,6 +196,7 @@ let package = Package(
                 "ClientTLS",
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
                 "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement", "ProcessTable",
+                "StopSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TOMLReader",
                 .product(name: "Logging", package: "swift-log"),
@@ -211,7 +214,7 @@ let package = Package(
             name: "gpsfix",
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
-                "UBXConfiguration", "TOMLReader", "ProcessTable", "ReceiverDrivers",
+                "UBXConfiguration", "TOMLReader", "ProcessTable", "ReceiverDrivers", "StopSignals",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/gpsfix",

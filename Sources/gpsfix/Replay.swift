@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import GPSFix
 import GPSFixDevices
+import StopSignals
 
 /// `gpsfix replay`: a recorded log played into a pseudo-terminal, a fake serial GPS.
 struct Replay: AsyncParsableCommand {
@@ -17,7 +18,7 @@ struct Replay: AsyncParsableCommand {
     @Argument(help: "The NMEA log to play.")
     var log: String
 
-    @Option(help: "Also make this path a symbolic link to the pseudo-terminal.")
+    @Option(help: "Also make this path a symbolic link to the pseudo-terminal; removed when the replay ends or is stopped (Ctrl-C, SIGTERM, SIGHUP).")
     var link: String?
 
     @Option(help: "Play N times faster than real time.")
@@ -44,6 +45,9 @@ struct Replay: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Taken before the link is made: a stop ends the replay and removes the link, which
+        // left behind would lead a reader to the next terminal given the same number.
+        let stopSignals = StopSignals()
         let capture = try FileSource(path: log).load()
         let replayer = Replayer(log: capture, speed: asFastAsPossible ? nil : realtime ? 1 : speed)
         guard !replayer.isEmpty else { throw ValidationError("\(log) holds no NMEA sentence to replay") }
@@ -68,8 +72,15 @@ struct Replay: AsyncParsableCommand {
         }
         writeLine(terminal.path)
         defer { if let link { unlink(link) } }
-        try await replayer.play(into: terminal, loop: loop, retime: retime)
-        // Give a reader time to drain the pty before it closes.
-        try await Task.sleep(for: .milliseconds(500))
+        try await withThrowingTaskGroup { group in
+            group.addTask {
+                try await replayer.play(into: terminal, loop: loop, retime: retime)
+                // Give a reader time to drain the pty before it closes.
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            group.addTask { _ = await stopSignals.first() }
+            try await group.next()
+            group.cancelAll()
+        }
     }
 }

@@ -11,6 +11,7 @@ import GPSFixTime
 import GPSFixTraccar
 import Logging
 import MDNSAnnouncement
+import StopSignals
 import SystemdSupport
 
 /// The daemon as a service: binds the listeners, serves every provider, and on SIGTERM,

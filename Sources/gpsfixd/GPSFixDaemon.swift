@@ -15,6 +15,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceAddress
+import StopSignals
 import SystemdSupport
 
 struct GPSFixDaemon: AsyncParsableCommand {

@@ -183,6 +183,21 @@ struct StartupTests {
         #expect(process.errorText.contains("holds no NMEA sentence"))
     }
 
+    @Test("gpsfix replay stopped by a signal removes its link: left, it would lead to the next terminal given the number", arguments: [SIGINT, SIGTERM])
+    func replayStoppedRemovesLink(_ signal: Int32) throws {
+        let folder = try makeTemporaryFolder("link")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("gps0").path
+        let log = Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path
+        let process = try RunningProcess(Binaries.gpsfix, ["replay", log, "--link", link, "--loop"])
+        defer { process.stop(SIGKILL) }
+        try waitUntil("the link") { FileManager.default.fileExists(atPath: link) }
+        kill(process.pid, signal)
+        #expect(process.wait(timeout: 10) == 0, "\(process.errorText)")
+        var status = stat()
+        #expect(lstat(link, &status) != 0, "the link is gone")
+    }
+
     @Test("a file: device read to its end is offline and its fix decayed")
     func fileDeviceEnds() throws {
         let folder = try makeTemporaryFolder("file")
