@@ -175,7 +175,7 @@ let package = Package(
             ]),
         // NMEA 0183 out announced over mDNS through avahi's publisher, a child that gets
         // no secret of the daemon's environment.
-        .target(name: "MDNSAnnouncement", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "MDNSAnnouncement", dependencies: ["ChildProcesses", .product(name: "Logging", package: "swift-log")]),
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
         .target(name: "GPSFixDoctor", dependencies: ["ProcessTable", "GPSFix"]),
@@ -187,6 +187,9 @@ let package = Package(
         .target(name: "ProcessTable"),
         // SIGTERM, SIGINT and SIGHUP as a request to stop, for the daemon and the tool.
         .target(name: "StopSignals"),
+        // How the daemon, the tool and the tests start a child: what it inherits
+        // (descriptors, signals, the environment without secrets).
+        .target(name: "ChildProcesses"),
         // The version and commit, for --version.
         .plugin(name: "BuildInfo", capability: .buildTool()),
         // The daemon's command line and the services it starts.
@@ -214,7 +217,7 @@ let package = Package(
             name: "gpsfix",
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
-                "UBXConfiguration", "TOMLReader", "ProcessTable", "ReceiverDrivers", "StopSignals",
+                "UBXConfiguration", "TOMLReader", "ProcessTable", "ReceiverDrivers", "StopSignals", "ChildProcesses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/gpsfix",
@@ -267,13 +270,13 @@ let package = Package(
             ]),
         .testTarget(
             name: "MDNSAnnouncementTests",
-            dependencies: ["MDNSAnnouncement", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["MDNSAnnouncement", "ChildProcesses", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         // Starts the real daemon and tool as processes, and talks to them as clients do.
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
                 "GPSFixDaemonMain", "GPSFixToolMain", "SystemdSupport", "GPSFixDevices", "GPSFix", "GPSFixNTRIP", "GPSFixTime", "ReceiverFraming",
-                "TestSupport", "DriverTSIP", .product(name: "Logging", package: "swift-log"),
+                "TestSupport", "DriverTSIP", "ChildProcesses", .product(name: "Logging", package: "swift-log"),
             ]),
     ] + driverModules.flatMap { module -> [Target] in
         [

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ChildProcesses
 import Logging
 
 /// Announces a TCP service over mDNS (DNS-SD), so that geoclue, gps-share and marine
@@ -37,8 +38,11 @@ public struct ServiceAnnouncement: Sendable {
             child = nil
             return
         }
-        guard let pid = Self.spawn(publisher, [name, type, String(port)], environment: environment) else {
-            logger.warning("not announced over mDNS: \(publisher) could not be started")
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn(publisher, [name, type, String(port)], environment: environment)
+        } catch {
+            logger.warning("not announced over mDNS: \(publisher) could not be started: \(error)")
             child = nil
             return
         }
@@ -66,70 +70,4 @@ public struct ServiceAnnouncement: Sendable {
             waitpid(child, &status, 0)
         }
     }
-
-    /// Starts `executable` with `arguments`, standard streams on /dev/null and no other
-    /// descriptor (a library's socket opened without close-on-exec stays the daemon's), no
-    /// signal blocked and every handler at its default (the daemon ignores SIGTERM, SIGINT
-    /// and SIGHUP, which it reads from dispatch sources, and a child that inherited that
-    /// would never hear the withdrawal), and `environment`; its pid, or `nil`.
-    static func spawn(_ executable: String, _ arguments: [String], environment: [String]) -> pid_t? {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        for descriptor: Int32 in [0, 1, 2] {
-            posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
-        }
-        guard addCloseFrom?(&actions, 3) == 0 else { return nil }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGHUP, SIGINT, SIGTERM, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup($0) } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, executable, &actions, &attributes, argv, envp) == 0 else { return nil }
-        return pid
-    }
-}
-
-/// The environment a child of the daemon runs with: the daemon's, without its secrets.
-///
-/// The daemon takes its passwords from `GPSFIX_MQTT_PASSWORD`, `GPSFIX_NTRIP_PASSWORD` and
-/// the like; a child has no use for them, and anything it passes them on to (a crash
-/// report, a log of its environment, `/proc/PID/environ` read by its own user) would
-/// leak them. Every `GPSFIX_` variable is left out, and every variable whose name says
-/// it holds a secret (`PASSWORD`, `SECRET`, `TOKEN`, `CREDENTIAL`, in any case).
-public enum ChildEnvironment {
-    /// `variables` (`NAME=value` entries) without the secrets.
-    public static func withoutSecrets(_ variables: [String]) -> [String] {
-        variables.filter { entry in
-            let name = entry.prefix { $0 != "=" }.uppercased()
-            return !name.hasPrefix("GPSFIX_") && !["PASSWORD", "SECRET", "TOKEN", "CREDENTIAL"].contains { name.contains($0) }
-        }
-    }
-
-    /// The process's environment now, without its secrets.
-    public static func current() -> [String] {
-        var variables: [String] = []
-        var entry = environ
-        while let pointer = entry.pointee {
-            variables.append(String(cString: pointer))
-            entry += 1
-        }
-        return withoutSecrets(variables)
-    }
-}
-
-/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on: Debian 12 and later), which
-/// its header declares to GNU C only.
-private let addCloseFrom = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np").map {
-    unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChildProcesses
 import FoundationEssentials
 import Glibc
 import GPSFixDoctor
@@ -111,19 +112,10 @@ struct DoctorCommand: ParsableCommand {
         var pipe: [Int32] = [0, 0]
         guard Glibc.pipe(&pipe) == 0 else { return nil }
         for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, pipe[1], 1)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var child: pid_t = 0
-        let spawned = posix_spawn(&child, executable, &actions, nil, argv, environ) == 0
+        let child = try? ChildProcess.spawn(executable, arguments, output: .descriptor(pipe[1]))
         close(pipe[1])
         defer { close(pipe[0]) }
-        guard spawned else { return nil }
+        guard let child else { return nil }
         // Read until the child closes its end, for at most 5 s and 1 MB.
         var output: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

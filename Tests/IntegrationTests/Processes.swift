@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Synchronization
 import TestSupport
@@ -21,12 +22,14 @@ enum Binaries {
 
 /// A process the test started, stopped by its PID when the test is done.
 ///
-/// It is spawned with `posix_spawn` rather than Foundation's `Process`, for two reasons:
-/// the child must start with an empty signal mask and default handlers (a test thread
-/// blocks SIGTERM, and a child that inherits that mask, gpsd for one, never hears it),
-/// and waiting must have a deadline (`Process.waitUntilExit` can hang on a child that
-/// ignores its signal). Output goes to files, so a chatty child never blocks on a pipe, and
-/// the child inherits no other descriptor.
+/// It is started as the daemon starts its children (``ChildProcess``) rather than with
+/// Foundation's `Process`, for two reasons: the child must start with an empty signal mask
+/// and default handlers (a test thread blocks SIGTERM, and a child that inherits that mask,
+/// gpsd for one, never hears it), and waiting must have a deadline
+/// (`Process.waitUntilExit` can hang on a child that ignores its signal). Output goes to
+/// files, so a chatty child never blocks on a pipe, and the child inherits no other
+/// descriptor: one holding a pty master or a client socket would keep a hang-up or an end
+/// of stream from ever happening.
 final class RunningProcess: @unchecked Sendable {
     let pid: pid_t
     private let outputFile: String
@@ -39,46 +42,11 @@ final class RunningProcess: @unchecked Sendable {
         outputFile = stem + ".out"
         errorFile = stem + ".err"
 
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, errorFile, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        // Nothing else of the test's: a child holding a pty master or a client socket
-        // would keep a hang-up or an end of stream from ever happening.
-        _ = Self.addCloseFrom(&actions, 3)
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         let variables = ProcessInfo.processInfo.environment.merging(environment ?? [:]) { $1 }
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw POSIXError(.init(rawValue: result) ?? .EIO) }
-        pid = child
+        pid = try ChildProcess.spawn(
+            executable, arguments, environment: variables.map { "\($0.key)=\($0.value)" },
+            output: .file(outputFile), error: .file(errorFile))
     }
-
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later), which the Glibc
-    /// module does not export; looked up by name.
-    private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
-        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            fatalError("glibc 2.34 or later is needed to spawn test processes")
-        }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
 
     /// Whether the process has not ended yet (reaping it when it has).
     var isRunning: Bool { reap(blocking: false) == nil }

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Logging
 import MDNSAnnouncement
@@ -65,9 +66,9 @@ struct ServiceAnnouncementTests {
         #expect(!environment.contains { $0.contains("hunter2") }, "\(environment)")
         #expect(!environment.contains { $0.hasPrefix("GPSFIX_") })
         // Once it is `sleep`, the child holds its standard streams and nothing else.
-        for _ in 0..<1000 where (try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8)) != "sleep\n" {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        func command() -> String? { try? String(contentsOfFile: "/proc/\(child)/comm", encoding: .utf8) }
+        for _ in 0..<1000 where command() != "sleep\n" { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(command() == "sleep\n")
         let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(child)/fd").sorted()
         #expect(descriptors == ["0", "1", "2"])
         await announcement.withdraw()
