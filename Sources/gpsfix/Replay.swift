@@ -58,6 +58,11 @@ struct Replay: AsyncParsableCommand {
                 throw ValidationError("--link \(link) cannot be made: \(String(cString: strerror(errno)))")
             }
         }
+        // The link goes before the terminal closes, however the replay ends.
+        defer {
+            if let link { unlink(link) }
+            withExtendedLifetime(terminal) {}
+        }
         var copy: (file: Int32, running: WrittenCopy)?
         if let written {
             let file = open(written, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -71,7 +76,6 @@ struct Replay: AsyncParsableCommand {
             }
         }
         writeLine(terminal.path)
-        defer { if let link { unlink(link) } }
         try await withThrowingTaskGroup { group in
             group.addTask {
                 try await replayer.play(into: terminal, loop: loop, retime: retime)

@@ -111,14 +111,14 @@ struct UBXConfigurationToolTests {
             // before: a power cut then would cut the conversation short).
             let configured = "receiver configured as its table says: rate: 1 Hz, not 2 Hz"
             func conversations() -> Int { daemon.errorText.components(separatedBy: configured).count - 1 }
-            try waitUntil("the table applied", within: 15) { conversations() == 1 }
+            try waitUntil("the table applied", within: 15) { conversations() >= 1 }
             #expect(receiver.setting(0x3021_0001) == 500)
             #expect(receiver.setting(0x1031_0021) == 0 && receiver.setting(0x1031_0025) == 1)
             // Power lost, and the backup battery empty: the table is gone, and the daemon
             // puts it back.
             receiver.powerCycle(quiet: .seconds(2), batteryEmpty: true)
             #expect(receiver.setting(0x3021_0001) == 1000)
-            try waitUntil("the table applied again", within: 15) { conversations() == 2 }
+            try waitUntil("the table applied again", within: 15) { conversations() >= 2 }
             #expect(receiver.setting(0x3021_0001) == 500, "\(daemon.errorText)")
         }
 
