@@ -19,13 +19,16 @@ public enum ChildEnvironment {
     }
 
     /// The process's environment now, without its secrets.
-    public static func current() -> [String] {
+    public static func current() -> [String] { withoutSecrets(whole()) }
+
+    /// The process's environment now, all of it.
+    static func whole() -> [String] {
         var variables: [String] = []
         var entry = environ
         while let pointer = entry.pointee {
             variables.append(String(cString: pointer))
             entry += 1
         }
-        return withoutSecrets(variables)
+        return variables
     }
 }

@@ -68,11 +68,10 @@ public enum ChildProcess {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { $0.map { strdup($0) } + [nil] }
-        defer { (argv + (envp ?? [])).forEach { free($0) } }
+        let envp = (environment ?? ChildEnvironment.whole()).map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
-        let result = envp.map { posix_spawn(&pid, executable, &actions, &attributes, argv, $0) }
-            ?? posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
         guard result == 0 else { throw SpawnError(code: result) }
         return pid
     }
