@@ -191,7 +191,8 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
             } else {
                 logger.debug("NTRIP: still no corrections: \(reason)")
             }
-            try? await Task.sleep(for: backoff)
+            // A timer on the connection's loop: no libdispatch timer (see `EventLoopClock`).
+            try? await EventLoopClock(eventLoop: eventLoop).sleep(for: backoff)
             backoff = min(backoff * 2, configuration.maximumBackoff)
         }
         try? await eventLoop.submit { [self] in

@@ -164,7 +164,8 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
             }
             let message: Logger.Message = "NTRIP server: \(configuration.caster.description) \(reason); retrying in \(backoff)"
             if firstOfOutage { logger.warning(message) } else { logger.debug(message) }
-            try? await Task.sleep(for: backoff)
+            // A timer on the connection's loop: no libdispatch timer (see `EventLoopClock`).
+            try? await EventLoopClock(eventLoop: eventLoop).sleep(for: backoff)
             backoff = min(backoff * 2, limit)
         }
         try? await eventLoop.submit { [self] in stream?.close(promise: nil) }.get()

@@ -213,17 +213,18 @@ public final class GPSFixServer: Sendable {
         return (try? await hub.eventLoop.submit { hub.anyDeviceOnline }.get()) ?? false
     }
 
-    /// Whether the event loop answers within `limit`: a stalled loop must stop the
-    /// watchdog pings, so that systemd restarts the daemon. The answer comes at the
-    /// latest after `limit`, whatever the loop does: the check never waits on a loop that
-    /// does not run its tasks.
-    public func isResponsive(within limit: Duration) async -> Bool {
+    /// Whether the event loop answers within `limit`, measured on `clock`: a stalled loop
+    /// must stop the watchdog pings, so that systemd restarts the daemon. On a clock of
+    /// its own, the answer comes at the latest after `limit`, whatever the loop does; on an
+    /// ``EventLoopClock`` of this loop (the daemon's, whose tasks run on the loop), a
+    /// stalled loop gives no answer, and so no ping, until it runs again.
+    public func isResponsive(within limit: Duration, clock: any Clock<Duration> = ContinuousClock()) async -> Bool {
         let loop = hub.eventLoop
         let answer = FirstAnswer()
         return await withCheckedContinuation { continuation in
             answer.await(continuation)
             let deadline = Task {
-                try? await Task.sleep(for: limit)
+                try? await clock.sleep(for: limit)
                 answer.give(false)
             }
             loop.execute {

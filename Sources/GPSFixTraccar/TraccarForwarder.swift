@@ -84,6 +84,7 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
 
     public let configuration: Configuration
     private let uploader: any PositionUploader
+    private let clock: any Clock<Duration>
     private let logger: Logger
     private let state: NIOLockedValueBox<State>
     /// The positions waiting; behind its own lock, which the journal's writer takes too.
@@ -96,9 +97,14 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
     private let journalDoorbell: AsyncStream<Void>.Continuation
     private let journalRings: AsyncStream<Void>
 
-    /// Opens the journal, whose positions left from an earlier run are sent first.
-    public init(configuration: Configuration, uploader: any PositionUploader, logger: Logger) throws(JournalError) {
+    /// Opens the journal, whose positions left from an earlier run are sent first. The
+    /// journal's syncs, the backoffs and the pace sleep on `clock`.
+    public init(
+        configuration: Configuration, uploader: any PositionUploader, clock: any Clock<Duration> = ContinuousClock(),
+        logger: Logger
+    ) throws(JournalError) {
         self.configuration = configuration
+        self.clock = clock
         self.uploader = uploader
         self.logger = logger
         let (journal, waiting) = try PositionJournal.open(path: configuration.journalPath)
@@ -175,7 +181,7 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
                 }
             }
             group.addTask {
-                while (try? await Task.sleep(for: .seconds(1))) != nil { self.journalDoorbell.yield() }
+                while (try? await self.clock.sleep(for: .seconds(1))) != nil { self.journalDoorbell.yield() }
             }
         }
         // Not in the cancelled task: the pool would refuse its work.
@@ -214,7 +220,7 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
                         metadata: ["queued": "\(queued)"])
                 }
                 outage = failure
-                try? await Task.sleep(for: backoff)
+                try? await clock.sleep(for: backoff)
                 backoff = min(backoff * 2, .seconds(30))
                 continue
             }
@@ -235,7 +241,7 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
                 outage = nil
             }
             backoff = .seconds(1)
-            if left > 0 { try? await Task.sleep(for: pace) }
+            if left > 0 { try? await clock.sleep(for: pace) }
         }
     }
 

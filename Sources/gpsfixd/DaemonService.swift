@@ -46,6 +46,8 @@ struct DaemonService: Sendable {
     let watchdogInterval: Duration?
     /// How often the counters go to the log (and once more at shutdown).
     let statusInterval: Duration
+    /// What the daemon's tasks sleep on: the server's loop, which they run on.
+    let clock: EventLoopClock
     let logger: Logger
 
     func run(until stopSignals: StopSignals) async throws {
@@ -75,7 +77,7 @@ struct DaemonService: Sendable {
             serving.cancelAll()
         }
         logger.info("stopping")
-        await announcement?.withdraw()
+        await announcement?.withdraw(clock: clock)
         await logCounters()
         notifier?.notify("STOPPING=1")
         await server.shutdown()
@@ -115,17 +117,19 @@ struct DaemonService: Sendable {
                 }
             }
             if let demo {
-                group.addTask { try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3) }
+                group.addTask {
+                    try? await demo.replayer.play(into: demo.terminal, loop: true, retime: true, burst: 3, clock: clock)
+                }
             }
             if !httpAddresses.isEmpty {
                 // The pages' status, pushed each second (nothing is sent while none is open).
                 group.addTask {
-                    while (try? await Task.sleep(for: .seconds(1))) != nil { server.publishStatus(serviceLines()) }
+                    while (try? await clock.sleep(for: .seconds(1))) != nil { server.publishStatus(serviceLines()) }
                 }
             }
             group.addTask {
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: statusInterval)
+                    try? await clock.sleep(for: statusInterval)
                     guard !Task.isCancelled else { break }
                     await logCounters()
                 }
@@ -154,7 +158,8 @@ struct DaemonService: Sendable {
         var name = [CChar](repeating: 0, count: 256)
         gethostname(&name, name.count)
         let hostName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return await ServiceAnnouncement(name: "GPSFix NMEA on \(hostName)", type: "_nmea-0183._tcp", port: port, logger: logger)
+        return await ServiceAnnouncement(
+            name: "GPSFix NMEA on \(hostName)", type: "_nmea-0183._tcp", port: port, clock: clock, logger: logger)
     }
 
     /// The HTTP server (the page, the API, the events, `/metrics`) on each address asked
@@ -225,9 +230,9 @@ struct DaemonService: Sendable {
     /// READY, STATUS and WATCHDOG through ``ServiceManagerReporter``, from the server's state.
     private func reportToServiceManager(through notifier: any ServiceNotifier) async {
         let server = self.server
-        let reporter = ServiceManagerReporter(notifier: notifier, watchdogInterval: watchdogInterval)
+        let reporter = ServiceManagerReporter(notifier: notifier, watchdogInterval: watchdogInterval, clock: clock)
         await reporter.run(
             isReady: { await server.anyDeviceOnline() }, status: { await server.status() },
-            isResponsive: { await server.isResponsive(within: $0) })
+            isResponsive: { [clock] in await server.isResponsive(within: $0, clock: clock) })
     }
 }

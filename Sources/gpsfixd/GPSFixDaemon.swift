@@ -254,13 +254,6 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         Secrets.hideInCommandLine()
         signal(SIGPIPE, SIG_IGN)
-        // One SwiftNIO loop, not one per core: the listeners, clients and devices are all
-        // bound to the server's loop already, so a second loop would serve only the
-        // outgoing connections (receivers' writers, NTRIP servers, Traccar's uploads),
-        // whose work never blocks and whose TLS handshakes are a few milliseconds once.
-        // SwiftNIO's blocking pool keeps its thread per core: a caster's password checks
-        // (bcrypt, up to a second each) must not queue behind a demo's pty write.
-        NIOSingletons.groupLoopCountSuggestion = 1
         let stopSignals = StopSignals()
         Self.raiseDescriptorLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -285,13 +278,14 @@ struct GPSFixDaemon: AsyncParsableCommand {
             sources.append(SerialPort(path: terminal.path))
             logger.info("demo: replaying a bundled capture", metadata: ["pty": "\(terminal.path)"])
         }
-        let fleet = try mqtt.map { try fleetPublisher(url: $0, devices: sources.map(\.name), environment: environment, logger: logger) }
-        let traccar = try sources.first.flatMap {
-            try traccarOptions.forwarder(device: $0.name, environment: environment, logger: logger)
-        }
         // One event-loop group for all of the daemon's SwiftNIO work: the server's loop (clients,
         // devices), the receivers' writers and NTRIP on them, Traccar's uploads (its default).
         let eventLoops = MultiThreadedEventLoopGroup.singleton
+        let clock = EventLoopClock(eventLoop: eventLoops.next())
+        let fleet = try mqtt.map { try fleetPublisher(url: $0, devices: sources.map(\.name), environment: environment, logger: logger) }
+        let traccar = try sources.first.flatMap {
+            try traccarOptions.forwarder(device: $0.name, environment: environment, clock: clock, logger: logger)
+        }
         let receivers = WritableReceivers(sources: sources, capacity: ntripOptions.ntripQueue, group: eventLoops)
         // What --ntrip fetches, served again by the caster under --caster-relay.
         let relay = casterOptions.casterRelay == nil ? nil : CorrectionRelay()
@@ -324,7 +318,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             ? nil : TimeService(devices: timeDevices, logger: logger) { report, device in server.publish(report, of: device) }
         let providers = sources.map { source in
             NMEALocationProvider(
-                source: Self.readOnEventLoop(source, of: server), timers: server.timers,
+                source: Self.readOnEventLoop(source, of: server), clock: clock, timers: server.timers,
                 silenceTimeout: .milliseconds(Int64(silenceTimeout * 1000)), sentenceDemand: server.sentenceDemand,
                 readingHold: server.readingHold, replies: receivers[source.name]?.replies ?? ReceiverReplies())
         }
@@ -338,7 +332,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
             notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
-            statusInterval: .milliseconds(Int64(statusInterval * 1000)), logger: logger)
+            statusInterval: .milliseconds(Int64(statusInterval * 1000)), clock: clock, logger: logger)
         try await daemon.run(until: stopSignals)
     }
 

@@ -61,7 +61,9 @@ struct TraccarOptions: ParsableArguments {
     }
 
     /// The forwarder asked for, its journal in the state directory; `nil` without `--traccar`.
-    func forwarder(device: String, environment: [String: String], logger: Logger) throws -> TraccarForwarder? {
+    func forwarder(
+        device: String, environment: [String: String], clock: any Clock<Duration>, logger: Logger
+    ) throws -> TraccarForwarder? {
         guard let traccar, let traccarId else { return nil }
         let directory = try stateDirectory(environment: environment)
         let configuration = TraccarForwarder.Configuration(
@@ -69,7 +71,8 @@ struct TraccarOptions: ParsableArguments {
             minimumDistance: traccarMinDistance, capacity: traccarQueue, journalPath: directory + "/traccar.journal")
         logger.info("forwarding to Traccar", metadata: ["device": "\(device)", "id": "\(traccarId)", "journal": "\(configuration.journalPath)"])
         do {
-            return try TraccarForwarder(configuration: configuration, uploader: HTTPPositionUploader(url: traccar), logger: logger)
+            return try TraccarForwarder(
+                configuration: configuration, uploader: HTTPPositionUploader(url: traccar), clock: clock, logger: logger)
         } catch let error as ClientTLS.Unavailable {
             throw ValidationError("--traccar \(ServiceAddress.redacted(traccar)): \(error)")
         }

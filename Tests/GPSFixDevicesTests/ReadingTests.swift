@@ -41,31 +41,14 @@ struct ReadingTests {
         var iterator = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600)).chunkStream().makeAsyncIterator()
         try await terminal.write(Array("$GPTXT,01,01,02,hello*2F\r\n".utf8))
         _ = try await iterator.next()  // the thread is up and waiting
-        let before = try Self.deviceThreadSwitches()
-        try #require(!before.isEmpty, "no thread named \(DeviceThread.name)")
+        let before = try ThreadWakeUps()
+        try #require(before.threads.values.contains { $0.name == DeviceThread.name }, "no thread named \(DeviceThread.name)")
         try await Task.sleep(for: .seconds(1))
-        let after = try Self.deviceThreadSwitches()
-        for (thread, switches) in after {
+        for thread in try ThreadWakeUps().since(before) where thread.name == DeviceThread.name {
             // It slept in poll() for the whole second: at most one switch for the start of the wait.
-            #expect(switches - (before[thread] ?? 0) <= 1, "thread \(thread) woke \(switches - (before[thread] ?? 0)) times")
+            #expect(thread.times <= 1, "thread \(thread.id) woke \(thread.times) times")
         }
         withExtendedLifetime(iterator) {}
-    }
-
-    /// The voluntary context switches of each of this process's device threads, by id.
-    static func deviceThreadSwitches() throws -> [String: Int] {
-        var switches: [String: Int] = [:]
-        for thread in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task") {
-            let folder = "/proc/self/task/" + thread
-            guard let name = try? String(contentsOfFile: folder + "/comm", encoding: .utf8),
-                name.trimmingCharacters(in: .whitespacesAndNewlines) == DeviceThread.name,
-                let status = try? String(contentsOfFile: folder + "/status", encoding: .utf8),
-                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("voluntary_ctxt_switches:") }),
-                let count = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces))
-            else { continue }
-            switches[thread] = count
-        }
-        return switches
     }
 
     @Test("a log is streamed in chunks of at most 64 KiB, comment lines left out, the payload whole")
