@@ -116,6 +116,8 @@ let package = Package(
                 "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", "ServiceAddress", "OutputFormats",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                // The thread pool: libmosquitto's connect and stop block.
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         // Positions to a Traccar server with nothing lost: a queue in memory that a journal
         // on disk follows (written on SwiftNIO's thread pool, never the event loop), then
@@ -187,6 +189,14 @@ let package = Package(
         .target(name: "ProcessTable"),
         // SIGTERM, SIGINT and SIGHUP as a request to stop, for the daemon and the tool.
         .target(name: "StopSignals"),
+        // The daemon's tasks on its SwiftNIO event loop, through the Swift runtime's hook
+        // for its global executor (a C target names the hook for the linker).
+        .target(name: "CConcurrencyHooks"),
+        .target(
+            name: "TasksOnEventLoop",
+            dependencies: [
+                "CConcurrencyHooks", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         // How the daemon, the tool and the tests start a child: what it inherits
         // (descriptors, signals, the environment without secrets).
         .target(name: "ChildProcesses"),
@@ -199,7 +209,7 @@ let package = Package(
                 "ClientTLS",
                 "GPSFixServer", "GPSFixDevices", "GPSFix", "GPSFixTime", "GPSFixMQTT", "GPSFixMetrics", "GPSFixTraccar",
                 "GPSFixNTRIP", "SystemdSupport", "ServiceAddress", "OutputFormats", "MDNSAnnouncement", "ProcessTable",
-                "StopSignals",
+                "StopSignals", "TasksOnEventLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "TOMLReader",
                 .product(name: "Logging", package: "swift-log"),

@@ -2,6 +2,7 @@ import GPSDProtocol
 import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
+import NIOPosix
 import OutputFormats
 
 /// One device's way to the broker: its reports turned into messages (thinned to the
@@ -129,9 +130,12 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     func run() async {
         if let discovery { publisher.subscribe(to: [discovery.statusTopic]) }
         do {
-            try publisher.start { [self] event in handle(event) }
+            // On SwiftNIO's thread pool, not on the event loop the daemon's tasks run on:
+            // libmosquitto looks the broker's name up with a blocking getaddrinfo, seconds
+            // long while DNS does not answer.
+            try await NIOThreadPool.singleton.runIfActive { [self] in try publisher.start { [self] event in handle(event) } }
         } catch {
-            logger.error("MQTT publishing is off: \(error)", metadata: ["device": "\(device)"])
+            if !Task.isCancelled { logger.error("MQTT publishing is off: \(error)", metadata: ["device": "\(device)"]) }
             return
         }
         while let message = await nextMessage() {
@@ -154,7 +158,13 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         {
             state.withLockedValue { $0.queue.handedOver() }
         }
-        publisher.stop()
+        // Off the loop too: stopping waits for libmosquitto's thread, which may be in the
+        // middle of a reconnect. In a task of its own, which the pool does not refuse as
+        // cancelled; where the pool refuses it all the same, here.
+        let stopped = await Task { [publisher] in
+            (try? await NIOThreadPool.singleton.runIfActive { publisher.stop() }) != nil
+        }.value
+        if !stopped { publisher.stop() }
     }
 
     private func handle(_ event: MessagePublisherEvent) {

@@ -194,7 +194,11 @@ public final class GPSFixServer: Sendable {
             if let alongside { for update in updates { alongside(update) } }
             if hub.eventLoop.inEventLoop {
                 for update in updates { hub.publish(update, from: device) }
+            } else if MultiThreadedEventLoopGroup.currentEventLoop != nil {
+                // Another loop (the daemon's tasks run on SwiftNIO's loops) must never wait.
+                hub.eventLoop.execute { for update in updates { hub.publish(update, from: device) } }
             } else {
+                // A reading thread waits: it reads no further than the hub publishes.
                 try? hub.eventLoop.submit { for update in updates { hub.publish(update, from: device) } }.wait()
             }
         }

@@ -41,7 +41,11 @@ public struct SystemdNotifier: ServiceNotifier {
         let message = Array(state.utf8)
         _ = withUnsafePointer(to: &server) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                message.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL), address, socklen_t(length)) }
+                // Never waiting: the daemon's event loop sends it, and a service manager
+                // too busy to take it gets the next one.
+                message.withUnsafeBytes {
+                    sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), address, socklen_t(length))
+                }
             }
         }
     }

@@ -1,5 +1,5 @@
 import NIOCore
-import NIOPosix
+import TasksOnEventLoop
 
 /// The daemon's command line: what `gpsfixd` runs.
 public enum DaemonCommand {
@@ -19,10 +19,10 @@ public enum DaemonCommand {
         NIOSingletons.groupLoopCountSuggestion = 1
         // The daemon's tasks run on that loop too, not on libdispatch's worker threads: a
         // task's work is a few microseconds between waits, and libdispatch, once its first
-        // worker starts, wakes a monitor thread every second for good, which reads /proc for
-        // each worker (a sixth of the daemon's CPU at 1 Hz). The tasks' sleeps are the
-        // loop's timers (`EventLoopClock`), for the same reason.
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        // worker starts, wakes a monitor thread every second for good (a sixth of the
+        // daemon's CPU at 1 Hz). The tasks' sleeps are the loop's timers (`EventLoopClock`),
+        // for the same reason.
+        _ = TasksOnEventLoop.install()
         await GPSFixDaemon.main()
     }
 }

@@ -113,6 +113,7 @@ struct PackageTests {
         #expect(steps.contains("config checked"))
         #expect(steps.contains { $0.hasPrefix("poll \"class\":\"TPV\"") })
         #expect(steps.contains("loaded 0 optional libraries"), "libgps and libmosquitto wait until gpsd:// or MQTT is used: \(steps)")
+        #expect(steps.contains("threads woken besides SwiftNIO's: 0"), "the daemon's tasks run on its event loop: \(steps)")
         #expect(steps.contains("upstream through \(libgps)"), "gpsd read through the release's own libgps: \(steps)")
         let decoded = try run(Binaries.gpsfix, ["decode", capture]).components(separatedBy: "\"class\":\"TPV\"").count - 1
         #expect(steps.contains("decode \(decoded) TPVs"), "the same TPVs as this build's gpsfix decode: \(steps)")

@@ -64,9 +64,24 @@ stop_daemon() {
     wait $daemon 2> /dev/null || true
 }
 
+# Each of the daemon's threads but SwiftNIO's (its event loop; its thread pool, which
+# writes the demo's sentences), with its wake-ups so far.
+switches() {
+    for task in "$root/proc/$daemon/task/"*; do
+        case "$(cat "$task/comm")" in NIO-SGLTN-* | SGLTN-TP-*) continue ;; esac
+        echo "${task##*/} $(sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' "$task/status")"
+    done
+}
+
 serve 3 /tmp/gpsfixd.sock --demo
 echo "STEP poll $tpv"
 echo "STEP loaded $(grep -c 'libgps\|libmosquitto' "$root/proc/$daemon/maps" || true) optional libraries"
+# Over 2.5 s, a thread woken each second (libdispatch's worker-pool monitor) wakes twice.
+before=$(switches)
+sleep 2.5
+after=$(switches)
+woken=$(printf '%s\n%s\n' "$before" "$after" | awk 'NF == 2 { if ($1 in first) { if ($2 - first[$1] > 1) woken++ } else first[$1] = $2 } END { print woken + 0 }')
+echo "STEP threads woken besides SwiftNIO's: $woken"
 stop_daemon
 
 serve '[23]' /tmp/upstream.sock "gpsd://127.0.0.1:$gpsd_port"
