@@ -8,7 +8,10 @@ process's CPU clock (every thread, live and gone, nanoseconds), read over the me
 seconds. With --syscalls, a further round runs each under `strace -f -c` and prints the
 calls that wake a thread (epoll_wait) or arm a timer (timerfd_settime), a second.
 
-Usage: python3 Benchmarks/second_cost.py [--seconds 30] [--rounds 2] [--syscalls] GPSFIXD [GPSFIXD ...]
+With --threads, each thread's share: its CPU and its wake-ups (voluntary context switches)
+a second.
+
+Usage: python3 Benchmarks/second_cost.py [--seconds 30] [--rounds 2] [--syscalls] [--threads] GPSFIXD [GPSFIXD ...]
 (GPSFIXD: the binary, or a link to it named gpsfixd: the one binary runs the daemon when
 called by that name; a path not named gpsfixd is linked as such in a temporary folder).
 """
@@ -34,6 +37,21 @@ def free_port():
 def process_cpu_ns(pid):
     """The thread group's CPU clock (CPUCLOCK_SCHED), nanoseconds."""
     return time.clock_gettime_ns(((~pid) << 3) | 2)
+
+
+def threads(pid):
+    """Each live thread's name, CPU nanoseconds and voluntary switches (wake-ups), by id."""
+    found = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+            cpu = int(open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
+            status = open(f"/proc/{pid}/task/{tid}/status").read()
+        except OSError:
+            continue
+        switches = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("voluntary_ctxt_switches:"))
+        found[tid] = (name, cpu, switches)
+    return found
 
 
 def drain(client):
@@ -82,6 +100,7 @@ def run(binary, seconds, feeding, folder, syscalls=False):
             tracer = subprocess.Popen(["strace", "-f", "-c", "-o", summary, "-p", str(daemon.pid)], stderr=subprocess.DEVNULL)
             time.sleep(0.5)
         start = process_cpu_ns(daemon.pid)
+        first = threads(daemon.pid)
         began = time.monotonic()
         while time.monotonic() - began < seconds:
             if feeding:
@@ -89,6 +108,9 @@ def run(binary, seconds, feeding, folder, syscalls=False):
             time.sleep(1)
             drain(client)
         used = process_cpu_ns(daemon.pid) - start
+        per_thread = [
+            (name, (cpu - first.get(tid, (name, 0, 0))[1]) / 1000 / seconds, (woken - first.get(tid, (name, 0, 0))[2]) / seconds)
+            for tid, (name, cpu, woken) in sorted(threads(daemon.pid).items())]
         counts = {}
         if tracer:
             tracer.send_signal(2)
@@ -97,7 +119,7 @@ def run(binary, seconds, feeding, folder, syscalls=False):
                 fields = line.split()
                 if len(fields) >= 5 and fields[-1] in ("epoll_wait", "timerfd_settime", "read", "writev"):
                     counts[fields[-1]] = int(fields[3]) / seconds
-        return used / 1000 / seconds, counts
+        return used / 1000 / seconds, counts, per_thread
     finally:
         if tracer and tracer.poll() is None:
             tracer.kill()
@@ -116,6 +138,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--syscalls", action="store_true")
+    parser.add_argument("--threads", action="store_true", help="each thread's CPU and wake-ups a second, too")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         daemons = []
@@ -129,11 +152,14 @@ def main():
             daemons.append((arguments.binaries[number], binary))
         for name, binary in daemons * arguments.rounds:
             for feeding in (False, True):
-                cost, _ = run(binary, arguments.seconds, feeding, folder)
+                cost, _, per_thread = run(binary, arguments.seconds, feeding, folder)
                 print(f"{name}: {'1 Hz' if feeding else 'idle'}: {cost:.0f} µs of CPU a second", flush=True)
+                if arguments.threads:
+                    for thread, micros, wakes in per_thread:
+                        print(f"    {thread}: {micros:.0f} µs, {wakes:.2f} wake-ups a second", flush=True)
         if arguments.syscalls:
             for name, binary in daemons:
-                _, counts = run(binary, arguments.seconds, True, folder, syscalls=True)
+                _, counts, _ = run(binary, arguments.seconds, True, folder, syscalls=True)
                 print(f"{name}: 1 Hz, a second: " + ", ".join(f"{call} {rate:.2f}" for call, rate in sorted(counts.items())))
 
 

@@ -38,7 +38,7 @@ public final class PseudoTerminal: Sendable {
 
     /// Writes all of `bytes` to the master, waiting while the pty's buffer is full (its
     /// reader is behind). The wait happens on SwiftNIO's blocking-work thread pool, never
-    /// on the cooperative pool that runs the daemon's tasks; cancelling the calling task
+    /// where the daemon's tasks run (its event loop, or Swift's pool); cancelling the calling task
     /// ends it within a tenth of a second, so a replay whose reader has gone cannot hang
     /// a shutdown.
     public func write(_ bytes: [UInt8]) async throws {

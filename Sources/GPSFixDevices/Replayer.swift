@@ -127,7 +127,7 @@ public struct Replayer: Sendable {
     public var isEmpty: Bool { cycles.allSatisfy { $0.bytes.isEmpty } }
 
     /// Writes the cycles into `terminal`, pausing on `clock` between them, once or forever.
-    /// The writes wait for the pty's reader off the cooperative pool (see ``PseudoTerminal/write(_:)``).
+    /// The writes wait for the pty's reader off the tasks' threads (see ``PseudoTerminal/write(_:)``).
     ///
     /// - `retime`: each cycle's times and dates are rewritten (``Retimer``) to the wall
     ///   clock's current second as it is written, or to the previous cycle's time plus the

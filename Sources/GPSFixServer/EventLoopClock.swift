@@ -7,31 +7,40 @@ import NIOCore
 ///
 /// `Task.sleep` and `ContinuousClock` sleep on libdispatch's timers, even for a task that
 /// runs on an event loop; its first worker thread starts a monitor thread that wakes once
-/// a second for the rest of the process's life, reading `/proc` for every worker. The time
-/// it tells is `ContinuousClock`'s.
+/// a second for the rest of the process's life, reading `/proc` for every worker.
 public struct EventLoopClock: Clock {
+    /// `ContinuousClock`'s instants: a sleep's length is measured on it when the sleep
+    /// starts, and the loop's timer (on the monotonic clock) counts it down, so a machine
+    /// suspended meanwhile wakes the sleeper later than the deadline by the time it slept.
     public typealias Instant = ContinuousClock.Instant
 
     /// The loop whose timers wake the sleepers.
     public let eventLoop: any EventLoop
 
+    /// A clock whose sleepers `eventLoop` wakes.
     public init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 
+    /// `ContinuousClock`'s now.
     public var now: Instant { .now }
 
+    /// `ContinuousClock`'s resolution.
     public var minimumResolution: Duration { ContinuousClock().minimumResolution }
 
     /// Sleeps until `deadline` (the tolerance is not used: the loop's timers are exact);
-    /// throws `CancellationError` as soon as the task is cancelled.
+    /// throws `CancellationError` as soon as the task is cancelled, and the loop's error
+    /// when it is shut down first.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try Task.checkCancellation()
         let sleeper = Sleeper()
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let timer = eventLoop.scheduleTask(in: TimeAmount(Instant.now.duration(to: deadline))) {
                     sleeper.wake(with: nil)
                 }
+                // A loop shut down fails the timer instead of running it.
+                timer.futureResult.whenFailure { sleeper.wake(with: $0) }
                 sleeper.begin(continuation, timer: timer)
             }
         } onCancel: {

@@ -39,12 +39,14 @@ public struct SystemdNotifier: ServiceNotifier {
         // An abstract name's length is exact; a path's includes its terminating zero.
         let length = MemoryLayout<sa_family_t>.size + path.count + (abstract ? 0 : 1)
         let message = Array(state.utf8)
+        // The daemon's event loop sends these: a status or a ping a service manager too busy
+        // to take is dropped (the next one follows within a second), READY and STOPPING wait.
+        let periodic = state.hasPrefix("STATUS=") || state.hasPrefix("WATCHDOG=")
+        let waiting = periodic ? Int32(MSG_DONTWAIT) : 0
         _ = withUnsafePointer(to: &server) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                // Never waiting: the daemon's event loop sends it, and a service manager
-                // too busy to take it gets the next one.
                 message.withUnsafeBytes {
-                    sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT), address, socklen_t(length))
+                    sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | waiting, address, socklen_t(length))
                 }
             }
         }

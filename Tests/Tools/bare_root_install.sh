@@ -80,7 +80,9 @@ echo "STEP loaded $(grep -c 'libgps\|libmosquitto' "$root/proc/$daemon/maps" || 
 before=$(switches)
 sleep 2.5
 after=$(switches)
-woken=$(printf '%s\n%s\n' "$before" "$after" | awk 'NF == 2 { if ($1 in first) { if ($2 - first[$1] > 1) woken++ } else first[$1] = $2 } END { print woken + 0 }')
+# A thread started meanwhile counts from zero.
+woken=$( (echo "$before" | sed 's/^/before /'; echo "$after" | sed 's/^/after /') |
+    awk 'NF == 3 && $1 == "before" { first[$2] = $3 } NF == 3 && $1 == "after" && $3 - first[$2] > 1 { woken++ } END { print woken + 0 }')
 echo "STEP threads woken besides SwiftNIO's: $woken"
 stop_daemon
 
