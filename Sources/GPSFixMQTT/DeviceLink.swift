@@ -160,11 +160,8 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         }
         // Off the loop too: stopping waits for libmosquitto's thread, which may be in the
         // middle of a reconnect. In a task of its own, which the pool does not refuse as
-        // cancelled; where the pool refuses it all the same, here.
-        let stopped = await Task { [publisher] in
-            (try? await NIOThreadPool.singleton.runIfActive { publisher.stop() }) != nil
-        }.value
-        if !stopped { publisher.stop() }
+        // cancelled (the singleton pool is never shut down).
+        await Task { [publisher] in try? await NIOThreadPool.singleton.runIfActive { publisher.stop() } }.value
     }
 
     private func handle(_ event: MessagePublisherEvent) {

@@ -50,40 +50,45 @@ public struct EventLoopClock: Clock {
 
     /// One sleep: resumed once, by its timer or by its cancellation, whichever comes first.
     private final class Sleeper: Sendable {
-        private struct State {
-            var continuation: CheckedContinuation<Void, any Error>?
-            var timer: Scheduled<Void>?
-            /// The cancellation that came before the sleep began.
-            var earlyError: (any Error)?
-            var woken = false
+        private enum State {
+            /// Before the continuation is given: a wake-up now is kept for it.
+            case starting
+            case sleeping(CheckedContinuation<Void, any Error>, Scheduled<Void>)
+            /// Woken, with the cancellation's or the loop's error, if any.
+            case woken((any Error)?)
         }
 
-        private let state = NIOLockedValueBox(State())
+        private let state = NIOLockedValueBox(State.starting)
 
         func begin(_ continuation: CheckedContinuation<Void, any Error>, timer: Scheduled<Void>) {
-            let early: (any Error)?? = state.withLockedValue { state in
-                guard !state.woken else { return .some(state.earlyError) }
-                state.continuation = continuation
-                state.timer = timer
-                return .none
+            let early = state.withLockedValue { state -> Result<Void, any Error>? in
+                guard case .woken(let error) = state else {
+                    state = .sleeping(continuation, timer)
+                    return nil
+                }
+                return error.map { .failure($0) } ?? .success(())
             }
             guard let early else { return }
             timer.cancel()
-            if let error = early { continuation.resume(throwing: error) } else { continuation.resume() }
+            continuation.resume(with: early)
         }
 
         func wake(with error: (any Error)?) {
-            let waiting = state.withLockedValue { state -> (CheckedContinuation<Void, any Error>, Scheduled<Void>?)? in
-                guard !state.woken else { return nil }
-                state.woken = true
-                state.earlyError = error
-                guard let continuation = state.continuation else { return nil }
-                state.continuation = nil
-                return (continuation, state.timer)
+            let sleeping = state.withLockedValue { state -> (CheckedContinuation<Void, any Error>, Scheduled<Void>)? in
+                switch state {
+                case .woken: return nil
+                case .starting:
+                    state = .woken(error)
+                    return nil
+                case .sleeping(let continuation, let timer):
+                    state = .woken(error)
+                    return (continuation, timer)
+                }
             }
-            guard let (continuation, timer) = waiting else { return }
-            if error != nil { timer?.cancel() }
-            if let error { continuation.resume(throwing: error) } else { continuation.resume() }
+            guard let (continuation, timer) = sleeping else { return }
+            guard let error else { return continuation.resume() }
+            timer.cancel()
+            continuation.resume(throwing: error)
         }
     }
 }
