@@ -34,8 +34,9 @@ public struct ReceiverControl: Sendable {
         writer.afterQueued { [port] written in
             guard written else { return done(false) }
             // tcdrain waits for the line: off the event loop, and off SwiftNIO's small
-            // blocking pool that other work needs.
-            DispatchQueue.global().async { done((try? port.changeSpeedWhileOpen(to: bps)) != nil) }
+            // blocking pool that other work needs, on a thread that ends with the change.
+            let started = DeviceThread.start(named: "gpsfix-speed") { done((try? port.changeSpeedWhileOpen(to: bps)) != nil) }
+            if !started { done(false) }
         }
     }
 }

@@ -1,11 +1,12 @@
-import Dispatch
 import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
 
 /// The one owner of a receiver's conversation: whoever talks to the receiver (`gpsfix ubx`
 /// through the control socket, the `[receiver]` table's keeper) asks it for a turn, talks,
 /// and ends the turn. The rules are ``ConversationStateMachine``'s; this class only keeps
 /// it behind a lock, runs each waiting request's start when its turn comes, and ends a
-/// turn that overstays ``turnLimit``.
+/// turn that overstays ``turnLimit``, both on an event loop: its timers start no thread.
 ///
 /// RTCM corrections are not a conversation: they are a stream of frames the receiver does
 /// not answer, written through the same ``ReceiverWriter`` beside whoever converses.
@@ -13,6 +14,7 @@ public final class ReceiverConversations: Sendable {
     /// The longest one turn lasts: a tool configures a receiver in seconds, and a keeper's
     /// conversation is a few dozen requests of a few seconds at most each.
     public let turnLimit: Duration
+    private let eventLoop: any EventLoop
     private let shared = NIOLockedValueBox(Shared())
 
     private struct Shared {
@@ -58,17 +60,19 @@ public final class ReceiverConversations: Sendable {
         case alreadyWaiting
     }
 
-    /// An owner whose turns last `turnLimit` at most.
-    public init(turnLimit: Duration = .seconds(60)) {
+    /// An owner whose turns last `turnLimit` at most, timed on `eventLoop` (the daemon's
+    /// one loop by default), where waiting requests' starts and expiries run too.
+    public init(turnLimit: Duration = .seconds(60), eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()) {
         self.turnLimit = turnLimit
+        self.eventLoop = eventLoop
     }
 
     /// What the conversations did so far.
     public var counters: Counters { shared.withLockedValue { $0.counters } }
 
-    /// Asks for a turn for `reason`. When it cannot begin now, `begin` runs (on another
-    /// thread) once it does. `expired` runs if the turn is still held at its deadline; the
-    /// turn is over by then, and the next one may begin.
+    /// Asks for a turn for `reason`. When it cannot begin now, `begin` runs once it does.
+    /// `expired` runs if the turn is still held at its deadline; the turn is over by then,
+    /// and the next one may begin. Both run on the event loop: they must not block.
     public func request(
         _ reason: ConversationReason, begin: @escaping @Sendable (ConversationTurn) -> Void,
         expired: @escaping @Sendable () -> Void = {}
@@ -143,14 +147,15 @@ public final class ReceiverConversations: Sendable {
 
     private func begin(_ next: (turn: ConversationTurn, holder: Holder)) {
         scheduleDeadline(of: next.turn)
-        DispatchQueue.global().async { next.holder.begin(next.turn) }
+        eventLoop.execute { next.holder.begin(next.turn) }
     }
 
     private func deadline() -> ContinuousClock.Instant { .now.advanced(by: turnLimit) }
 
     private func scheduleDeadline(of turn: ConversationTurn) {
-        // Rounded up to the millisecond: the timer never fires before the deadline.
-        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(turnLimit.pollTimeout))) { [weak self] in
+        // Rounded up to the millisecond: the loop's clock is not the deadline's, and the
+        // timer must never fire before the deadline.
+        eventLoop.scheduleTask(in: .milliseconds(Int64(turnLimit.pollTimeout))) { [weak self] in
             self?.expire(turn)
         }
     }

@@ -1,4 +1,3 @@
-import Dispatch
 import GPSFix
 import GPSFixDevices
 import Logging
@@ -20,7 +19,8 @@ import UBXConfiguration
 ///   take, or reports otherwise), or that refuses the table, is reported, once, and after
 ///   a second try is not given the table again while it reports the same.
 ///
-/// The conversation blocks on the receiver's answers: it runs on a queue of its own.
+/// The conversation blocks on the receiver's answers: it runs on a thread of its own, which
+/// ends with it, one conversation at a time.
 final class ReceiverKeeper: Sendable {
     let control: ReceiverControl
     let receiverPort: ReceiverPort
@@ -28,7 +28,9 @@ final class ReceiverKeeper: Sendable {
     let save: Bool
     private let flash: FlashRecord
     private let logger: Logger
-    private let queue: DispatchQueue
+    /// Held for a whole conversation: a turn taken away at its deadline may leave its
+    /// conversation waiting for one last answer, which the next must not share.
+    private let conversing = NIOLock()
     var port: SerialPort { control.port }
     private let state = NIOLockedValueBox(State())
 
@@ -66,7 +68,6 @@ final class ReceiverKeeper: Sendable {
         self.save = save
         self.flash = flash
         self.logger = logger
-        queue = DispatchQueue(label: "receiver keeper \(control.port.path)")
     }
 
     /// `receiver /dev/ttyACM0: as configured`, or what differs, or why it could not be;
@@ -91,13 +92,20 @@ final class ReceiverKeeper: Sendable {
         let conversations = control.conversations
         let answer = conversations.request(.keeper) { [weak self] turn in
             guard let self else { return conversations.end(turn) }
-            queue.async { self.converse(in: turn) }
+            startConversation(in: turn)
         }
-        if case .begun(let turn) = answer { queue.async { self.converse(in: turn) } }
+        if case .begun(let turn) = answer { startConversation(in: turn) }
+    }
+
+    private func startConversation(in turn: ConversationTurn) {
+        let started = DeviceThread.start(named: "gpsfix-keeper") { self.conversing.withLock { self.converse(in: turn) } }
+        guard !started else { return }
+        control.conversations.end(turn)
+        logger.warning("receiver not configured as its table says: the system started no thread for the conversation", metadata: ["device": "\(port.path)"])
     }
 
     /// One conversation, then the turn ends. A turn that was taken away while this waited
-    /// on the keeper's queue is over before it began.
+    /// for the one before is over before it began.
     private func converse(in turn: ConversationTurn) {
         guard control.conversations.holds(turn) else { return }
         defer {

@@ -83,8 +83,14 @@ struct ReceiverKeeperTests {
         }
         // Nothing more: no conversation starts another.
         let settled = receiver.traffic.framesReceived
+        let before = try ThreadWakeUps(ofProcess: "\(daemon.pid)")
         Thread.sleep(forTimeInterval: 3)
         #expect(receiver.traffic.framesReceived == settled, "the receiver was still being talked to")
+        // Conversations over, only the event loop wakes for the receiver's solutions: no
+        // thread a conversation ran on lingers, nor anything that watches such threads.
+        let woken = try ThreadWakeUps(ofProcess: "\(daemon.pid)").since(before)
+            .filter { !$0.name.hasPrefix("NIO-SGLTN-") && $0.times > 1 }
+        #expect(woken.isEmpty, "\(woken.map { "\($0.name) woke \($0.times) times" })")
 
         for _ in 0..<2 {
             let shown = try UBXConfigurationToolTests.ubx(["show", receiver.path, "--control-socket", control])
