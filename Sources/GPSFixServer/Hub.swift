@@ -18,8 +18,12 @@ import NMEA
 /// that cannot are left out for the lagging session alone (counted). A session that
 /// lags for ``stallTimeout`` is cut off (see ``ClientSession``).
 final class Hub: @unchecked Sendable {
-    /// What the hub knows of one device.
-    struct DeviceState {
+    /// What the hub knows of one device, changed in place by each of its reports.
+    ///
+    /// A class, not a struct: a struct kept in the hub's dictionary was copied out of it
+    /// and back, whole (its fix, its sky and its counters), at every change through the
+    /// dictionary's subscript, a fifth of the event loop's instructions at 1 Hz.
+    final class DeviceState {
         var info: DeviceInfo
         var fix: Fix?
         var sky: SkyView?
@@ -30,6 +34,10 @@ final class Hub: @unchecked Sendable {
         var lastFixAt: NIODeadline?
         /// Whether the source can wait for lagging watchers (see ``ByteSource/canWait``).
         var canWait = false
+
+        init(info: DeviceInfo) {
+            self.info = info
+        }
     }
 
     /// Counters, for logs and the service status line.
@@ -209,30 +217,30 @@ final class Hub: @unchecked Sendable {
     /// Publishes one update of `device` to the sessions that want it.
     func publish(_ update: LocationUpdate, from device: String) {
         eventLoop.assertInEventLoop()
+        let state = devices[device]
         // Reports of a source that can wait are held back for a lagging session, for a while.
-        let canBeHeld = devices[device]?.canWait == true
+        let canBeHeld = state?.canWait == true
         switch update {
         case .fix(let fix):
-            devices[device]?.fix = fix
-            if let time = fix.time {
-                // In place, in two steps: a copy of the state would copy its arrays.
-                let cycle = devices[device]?.cycle.record(time)
-                devices[device]?.info.cycle = cycle
-            }
-            if fix.mode >= .twoDimensional {
-                devices[device]?.info.seenData = true
-                devices[device]?.lastFixAt = .now()
+            if let state {
+                state.fix = fix
+                if let time = fix.time { state.info.cycle = state.cycle.record(time) }
+                if fix.mode >= .twoDimensional {
+                    state.info.seenData = true
+                    state.lastFixAt = .now()
+                }
             }
             broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix), canBeHeld: canBeHeld)
         case .sky(let sky):
             // The device's state is the whole view, as `?POLL` reports it: a SKY that left
             // out the satellites reported earlier in its cycle still carries them.
-            var whole = sky
-            whole.satellitesReportedEarlier = false
-            devices[device]?.sky = whole
+            if let state {
+                state.sky = sky
+                state.sky?.satellitesReportedEarlier = false
+            }
             broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky), canBeHeld: canBeHeld)
         case .errorEstimate(let estimate):
-            devices[device]?.estimate = estimate
+            state?.estimate = estimate
             broadcastToSessions(GPSDReport.gst(estimate, device: device), of: device, canBeHeld: canBeHeld)
         case .attitude(let attitude):
             broadcastToSessions(GPSDReport.att(attitude, device: device), of: device, canBeHeld: canBeHeld)
@@ -256,7 +264,7 @@ final class Hub: @unchecked Sendable {
         case .rtcm3(let frame):
             corrections.forward(frame, from: device)
         case .counters(let counters):
-            devices[device]?.counters = counters
+            state?.counters = counters
         case .receiverTime, .nextPulse:
             break  // the time service's: it reports what it did with a sample (``publish(_:of:)``)
         case .device(let event):
