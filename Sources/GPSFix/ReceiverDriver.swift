@@ -25,11 +25,6 @@ extension ReceiverDriver {
     public static var serialLines: [SerialLine] { [] }
 }
 
-extension DriverAssembler {
-    /// Epochs emitted so far, one fix each.
-    public var cyclesEmitted: Int { statistics.epochs }
-}
-
 /// What an assembler needs to know of the stream it reads: how to complete two-digit
 /// years and which 1024-week era a receiver's week belongs to.
 public struct AssemblyContext: Sendable {

@@ -14,17 +14,12 @@ public protocol ProtocolAssembler {
     mutating func flush(_ emit: (LocationUpdate) -> Void)
     /// Changes whenever a frame opens a new cycle (see ``ReceiverStreamDecoder/cycleReadAt``).
     var cyclesOpened: Int { get }
-    /// Cycles emitted so far, one fix each.
-    var cyclesEmitted: Int { get }
 }
 
-extension FixAssembler: ProtocolAssembler {
-    public var cyclesEmitted: Int { statistics.cycles }
-}
+extension FixAssembler: ProtocolAssembler {}
 
 extension UBXAssembler: ProtocolAssembler {
     public var cyclesOpened: Int { epochsOpened }
-    public var cyclesEmitted: Int { statistics.epochs }
 }
 
 /// Bytes in, location updates out: the framer and the protocols' assemblers joined, the
@@ -107,11 +102,6 @@ public final class ReceiverStreamDecoder {
     /// Frames accepted so far, of every protocol: a device sending any is alive.
     public var framesAccepted: Int {
         framer.nmea.statistics.sentences + framer.binaryStatistics.frames
-    }
-
-    /// Cycles emitted so far, by every assembler.
-    public var cyclesEmitted: Int {
-        drivers.reduce(assembler.cyclesEmitted + ubx.cyclesEmitted) { $0 + ($1?.assembler.cyclesEmitted ?? 0) }
     }
 
     /// Calls `body` with each driver's assembly counts, under its frame rule's name (as

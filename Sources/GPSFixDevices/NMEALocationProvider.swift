@@ -264,6 +264,9 @@ private final class ReadingState: @unchecked Sendable {
     private var identified: ReceiverIdentity?
     private var announcedLine: SerialLine?
     private var receiverChanges = 0
+    /// Whether the chunk being parsed completed a cycle (its fix emitted): the device's
+    /// counters follow it.
+    private var cycleCompleted = false
     /// NMEA sentences the receiver sent since the last fix: one that sends its own gets
     /// none written for it.
     private var sentencesSinceFix = 0
@@ -314,16 +317,19 @@ private final class ReadingState: @unchecked Sendable {
         if sentenceDemand.areBytesWanted { pending.append(.bytes(chunk.bytes)) }
         decoder.readAt = chunk.readAt
         let framesBefore = decoder.framesAccepted
-        let cyclesBefore = decoder.cyclesEmitted
+        let binaryFramesBefore = decoder.framer.binaryStatistics.frames
+        cycleCompleted = false
         chunk.bytes.withUnsafeBytes { decoder.feed($0, emit) }
         if decoder.framesAccepted > framesBefore {
             activity.record()
             sentencesSinceOpening = true
         }
-        if decoder.cyclesEmitted > cyclesBefore { pending.append(counters()) }
+        if cycleCompleted { pending.append(counters()) }
         // A receiver that began speaking UBX, or answered MON-VER (as it does after a
-        // configuration), is named anew, with its line (a new speed) as it is now.
-        if identified != nil, decoder.receiverChanges != receiverChanges {
+        // configuration), is named anew, with its line (a new speed) as it is now: only a
+        // binary frame changes what names it.
+        if identified != nil, decoder.framer.binaryStatistics.frames != binaryFramesBefore,
+           decoder.receiverChanges != receiverChanges {
             receiverChanges = decoder.receiverChanges
             let receiver = decoder.receiver, line = line()
             if receiver != identified || line != announcedLine {
@@ -369,8 +375,9 @@ private final class ReadingState: @unchecked Sendable {
     private func emit(_ update: LocationUpdate) {
         pending.append(update)
         if sentenceDemand.isWanted, decoder.binaryCarriesFixes { writeSentences(for: update) }
-        if case .fix(let fix) = update, let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) {
-            pending.append(.receiverTime(sample))
+        if case .fix(let fix) = update {
+            cycleCompleted = true
+            if let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) { pending.append(.receiverTime(sample)) }
         }
     }
 

@@ -56,7 +56,7 @@ struct SkytraqMessageTests {
         #expect(fix.climb == nil)
         #expect(assembler.solutions == 1)
         #expect(assembler.cyclesOpened == 1)
-        #expect(assembler.cyclesEmitted == 1)
+        #expect(assembler.statistics.epochs == 1)
     }
 
     @Test("0xDE: used by channel status bits 4-5, BeiDou 211 kept as PRN 211, DOPs from the geometry")
