@@ -230,7 +230,7 @@ final class Hub: @unchecked Sendable {
                     state.lastFixAt = .now()
                 }
             }
-            broadcastReport(GPSDReport.tpv(fix, device: device), of: device, content: .tpv(fix), canBeHeld: canBeHeld)
+            broadcastReport(of: device, content: .tpv(fix), canBeHeld: canBeHeld) { GPSDReport.tpv(fix, device: device, into: &$0) }
         case .sky(let sky):
             // The device's state is the whole view, as `?POLL` reports it: a SKY that left
             // out the satellites reported earlier in its cycle still carries them.
@@ -238,12 +238,12 @@ final class Hub: @unchecked Sendable {
                 state.sky = sky
                 state.sky?.satellitesReportedEarlier = false
             }
-            broadcastReport(GPSDReport.sky(sky, device: device), of: device, content: .sky(sky), canBeHeld: canBeHeld)
+            broadcastReport(of: device, content: .sky(sky), canBeHeld: canBeHeld) { GPSDReport.sky(sky, device: device, into: &$0) }
         case .errorEstimate(let estimate):
             state?.estimate = estimate
-            broadcastToSessions(GPSDReport.gst(estimate, device: device), of: device, canBeHeld: canBeHeld)
+            broadcastReport(of: device, content: nil, canBeHeld: canBeHeld) { GPSDReport.gst(estimate, device: device, into: &$0) }
         case .attitude(let attitude):
-            broadcastToSessions(GPSDReport.att(attitude, device: device), of: device, canBeHeld: canBeHeld)
+            broadcastReport(of: device, content: nil, canBeHeld: canBeHeld) { GPSDReport.att(attitude, device: device, into: &$0) }
         case .sentence(let line):
             nmeaDatagrams?.send(line)
             let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) && $0.takes(sentence: line) }
@@ -332,24 +332,25 @@ final class Hub: @unchecked Sendable {
     }
 
     /// Encodes the report only when a session or a subscriber wants it (POLL encodes
-    /// from the stored values), and once for all of them.
+    /// from the stored values), once for all of them, and into the buffer the sessions
+    /// share without an array between. Subscribers take TPV and SKY (`content`), not GST
+    /// or ATT (`nil`).
     private func broadcastReport(
-        _ encode: @autoclosure () -> [UInt8], of device: String, content: @autoclosure () -> PublishedReport.Content,
-        canBeHeld: Bool
+        of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool,
+        encode: (inout JSONBytes) -> Void
     ) {
-        guard !subscribers.isEmpty else { return broadcastToSessions(encode(), of: device, canBeHeld: canBeHeld) }
-        let report = encode()
-        broadcastToSessions(report, of: device, canBeHeld: canBeHeld)
-        let published = PublishedReport(device: device, content: content(), json: report)
-        for subscriber in subscribers { subscriber.receive(published) }
-    }
-
-    /// Reports no subscriber takes (GST, ATT), encoded only when a session wants them.
-    private func broadcastToSessions(_ report: @autoclosure () -> [UInt8], of device: String, canBeHeld: Bool) {
         let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
-        guard !recipients.isEmpty else { return }
-        let buffer = ByteBuffer(bytes: report())
-        for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
+        let published = subscribers.isEmpty ? nil : content()
+        guard !recipients.isEmpty || published != nil else { return }
+        var report = JSONBytes()
+        encode(&report)
+        if !recipients.isEmpty {
+            let buffer = report.withUnsafeBytes { ByteBuffer(bytes: $0) }
+            for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
+        }
+        guard let published else { return }
+        let json = report.withUnsafeBytes { [UInt8]($0) }
+        for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: published, json: json)) }
     }
 
     /// Queues `buffer` for `session`, to be flushed once the loop has run the tasks
