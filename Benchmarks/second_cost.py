@@ -209,7 +209,7 @@ def main():
                 total, own = callgrind_costs(output + ".1")
                 print(f"{name}: 1 Hz: {total / cycles:,.0f} instructions a cycle (user space), the most:")
                 for function, count in own.most_common(12):
-                    print(f"    {count / total:6.1%}  {function[:110]}")
+                    print(f"    {count / total:6.1%}  {(function or '?')[:110]}")
 
 
 if __name__ == "__main__":

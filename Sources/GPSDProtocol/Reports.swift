@@ -164,7 +164,7 @@ public enum GPSDReport {
 
     /// The room a SKY report of `sky` is given: enough for its satellites, and for the
     /// room the last one's run asks for, so that it is written with no growing.
-    private static func capacity(for sky: SkyView) -> Int {
+    public static func capacity(for sky: SkyView) -> Int {
         sky.satellitesReportedEarlier ? 128 : 128 + 96 * sky.satellites.count + JSONWriter.satelliteRunRoom
     }
 }

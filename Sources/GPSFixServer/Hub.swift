@@ -238,7 +238,9 @@ final class Hub: @unchecked Sendable {
                 state.sky = sky
                 state.sky?.satellitesReportedEarlier = false
             }
-            broadcastReport(of: device, content: .sky(sky), canBeHeld: canBeHeld) { GPSDReport.sky(sky, device: device, into: &$0) }
+            broadcastReport(of: device, capacity: GPSDReport.capacity(for: sky), content: .sky(sky), canBeHeld: canBeHeld) {
+                GPSDReport.sky(sky, device: device, into: &$0)
+            }
         case .errorEstimate(let estimate):
             state?.estimate = estimate
             broadcastReport(of: device, content: nil, canBeHeld: canBeHeld) { GPSDReport.gst(estimate, device: device, into: &$0) }
@@ -333,16 +335,16 @@ final class Hub: @unchecked Sendable {
 
     /// Encodes the report only when a session or a subscriber wants it (POLL encodes
     /// from the stored values), once for all of them, and into the buffer the sessions
-    /// share without an array between. Subscribers take TPV and SKY (`content`), not GST
-    /// or ATT (`nil`).
+    /// share without an array between, in `capacity` bytes (a SKY's need more than the
+    /// default). Subscribers take TPV and SKY (`content`), not GST or ATT (`nil`).
     private func broadcastReport(
-        of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool,
-        encode: (inout JSONBytes) -> Void
+        of device: String, capacity: Int = 256, content: @autoclosure () -> PublishedReport.Content?,
+        canBeHeld: Bool, encode: (inout JSONBytes) -> Void
     ) {
         let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
         let published = subscribers.isEmpty ? nil : content()
         guard !recipients.isEmpty || published != nil else { return }
-        var report = JSONBytes()
+        var report = JSONBytes(capacity: capacity)
         encode(&report)
         if !recipients.isEmpty {
             let buffer = report.withUnsafeBytes { ByteBuffer(bytes: $0) }
