@@ -102,10 +102,13 @@ public enum GPSDReport {
     /// The report for any location update that has one (device events are sent as
     /// DEVICE objects by the server, which knows the device's settings).
     public static func encode(_ update: LocationUpdate, device: String?) -> [UInt8]? {
-        var capacity = 256
-        if case .sky(let view) = update { capacity = self.capacity(for: view) }
-        var bytes = JSONBytes(capacity: capacity)
+        var bytes = JSONBytes(capacity: capacity(for: update))
         return encode(update, device: device, into: &bytes) ? bytes.array : nil
+    }
+
+    /// The room the report for `update` is given, so that it is written with no growing.
+    public static func capacity(for update: LocationUpdate) -> Int {
+        if case .sky(let view) = update { capacity(for: view) } else { 256 }
     }
 
     /// Appends the report for `update` to `bytes`; returns whether it had one.
@@ -164,7 +167,7 @@ public enum GPSDReport {
 
     /// The room a SKY report of `sky` is given: enough for its satellites, and for the
     /// room the last one's run asks for, so that it is written with no growing.
-    public static func capacity(for sky: SkyView) -> Int {
+    private static func capacity(for sky: SkyView) -> Int {
         sky.satellitesReportedEarlier ? 128 : 128 + 96 * sky.satellites.count + JSONWriter.satelliteRunRoom
     }
 }

@@ -230,7 +230,7 @@ final class Hub: @unchecked Sendable {
                     state.lastFixAt = .now()
                 }
             }
-            broadcastReport(of: device, content: .tpv(fix), canBeHeld: canBeHeld) { GPSDReport.tpv(fix, device: device, into: &$0) }
+            broadcastReport(update, of: device, content: .tpv(fix), canBeHeld: canBeHeld)
         case .sky(let sky):
             // The device's state is the whole view, as `?POLL` reports it: a SKY that left
             // out the satellites reported earlier in its cycle still carries them.
@@ -238,14 +238,12 @@ final class Hub: @unchecked Sendable {
                 state.sky = sky
                 state.sky?.satellitesReportedEarlier = false
             }
-            broadcastReport(of: device, capacity: GPSDReport.capacity(for: sky), content: .sky(sky), canBeHeld: canBeHeld) {
-                GPSDReport.sky(sky, device: device, into: &$0)
-            }
+            broadcastReport(update, of: device, content: .sky(sky), canBeHeld: canBeHeld)
         case .errorEstimate(let estimate):
             state?.estimate = estimate
-            broadcastReport(of: device, content: nil, canBeHeld: canBeHeld) { GPSDReport.gst(estimate, device: device, into: &$0) }
-        case .attitude(let attitude):
-            broadcastReport(of: device, content: nil, canBeHeld: canBeHeld) { GPSDReport.att(attitude, device: device, into: &$0) }
+            broadcastReport(update, of: device, content: nil, canBeHeld: canBeHeld)
+        case .attitude:
+            broadcastReport(update, of: device, content: nil, canBeHeld: canBeHeld)
         case .sentence(let line):
             nmeaDatagrams?.send(line)
             let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) && $0.takes(sentence: line) }
@@ -271,7 +269,7 @@ final class Hub: @unchecked Sendable {
             break  // the time service's: it reports what it did with a sample (``publish(_:of:)``)
         case .device(let event):
             apply(event, to: device)
-            guard let info = devices[device]?.info else { return }
+            guard let info = state?.info else { return }
             let report = SessionReport.device(info)
             // As gpsd: to the JSON watchers of this device, never into a sentence stream.
             let buffer = ByteBuffer(bytes: report)
@@ -333,19 +331,18 @@ final class Hub: @unchecked Sendable {
         }
     }
 
-    /// Encodes the report only when a session or a subscriber wants it (POLL encodes
-    /// from the stored values), once for all of them, and into the buffer the sessions
-    /// share without an array between, in `capacity` bytes (a SKY's need more than the
-    /// default). Subscribers take TPV and SKY (`content`), not GST or ATT (`nil`).
+    /// Encodes the report of `update` only when a session or a subscriber wants it (POLL
+    /// encodes from the stored values), once for all of them, and into the buffer the
+    /// sessions share without an array between. Subscribers take TPV and SKY (`content`),
+    /// not GST or ATT (`nil`).
     private func broadcastReport(
-        of device: String, capacity: Int = 256, content: @autoclosure () -> PublishedReport.Content?,
-        canBeHeld: Bool, encode: (inout JSONBytes) -> Void
+        _ update: LocationUpdate, of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool
     ) {
         let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
         let published = subscribers.isEmpty ? nil : content()
         guard !recipients.isEmpty || published != nil else { return }
-        var report = JSONBytes(capacity: capacity)
-        encode(&report)
+        var report = JSONBytes(capacity: GPSDReport.capacity(for: update))
+        GPSDReport.encode(update, device: device, into: &report)
         if !recipients.isEmpty {
             let buffer = report.withUnsafeBytes { ByteBuffer(bytes: $0) }
             for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
