@@ -77,16 +77,21 @@ def main():
     serving_file, starting_file = sorted(glob.glob(f"{folder}/callgrind.*"), key=len)
     serving = functions_run(serving_file, daemon)
     starting = functions_run(starting_file, daemon) - serving
-    # A function compiled into a section of its own can be placed anywhere; one in an
-    # object's shared .text (the Swift runtime's internal functions) moves with all of it.
-    # Serving's go first, then starting's, each in sections of their own before shared ones.
-    alone = functions_in_own_sections(os.path.dirname(os.path.realpath(binary)))
-    ordered = [name for names in (serving, starting) for name in sorted(names, key=lambda name: (name not in alone, name))]
+    # A function compiled into a section of its own can be placed anywhere. One in an
+    # object's shared .text (much of the Swift runtime's: Swift.o's is 1.6 MB) moves with all
+    # of it, and a local name such as `objectdestroyTm` places every function of that name,
+    # some in shared sections of objects nothing runs (the regex parser's). Named among the
+    # others, such a name would put whole objects between the functions that serve; so
+    # sections of their own come first, serving's then starting's, and the names with a
+    # definition in a shared .text last, where the objects they drag split nothing.
+    shared = functions_in_shared_sections(os.path.dirname(os.path.realpath(binary)))
+    groups = (serving - shared, starting - shared, serving & shared, starting & shared)
+    ordered = [name for names in groups for name in sorted(names)]
     with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
         output.write("\n".join(ordered) + "\n")
     print(
         f"{len(serving)} serving and {len(starting)} starting functions in packaging/symbol-order.txt, "
-        f"{len(alone & (serving | starting))} in sections of their own")
+        f"{len((serving | starting) & shared)} of them defined somewhere in an object's shared .text")
 
 
 def functions_run(dump, daemon):
@@ -105,19 +110,33 @@ def functions_run(dump, daemon):
     return names
 
 
-def functions_in_own_sections(build):
-    """The functions that have a `.text.NAME` section of their own in the objects linked:
-    the build folder's and the static Swift runtime's."""
+def functions_in_shared_sections(build):
+    """The names of functions defined, in at least one of the objects linked (the build
+    folder's and the static Swift runtime's), in a section that holds other functions too."""
     swiftc = os.path.realpath(subprocess.run(["which", "swiftc"], capture_output=True, text=True).stdout.strip())
     runtime = os.path.join(os.path.dirname(os.path.dirname(swiftc)), "lib/swift_static/linux")
     files = glob.glob(f"{build}/**/*.o", recursive=True) + glob.glob(f"{runtime}/*.a")
     names = set()
-    for start in range(0, len(files), 200):
-        sections = subprocess.run(["readelf", "-SW", *files[start : start + 200]], capture_output=True, text=True).stdout
-        for line in sections.splitlines():
-            fields = line.split("]", 1)[-1].split()
-            if fields and fields[0].startswith(".text.") and not fields[0].startswith(".text.unlikely"):
-                names.add(fields[0][len(".text.") :])
+    for start in range(0, len(files), 100):
+        report = subprocess.run(
+            ["readelf", "-SsW", *files[start : start + 100]], capture_output=True, text=True, errors="replace").stdout
+        sections = {}
+        for line in report.splitlines():
+            if line.startswith("File: "):
+                sections = {}
+            elif line.startswith("  [") and "]" in line:
+                # A section header: [Nr] Name Type ...
+                index, rest = line[3:].split("]", 1)
+                fields = rest.split()
+                if fields:
+                    sections[index.strip()] = fields[0]
+            else:
+                # A symbol: Num: Value Size Type Bind Vis Ndx Name
+                fields = line.split()
+                if len(fields) == 8 and fields[3] == "FUNC" and fields[6].isdigit():
+                    section = sections.get(fields[6], "")
+                    if not section.startswith(".text.") or section.startswith((".text.unlikely", ".text.hot", ".text.startup")):
+                        names.add(fields[7])
     return names
 
 
