@@ -2,6 +2,10 @@ import CConcurrencyHooks
 import NIOCore
 import NIOPosix
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs the process's Swift tasks on SwiftNIO's event loops instead of libdispatch's
 /// worker threads.
 ///
@@ -32,5 +36,27 @@ public enum TasksOnEventLoop {
         // convention, as it calls its other hooks.
         hook.pointee = unsafeBitCast(enqueue, to: UnsafeMutableRawPointer.self)
         return true
+    }
+
+    /// Runs `body` as the process's main task and exits 0 when it returns, as an
+    /// asynchronous `main` does; the main thread only waits, all its signals blocked.
+    ///
+    /// An asynchronous `main` ends in libdispatch's `dispatchMain()`, which ends the main
+    /// thread with `pthread_exit`: that unwinds the thread's stack, and the unwinder's
+    /// search of the binary's unwind tables leaves half a megabyte of them resident for the
+    /// process's life, to serve a main queue this daemon gives no work. Blocked signals
+    /// are what `dispatchMain()` leaves the main thread too: the stop signals go to the
+    /// dispatch sources that wait for them (`StopSignals`).
+    public static func runMain(_ body: @escaping @Sendable () async -> Void) -> Never {
+        Task.detached {
+            await body()
+            exit(EXIT_SUCCESS)
+        }
+        var signals = sigset_t()
+        sigfillset(&signals)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        while true {
+            pause()
+        }
     }
 }

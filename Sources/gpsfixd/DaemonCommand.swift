@@ -6,10 +6,10 @@ public enum DaemonCommand {
     /// Parses the process's arguments and the configuration file, and serves until stopped;
     /// exits with the daemon's status.
     ///
-    /// On the main actor, so that the daemon's tasks are given to the event loop before
-    /// the first of them starts: this function's own body is that first task.
+    /// Synchronous, on the main thread: the daemon's tasks are given to the event loop
+    /// before the first of them starts.
     @MainActor
-    public static func main() async {
+    public static func run() -> Never {
         // One SwiftNIO loop, not one per core: the listeners, clients and devices are all
         // bound to the server's loop, so a second loop would serve only the outgoing
         // connections (receivers' writers, NTRIP servers, Traccar's uploads), whose work
@@ -23,6 +23,6 @@ public enum DaemonCommand {
         // daemon's CPU at 1 Hz). The tasks' sleeps are the loop's timers (`EventLoopClock`),
         // for the same reason.
         _ = TasksOnEventLoop.install()
-        await GPSFixDaemon.main()
+        TasksOnEventLoop.runMain { await GPSFixDaemon.main() }
     }
 }

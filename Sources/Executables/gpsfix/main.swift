@@ -16,7 +16,7 @@ if calledAs == "gpsfixd" {
         _ = write(comm, "gpsfixd", 7)
         close(comm)
     }
-    await DaemonCommand.main()
+    DaemonCommand.run()
 } else {
-    await ToolCommand.main()
+    ToolCommand.run()
 }

@@ -1,3 +1,3 @@
 import gpsfixd
 
-await DaemonCommand.main()
+DaemonCommand.run()
