@@ -84,6 +84,9 @@ def main():
     parser.add_argument("--seconds", type=float, default=40)
     options = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="footprint-")
+    # A binary just written (a package just unpacked) is dirty in the page cache until it
+    # is written back, and smaps counts its mapped pages as private dirty: 10 MB of them.
+    os.sync()
     processes = []
     try:
         fix_port, gpsd_port = free_port(), free_port()
