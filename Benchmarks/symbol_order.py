@@ -84,7 +84,7 @@ def main():
     # others, such a name would put whole objects between the functions that serve; so
     # sections of their own come first, serving's then starting's, and the names with a
     # definition in a shared .text last, where the objects they drag split nothing.
-    shared = functions_in_shared_sections(os.path.dirname(os.path.realpath(binary)))
+    shared = functions_in_shared_sections(binary)
     groups = (serving - shared, starting - shared, serving & shared, starting & shared)
     ordered = [name for names in groups for name in sorted(names)]
     with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
@@ -110,20 +110,38 @@ def functions_run(dump, daemon):
     return names
 
 
-def functions_in_shared_sections(build):
-    """The names of functions defined, in at least one of the objects linked (the build
-    folder's and the static Swift runtime's), in a section that holds other functions too."""
+def functions_in_shared_sections(binary):
+    """The names of functions defined, in at least one of the objects `binary` was linked
+    from (the build folder's, the static Swift runtime's, libstdc++'s), in a section that
+    holds other functions too. An archive's member counts when one of its global symbols
+    is in the binary: the runtime's folder holds archives the daemon does not link."""
+    build = os.path.dirname(os.path.realpath(binary))
     swiftc = os.path.realpath(subprocess.run(["which", "swiftc"], capture_output=True, text=True).stdout.strip())
     runtime = os.path.join(os.path.dirname(os.path.dirname(swiftc)), "lib/swift_static/linux")
-    files = glob.glob(f"{build}/**/*.o", recursive=True) + glob.glob(f"{runtime}/*.a")
+    libstdcxx = subprocess.run(["clang", "-print-file-name=libstdc++.a"], capture_output=True, text=True).stdout.strip()
+    files = glob.glob(f"{build}/**/*.o", recursive=True) + glob.glob(f"{runtime}/*.a") + [libstdcxx]
+    linked = set(subprocess.run(["nm", "--defined-only", "-j", binary], capture_output=True, text=True).stdout.split())
     names = set()
+
+    def take(sections, symbols):
+        """One object's names in shared sections, when the object was linked."""
+        if not any(binding == "GLOBAL" and name in linked for _, _, binding, name in symbols):
+            return
+        functions = {}
+        for section, value, _, name in symbols:
+            functions.setdefault(section, {}).setdefault(value, []).append(name)
+        for section, by_value in functions.items():
+            if len(by_value) > 1 and sections.get(section, "").startswith(".text"):
+                names.update(name for group in by_value.values() for name in group)
+
     for start in range(0, len(files), 100):
         report = subprocess.run(
             ["readelf", "-SsW", *files[start : start + 100]], capture_output=True, text=True, errors="replace").stdout
-        sections = {}
+        sections, symbols = {}, []
         for line in report.splitlines():
             if line.startswith("File: "):
-                sections = {}
+                take(sections, symbols)
+                sections, symbols = {}, []
             elif line.startswith("  [") and "]" in line:
                 # A section header: [Nr] Name Type ...
                 index, rest = line[3:].split("]", 1)
@@ -133,10 +151,12 @@ def functions_in_shared_sections(build):
             else:
                 # A symbol: Num: Value Size Type Bind Vis Ndx Name
                 fields = line.split()
-                if len(fields) == 8 and fields[3] == "FUNC" and fields[6].isdigit():
-                    section = sections.get(fields[6], "")
-                    if not section.startswith(".text.") or section.startswith((".text.unlikely", ".text.hot", ".text.startup")):
-                        names.add(fields[7])
+                if len(fields) == 8 and fields[6].isdigit() and fields[3] in ("FUNC", "OBJECT"):
+                    if fields[3] == "FUNC":
+                        symbols.append((fields[6], fields[1], fields[4], fields[7]))
+                    elif fields[4] == "GLOBAL":
+                        symbols.append((None, None, "GLOBAL", fields[7]))
+        take(sections, symbols)
     return names
 
 

@@ -38,15 +38,18 @@ public enum TasksOnEventLoop {
         return true
     }
 
-    /// Runs `body` as the process's main task and exits 0 when it returns, as an
-    /// asynchronous `main` does; the main thread only waits, all its signals blocked.
+    /// Runs `body` as the process's main task (on the event loop, after ``install()``), and
+    /// exits 0 when it returns, as an asynchronous `main` does; the main thread only waits.
     ///
     /// An asynchronous `main` ends in libdispatch's `dispatchMain()`, which ends the main
     /// thread with `pthread_exit`: that unwinds the thread's stack, and the unwinder's
     /// search of the binary's unwind tables leaves half a megabyte of them resident for the
-    /// process's life, to serve a main queue this daemon gives no work. Blocked signals
-    /// are what `dispatchMain()` leaves the main thread too: the stop signals go to the
-    /// dispatch sources that wait for them (`StopSignals`).
+    /// process's life, to serve a main queue this daemon gives no work. The waiting main
+    /// thread blocks every signal, so that none is delivered to it: a stop signal goes to
+    /// a thread that takes it (the event loop's, started by the first task and so before
+    /// the mask is set), whence libdispatch passes it to the source waiting for it
+    /// (`StopSignals`).
+    @MainActor
     public static func runMain(_ body: @escaping @Sendable () async -> Void) -> Never {
         Task.detached {
             await body()

@@ -7,8 +7,8 @@ import Glibc
 /// The tool's command line: what `gpsfix` runs.
 public enum ToolCommand {
     /// Parses the process's arguments and runs the subcommand they name; exits with its
-    /// status. As an asynchronous `main` does: the command runs on the main actor, which
-    /// libdispatch's main queue serves once the main thread has handed it over.
+    /// status. As an asynchronous `main` does: a main-actor task starts the command, and
+    /// `dispatchMain()` hands the main queue to libdispatch's threads.
     @MainActor
     public static func run() -> Never {
         Task {
