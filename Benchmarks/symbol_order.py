@@ -8,8 +8,9 @@ all over: the kernel maps 64 KB around each page touched, so the pages resident 
 several times the code that runs. Placed together, they are a few hundred pages.
 
 The list comes from callgrind (valgrind): the daemon built as scripts/package builds it
-(debug information removed, which valgrind cannot read, symbols kept) runs --demo with one
-client watching; the functions that ran after the first 20 s, when it only serves, come
+(debug information removed, which valgrind cannot read, symbols kept) runs with one client
+watching, once reading a device (a pseudo-terminal the demo is replayed into) and once
+with --demo; the functions that ran after the first 20 s, when it only serves, come
 first, and those that ran only while it started after them. Start-up code runs once, but
 its pages are what the peak (VmHWM) is made of: scattered, each page it touches brings
 64 KB in with it; placed together, start-up reads a few hundred pages in a row. It needs every function in a section of its own (scripts/package compiles with
@@ -22,6 +23,7 @@ Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package/rele
 
 import glob
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -29,6 +31,7 @@ import tempfile
 import time
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO = os.path.join(REPOSITORY, "Sources/gpsfixd/demo.nmea")
 
 
 def free_port():
@@ -42,10 +45,52 @@ def main():
     folder = tempfile.mkdtemp(prefix="symbol-order-")
     daemon = os.path.join(folder, "gpsfixd")
     subprocess.run(["strip", "--strip-debug", "-o", daemon, binary], check=True)
+    # The daemon as a receiver's owner runs it (a device's path, here a pseudo-terminal the
+    # tool replays the demo into, from a copy of the binary) and as a first run does (--demo).
+    replayer = os.path.join(folder, "gpsfix-replay")
+    shutil.copy(binary, replayer)
+    link = os.path.join(folder, "gps0")
+    replay = subprocess.Popen([replayer, "replay", DEMO, "--loop", "--retime", "--link", link],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.exists(link):
+                break
+            time.sleep(0.1)
+        serving, starting = set(), set()
+        for source in ([link], ["--demo"]):
+            run_serving, run_starting = profile(daemon, source, folder)
+            serving |= run_serving
+            starting |= run_starting
+        starting -= serving
+    finally:
+        replay.terminate()
+        replay.wait()
+    # A function compiled into a section of its own can be placed anywhere. One in an
+    # object's shared .text (much of the Swift runtime's: Swift.o's is 1.6 MB) moves with all
+    # of it, and a local name such as `objectdestroyTm` places every function of that name,
+    # some in shared sections of objects nothing runs (the regex parser's). Named among the
+    # others, such a name would put whole objects between the functions that serve; so
+    # sections of their own come first, serving's then starting's, and the names with a
+    # definition in a shared .text last, where the objects they drag split nothing.
+    shared = functions_in_shared_sections(binary)
+    groups = (serving - shared, starting - shared, serving & shared, starting & shared)
+    ordered = [name for names in groups for name in sorted(names)]
+    with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
+        output.write("\n".join(ordered) + "\n")
+    print(
+        f"{len(serving)} serving and {len(starting)} starting functions in packaging/symbol-order.txt, "
+        f"{len((serving | starting) & shared)} of them defined somewhere in an object's shared .text")
+
+
+def profile(daemon, source, folder):
+    """The functions the daemon reading `source` runs while it serves one watching client
+    (after its first 20 s), and those it ran before, under callgrind."""
+    run = tempfile.mkdtemp(dir=folder)
     port = free_port()
     process = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={folder}/callgrind.%p", daemon, "--demo",
-         "--tcp", f"127.0.0.1:{port}", "--socket", f"{folder}/gpsfixd.sock", "--control-socket", f"{folder}/control.sock"],
+        ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={run}/callgrind.%p", daemon, *source,
+         "--tcp", f"127.0.0.1:{port}", "--socket", f"{run}/gpsfixd.sock", "--control-socket", f"{run}/control.sock"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = None
     for _ in range(600):
@@ -73,25 +118,11 @@ def main():
     serve(40)
     process.terminate()
     process.wait()
+    client.close()
     # The last dump (callgrind.PID) is serving; the one taken at 20 s (callgrind.PID.1), starting.
-    serving_file, starting_file = sorted(glob.glob(f"{folder}/callgrind.*"), key=len)
+    serving_file, starting_file = sorted(glob.glob(f"{run}/callgrind.*"), key=len)
     serving = functions_run(serving_file, daemon)
-    starting = functions_run(starting_file, daemon) - serving
-    # A function compiled into a section of its own can be placed anywhere. One in an
-    # object's shared .text (much of the Swift runtime's: Swift.o's is 1.6 MB) moves with all
-    # of it, and a local name such as `objectdestroyTm` places every function of that name,
-    # some in shared sections of objects nothing runs (the regex parser's). Named among the
-    # others, such a name would put whole objects between the functions that serve; so
-    # sections of their own come first, serving's then starting's, and the names with a
-    # definition in a shared .text last, where the objects they drag split nothing.
-    shared = functions_in_shared_sections(binary)
-    groups = (serving - shared, starting - shared, serving & shared, starting & shared)
-    ordered = [name for names in groups for name in sorted(names)]
-    with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
-        output.write("\n".join(ordered) + "\n")
-    print(
-        f"{len(serving)} serving and {len(starting)} starting functions in packaging/symbol-order.txt, "
-        f"{len((serving | starting) & shared)} of them defined somewhere in an object's shared .text")
+    return serving, functions_run(starting_file, daemon) - serving
 
 
 def functions_run(dump, daemon):
