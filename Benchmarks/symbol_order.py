@@ -154,13 +154,10 @@ def functions_in_shared_sections(binary):
     linked = set(subprocess.run(["nm", "--defined-only", "-j", binary], capture_output=True, text=True).stdout.split())
     names = set()
 
-    def take(sections, symbols):
+    def take(sections, functions, global_names):
         """One object's names in shared sections, when the object was linked."""
-        if not any(binding == "GLOBAL" and name in linked for _, _, binding, name in symbols):
+        if global_names.isdisjoint(linked):
             return
-        functions = {}
-        for section, value, _, name in symbols:
-            functions.setdefault(section, {}).setdefault(value, []).append(name)
         for section, by_value in functions.items():
             if len(by_value) > 1 and sections.get(section, "").startswith(".text"):
                 names.update(name for group in by_value.values() for name in group)
@@ -168,11 +165,12 @@ def functions_in_shared_sections(binary):
     for start in range(0, len(files), 100):
         report = subprocess.run(
             ["readelf", "-SsW", *files[start : start + 100]], capture_output=True, text=True, errors="replace").stdout
-        sections, symbols = {}, []
+        # One object's section names by index, its functions by section and value, its global names.
+        sections, functions, global_names = {}, {}, set()
         for line in report.splitlines():
             if line.startswith("File: "):
-                take(sections, symbols)
-                sections, symbols = {}, []
+                take(sections, functions, global_names)
+                sections, functions, global_names = {}, {}, set()
             elif line.startswith("  [") and "]" in line:
                 # A section header: [Nr] Name Type ...
                 index, rest = line[3:].split("]", 1)
@@ -183,11 +181,11 @@ def functions_in_shared_sections(binary):
                 # A symbol: Num: Value Size Type Bind Vis Ndx Name
                 fields = line.split()
                 if len(fields) == 8 and fields[6].isdigit() and fields[3] in ("FUNC", "OBJECT"):
+                    if fields[4] == "GLOBAL":
+                        global_names.add(fields[7])
                     if fields[3] == "FUNC":
-                        symbols.append((fields[6], fields[1], fields[4], fields[7]))
-                    elif fields[4] == "GLOBAL":
-                        symbols.append((None, None, "GLOBAL", fields[7]))
-        take(sections, symbols)
+                        functions.setdefault(fields[6], {}).setdefault(fields[1], []).append(fields[7])
+        take(sections, functions, global_names)
     return names
 
 
