@@ -78,6 +78,35 @@ struct PackageTests {
         #expect(try Self.binary(of: Self.package("deb12")) == Self.binary(of: Self.package("deb13")))
     }
 
+    @Test("the binary is position-independent, relocated at start and then read-only, its constants never writable")
+    func hardening() throws {
+        let folder = try makeTemporaryFolder("package-contents")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let binary = folder.appendingPathComponent("gpsfix").path
+        try Self.binary(of: Self.package("deb12")).write(to: URL(fileURLWithPath: binary))
+        let headers = try run("/usr/bin/readelf", ["--wide", "--file-header", "--program-headers", "--dynamic", binary])
+        #expect(headers.contains("DYN (Position-Independent Executable file)"))
+        #expect(headers.contains("GNU_RELRO"))
+        #expect(headers.contains("Flags: NOW PIE"), "bound at start (full RELRO)")
+        // The segments in order, each with whether it is writable and the sections in it.
+        let lines = headers.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        guard let tableStart = lines.firstIndex(where: { $0 == ["Program", "Headers:"] }),
+            let mappingStart = lines.firstIndex(where: { $0.starts(with: ["Section", "to", "Segment", "mapping:"]) })
+        else {
+            Issue.record("no program headers: \(headers.prefix(2000))")
+            return
+        }
+        let segments = lines[tableStart..<mappingStart].filter { $0.count > 6 && $0[1].hasPrefix("0x") }
+        let sections = lines[(mappingStart + 2)...].prefix(segments.count).map { $0.dropFirst() }
+        let writable = zip(segments, sections).filter { $0.0[0] == "LOAD" && $0.0[6...].contains { $0.contains("W") } }.flatMap(\.1)
+        let relocatedThenReadOnly = zip(segments, sections).filter { $0.0[0] == "GNU_RELRO" }.flatMap(\.1)
+        // Swift marks some constants (conformance and method descriptors) writable only
+        // because they hold link-time relocations: packaging/layout.ld puts them in
+        // .data.rel.ro, so that .rodata is one read-only section again.
+        #expect(sections.contains { $0.contains(".rodata") } && !writable.contains(".rodata"), "\(sections)")
+        #expect(writable.contains(".data.rel.ro") && relocatedThenReadOnly.contains(".data.rel.ro"), "\(sections)")
+    }
+
     /// The bytes of `/usr/bin/gpsfix` in the package at `deb`.
     static func binary(of deb: String) throws -> Data {
         let folder = try makeTemporaryFolder("package-contents")
