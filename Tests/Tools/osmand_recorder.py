@@ -2,11 +2,18 @@
 """The tests' stand-in for Traccar's OsmAnd endpoint: records each request's query string,
 one line each, in LOG, and answers with the status code in STATUS_FILE (200 when absent).
 
+SIGTERM stops it as a server stops for a restart: it takes no new connection, answers the
+requests it has begun, then exits. A position it records is answered, so the tests can
+count each position once; one killed between the two (SIGKILL) is sent again, as HTTP
+allows no better.
+
 Usage: osmand_recorder.py PORT LOG STATUS_FILE
 """
 import http.server
+import signal
 import socketserver
 import sys
+import threading
 import urllib.parse
 
 port, log, status_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
@@ -38,7 +45,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
-    daemon_threads = True
+    # server_close() waits for the requests begun: HTTP/1.0, one request a connection.
+    daemon_threads = False
+    block_on_close = True
 
 
-Server(("127.0.0.1", port), Handler).serve_forever()
+server = Server(("127.0.0.1", port), Handler)
+# shutdown() waits for serve_forever() to return, so it is called from another thread.
+signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
+server.serve_forever()
+server.server_close()
