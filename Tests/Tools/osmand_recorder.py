@@ -20,6 +20,9 @@ port, log, status_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
+    # A request that stops arriving is given up, so that a stop waits for no one long.
+    timeout = 5
+
     def answer(self):
         try:
             with open(status_file) as f:
