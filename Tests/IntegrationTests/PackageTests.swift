@@ -82,8 +82,7 @@ struct PackageTests {
     func hardening() throws {
         let folder = try makeTemporaryFolder("package-contents")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let binary = folder.appendingPathComponent("gpsfix").path
-        try Self.binary(of: Self.package("deb12")).write(to: URL(fileURLWithPath: binary))
+        let binary = try Self.extractBinary(of: Self.package("deb12"), into: folder)
         let headers = try run("/usr/bin/readelf", ["--wide", "--file-header", "--program-headers", "--dynamic", binary])
         #expect(headers.contains("DYN (Position-Independent Executable file)"))
         #expect(headers.contains("GNU_RELRO"))
@@ -112,8 +111,13 @@ struct PackageTests {
     static func binary(of deb: String) throws -> Data {
         let folder = try makeTemporaryFolder("package-contents")
         defer { try? FileManager.default.removeItem(at: folder) }
+        return try Data(contentsOf: URL(fileURLWithPath: extractBinary(of: deb, into: folder)))
+    }
+
+    /// Unpacks the package at `deb` into `folder`; returns the path of its `/usr/bin/gpsfix`.
+    static func extractBinary(of deb: String, into folder: URL) throws -> String {
         _ = try run("/usr/bin/dpkg-deb", ["-x", deb, folder.path])
-        return try Data(contentsOf: folder.appendingPathComponent("usr/bin/gpsfix"))
+        return folder.appendingPathComponent("usr/bin/gpsfix").path
     }
 
     @Test(

@@ -47,10 +47,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 class Server(socketserver.ThreadingTCPServer):
+    # Its request threads are not daemon threads, so server_close() waits for the requests
+    # begun: HTTP/1.0, one request a connection.
     allow_reuse_address = True
-    # server_close() waits for the requests begun: HTTP/1.0, one request a connection.
-    daemon_threads = False
-    block_on_close = True
 
 
 server = Server(("127.0.0.1", port), Handler)
