@@ -14,6 +14,7 @@ import UBX
 /// `gpsfix decode`: receiver logs in, one gpsd JSON report per line out.
 struct Decode: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "decode",
         abstract: "Decode receiver logs (NMEA 0183, u-blox UBX, TSIP, SiRF, CASIC, Skytraq, or mixed) into gpsd JSON reports, one per line.",
         discussion: """
             For every receiver cycle it writes a TPV, then a SKY when satellites or DOPs are \

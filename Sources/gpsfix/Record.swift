@@ -7,6 +7,7 @@ import Synchronization
 /// `gpsfix record`: a device's raw bytes to a log that `decode`, `replay` and `file:` read back.
 struct Record: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "record",
         abstract: "Record a device's raw bytes to a log, with a # header (device, speed, date).")
 
     @Argument(help: "The device: /dev/ttyUSB0, or gpsd://HOST:PORT.")

@@ -7,6 +7,7 @@ import StopSignals
 /// `gpsfix replay`: a recorded log played into a pseudo-terminal, a fake serial GPS.
 struct Replay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "replay",
         abstract: "Replay an NMEA log through a pseudo-terminal, as a fake serial GPS.",
         discussion: """
             Prints the pseudo-terminal's path; any program that reads a serial GPS (gpsfixd, \

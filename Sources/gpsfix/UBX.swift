@@ -69,7 +69,9 @@ struct UBXCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the receiver's identity and current settings (read-only).")
+        static let configuration = CommandConfiguration(
+            commandName: "show",
+            abstract: "Print the receiver's identity and current settings (read-only).")
 
         @OptionGroup var connection: Connection
 
@@ -87,6 +89,7 @@ struct UBXCommand: ParsableCommand {
 
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "set",
             abstract: "Apply exactly the settings given, each acknowledged by the receiver; nothing else changes.")
 
         @OptionGroup var connection: Connection
@@ -167,7 +170,9 @@ struct UBXCommand: ParsableCommand {
     }
 
     struct Reset: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Restart the receiver; with --factory, its saved settings cleared first.")
+        static let configuration = CommandConfiguration(
+            commandName: "reset",
+            abstract: "Restart the receiver; with --factory, its saved settings cleared first.")
 
         @OptionGroup var connection: Connection
 

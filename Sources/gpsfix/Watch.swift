@@ -9,6 +9,7 @@ import Glibc
 /// `gpsfix watch`: the daemon's reports as they come.
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "watch",
         abstract: "Stream the daemon's reports: JSON lines, or a compact view on a terminal.")
 
     @OptionGroup var address: DaemonAddress
@@ -44,7 +45,9 @@ struct Watch: ParsableCommand {
 
 /// `gpsfix poll`: the latest fix and sky view of every device, once.
 struct Poll: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the daemon's latest reports (gpsd's POLL).")
+    static let configuration = CommandConfiguration(
+        commandName: "poll",
+        abstract: "Print the daemon's latest reports (gpsd's POLL).")
 
     @OptionGroup var address: DaemonAddress
 
