@@ -26,7 +26,8 @@ public struct FixAssembler {
     public struct Statistics: Hashable, Sendable {
         /// Cycles emitted (one fix each).
         public var cycles = 0
-        /// Sentences of a known type refused for a malformed field.
+        /// Sentences of a known type refused for a malformed field, or for listing more
+        /// satellites than a sky view holds (``SkyView/maximumSatellites``).
         public var decodingErrors = 0
         /// Sentences of types GPSFix does not read (passed on to raw watchers only).
         public var unknownSentences = 0
@@ -116,9 +117,12 @@ public struct FixAssembler {
     /// Whether the open cycle has anything to report (a cycle of nothing is not emitted).
     private var cycleHasContent: Bool { cycle.sawData || satellites.hasNews }
 
-    /// Standard sentences seen, by type (`GGA`); built on demand, not per sentence.
+    /// Standard sentences seen, by type (`GGA`); built on demand, not per sentence. The
+    /// types past the ``Tally``'s bound are counted together, as `other`.
     public var sentenceCountsByType: [String: Int] {
-        Dictionary(uniqueKeysWithValues: sentenceCounts.counts.map { ($0.key.description, $0.count) })
+        var counts = Dictionary(uniqueKeysWithValues: sentenceCounts.counts.map { ($0.key.description, $0.count) })
+        if sentenceCounts.uncounted > 0 { counts["other", default: 0] += sentenceCounts.uncounted }
+        return counts
     }
 
     /// Takes a date with a two-digit year (RMC's, Garmin PGRMF's), placed in its century.
@@ -333,7 +337,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ gsv: GSV, in sentence: NMEASentence) {
-        satellites.add(gsv)
+        if !satellites.add(gsv) { statistics.decodingErrors += 1 }
         let ending = CycleEnding(lastPartOf: gsv, address: sentence.address)
         if ending != nil { viewAwaitingReport = true }
         conclude(sentence.address, ending: ending)
@@ -388,7 +392,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pubx: PUBXSatellites, in sentence: NMEASentence) {
-        satellites.add(pubx)
+        if !satellites.add(pubx) { statistics.decodingErrors += 1 }
         cycle.hasSkyData = true
         conclude(sentence.address)
     }
@@ -400,7 +404,7 @@ extension FixAssembler: NMEASentenceHandler {
     }
 
     public mutating func handle(_ pashr: PASHRSatellites, in sentence: NMEASentence) {
-        satellites.add(pashr)
+        if !satellites.add(pashr) { statistics.decodingErrors += 1 }
         cycle.hasSkyData = true
         conclude(sentence.address)
     }

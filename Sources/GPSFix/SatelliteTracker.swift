@@ -14,7 +14,16 @@ import NMEA
 ///
 /// Buffers are reused from cycle to cycle, so tracking allocates nothing once warm as
 /// long as the consumer has let go of the previous sky view.
+///
+/// What it holds is bounded, whatever the stream: a list is refused when, with the other
+/// groups, it would hold more than ``SkyView/maximumSatellites``, and so is a group past
+/// ``maximumGroups``. The rest of a refused group is dropped as that of a group whose
+/// start was missed.
 struct SatelliteTracker {
+    /// The most groups held. NMEA 4.11 lists a group for each system and signal, and a
+    /// receiver that tracks every signal of every system sends a few dozen.
+    static let maximumGroups = 48
+
     private struct GroupKey: Hashable {
         var talker: Talker?
         var signal: Int?
@@ -44,6 +53,9 @@ struct SatelliteTracker {
     private var groupsInBurst = 0
     private var partial: [Satellite] = []
     private var partialKey: GroupKey?
+    /// How many satellites the group being received may list: what the other groups leave
+    /// of a view.
+    private var partialRoom = 0
     private var nextPartialNumber = 1
     /// Two buffers for the views handed out, used in turn: a cycle may hand out a second
     /// view while the first is still held (a GSA after the GSV groups that also ends the
@@ -64,40 +76,72 @@ struct SatelliteTracker {
     /// How many satellites this cycle's GSAs listed as used (none: no GSA this cycle).
     var listedUsedCount: Int { used.count }
 
-    /// Adds one GSV sentence.
+    /// Adds one GSV sentence; `false` when it is refused (see the bounds above).
     ///
     /// A group is keyed by its talker and the signal id of its first sentence: some
     /// receivers (Quectel LC79D) put the signal id on the group's last sentence only,
     /// so each satellite takes the signal id of the sentence that lists it.
-    mutating func add(_ gsv: GSV) {
+    mutating func add(_ gsv: GSV) -> Bool {
         let number = gsv.messageNumber ?? 1
         if number == 1 {
-            partial.removeAll(keepingCapacity: true)
-            partialKey = GroupKey(talker: gsv.talker, signal: gsv.signalID, system: gsv.systemID)
+            begin(GroupKey(talker: gsv.talker, signal: gsv.signalID, system: gsv.systemID))
         } else if partialKey?.talker != gsv.talker || number != nextPartialNumber {
             // A sentence of a group whose start was missed, or one out of order: drop the group.
             partial.removeAll(keepingCapacity: true)
             partialKey = nil
-            return
+            return true
         }
-        guard let key = partialKey else { return }
+        guard partialKey != nil else { return true }
         let system = gsv.systemID.flatMap(GNSS.init(nmeaSystemID:)) ?? gsv.talker.flatMap(GNSS.init(talker:))
         for satellite in gsv.satellites {
             guard let identity = SatelliteIdentity(nmeaID: Int(satellite.id), talker: gsv.talker, system: system)
             else { continue }
             // A position needs both angles; gpsd reports neither when one is missing.
             let hasPosition = satellite.elevation != nil && satellite.azimuth != nil
-            partial.append(
+            let listed = append(
                 Satellite(
                     identity: identity, signal: Self.gpsdSignal(gsv.signalID, of: identity.gnss),
                     elevation: hasPosition ? satellite.elevation.map(Double.init) : nil,
                     azimuth: hasPosition ? satellite.azimuth.map(Double.init) : nil,
                     snr: satellite.snr.map(Double.init)))
+            guard listed else { return false }
         }
         nextPartialNumber = number + 1
-        guard gsv.isLast else { return }
-        completeGroup(key)
+        guard gsv.isLast else { return true }
+        return completePartial()
+    }
+
+    /// Begins the list of the group of `key`, with the room the other groups leave it.
+    private mutating func begin(_ key: GroupKey) {
+        partial.removeAll(keepingCapacity: true)
+        partialKey = key
+        partialRoom = SkyView.maximumSatellites
+        for group in groups where group.key != key { partialRoom -= group.satellites.count }
+    }
+
+    /// Lists `satellite` in the group being received; `false` when there is no room for
+    /// it, and the group is dropped.
+    private mutating func append(_ satellite: Satellite) -> Bool {
+        guard partial.count < partialRoom else {
+            partial.removeAll(keepingCapacity: true)
+            partialKey = nil
+            return false
+        }
+        partial.append(satellite)
+        return true
+    }
+
+    /// The group being received is complete: it replaces its key's, unless it would be a
+    /// group past ``maximumGroups``.
+    private mutating func completePartial() -> Bool {
+        guard let key = partialKey else { return true }
         partialKey = nil
+        guard groups.count < Self.maximumGroups || groups.contains(where: { $0.key == key }) else {
+            partial.removeAll(keepingCapacity: true)
+            return false
+        }
+        completeGroup(key)
+        return true
     }
 
     /// The satellites gathered in `partial` replace the group of `key`.
@@ -148,38 +192,40 @@ struct SatelliteTracker {
     /// Adds u-blox's PUBX,03, a complete list of the satellites tracked with their used
     /// flags (status `U`), in one sentence: it replaces the previous one as a GSV group
     /// does. Its ids are NMEA's, except SBAS, numbered by PRN (120-158).
-    mutating func add(_ pubx: PUBXSatellites) {
+    mutating func add(_ pubx: PUBXSatellites) -> Bool {
         beginWholeList()
         for index in 0..<pubx.count {
             guard let satellite = try? pubx.satellite(at: index) else { continue }
             let id = (120...158).contains(satellite.id) ? satellite.id - 87 : satellite.id
             guard let identity = SatelliteIdentity(nmeaID: id, talker: nil) else { continue }
-            appendToWholeList(
+            let listed = appendToWholeList(
                 identity, elevation: satellite.elevation, azimuth: satellite.azimuth, snr: satellite.snr,
                 used: satellite.status == UInt8(ascii: "U"))
+            guard listed else { return false }
         }
-        completeGroup(GroupKey(isWholeList: true))
+        return completePartial()
     }
 
     /// Adds Ashtech's PASHR,SAT, every satellite locked with its used flag, in one
     /// sentence: like PUBX,03 it replaces the previous list as a GSV group does. Its
     /// numbers are GPS PRNs (SBAS 33-64 as NMEA numbers them).
-    mutating func add(_ pashr: PASHRSatellites) {
+    mutating func add(_ pashr: PASHRSatellites) -> Bool {
         beginWholeList()
         for index in 0..<pashr.count {
             guard let satellite = try? pashr.satellite(at: index),
                 let identity = SatelliteIdentity(nmeaID: satellite.prn, talker: nil)
             else { continue }
-            appendToWholeList(
+            let listed = appendToWholeList(
                 identity, elevation: satellite.elevation, azimuth: satellite.azimuth, snr: satellite.snr,
                 used: satellite.used)
+            guard listed else { return false }
         }
-        completeGroup(GroupKey(isWholeList: true))
+        return completePartial()
     }
 
     /// Begins a maker's whole list: its used flags replace those of earlier cycles.
     private mutating func beginWholeList() {
-        partial.removeAll(keepingCapacity: true)
+        begin(GroupKey(isWholeList: true))
         beginUsedListOfCycle()
     }
 
@@ -192,18 +238,19 @@ struct SatelliteTracker {
         usedListBegunThisCycle = true
     }
 
-    /// One satellite of a maker's whole list. A signal of 0 is none: the makers write 0
-    /// for a satellite they do not track.
+    /// One satellite of a maker's whole list; `false` when there is no room for it. A
+    /// signal of 0 is none: the makers write 0 for a satellite they do not track.
     private mutating func appendToWholeList(
         _ identity: SatelliteIdentity, elevation: NMEADecimal?, azimuth: NMEADecimal?, snr: NMEADecimal?, used isUsed: Bool
-    ) {
+    ) -> Bool {
         let hasPosition = elevation != nil && azimuth != nil
-        partial.append(
+        let listed = append(
             Satellite(
                 identity: identity, elevation: hasPosition ? elevation?.doubleValue : nil,
                 azimuth: hasPosition ? azimuth?.doubleValue : nil,
                 snr: snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }))
-        if isUsed { used.insert(identity.prn) }
+        if listed, isUsed { used.insert(identity.prn) }
+        return listed
     }
 
     /// Adds one GSA sentence's used-list.

@@ -38,6 +38,11 @@ public struct Satellite: Hashable, Sendable {
 
 /// The satellites in view and the dilutions of precision: gpsd's SKY.
 public struct SkyView: Hashable, Sendable {
+    /// The most satellites (and signals) a view holds. u-blox counts those of a NAV-SAT
+    /// or NAV-SIG in a byte, and the assembler refuses an NMEA list that would pass it, so
+    /// no stream, however wrong, makes the daemon hold or report an ever larger sky.
+    public static let maximumSatellites = 255
+
     /// The cycle this view belongs to, when its date is known.
     public var time: GPSTime?
     /// Every satellite and signal in view, in the order the receiver listed them.

@@ -1,12 +1,17 @@
 import NMEA
 
 /// Counts occurrences of keys: the first 32 distinct keys in fixed inline storage,
-/// searched by plain comparison, any further ones in a dictionary.
+/// searched by plain comparison, further ones in a dictionary, up to ``maximumKeys``.
 ///
 /// A receiver sends a dozen kinds of sentence, so counting them per sentence costs a
 /// few integer compares and no hashing or allocation; a stream with more kinds still
-/// has every one counted.
+/// has each counted, up to a bound no receiver comes near: a stream of ever new
+/// addresses (8 characters each) would otherwise grow the dictionary for as long as
+/// it ran. Occurrences of keys past the bound are counted together, as ``uncounted``.
 struct Tally<Key: Hashable> {
+    /// The most distinct keys counted.
+    static var maximumKeys: Int { 256 }
+
     private struct Entry {
         var key: Key
         var count: Int
@@ -14,6 +19,8 @@ struct Tally<Key: Hashable> {
 
     private var entries: InlineList<32, Entry>
     private var overflow: [Key: Int] = [:]
+    /// Occurrences of keys that found no place: ``maximumKeys`` others were counted first.
+    private(set) var uncounted = 0
 
     /// An empty tally; `placeholder` fills the unused inline slots.
     init(placeholder: Key) {
@@ -27,7 +34,14 @@ struct Tally<Key: Hashable> {
             entries[index].count += 1
             return
         }
-        if !entries.append(Entry(key: key, count: 1)) { overflow[key, default: 0] += 1 }
+        guard !entries.append(Entry(key: key, count: 1)) else { return }
+        if let index = overflow.index(forKey: key) {
+            overflow.values[index] += 1
+        } else if entries.count + overflow.count < Self.maximumKeys {
+            overflow[key] = 1
+        } else {
+            uncounted += 1
+        }
     }
 
     // Inlined: a call would copy the 784 bytes of the tally to lend them.
@@ -45,5 +59,6 @@ struct Tally<Key: Hashable> {
     mutating func reset() {
         entries.removeAll()
         overflow.removeAll()
+        uncounted = 0
     }
 }

@@ -1,0 +1,69 @@
+@testable import GPSFix
+import NMEA
+import Testing
+
+/// What a receiver's stream, however wrong, can make the NMEA assembler hold: its GSV
+/// groups and its counts of sentences are bounded, and what they refuse is counted.
+@Suite("Bounds on what the NMEA assembler holds")
+struct SkyBoundsTests {
+    /// Decodes `text` and returns the updates, with the decoder to read its counts.
+    func decode(_ text: String) -> (updates: [LocationUpdate], decoder: ReceiverStreamDecoder) {
+        let decoder = ReceiverStreamDecoder()
+        var updates: [LocationUpdate] = []
+        Array(text.utf8).withUnsafeBytes { decoder.feed($0) { updates.append($0) } }
+        decoder.finish { updates.append($0) }
+        return (updates, decoder)
+    }
+
+    /// Part `number` of a GPS GSV group of `count` parts, listing four satellites.
+    func gsvPart(_ number: Int, of count: Int, signal: String? = nil) -> String {
+        let satellites = (0..<4).map { String(format: "%02d,40,100,30", (number * 4 + $0) % 32 + 1) }
+        return sentence("$GPGSV,\(count),\(number),99,\(satellites.joined(separator: ","))" + (signal.map { ",\($0)" } ?? ""))
+    }
+
+    func rmc(second: Int) -> String {
+        sentence("$GPRMC,0814\(String(format: "%02d", second)).000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A")
+    }
+
+    @Test("a GSV group claiming more satellites than a sky view holds is refused and counted, not reported")
+    func oversizedGroup() {
+        let parts = 100  // 400 satellites
+        let group = (1...parts).map { gsvPart($0, of: parts) }.joined()
+        let (updates, decoder) = decode(rmc(second: 12) + group + rmc(second: 13) + rmc(second: 14))
+        for sky in updates.compactMap(\.sky) { #expect(sky.satellites.count <= SkyView.maximumSatellites) }
+        #expect(decoder.assembler.statistics.decodingErrors == 1)
+    }
+
+    @Test("a GSV group that never ends is refused once it passes a view's size, and the next group is read whole")
+    func endlessGroup() throws {
+        let endless = (1...1000).map { gsvPart($0, of: 999_999_999) }.joined()
+        let whole = gsvPart(1, of: 1)
+        let (updates, decoder) = decode(rmc(second: 12) + endless + whole + rmc(second: 13) + rmc(second: 14))
+        #expect(decoder.assembler.statistics.decodingErrors == 1)
+        let sky = try #require(updates.compactMap(\.sky).last)
+        #expect(sky.satellites.map(\.identity.prn) == [5, 6, 7, 8])
+    }
+
+    @Test("GSV groups of more signals than any receiver sends are refused past the most held, and counted")
+    func tooManyGroups() throws {
+        // NMEA 4.11 signal ids, hexadecimal: 255 groups of one system, one sentence each.
+        let groups = (1...255).map { gsvPart(1, of: 1, signal: String($0, radix: 16, uppercase: true)) }.joined()
+        let (updates, decoder) = decode(rmc(second: 12) + groups + rmc(second: 13) + rmc(second: 14))
+        let sky = try #require(updates.compactMap(\.sky).last)
+        #expect(sky.satellites.count == SatelliteTracker.maximumGroups * 4)
+        #expect(decoder.assembler.statistics.decodingErrors == 255 - SatelliteTracker.maximumGroups)
+    }
+
+    @Test("a tally counts a bounded number of distinct keys, and counts the occurrences it could not place")
+    func tallyBound() {
+        var tally = Tally(placeholder: 0)
+        for key in 1...1000 { tally.count(key) }
+        tally.count(1)
+        #expect(tally.counts.count == Tally<Int>.maximumKeys)
+        #expect(tally.uncounted == 1000 - Tally<Int>.maximumKeys)
+        #expect(tally.occurrences(of: 1) == 2)
+        #expect(tally.occurrences(of: 1000) == 0)
+        tally.reset()
+        #expect(tally.counts.isEmpty && tally.uncounted == 0)
+    }
+}
