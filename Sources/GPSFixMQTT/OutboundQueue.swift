@@ -72,7 +72,8 @@ struct OutboundQueue {
     }
 
     /// The client did not take `message`: with the connection gone, it goes back to the
-    /// front, to be sent once connected again; any other refusal drops it, counted.
+    /// front, to be sent once connected again (the queue full, it is the oldest, dropped
+    /// and counted); any other refusal drops it, counted.
     mutating func refused(_ message: MQTTMessage, connectionLost: Bool) {
         inFlight = max(0, inFlight - 1)
         if connectionLost {
@@ -81,7 +82,11 @@ struct OutboundQueue {
             // The retained state it is, if it is: then the next connect does not publish it twice.
             let sequence = retained[message.topic].flatMap { $0.message == message ? $0.sequence : nil } ?? nextSequence
             if sequence == nextSequence { nextSequence += 1 }
-            if pending.count < capacity { pending.insert(Entry(message: message, sequence: sequence), at: 0) }
+            if pending.count < capacity {
+                pending.insert(Entry(message: message, sequence: sequence), at: 0)
+            } else {
+                counters.dropped += 1
+            }
         } else {
             counters.failed += 1
         }
