@@ -76,10 +76,8 @@ public final class TimeService: Sendable {
     /// Offers a receiver time of `device`, from any task; never waits. A sample the
     /// queue has no room for pushes out the oldest, counted.
     public func offer(_ sample: TimeSample, of device: String) {
-        guard let state = states[device] else { return }
-        if case .dropped = enqueue.yield((device, .receiverTime(sample))) {
-            state.withLock { $0.counters.receiverTimesDropped += 1 }
-        }
+        guard states[device] != nil else { return }
+        countDropped(enqueue.yield((device, .receiverTime(sample))))
     }
 
     /// The receiver's word on a pulse: the pulse that marks that second is corrected by
@@ -91,10 +89,15 @@ public final class TimeService: Sendable {
         case .next: _ = state.withLock { $0.pairing.note(announcement) }
         case .past:
             // Dropped, the pulse it speaks of goes out uncorrected: counted as a receiver time lost.
-            if case .dropped = enqueue.yield((device, .pastPulse(announcement))) {
-                state.withLock { $0.counters.receiverTimesDropped += 1 }
-            }
+            countDropped(enqueue.yield((device, .pastPulse(announcement))))
         }
+    }
+
+    /// What a full queue pushed out for an offer is counted against the device that
+    /// offered it, which need not be the device offering now.
+    private func countDropped(_ result: AsyncStream<(device: String, offer: Offer)>.Continuation.YieldResult) {
+        guard case .dropped(let pushedOut) = result, let state = states[pushedOut.device] else { return }
+        state.withLock { $0.counters.receiverTimesDropped += 1 }
     }
 
     /// Sends what is offered and waits for pulses, until cancelled.

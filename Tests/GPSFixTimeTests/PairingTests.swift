@@ -167,4 +167,19 @@ struct PairingTests {
         #expect(service.counters()[0].counters.receiverTimesDropped == 24)
         #expect(!service.serves("/dev/ttyUSB9"))
     }
+
+    @Test("a receiver time pushed out of the queue is counted against the device that offered it")
+    func droppedCountedAgainstItsDevice() {
+        let service = TimeService(
+            devices: [.init(name: "/dev/ttyS0"), .init(name: "/dev/ttyS1")], logger: Logger(label: "test")) { _, _ in }
+        // Not running: the first device fills the queue, and each of the second's times pushes one of its out.
+        for second in 0..<16 {
+            service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + second), clock: epoch + .seconds(second)), of: "/dev/ttyS0")
+        }
+        for second in 0..<3 {
+            service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + second), clock: epoch + .seconds(second)), of: "/dev/ttyS1")
+        }
+        let dropped = Dictionary(uniqueKeysWithValues: service.counters().map { ($0.device, $0.counters.receiverTimesDropped) })
+        #expect(dropped == ["/dev/ttyS0": 3, "/dev/ttyS1": 0])
+    }
 }
