@@ -61,6 +61,17 @@ public struct NTRIPCaster: Equatable, Sendable {
     /// `Authorization`'s value: Basic, with the user (empty when none) and the password.
     var basicAuthorization: String { "Basic \(Base64.encode(Array("\(username ?? ""):\(password ?? "")".utf8)))" }
 
+    /// `text`, a caster's answer to be shown, with the password masked, as sent and as
+    /// Basic carries it: a caster may echo either.
+    func masked(_ text: String) -> String {
+        guard let password, !password.isEmpty else { return text }
+        var masked = text
+        for secret in [password, String(basicAuthorization.dropFirst("Basic ".count))] {
+            masked = masked.replacing(secret, with: "***")
+        }
+        return masked
+    }
+
     /// The request for the mountpoint (or, without one, the source table): NTRIP 2.0,
     /// which a 1.0 caster also answers (it reads the request line and `Authorization`).
     public func request(userAgent: String) -> [UInt8] {

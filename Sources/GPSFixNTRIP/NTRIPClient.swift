@@ -307,7 +307,7 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
     typealias OutboundOut = ByteBuffer
 
     private let client: NTRIPClient
-    private var reader = NTRIPResponseReader()
+    private var reader: NTRIPResponseReader
     private var finder = RTCMFrameFinder()
     private var isAccepted = false
     private var lastData = NIODeadline.now()
@@ -317,7 +317,10 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
     /// Why the connection ended, once it has.
     private(set) var reason: String?
 
-    init(client: NTRIPClient) { self.client = client }
+    init(client: NTRIPClient) {
+        self.client = client
+        reader = NTRIPResponseReader(caster: client.configuration.caster)
+    }
 
     private var timeout: TimeAmount { TimeAmount(client.configuration.timeout) }
 

@@ -30,8 +30,13 @@ public struct NTRIPResponseReader: Sendable {
     private var tableExpected: Int?
     private var chunks: ChunkedDecoder?
     private var tableDone = false
+    /// The caster asked, whose password an answer shown is cleared of.
+    private let caster: NTRIPCaster?
 
-    public init() {}
+    /// A reader of `caster`'s answer.
+    public init(caster: NTRIPCaster? = nil) {
+        self.caster = caster
+    }
 
     /// Reads `bytes`; throws when the caster refused or does not speak NTRIP.
     public mutating func feed(_ bytes: some Collection<UInt8>) throws(NTRIPError) -> [Event] {
@@ -93,13 +98,13 @@ public struct NTRIPResponseReader: Sendable {
         let isTable = statusLine.hasPrefix("SOURCETABLE 200")
         let parts = statusLine.split(separator: " ", maxSplits: 2)
         guard isTable || (parts.count >= 2 && parts[0].hasPrefix("HTTP/1.")), let status = isTable ? 200 : Int(parts[1]) else {
-            throw .protocolViolation("the caster answered '\(Self.printable(statusLine))', which is not NTRIP")
+            throw .protocolViolation("the caster answered '\(printable(statusLine))', which is not NTRIP")
         }
         switch status {
         case 200: break
         case 401: throw .refused("the caster refused the user name or password (401 Unauthorized)")
         case 404: throw .refused("the caster has no such mountpoint (404 Not Found)")
-        default: throw .refused("the caster answered '\(Self.printable(statusLine))'")
+        default: throw .refused("the caster answered '\(printable(statusLine))'")
         }
         guard let headEnd = Self.find([13, 10, 13, 10], in: head) else { return nil }
         let rest = Array(head[(headEnd + 4)...])
@@ -132,9 +137,11 @@ public struct NTRIPResponseReader: Sendable {
         return nil
     }
 
-    /// At most 80 printable characters of `text`, for a message.
-    private static func printable(_ text: String) -> String {
-        String(text.prefix(80).map { $0.isASCII && ($0 == " " || !$0.isWhitespace) && $0.asciiValue! >= 32 ? $0 : "?" })
+    /// `text` as an error shows it: the password masked, then at most 80 characters,
+    /// with what cannot be printed replaced.
+    private func printable(_ text: String) -> String {
+        let text = caster?.masked(text) ?? text
+        return String(text.prefix(80).map { $0.isASCII && ($0 == " " || !$0.isWhitespace) && $0.asciiValue! >= 32 ? $0 : "?" })
     }
 }
 

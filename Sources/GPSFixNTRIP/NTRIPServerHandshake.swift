@@ -60,16 +60,8 @@ struct NTRIPServerHandshake: Sendable {
         }
         if accepted { return .accepted }
         // The password out first, as sent and as Basic carries it, then what cannot be printed.
-        var masked = statusLine
-        for secret in secrets where !secret.isEmpty { masked = masked.replacing(secret, with: "***") }
-        let shown = String(masked.map { $0.isASCII && $0.asciiValue! >= 32 ? $0 : "?" }.prefix(120))
+        let shown = String(caster.masked(statusLine).map { $0.isASCII && $0.asciiValue! >= 32 ? $0 : "?" }.prefix(120))
         return .refused(shown.isEmpty ? "an empty line" : shown)
-    }
-
-    /// The password as a caster could echo it: itself, and its Basic credentials.
-    private var secrets: [String] {
-        guard let password = caster.password else { return [] }
-        return [password, String(caster.basicAuthorization.dropFirst("Basic ".count))]
     }
 
     private static func isHTTPOK(_ parts: [Substring]) -> Bool {

@@ -14,7 +14,7 @@ extension SourceTable {
         let received = eventLoop.makePromise(of: [UInt8].self)
         let connector = try CasterConnector(caster: caster, certificateAuthorities: certificateAuthorities)
         let channel = try await connector.connect(on: eventLoop, timeout: timeout) {
-            try $0.addHandler(TableHandler(request: request, received: received))
+            try $0.addHandler(TableHandler(caster: caster, request: request, received: received))
         }.get()
         let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             received.fail(NTRIPError.protocolViolation("no source table within \(timeout)"))
@@ -36,10 +36,10 @@ private final class TableHandler: ChannelInboundHandler, Sendable {
     private let received: EventLoopPromise<[UInt8]>
     private let reader: NIOLoopBoundBox<NTRIPResponseReader>
 
-    init(request: [UInt8], received: EventLoopPromise<[UInt8]>) {
+    init(caster: NTRIPCaster, request: [UInt8], received: EventLoopPromise<[UInt8]>) {
         self.request = request
         self.received = received
-        reader = NIOLoopBoundBox(NTRIPResponseReader(), eventLoop: received.futureResult.eventLoop)
+        reader = NIOLoopBoundBox(NTRIPResponseReader(caster: caster), eventLoop: received.futureResult.eventLoop)
     }
 
     func channelActive(context: ChannelHandlerContext) {

@@ -95,6 +95,23 @@ struct NTRIPProtocolTests {
         #expect(throws: NTRIPError.self) { try Self.read([UInt8](repeating: 65, count: 20_000), size: 1000) }
     }
 
+    @Test("a caster's answer shown in an error never holds the password, as sent or as Basic carries it")
+    func answerMasked() throws {
+        let caster = try NTRIPCaster(url: "ntrip://me:s3cret@caster.example/RTCM3")
+        let basic = "bWU6czNjcmV0"  // me:s3cret in Base64
+        for line in ["HTTP/1.1 403 Forbidden for me:s3cret", "HTTP/1.1 403 Forbidden \(basic)", "XYZ \(basic) s3cret"] {
+            var reader = NTRIPResponseReader(caster: caster)
+            do throws(NTRIPError) {
+                _ = try reader.feed(Array((line + "\r\n\r\n").utf8))
+                Issue.record("'\(line)' was taken")
+            } catch {
+                let message = "\(error)"
+                #expect(!message.contains("s3cret") && !message.contains(basic), "\(message)")
+                #expect(message.contains("***"))
+            }
+        }
+    }
+
     static let table = """
         STR;NEAR;Amsterdam;RTCM 3.2;1004(1),1077(1);2;GPS+GLO;NET;NLD;52.37;4.89;1;0;sNTRIP;none;B;N;9600;
         STR;FAR;Sydney;RTCM 3;1004(1);2;GPS;NET;AUS;-33.87;151.21;0;0;sNTRIP;none;N;N;4800;
