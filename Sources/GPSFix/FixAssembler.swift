@@ -27,7 +27,8 @@ public struct FixAssembler {
         /// Cycles emitted (one fix each).
         public var cycles = 0
         /// Sentences of a known type refused for a malformed field, or for listing more
-        /// satellites than a sky view holds (``SkyView/maximumSatellites``).
+        /// satellites than a sky view holds (``SkyView/maximumSatellites``) or a group
+        /// past the most held.
         public var decodingErrors = 0
         /// Sentences of types GPSFix does not read (passed on to raw watchers only).
         public var unknownSentences = 0

@@ -17,8 +17,8 @@ import NMEA
 ///
 /// What it holds is bounded, whatever the stream: a list is refused when, with the other
 /// groups, it would hold more than ``SkyView/maximumSatellites``, and so is a group past
-/// ``maximumGroups``. The rest of a refused group is dropped as that of a group whose
-/// start was missed.
+/// ``maximumGroups``. The rest of a refused GSV group is dropped as that of a group whose
+/// start was missed; a refused whole list changes nothing.
 struct SatelliteTracker {
     /// The most groups held. NMEA 4.11 lists a group for each system and signal, and a
     /// receiver that tracks every signal of every system sends a few dozen.
@@ -193,15 +193,14 @@ struct SatelliteTracker {
     /// flags (status `U`), in one sentence: it replaces the previous one as a GSV group
     /// does. Its ids are NMEA's, except SBAS, numbered by PRN (120-158).
     mutating func add(_ pubx: PUBXSatellites) -> Bool {
-        beginWholeList()
+        guard beginWholeList(listing: pubx.count) else { return false }
         for index in 0..<pubx.count {
             guard let satellite = try? pubx.satellite(at: index) else { continue }
             let id = (120...158).contains(satellite.id) ? satellite.id - 87 : satellite.id
             guard let identity = SatelliteIdentity(nmeaID: id, talker: nil) else { continue }
-            let listed = appendToWholeList(
+            appendToWholeList(
                 identity, elevation: satellite.elevation, azimuth: satellite.azimuth, snr: satellite.snr,
                 used: satellite.status == UInt8(ascii: "U"))
-            guard listed else { return false }
         }
         return completePartial()
     }
@@ -210,23 +209,29 @@ struct SatelliteTracker {
     /// sentence: like PUBX,03 it replaces the previous list as a GSV group does. Its
     /// numbers are GPS PRNs (SBAS 33-64 as NMEA numbers them).
     mutating func add(_ pashr: PASHRSatellites) -> Bool {
-        beginWholeList()
+        guard beginWholeList(listing: pashr.count) else { return false }
         for index in 0..<pashr.count {
             guard let satellite = try? pashr.satellite(at: index),
                 let identity = SatelliteIdentity(nmeaID: satellite.prn, talker: nil)
             else { continue }
-            let listed = appendToWholeList(
+            appendToWholeList(
                 identity, elevation: satellite.elevation, azimuth: satellite.azimuth, snr: satellite.snr,
                 used: satellite.used)
-            guard listed else { return false }
         }
         return completePartial()
     }
 
-    /// Begins a maker's whole list: its used flags replace those of earlier cycles.
-    private mutating func beginWholeList() {
+    /// Begins a maker's whole list of `count` satellites, its used flags to replace those
+    /// of earlier cycles; `false` when the other groups leave it no room, and nothing of
+    /// it is taken.
+    private mutating func beginWholeList(listing count: Int) -> Bool {
         begin(GroupKey(isWholeList: true))
+        guard count <= partialRoom else {
+            partialKey = nil
+            return false
+        }
         beginUsedListOfCycle()
+        return true
     }
 
     /// The first used-list of a cycle (a GSA's or a maker's whole list) replaces the
@@ -238,19 +243,18 @@ struct SatelliteTracker {
         usedListBegunThisCycle = true
     }
 
-    /// One satellite of a maker's whole list; `false` when there is no room for it. A
-    /// signal of 0 is none: the makers write 0 for a satellite they do not track.
+    /// One satellite of a maker's whole list, in the room ``beginWholeList(listing:)``
+    /// found. A signal of 0 is none: the makers write 0 for a satellite they do not track.
     private mutating func appendToWholeList(
         _ identity: SatelliteIdentity, elevation: NMEADecimal?, azimuth: NMEADecimal?, snr: NMEADecimal?, used isUsed: Bool
-    ) -> Bool {
+    ) {
         let hasPosition = elevation != nil && azimuth != nil
-        let listed = append(
+        partial.append(
             Satellite(
                 identity: identity, elevation: hasPosition ? elevation?.doubleValue : nil,
                 azimuth: hasPosition ? azimuth?.doubleValue : nil,
                 snr: snr.map(\.doubleValue).flatMap { $0 > 0 ? $0 : nil }))
-        if listed, isUsed { used.insert(identity.prn) }
-        return listed
+        if isUsed { used.insert(identity.prn) }
     }
 
     /// Adds one GSA sentence's used-list.

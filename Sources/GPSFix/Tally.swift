@@ -44,7 +44,7 @@ struct Tally<Key: Hashable> {
         }
     }
 
-    // Inlined: a call would copy the 784 bytes of the tally to lend them.
+    // Inlined: a call would copy the whole tally, its inline entries too, to lend it.
     @inline(__always)
     func occurrences(of key: Key) -> Int {
         for index in 0..<entries.count where entries[index].key == key { return entries[index].count }

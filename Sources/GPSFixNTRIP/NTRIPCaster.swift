@@ -66,7 +66,9 @@ public struct NTRIPCaster: Equatable, Sendable {
     func masked(_ text: String) -> String {
         guard let password, !password.isEmpty else { return text }
         var masked = text
-        for secret in [password, String(basicAuthorization.dropFirst("Basic ".count))] {
+        // The Base64 first: the password could be part of it, and masking that part would
+        // leave the rest of the Base64 shown.
+        for secret in [String(basicAuthorization.dropFirst("Basic ".count)), password] {
             masked = masked.replacing(secret, with: "***")
         }
         return masked

@@ -26,12 +26,16 @@ struct SkyBoundsTests {
     }
 
     @Test("a GSV group claiming more satellites than a sky view holds is refused and counted, not reported")
-    func oversizedGroup() {
+    func oversizedGroup() throws {
         let parts = 100  // 400 satellites
         let group = (1...parts).map { gsvPart($0, of: parts) }.joined()
         let (updates, decoder) = decode(rmc(second: 12) + group + rmc(second: 13) + rmc(second: 14))
-        for sky in updates.compactMap(\.sky) { #expect(sky.satellites.count <= SkyView.maximumSatellites) }
         #expect(decoder.assembler.statistics.decodingErrors == 1)
+        for sky in updates.compactMap(\.sky) { #expect(sky.satellites.count <= SkyView.maximumSatellites) }
+        // The group's next whole list is read.
+        let (renewed, _) = decode(rmc(second: 12) + group + gsvPart(1, of: 1) + rmc(second: 13) + rmc(second: 14))
+        let sky = try #require(renewed.compactMap(\.sky).last)
+        #expect(sky.satellites.map(\.identity.prn) == [5, 6, 7, 8])
     }
 
     @Test("a GSV group that never ends is refused once it passes a view's size, and the next group is read whole")
