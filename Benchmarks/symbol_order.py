@@ -15,8 +15,10 @@ first, and those that ran only while it started after them. Start-up code runs o
 its pages are what the peak (VmHWM) is made of: scattered, each page it touches brings
 64 KB in with it; placed together, start-up reads a few hundred pages in a row. It needs every function in a section of its own (scripts/package compiles with
 -function-sections), else the linker can only move whole objects. Names the code no longer
-has are ignored by the linker, so a stale list costs only memory: run this again when the
-hot path changes.
+has are ignored by the linker, and a function renamed or new is left out of place: when
+SatelliteTracker.add changed its signature (and two functions beside it were new), the
+daemon spent 15% more CPU at 1 Hz until the list was made again (scripts/package warns
+of names the binary does not have). Run this again when the hot path changes.
 
 Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package/release/gpsfix)
 """
