@@ -58,6 +58,20 @@ struct SkyBoundsTests {
         #expect(decoder.assembler.statistics.decodingErrors == 255 - SatelliteTracker.maximumGroups)
     }
 
+    @Test("a maker's whole list with no room left is refused whole: the used flags and the sky stay as they were")
+    func wholeListWithoutRoom() throws {
+        let used = sentence("$PUBX,03,2,08,U,067,31,42,025,10,U,195,33,46,026")
+        let nearlyFull = (1...63).map { gsvPart($0, of: 63) }.joined()  // 252 satellites: room for 3 more
+        let sbas = (120...123).map { "\($0),U,100,20,40,010" }.joined(separator: ",")
+        let tooMany = sentence("$PUBX,03,4,\(sbas)")
+        let (updates, decoder) = decode(
+            rmc(second: 12) + used + rmc(second: 13) + nearlyFull + tooMany + rmc(second: 14) + rmc(second: 15))
+        #expect(decoder.assembler.statistics.decodingErrors == 1)
+        let sky = try #require(updates.compactMap(\.sky).last)
+        #expect(sky.satellites.count == 2 + 252)
+        #expect(Set(sky.satellites.filter(\.used).map(\.identity.prn)) == [8, 10])
+    }
+
     @Test("a tally counts a bounded number of distinct keys, and counts the occurrences it could not place")
     func tallyBound() {
         var tally = Tally(placeholder: 0)
