@@ -87,8 +87,7 @@ struct SatelliteTracker {
             begin(GroupKey(talker: gsv.talker, signal: gsv.signalID, system: gsv.systemID))
         } else if partialKey?.talker != gsv.talker || number != nextPartialNumber {
             // A sentence of a group whose start was missed, or one out of order: drop the group.
-            partial.removeAll(keepingCapacity: true)
-            partialKey = nil
+            dropPartial()
             return true
         }
         guard partialKey != nil else { return true }
@@ -123,8 +122,7 @@ struct SatelliteTracker {
     /// it, and the group is dropped.
     private mutating func append(_ satellite: Satellite) -> Bool {
         guard partial.count < partialRoom else {
-            partial.removeAll(keepingCapacity: true)
-            partialKey = nil
+            dropPartial()
             return false
         }
         partial.append(satellite)
@@ -135,13 +133,19 @@ struct SatelliteTracker {
     /// group past ``maximumGroups``.
     private mutating func completePartial() -> Bool {
         guard let key = partialKey else { return true }
-        partialKey = nil
         guard groups.count < Self.maximumGroups || groups.contains(where: { $0.key == key }) else {
-            partial.removeAll(keepingCapacity: true)
+            dropPartial()
             return false
         }
+        partialKey = nil
         completeGroup(key)
         return true
+    }
+
+    /// Forgets the group being received.
+    private mutating func dropPartial() {
+        partial.removeAll(keepingCapacity: true)
+        partialKey = nil
     }
 
     /// The satellites gathered in `partial` replace the group of `key`.
@@ -227,7 +231,7 @@ struct SatelliteTracker {
     private mutating func beginWholeList(listing count: Int) -> Bool {
         begin(GroupKey(isWholeList: true))
         guard count <= partialRoom else {
-            partialKey = nil
+            dropPartial()
             return false
         }
         beginUsedListOfCycle()
