@@ -97,7 +97,7 @@ final class CasterSession: ChannelInboundHandler {
             return sendSourceTable(request, server: server, context: context)
         }
         let loop = context.eventLoop
-        access.authorizes(request, on: loop).whenComplete { [self] result in
+        access.authorizes(request, on: loop).assumeIsolated().whenComplete { [self] result in
             guard let context = self.context else { return }
             let decision = (try? result.get()) ?? .refused
             if case .busy = decision {
@@ -146,6 +146,8 @@ final class CasterSession: ChannelInboundHandler {
 
     /// Writes `text` and closes the connection.
     private func finish(with text: String, context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text))).whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 }

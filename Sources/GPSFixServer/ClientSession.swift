@@ -177,7 +177,7 @@ final class ClientSession: ChannelInboundHandler {
         let idle = unanswered.isEmpty && requestLines.isEmpty
         if inputEnded, idle {
             // Once the answers are written: a close would discard what is still queued.
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in context.close(promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer())).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             return
         }
         // Reading on: while the channel is over its cap, its bounded session holds the reads.
