@@ -146,8 +146,6 @@ final class CasterSession: ChannelInboundHandler {
 
     /// Writes `text` and closes the connection.
     private func finish(with text: String, context: ChannelHandlerContext) {
-        context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text))).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
-        }
+        context.close(after: context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text))))
     }
 }

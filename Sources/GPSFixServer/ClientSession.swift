@@ -176,8 +176,8 @@ final class ClientSession: ChannelInboundHandler {
         }
         let idle = unanswered.isEmpty && requestLines.isEmpty
         if inputEnded, idle {
-            // Once the answers are written: a close would discard what is still queued.
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer())).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+            // Once the answers queued before it are written.
+            context.close(after: context.writeAndFlush(wrapOutboundOut(ByteBuffer())))
             return
         }
         // Reading on: while the channel is over its cap, its bounded session holds the reads.

@@ -134,8 +134,8 @@ final class ControlSession: ChannelInboundHandler {
                 }
             },
             expired: {
-                channel.writeAndFlush(ControlMessage.error("a conversation may hold a receiver for \(limit) at most").buffer)
-                    .whenComplete { _ in channel.close(promise: nil) }
+                let message = ControlMessage.error("a conversation may hold a receiver for \(limit) at most")
+                channel.close(after: channel.writeAndFlush(message.buffer))
             })
         switch answer {
         case .begun(let turn): begin(turn, of: found, context)
@@ -198,7 +198,7 @@ final class ControlSession: ChannelInboundHandler {
         let channel = context.channel
         pending.removeAll()
         authorized = false
-        channel.writeAndFlush(message.buffer).whenComplete { _ in channel.close(promise: nil) }
+        channel.close(after: channel.writeAndFlush(message.buffer))
     }
 }
 

@@ -200,8 +200,6 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
         }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        }
+        if !keepAlive { context.close(after: written) }
     }
 }
