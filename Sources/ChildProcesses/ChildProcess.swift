@@ -7,9 +7,10 @@ import Glibc
 /// A child inherits nothing of its parent's it was not given: no descriptor but its three
 /// standard streams (a library's socket opened without close-on-exec, or a test's
 /// pseudo-terminal, held by a child would keep a hang-up or an end of stream from ever
-/// happening), no blocked signal, and the signals a parent ignores or reads itself at
-/// their defaults (the daemon ignores SIGTERM, SIGINT and SIGHUP, which it reads from
-/// dispatch sources: a child that inherited that would never hear its stop).
+/// happening), no secret of its environment (``ChildEnvironment``), no blocked signal,
+/// and the signals a parent ignores or reads itself at their defaults (the daemon ignores
+/// SIGTERM, SIGINT and SIGHUP, which it reads from dispatch sources: a child that
+/// inherited that would never hear its stop).
 public enum ChildProcess {
     /// Where one of a child's standard streams goes.
     public enum Stream: Sendable {
@@ -33,8 +34,8 @@ public enum ChildProcess {
     static let defaultSignals = [SIGHUP, SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGUSR1, SIGUSR2]
 
     /// Starts `executable` with `arguments` and `environment` (`NAME=value` entries; the
-    /// parent's own when `nil`), its standard input, output and error on `input`, `output`
-    /// and `error`; its process ID.
+    /// parent's own without its secrets when `nil`, ``ChildEnvironment/current()``), its
+    /// standard input, output and error on `input`, `output` and `error`; its process ID.
     public static func spawn(
         _ executable: String, _ arguments: [String], environment: [String]? = nil,
         input: Stream = .null, output: Stream = .null, error: Stream = .null
@@ -68,7 +69,7 @@ public enum ChildProcess {
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = (environment ?? ChildEnvironment.whole()).map { strdup($0) } + [nil]
+        let envp = (environment ?? ChildEnvironment.current()).map { strdup($0) } + [nil]
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)

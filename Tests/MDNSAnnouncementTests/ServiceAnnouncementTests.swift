@@ -75,6 +75,21 @@ struct ServiceAnnouncementTests {
         #expect(kill(child, 0) != 0, "withdrawn: the child has ended and been reaped")
     }
 
+    @Test("any child started without an environment given (the doctor's chronyc) gets the parent's without its secrets")
+    func defaultEnvironmentHasNoSecrets() throws {
+        let folder = try makeTemporaryFolder("child-environment")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let listing = folder.appendingPathComponent("environment").path
+        setenv("GPSFIX_NTRIP_PASSWORD", "hunter2-default", 1)
+        defer { unsetenv("GPSFIX_NTRIP_PASSWORD") }
+        let child = try ChildProcess.spawn("/usr/bin/env", ["-0"], output: .file(listing))
+        var status: Int32 = 0
+        try waitUntil("env to end", within: 10) { waitpid(child, &status, WNOHANG) == child }
+        let environment = try String(contentsOfFile: listing, encoding: .utf8).split(separator: "\0")
+        #expect(environment.contains { $0.hasPrefix("PATH=") }, "the rest of the environment is passed on")
+        #expect(!environment.contains { $0.contains("hunter2") }, "\(environment)")
+    }
+
     @Test("what counts as a secret: every GPSFIX_ variable and every name that says so")
     func secrets() {
         let kept = ChildEnvironment.withoutSecrets([
