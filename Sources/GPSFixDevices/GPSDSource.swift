@@ -158,7 +158,7 @@ private struct Answers {
             while let newline = unread.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: unread[..<newline], as: UTF8.self).trimmingCharacters(in: "\r")
                 unread.removeSubrange(...newline)
-                if line.hasPrefix("{\"class\":\"ERROR\"") { throw .refused(path: name, message: line) }
+                if line.hasPrefix("{\"class\":\"ERROR\"") { throw .refused(path: name, message: line.printable(limit: 200)) }
                 if line.hasPrefix("{\"class\":\"\(wanted)\"") { return line }
             }
             guard unread.count <= GPSDSource.maximumAnswerLine else {

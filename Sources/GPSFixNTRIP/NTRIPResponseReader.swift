@@ -1,3 +1,5 @@
+import GPSFixDevices
+
 /// Reads a caster's answer as it arrives, however it is cut into reads: NTRIP 1.0's
 /// `ICY 200 OK` followed by the raw stream, NTRIP 2.0's HTTP/1.1 (chunked or not), or a
 /// source table (`SOURCETABLE 200 OK`, or `Content-Type: gnss/sourcetable`).
@@ -140,8 +142,7 @@ public struct NTRIPResponseReader: Sendable {
     /// `text` as an error shows it: the password masked, then at most 80 characters,
     /// with what cannot be printed replaced.
     private func printable(_ text: String) -> String {
-        let text = caster?.masked(text) ?? text
-        return String(text.prefix(80).map { $0.isASCII && ($0 == " " || !$0.isWhitespace) && $0.asciiValue! >= 32 ? $0 : "?" })
+        (caster?.masked(text) ?? text).printable(limit: 80)
     }
 }
 

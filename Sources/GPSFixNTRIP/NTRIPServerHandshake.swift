@@ -1,3 +1,4 @@
+import GPSFixDevices
 import NIOCore
 import NTRIPCasting
 
@@ -60,7 +61,7 @@ struct NTRIPServerHandshake: Sendable {
         }
         if accepted { return .accepted }
         // The password out first, as sent and as Basic carries it, then what cannot be printed.
-        let shown = String(caster.masked(statusLine).map { $0.isASCII && $0.asciiValue! >= 32 ? $0 : "?" }.prefix(120))
+        let shown = caster.masked(statusLine).printable(limit: 120)
         return .refused(shown.isEmpty ? "an empty line" : shown)
     }
 
