@@ -33,8 +33,14 @@ public final class ReceiverReplies: Sendable {
         self.limit = limit
     }
 
-    /// Frames dropped because the listener did not take them in time.
+    /// Frames dropped because the listener did not take them in time, or the sink had no
+    /// room for them (``countDropped()``).
     public var dropped: Int { shared.withLockedValue { $0.dropped } }
+
+    /// Counts a frame a sink had no room for: the control socket's client, not reading.
+    public func countDropped() {
+        shared.withLockedValue { $0.dropped += 1 }
+    }
 
     // MARK: Listening
 

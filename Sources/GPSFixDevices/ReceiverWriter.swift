@@ -21,7 +21,9 @@ import NIOPosix
 /// unplugged, the daemon reopening it), the channel fails and the next frame opens the
 /// port's new descriptor. What waits for the port with someone waiting on it (a frame sent
 /// with `then`, an ``afterQueued(_:)`` action) is never dropped for room, and so bounded
-/// in number instead: ``maximumWaiting``.
+/// in number instead (``maximumWaiting``) and in time: after ``maximumWait`` (the port
+/// closed, or taking nothing) its waiter is told it was lost. It holds up no correction:
+/// one behind it still goes stale.
 ///
 /// ``enqueue(_:arrivedAt:)`` and ``close()`` run on ``eventLoop``; ``send(_:)`` from anywhere.
 public final class ReceiverWriter: @unchecked Sendable {
@@ -33,6 +35,9 @@ public final class ReceiverWriter: @unchecked Sendable {
         public var failedWrites = 0
         /// Frames and actions refused because ``ReceiverWriter/maximumWaiting`` waited already.
         public var refusedWaiting = 0
+        /// Frames and actions someone waited for, given up after ``ReceiverWriter/maximumWait``
+        /// (the port closed, or taking nothing): their waiters were told they were lost.
+        public var expiredWaiting = 0
         /// The time from a frame's arrival to its write, over the last frames written.
         public var latencies = LatencyWindow()
 
@@ -51,6 +56,9 @@ public final class ReceiverWriter: @unchecked Sendable {
     let capacity: Int
     /// How long a frame may wait for the port before it is stale.
     let maximumAge: TimeAmount
+    /// How long a frame or action someone waits for may wait for the port before the waiter
+    /// is told it was lost.
+    let maximumWait: TimeAmount
     /// A duplicate of the receiver's open descriptor (the writer owns it), `nil` while closed.
     private let openReceiver: @Sendable () -> Int32?
     private let box = NIOLockedValueBox(Counters())
@@ -68,11 +76,12 @@ public final class ReceiverWriter: @unchecked Sendable {
     /// it), `nil` while the port is closed.
     public init(
         eventLoop: any EventLoop, capacity: Int = 16 * 1024, maximumAge: TimeAmount = .seconds(5),
-        openReceiver: @escaping @Sendable () -> Int32?
+        maximumWait: TimeAmount = .seconds(30), openReceiver: @escaping @Sendable () -> Int32?
     ) {
         self.eventLoop = eventLoop
         self.capacity = capacity
         self.maximumAge = maximumAge
+        self.maximumWait = maximumWait
         self.openReceiver = openReceiver
     }
 
@@ -94,6 +103,8 @@ public final class ReceiverWriter: @unchecked Sendable {
                 return then(false)
             }
             waiting += 1
+            // Nothing else may arrive to wake the writer: the wait's own end does.
+            eventLoop.scheduleTask(in: maximumWait + .milliseconds(1)) { [self] in pump() }
         }
         queue.append(entry)
         queuedBytes += entry.frame.count
@@ -180,14 +191,37 @@ public final class ReceiverWriter: @unchecked Sendable {
         }
     }
 
+    /// Drops the corrections that waited longer than ``maximumAge``, and gives up the frames
+    /// and actions someone waits for that waited longer than ``maximumWait``, telling their
+    /// waiters. The queue is in order of arrival, so both are among its oldest entries.
     private func dropStale() {
         let now = NIODeadline.now()
         var stale = 0
-        while let first = queue.first, first.then == nil, now - first.arrivedAt > maximumAge {
-            queuedBytes -= queue.removeFirst().frame.count
-            stale += 1
+        var kept: [Entry] = []
+        var expired: [@Sendable (Bool) -> Void] = []
+        let shorter = min(maximumAge, maximumWait)
+        while let first = queue.first, now - first.arrivedAt > shorter {
+            let entry = queue.removeFirst()
+            let age = now - entry.arrivedAt
+            if let then = entry.then, age > maximumWait {
+                waiting -= 1
+                expired.append(then)
+            } else if entry.then == nil, age > maximumAge {
+                stale += 1
+            } else {
+                kept.append(entry)
+                continue
+            }
+            queuedBytes -= entry.frame.count
         }
-        if stale > 0 { update { $0.droppedStale += stale } }
+        for entry in kept.reversed() { queue.prepend(entry) }
+        if stale > 0 || !expired.isEmpty {
+            update {
+                $0.droppedStale += stale
+                $0.expiredWaiting += expired.count
+            }
+        }
+        for then in expired { then(false) }
     }
 
     /// Opens a channel on the receiver's descriptor, if it is open.

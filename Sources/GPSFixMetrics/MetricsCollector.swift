@@ -207,20 +207,23 @@ public final class MetricsCollector: Sendable {
 
     /// Each serial receiver the daemon can write to: its conversations by who held them
     /// (as each began), requests folded into one already waiting, turns taken away at their
-    /// deadline, and what its writer refused for waiting room; with a `[receiver]` table,
-    /// the keeper's conversations (as each ended), the table's applications, its flash
-    /// writes and the differences left.
-    public func record(
-        receivers: [(device: String, conversations: ReceiverConversations.Counters, refusedWaiting: Int, table: ReceiverTableCounters?)]
-    ) {
-        for (device, conversations, refusedWaiting, table) in receivers {
+    /// deadline, what its writer refused for waiting room and gave up after waiting for the
+    /// port, and the answers a conversation had no room for; with a `[receiver]` table, the
+    /// keeper's conversations (as each ended), the table's applications, its flash writes
+    /// and the differences left.
+    public func record(receivers: [(device: String, control: ReceiverControl, table: ReceiverTableCounters?)]) {
+        for (device, control, table) in receivers {
             let labels = [("device", device)]
+            let conversations = control.conversations.counters
+            let writes = control.writer.counters
             for reason in ConversationReason.allCases {
                 count("gpsfix_receiver_conversations_total", labels + [("holder", reason.metricName)], to: conversations.turns[reason] ?? 0)
             }
             count("gpsfix_receiver_conversations_folded_total", labels, to: conversations.folded)
             count("gpsfix_receiver_conversations_expired_total", labels, to: conversations.expired)
-            count("gpsfix_receiver_writes_refused_total", labels, to: refusedWaiting)
+            count("gpsfix_receiver_writes_refused_total", labels, to: writes.refusedWaiting)
+            count("gpsfix_receiver_writes_expired_total", labels, to: writes.expiredWaiting)
+            count("gpsfix_receiver_replies_dropped_total", labels, to: control.replies.dropped)
             guard let table else { continue }
             count("gpsfix_receiver_table_conversations_total", labels, to: table.conversations)
             count("gpsfix_receiver_table_applied_total", labels, to: table.applied)

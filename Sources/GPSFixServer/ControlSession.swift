@@ -162,11 +162,12 @@ final class ControlSession: ChannelInboundHandler {
     }
 
     /// The receiver's answers to the connection, as they are read; those the connection has
-    /// no room for are dropped (the tool asks again).
+    /// no room for are dropped (the tool asks again), and counted.
     private func forward(_ replies: ReceiverReplies, during turn: ConversationTurn, to channel: any Channel) {
         replies.forward(during: turn) { frame in
             channel.eventLoop.execute {
-                if channel.isWritable { channel.writeAndFlush(ControlMessage(type: UInt8(ascii: "F"), payload: frame).buffer, promise: nil) }
+                guard channel.isWritable else { return replies.countDropped() }
+                channel.writeAndFlush(ControlMessage(type: UInt8(ascii: "F"), payload: frame).buffer, promise: nil)
             }
         }
     }

@@ -183,8 +183,7 @@ struct DaemonService: Sendable {
                     if let ntrip { collector.record(ntrip: ntrip.counters) }
                     collector.record(ntripServers: ntripServers)
                     collector.record(receivers: receivers.map { device, control in
-                        let keeper = keepers.first { $0.port.name == device }
-                        return (device, control.conversations.counters, control.writer.counters.refusedWaiting, keeper?.counters)
+                        (device, control, keepers.first { $0.port.name == device }?.counters)
                     })
                 }
             },

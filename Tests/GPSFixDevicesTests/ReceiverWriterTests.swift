@@ -1,6 +1,7 @@
 @testable import GPSFixDevices
 import NIOConcurrencyHelpers
 import NIOPosix
+import TestSupport
 import Testing
 
 /// The receiver's one writer, with its port closed (nothing is written, everything waits).
@@ -25,5 +26,35 @@ struct ReceiverWriterTests {
         writer.afterQueued { done in answers.withLockedValue { $0.append(done) } }
         try await writer.eventLoop.submit {}.get()
         #expect(writer.counters.refusedWaiting == 2)
+    }
+
+    @Test("a frame someone waits for, the port closed, is given up after its wait: the waiter told, counted, its room freed")
+    func waitingExpires() async throws {
+        let writer = ReceiverWriter(
+            eventLoop: MultiThreadedEventLoopGroup.singleton.next(), maximumWait: .milliseconds(100), openReceiver: { nil })
+        let answers = NIOLockedValueBox<[Bool]>([])
+        writer.send([0xB5, 0x62]) { done in answers.withLockedValue { $0.append(done) } }
+        // Nothing else arrives to wake the writer: the wait's own deadline must.
+        try waitUntil("the waiter told", within: 10) { !answers.withLockedValue { $0 }.isEmpty }
+        #expect(answers.withLockedValue { $0 } == [false])
+        #expect(writer.counters.expiredWaiting == 1)
+        let refusedBefore = writer.counters.refusedWaiting
+        for _ in 0..<ReceiverWriter.maximumWaiting { writer.afterQueued { _ in } }
+        try await writer.eventLoop.submit {}.get()
+        #expect(writer.counters.refusedWaiting == refusedBefore, "the expired frame still took a place")
+    }
+
+    @Test("a correction queued behind a frame someone waits for still goes stale, and is counted")
+    func staleBehindWaiting() async throws {
+        let writer = ReceiverWriter(
+            eventLoop: MultiThreadedEventLoopGroup.singleton.next(), maximumAge: .milliseconds(50), openReceiver: { nil })
+        writer.afterQueued { _ in }
+        writer.send([0xD3, 0x00, 0x00])
+        try await Task.sleep(for: .milliseconds(200))
+        // The next correction wakes the writer, which drops what went stale.
+        writer.send([0xD3, 0x00, 0x01])
+        try await writer.eventLoop.submit {}.get()
+        #expect(writer.counters.droppedStale == 1)
+        try await writer.eventLoop.submit { writer.close() }.get()
     }
 }
