@@ -228,7 +228,7 @@ let package = Package(
             dependencies: [
                 "NMEA", "GPSFix", "GPSDProtocol", "GPSFixDevices", "GPSFixNTRIP", "GPSFixDoctor", "OutputFormats",
                 "UBXConfiguration", "TOMLReader", "ProcessTable", "ReceiverDrivers", "StopSignals", "ChildProcesses",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ServiceAddress", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/gpsfix",
             plugins: ["BuildInfo"]

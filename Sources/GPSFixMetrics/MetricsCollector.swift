@@ -183,6 +183,7 @@ public final class MetricsCollector: Sendable {
         count("gpsfix_ntrip_skipped_bytes_total", to: counters.bytesSkipped)
         count("gpsfix_ntrip_reconnects_total", to: counters.reconnects)
         count("gpsfix_ntrip_positions_sent_total", to: counters.positionsSent)
+        count("gpsfix_ntrip_positions_dropped_total", to: counters.positionsDropped)
         if let age = counters.newestCorrectionAge { set("gpsfix_ntrip_correction_age_seconds", to: age) }
         if let median = counters.latencyMedian, let p99 = counters.latency99 {
             set("gpsfix_ntrip_write_latency_seconds", [("quantile", "0.5")], to: Self.seconds(median))

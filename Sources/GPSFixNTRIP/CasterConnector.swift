@@ -19,10 +19,12 @@ struct CasterConnector: Sendable {
 
     /// Connects on `eventLoop` within `timeout`; `addHandlers` adds the exchange's own
     /// handlers after TLS's. `writeBuffer`, when given, makes the channel unwritable above
-    /// its high mark (see `ChannelOptions.writeBufferWaterMark`).
+    /// its high mark (see `ChannelOptions.writeBufferWaterMark`); `sendBuffer`, when given,
+    /// is the socket's send buffer in bytes (`SO_SNDBUF`), instead of one the kernel grows
+    /// to megabytes for a peer that does not read.
     func connect(
         on eventLoop: any EventLoop, timeout: Duration, writeBuffer: ChannelOptions.Types.WriteBufferWaterMark? = nil,
-        addHandlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
+        sendBuffer: Int? = nil, addHandlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
     ) -> EventLoopFuture<any Channel> {
         let (host, tls) = (caster.host, tls)
         var bootstrap = ClientBootstrap(group: eventLoop)
@@ -34,6 +36,7 @@ struct CasterConnector: Sendable {
                 }
             }
         if let writeBuffer { bootstrap = bootstrap.channelOption(.writeBufferWaterMark, value: writeBuffer) }
+        if let sendBuffer { bootstrap = bootstrap.channelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer)) }
         return bootstrap.connect(host: host, port: caster.port)
     }
 }

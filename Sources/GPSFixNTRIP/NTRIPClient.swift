@@ -73,6 +73,9 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         /// Accepted streams after the first.
         public var reconnects = 0
         public var positionsSent = 0
+        /// Positions not sent because the caster had not read the ones before (its window
+        /// full): at most SwiftNIO's write buffer waits for a caster that does not read.
+        public var positionsDropped = 0
         /// Why the caster is not streaming, during an outage.
         public var lastError: String?
         /// When the newest intact frame arrived.
@@ -110,6 +113,14 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     }
 
     private let position = NIOLockedValueBox(Position())
+
+    /// What may wait to go to the caster: the request, then a short GGA every few seconds.
+    /// A caster that has not read about 50 of them is not reading; the next are dropped and
+    /// counted (``Counters/positionsDropped``), not kept.
+    static let uploadBuffer = ChannelOptions.Types.WriteBufferWaterMark(low: 1024, high: 4096)
+    /// The socket's own send buffer (the kernel doubles it), which it would otherwise grow
+    /// to megabytes for a caster that does not read.
+    static let uploadSendBuffer = 4096
 
     // On the event loop only.
     private var stream: (any Channel)?
@@ -205,7 +216,9 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     private func connectOnce() async -> (streamed: Bool, reason: String) {
         let handler = StreamHandler(client: self)
         do {
-            let channel = try await connector.connect(on: eventLoop, timeout: configuration.timeout) { try $0.addHandler(handler) }.get()
+            let channel = try await connector.connect(
+                on: eventLoop, timeout: configuration.timeout, writeBuffer: Self.uploadBuffer, sendBuffer: Self.uploadSendBuffer
+            ) { try $0.addHandler(handler) }.get()
             await withTaskCancellationHandler {
                 try? await channel.closeFuture.get()
             } onCancel: {
@@ -295,6 +308,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
             return position.live ?? configuration.fixedPosition
         }
         guard let report else { return }
+        guard stream.isWritable else { return box.withLockedValue { $0.positionsDropped += 1 } }
         stream.writeAndFlush(ByteBuffer(bytes: report.gga(at: .systemNow())), promise: nil)
         box.withLockedValue { $0.positionsSent += 1 }
     }

@@ -3,6 +3,7 @@ import Glibc
 import GPSFix
 import GPSFixNTRIP
 import OutputFormats
+import ServiceAddress
 
 /// `gpsfix ntrip`: an NTRIP caster's mountpoints.
 struct NTRIP: AsyncParsableCommand {
@@ -50,6 +51,7 @@ struct SourceTableCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        ServiceAddress.hidePasswordsInCommandLine()
         let caster = try NTRIPCaster(url: url).with(password: getenv("GPSFIX_NTRIP_PASSWORD").map { String(cString: $0) })
         let table: SourceTable
         do {

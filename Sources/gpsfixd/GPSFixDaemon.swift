@@ -252,7 +252,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             print(effectiveConfiguration())
             return
         }
-        Secrets.hideInCommandLine()
+        ServiceAddress.hidePasswordsInCommandLine()
         signal(SIGPIPE, SIG_IGN)
         let stopSignals = StopSignals()
         Self.raiseDescriptorLimit()

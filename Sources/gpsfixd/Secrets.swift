@@ -2,9 +2,10 @@
 import Glibc
 #endif
 import ArgumentParser
-import ServiceAddress
 
-/// Passwords, kept out of `ps` and of messages.
+/// Passwords and lists of users read from files, which keep them out of `ps` (an address's
+/// password given on the command line is hidden by
+/// `ServiceAddress.hidePasswordsInCommandLine()`).
 enum Secrets {
     /// The password on the first line of `path` (the line end removed). Throws, naming
     /// `option`, when the file cannot be read or the line is empty.
@@ -34,19 +35,5 @@ enum Secrets {
         let count = fread(&bytes, 1, bytes.count, file)
         guard count <= limit else { throw ValidationError("\(option) \(path) is over 1 MiB") }
         return String(decoding: bytes[..<count], as: UTF8.self)
-    }
-
-    /// Overwrites, in the process's own argument memory, the password of every
-    /// `SCHEME://USER:PASSWORD@HOST` address given on the command line, so that `ps` and
-    /// `/proc/PID/cmdline` show `***` (padded with spaces) in its place from then on.
-    /// The arguments were parsed before: this changes only what other processes read.
-    static func hideInCommandLine() {
-        for index in 1..<Int(CommandLine.argc) {
-            guard let argument = CommandLine.unsafeArgv[index] else { continue }
-            let length = strlen(argument)
-            let bytes = UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: length)
-            guard let range = ServiceAddress.passwordRange(in: bytes) else { continue }
-            for (offset, position) in range.enumerated() { bytes[position] = offset < 3 ? UInt8(ascii: "*") : UInt8(ascii: " ") }
-        }
     }
 }

@@ -236,6 +236,42 @@ struct NTRIPTests {
         #expect(daemon.errorText.contains("(NTRIP 2)"))
     }
 
+    @Test("a caster that streams and never reads: the positions it has no room for are dropped and counted, corrections flow on")
+    func casterThatNeverReads() throws {
+        let folder = try makeTemporaryFolder("ntrip")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (caster, port, _) = try Self.ownCaster(folder, mode: "deaf")
+        defer { caster.stop() }
+        let (replay, link, written) = try Self.receiver(folder)
+        defer { replay.stop() }
+        let metrics = freePort()
+        // A position a millisecond, from the start: the caster's window fills in seconds.
+        let (daemon, _) = try Self.daemon(
+            folder, device: link, ntrip: "ntrip://user:\(Self.password)@127.0.0.1:\(port)/MOUNT",
+            extra: ["--ntrip-gga-interval", "0.001", "--ntrip-position", "52.37,4.89", "--metrics", "127.0.0.1:\(metrics)"])
+        defer { daemon.stop() }
+        func metric(_ name: String) -> Double { CasterTests.metric("gpsfix_ntrip_positions_\(name)_total", port: metrics) ?? -1 }
+        try? waitUntil("positions dropped", within: 30) { metric("dropped") > 0 }
+        try #require(metric("dropped") > 0, "\(metric("sent")) sent; \(daemon.errorText.suffix(1500))")
+        let before = Corrections.frames(inFile: written).frames.count
+        try waitUntil("corrections still written", within: 15) { Corrections.frames(inFile: written).frames.count >= before + 10 }
+        #expect(daemon.isRunning)
+    }
+
+    @Test("gpsfix ntrip hides a password given in the caster's address from ps while it waits")
+    func toolHidesPassword() throws {
+        // A caster that lets the connection in (the kernel's backlog) and never answers.
+        let (listener, port) = boundLoopbackSocket(type: SOCK_STREAM, port: freePort())
+        defer { close(listener) }
+        try #require(port != 0 && listen(listener, 4) == 0)
+        let tool = try RunningProcess(
+            Binaries.gpsfix, ["ntrip", "sourcetable", "ntrip://user:\(Self.password)@127.0.0.1:\(port)", "--timeout", "30"])
+        defer { tool.stop() }
+        func commandLine() -> String { (try? String(contentsOfFile: "/proc/\(tool.pid)/cmdline", encoding: .utf8)) ?? "" }
+        try waitUntil("the password hidden", within: 10) { commandLine().contains("***") }
+        #expect(!commandLine().contains(Self.password) && tool.isRunning, "\(commandLine())")
+    }
+
     @Test("a source table, the nearest first; a 401 from the caster; a caster that accepts and never sends")
     func tableRefusalAndSilence() throws {
         let folder = try makeTemporaryFolder("ntrip")

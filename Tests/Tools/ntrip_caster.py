@@ -7,7 +7,9 @@ GET / answers the source table (gnss/sourcetable, chunked). GET /MOUNT with the 
 credentials answers per MODE:
   chunked  HTTP/1.1 200 with chunked transfer: the capture's payload (after its `#` lines),
            in a loop, in chunks of varying size, ten a second;
-  silent   HTTP/1.1 200 with chunked transfer, then nothing at all.
+  silent   HTTP/1.1 200 with chunked transfer, then nothing at all;
+  deaf     as chunked, but never reads what the rover uploads: its receive buffer, kept
+           small, fills, and so does the rover's send buffer.
 Wrong or missing credentials get a 401. RECORD gets a line per request ("REQUEST path
 user-agent ntrip-version"), per uploaded line ("UPLOAD line"), and per chunk of payload sent
 ("SENT hex").
@@ -65,7 +67,8 @@ def serve(connection):
         return
     connection.sendall(b"HTTP/1.1 200 OK\r\nNtrip-Version: Ntrip/2.0\r\nContent-Type: gnss/data\r\n"
                        b"Transfer-Encoding: chunked\r\n\r\n")
-    threading.Thread(target=uploads, args=(connection, rest), daemon=True).start()
+    if mode != "deaf":
+        threading.Thread(target=uploads, args=(connection, rest), daemon=True).start()
     if mode == "silent":
         time.sleep(3600)
     offset, sizes, turn = 0, [37, 300, 1, 512, 96], 0
@@ -104,6 +107,9 @@ def guarded(connection):
 
 listener = socket.socket()
 listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if mode == "deaf":
+    # Set before listen, so that the window the rover sees is small from the start.
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
 listener.bind(("127.0.0.1", port))
 listener.listen(16)
 while True:
