@@ -11,6 +11,11 @@ struct OutboundQueue {
 
     let capacity: Int
     let window: Int
+    /// Whether messages handed to the library and not yet delivered stay with it across a
+    /// reconnect: at QoS 1 and 2 libmosquitto keeps them and sends them again (their
+    /// acknowledgements still to come), at QoS 0 it drops those not yet written. A
+    /// connection's messages all have its QoS.
+    private let inFlightOutlivesConnection: Bool
     private var pending: [Entry] = []
     private var republish: [MQTTMessage] = []
     private var retained: [String: Entry] = [:]
@@ -19,10 +24,11 @@ struct OutboundQueue {
     private var inFlight = 0
     private(set) var counters = MQTTCounters()
 
-    init(capacity: Int, window: Int) {
+    init(capacity: Int, window: Int, qos: Int = 0) {
         precondition(capacity > 0 && window > 0)
         self.capacity = capacity
         self.window = window
+        inFlightOutlivesConnection = qos > 0
     }
 
     var queued: Int { pending.count + republish.count }
@@ -49,7 +55,7 @@ struct OutboundQueue {
     mutating func connectionChanged(connected isConnected: Bool) {
         if isConnected {
             counters.connects += 1
-            inFlight = 0
+            if !inFlightOutlivesConnection { inFlight = 0 }
             let stillQueued = Set(pending.map(\.sequence))
             republish = retained.values.filter { !stillQueued.contains($0.sequence) }.sorted { $0.sequence < $1.sequence }
                 .map(\.message)
