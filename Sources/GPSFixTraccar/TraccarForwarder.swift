@@ -213,11 +213,11 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
                     state.counters.failures[failure, default: 0] += 1
                     state.counters.reachable = false
                 }
-                if outage == nil {
+                // Once per outage and kind of failure: the backoff bounds how often it changes.
+                if outage != failure {
                     let queued = queue.withLockedValue { $0.count }
                     logger.warning(
-                        "Traccar server not reached: \(failure); positions are kept and sent when it answers",
-                        metadata: ["queued": "\(queued)"])
+                        "\(Self.describe(failure)); positions are kept and sent when it takes them", metadata: ["queued": "\(queued)"])
                 }
                 outage = failure
                 try? await clock.sleep(for: backoff)
@@ -243,6 +243,15 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
             backoff = .seconds(1)
             if left > 0 { try? await clock.sleep(for: pace) }
         }
+    }
+
+    /// A failure as the log says it: a refusal (Traccar answers 400 for a device it does not
+    /// know), the server's own error, or no answer at all.
+    static func describe(_ failure: String) -> String {
+        if failure.hasPrefix("HTTP 4") {
+            return "Traccar server refuses the positions (\(failure)): does it know this device's --traccar-id?"
+        }
+        return failure.hasPrefix("HTTP ") ? "Traccar server answers \(failure)" : "Traccar server not reached: \(failure)"
     }
 
     /// A failed request's kind, for the counters: no secret, no address.
