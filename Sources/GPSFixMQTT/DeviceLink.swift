@@ -74,7 +74,8 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
             HomeAssistantDiscovery(
                 configuration: $0, topics: topics, hostName: configuration.hostName, devicePath: device, qos: configuration.qos)
         }
-        state = NIOLockedValueBox(State(queue: OutboundQueue(capacity: configuration.queueCapacity, window: configuration.window, qos: configuration.qos)))
+        let queue = OutboundQueue(capacity: configuration.queueCapacity, window: configuration.window, qos: configuration.qos)
+        state = NIOLockedValueBox(State(queue: queue))
     }
 
     var counters: MQTTCounters {
