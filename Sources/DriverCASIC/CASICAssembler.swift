@@ -164,7 +164,7 @@ public final class CASICAssembler: DriverAssembler {
     /// Reports the open epoch's fix, then its view of every system's satellites.
     private func endEpoch() {
         let time = reports.fix.time
-        reports.reportFix()
+        reports.reportFix(cycle: cyclesOpened)
         reports.reportSatellites(satellites, time: time)
         reports.reportDilutions(time: time)
         satellites.removeAll(keepingCapacity: true)

@@ -118,7 +118,7 @@ public final class SiRFAssembler: DriverAssembler {
     private func close(_ fix: Fix) {
         solutions += 1
         reports.fix = fix
-        reports.reportFix()
+        reports.reportFix(cycle: cyclesOpened)
         reports.reportDilutions(time: fix.time ?? skyTime)
         epochOpen = false
     }

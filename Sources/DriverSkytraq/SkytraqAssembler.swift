@@ -89,7 +89,7 @@ public final class SkytraqAssembler: DriverAssembler {
 
     /// Reports the open epoch's fix and its DOPs, and starts the next with the DOPs held.
     private func endEpoch() {
-        reports.reportFix()
+        reports.reportFix(cycle: cyclesOpened)
         reports.reportDilutions(time: skyTime)
         reports.fix = Fix()
     }

@@ -153,7 +153,7 @@ public final class TSIPAssembler: DriverAssembler {
     func reportFix() {
         reports.fix.mode = mode
         reports.fix.status = status
-        reports.reportFix()
+        reports.reportFix(cycle: cyclesOpened)
         reports.sky.pdop = dilutions.pdop
         reports.sky.hdop = dilutions.hdop
         reports.sky.vdop = dilutions.vdop

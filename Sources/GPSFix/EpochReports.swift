@@ -48,9 +48,11 @@ public struct EpochReports {
     }
 
     /// Reports the open epoch's fix as it stands, with the leap seconds in use when it
-    /// has a time, and its motion derived from the fixes before it.
-    public mutating func reportFix() {
+    /// has a time, and its motion derived from the fixes before it; `cycle` is the
+    /// assembler's count of cycles opened when this epoch opened (``Fix/cycle``).
+    public mutating func reportFix(cycle: Int) {
         var report = fix
+        report.cycle = cycle
         report.leapSeconds = report.time == nil ? nil : leapSeconds
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
         motion.derive(&report)

@@ -44,6 +44,12 @@ public struct Fix: Hashable, Sendable {
     /// NAV-TIMELS, within gpsd's window: see ``LeapSecondSchedule``), for the time
     /// service's samples. gpsd reads no such warning from NMEA, so NMEA fixes carry none.
     public var leapSecondWarning = LeapSecondWarning.none
+    /// Which of its assembler's cycles the fix reports: the assembler's count of cycles
+    /// opened when that one opened (``ProtocolAssembler/cyclesOpened``); `nil` for a fix
+    /// that is a frame of its own (u-blox HNR-PVT). The time service pairs the fix's time
+    /// with the moment that cycle's first frame was read
+    /// (``ReceiverStreamDecoder/emittedFixReadAt``). Not part of any report.
+    public var cycle: Int?
     public var mode: FixMode = .unknown
     public var status: FixStatus = .unknown
     /// Degrees, north and east positive.

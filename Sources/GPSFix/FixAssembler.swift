@@ -237,6 +237,7 @@ public struct FixAssembler {
             lastTimedFix = fix
         }
         fix.fillMotionFromVelocity()
+        fix.cycle = cyclesOpened
         statistics.cycles += 1
         complete(.fix(fix))
         // A GSA or GSV (or PUBX,03) this cycle renews the held sky; past its age limit

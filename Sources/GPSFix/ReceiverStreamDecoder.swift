@@ -55,9 +55,14 @@ public final class ReceiverStreamDecoder {
     @exclusivity(unchecked) public var onRTCM3Frame: ((UnsafeRawBufferPointer) -> Void)?
     /// When the bytes being fed were read (``ByteChunk/readAt``), set before each chunk.
     public var readAt: WallTime?
-    /// When the open cycle's first frame was read: while a cycle's fix is emitted, the
-    /// moment its receiver time was observed.
+    /// When the open cycle's first frame was read.
     public private(set) var cycleReadAt: WallTime?
+    /// While a fix is emitted, when the first frame of the cycle it reports was read: the
+    /// moment its receiver time was observed, for the time service. That is the open
+    /// cycle's (``cycleReadAt``), or this chunk's for a fix of a cycle its frame opened
+    /// (an old u-blox's NAV-SOL opens its epoch and reports it at once) or of a frame of its
+    /// own (HNR-PVT).
+    public private(set) var emittedFixReadAt: WallTime?
     /// NMEA sentences without a binary protocol's solution after which NMEA carries the fixes again.
     public static let nmeaTakeover = 100
     @exclusivity(unchecked) private var sentencesSinceSolution = Int.max
@@ -157,6 +162,8 @@ public final class ReceiverStreamDecoder {
     /// Ends the stream: frames what is left and emits the open cycles.
     public func finish(_ emit: (LocationUpdate) -> Void) {
         framer.finish { route($0, emit) }
+        // What is flushed is of the cycles open before.
+        emittedFixReadAt = cycleReadAt
         assembler.flush(emit)
         ubx.flush(emit)
         for slot in drivers { slot?.assembler.flush(emit) }
@@ -190,7 +197,7 @@ public final class ReceiverStreamDecoder {
             onBinaryFrame?(frame.bytes)
             guard let assembler = drivers[frame.rule]?.assembler else { return }
             let opened = assembler.cyclesOpened
-            assembler.add(frame.bytes, emit)
+            assembler.add(frame.bytes) { update in emitPairing(update, cyclesOpenedBefore: opened, emit) }
             if assembler.cyclesOpened != opened { cycleReadAt = readAt }
             if assembler.solutions != driverSolutions[frame.rule] {
                 driverSolutions[frame.rule] = assembler.solutions
@@ -203,8 +210,18 @@ public final class ReceiverStreamDecoder {
         _ frame: Assembler.Frame, to assembler: inout Assembler, _ emit: (LocationUpdate) -> Void
     ) {
         let opened = assembler.cyclesOpened
-        assembler.add(frame, emit)
+        assembler.add(frame) { update in emitPairing(update, cyclesOpenedBefore: opened, emit) }
         // After the add: the fix it emitted for the cycle before kept that cycle's moment.
         if assembler.cyclesOpened != opened { cycleReadAt = readAt }
+    }
+
+    /// Emits `update`, a fix with the moment its cycle's first frame was read
+    /// (``emittedFixReadAt``): the open cycle's when the fix is of the cycle open before
+    /// the frame (`cyclesOpenedBefore`), this chunk's when the frame opened it, or the fix
+    /// is a frame of its own.
+    @inline(__always)
+    private func emitPairing(_ update: LocationUpdate, cyclesOpenedBefore opened: Int, _ emit: (LocationUpdate) -> Void) {
+        if case .fix(let fix) = update { emittedFixReadAt = fix.cycle == opened ? cycleReadAt : readAt }
+        emit(update)
     }
 }

@@ -127,7 +127,7 @@ extension UBXAssembler {
             fix.speedError = pvt.speedAccuracy
             fix.trackError = pvt.headingAccuracy
         }
-        reportFix(derivingMotion: false)
+        reportFix(ofItsOwnFrame: true)
         fix = epochFix
     }
 

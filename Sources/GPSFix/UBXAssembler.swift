@@ -216,17 +216,18 @@ public struct UBXAssembler {
     }
 
     /// Emits the open epoch's fix as it stands, its motion derived from the epochs before
-    /// it unless `derivingMotion` is false (HNR-PVT's fixes, which say nothing of climb and
-    /// are no reference for an epoch's).
-    mutating func reportFix(derivingMotion: Bool = true) {
+    /// it unless `ofItsOwnFrame` (HNR-PVT's fixes, which say nothing of climb, are no
+    /// reference for an epoch's, and are of the moment their frame was read).
+    mutating func reportFix(ofItsOwnFrame: Bool = false) {
         var report = fix
+        report.cycle = ofItsOwnFrame ? nil : epochsOpened
         report.leapSeconds = report.time == nil ? nil : leapSeconds
         report.leapSecondWarning = report.time == nil ? .none : leapSchedule.warning
         if report.leapSecondWarning == .insertion, let time = report.time {
             insertionAfter = (time.daysSince1970, leapSecondsInUse)
         }
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
-        if derivingMotion { motion.derive(&report) }
+        if !ofItsOwnFrame { motion.derive(&report) }
         statistics.epochs += 1
         complete(.fix(report))
     }

@@ -377,7 +377,7 @@ private final class ReadingState: @unchecked Sendable {
         if sentenceDemand.isWanted, decoder.binaryCarriesFixes { writeSentences(for: update) }
         if case .fix(let fix) = update {
             cycleCompleted = true
-            if let sample = timeSampler.sample(for: fix, readAt: decoder.cycleReadAt) { pending.append(.receiverTime(sample)) }
+            if let sample = timeSampler.sample(for: fix, readAt: decoder.emittedFixReadAt) { pending.append(.receiverTime(sample)) }
         }
     }
 

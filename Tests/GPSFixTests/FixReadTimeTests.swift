@@ -1,0 +1,66 @@
+import GPSFix
+import ReceiverFraming
+import Testing
+import UBX
+
+/// NAV-SOL as u-blox's interface description lays it out (52 bytes): a 3D fix whose week
+/// and time of week are set.
+func navSOL(iTOW: UInt32, week: Int16 = 2412) -> [UInt8] {
+    var p = Payload(count: 52)
+    p.set(0, iTOW)
+    p.set(8, week)
+    p.set(10, UInt8(3))
+    p.set(11, UInt8(0x0D))  // gpsFixOK, weekSet, towSet
+    p.set(12, Int32(411_000_000))  // ECEF, cm: a point in Europe
+    p.set(16, Int32(69_000_000))
+    p.set(20, Int32(477_000_000))
+    p.set(24, UInt32(500))
+    p.set(44, UInt16(150))
+    p.set(47, UInt8(8))
+    return UBXFrame.encode(messageClass: 0x01, id: 0x06, payload: p.bytes)
+}
+
+/// The time service pairs a fix's time with the moment its cycle's first frame was read:
+/// paired with another cycle's read, the clock it feeds is a second wrong.
+@Suite("The read a fix's time is paired with")
+struct FixReadTimeTests {
+    /// Feeds `epochs`, each one chunk read one second after the one before, and returns,
+    /// for each fix, how many seconds after the first fix's it is, and how many after the
+    /// first chunk's read the read it was paired with is: the two must agree.
+    static func pairings(of epochs: [[UInt8]]) -> [(fix: Int, read: Int)] {
+        let decoder = ReceiverStreamDecoder()
+        let start = WallTime(seconds: 1_800_000_000)
+        var seconds: [(fix: Int, read: Int)] = []
+        var first: Int?
+        for (index, chunk) in epochs.enumerated() {
+            decoder.readAt = WallTime(seconds: start.seconds + index)
+            chunk.withUnsafeBytes { bytes in
+                decoder.feed(bytes) { update in
+                    guard case .fix(let fix) = update, let time = fix.time, let read = decoder.emittedFixReadAt else { return }
+                    let second = WallTime(time).seconds
+                    first = first ?? second
+                    seconds.append((second - first!, read.seconds - start.seconds))
+                }
+            }
+        }
+        return seconds
+    }
+
+    @Test("NMEA: a cycle's fix, given out as the next cycle's first sentence is read, keeps its own cycle's read")
+    func nmeaCycles() {
+        let epochs = (0..<4).map { second in
+            Array((sentence("$GPGGA,12000\(second).00,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")
+                + sentence("$GPRMC,12000\(second).00,A,4807.038,N,01131.000,E,0.0,0.0,261126,,,A")).utf8)
+        }
+        let pairings = Self.pairings(of: epochs)
+        #expect(pairings.count >= 3)
+        #expect(pairings.allSatisfy { $0.fix == $0.read }, "\(pairings)")
+    }
+
+    @Test("an older u-blox whose epoch opens with NAV-SOL, which reports it at once: paired with that epoch's read")
+    func navSOLEpochs() {
+        let pairings = Self.pairings(of: (1...4).map { navSOL(iTOW: UInt32($0) * 1000) })
+        #expect(pairings.count >= 4)
+        #expect(pairings.allSatisfy { $0.fix == $0.read }, "\(pairings)")
+    }
+}
