@@ -40,6 +40,8 @@ extension TSIPAssembler {
         guard let utc = time(week: Int(week), seconds: Double(tow)) else { return true }
         open(utc)
         changed = true
+        // Without the time and the UTC offset valid, the time is shown but sets no clock.
+        if flags & 0x03 != 0x03 { reports.fix.timeIsUnconfirmed = true }
         if flags & 0x03 == 0x03, let second = Int(exactly: utc.secondsSince1970.rounded()) {
             announcePulse(of: second, quantisationError: quantisationError)
         }

@@ -234,6 +234,9 @@ public final class TSIPAssembler: DriverAssembler {
         guard let utc = time(week: timing.week, seconds: Double(timing.timeOfWeek)) else { return }
         open(utc)
         changed = true
+        // A time not yet set, without the UTC parameters, or set by the user is shown, but
+        // sets no clock.
+        if !timing.isCertain { reports.fix.timeIsUnconfirmed = true }
         // The time of week and week are GPS time whichever time base the flags name.
         // The second as the fix names it, a lost 1024 weeks restored, so that the pulse
         // pairs with the receiver time sampled from that fix.

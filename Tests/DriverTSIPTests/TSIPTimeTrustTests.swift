@@ -1,0 +1,53 @@
+import GPSFix
+import ReceiverDrivers
+import Testing
+
+@testable import DriverTSIP
+
+/// A Trimble timing receiver says in 0x8F-AB's flags whether its time can be trusted: set
+/// (bit 2 clear), with the UTC parameters known (bit 3 clear), from the satellites rather
+/// than the user (bit 4 clear). A time it doubts may be shown, but never set a clock.
+@Suite("TSIP: a time the receiver doubts feeds no clock")
+struct TSIPTimeTrustTests {
+    /// 0x8F-AB for `second` seconds into week 2412 (March 2026), UTC offset 18, `flags`.
+    static func primaryTiming(second: UInt32, flags: UInt8) -> [UInt8] {
+        let tow = withUnsafeBytes(of: (72_000 + second).bigEndian) { Array($0) }
+        return TSIPFrameRule.frame(id: 0x8F, data: [0xAB] + tow + [0x09, 0x6C, 0x00, 0x12, flags] + [0, 0, 20, 26, 3, 0x07, 0xEA])
+    }
+
+    /// 0x8F-AC: an overdetermined clock (receiver mode 7) at a surveyed position.
+    static let supplementalTiming: [UInt8] = {
+        var data = [UInt8](repeating: 0, count: 68)
+        data[0] = 0xAC
+        data[1] = 7
+        for (offset, value) in [(36, 0.9), (44, 0.1), (52, 100.0)] {
+            data.replaceSubrange(offset..<(offset + 8), with: withUnsafeBytes(of: value.bitPattern.bigEndian) { Array($0) })
+        }
+        return TSIPFrameRule.frame(id: 0x8F, data: data)
+    }()
+
+    /// The time samples ten seconds of 0x8F-AB (with `flags`) and 0x8F-AC give.
+    static func samples(flags: UInt8) -> [TimeSample] {
+        let assembler = TSIPAssembler(AssemblyContext())
+        var sampler = ReceiverTimeSampler()
+        var samples: [TimeSample] = []
+        for second in UInt32(0)..<10 {
+            for packet in [primaryTiming(second: second, flags: flags), supplementalTiming] {
+                packet.withUnsafeBytes { bytes in
+                    assembler.add(bytes) { update in
+                        guard case .fix(let fix) = update else { return }
+                        if let sample = sampler.sample(for: fix, readAt: WallTime(seconds: 1_800_000_000 + Int(second))) { samples.append(sample) }
+                    }
+                }
+            }
+        }
+        return samples
+    }
+
+    @Test("a time set from the satellites gives samples; one not yet set, without UTC parameters, or set by the user, none",
+          arguments: [(UInt8(0x03), true), (0x07, false), (0x0B, false), (0x13, false)])
+    func flags(flags: UInt8, trusted: Bool) {
+        let samples = Self.samples(flags: flags)
+        #expect(samples.isEmpty != trusted, "\(samples.count) samples with flags \(flags)")
+    }
+}
