@@ -19,6 +19,26 @@ public struct ConfigurationStep: Sendable {
     public var frame: [UInt8]
     /// What shows that the receiver took it.
     public var confirmation: Confirmation
+
+    /// Whether the frame writes the receiver's flash: CFG-CFG saving to it or clearing it
+    /// (its device mask naming flash, or absent: every device), CFG-VALSET to its flash
+    /// layer. Each copy sent is another write.
+    var writesFlash: Bool { Self.writesFlash(frame) }
+
+    static func writesFlash(_ frame: [UInt8]) -> Bool {
+        guard frame.count >= 8, frame[2] == 0x06 else { return false }
+        let payload = frame[6..<(frame.count - 2)]
+        switch frame[3] {
+        case 0x09:
+            guard payload.count >= 12 else { return false }
+            let start = payload.startIndex
+            let clearsOrSaves = payload[start..<(start + 8)].contains { $0 != 0 }
+            let flash = payload.count < 13 || payload[start + 12] & 0x16 != 0
+            return clearsOrSaves && flash
+        case 0x8A: return payload.count >= 2 && payload[payload.startIndex + 1] & ConfigurationLayers.flash.rawValue != 0
+        default: return false
+        }
+    }
 }
 
 /// How a receiver restarts: which of its navigation data it keeps, or its factory settings.
@@ -88,11 +108,17 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
         }
     }
 
+    /// How long the acknowledgement of a write to flash is awaited: erasing and writing it
+    /// takes a receiver up to a few seconds, during which it answers nothing.
+    public static var flashWriteTime: Duration { .seconds(5) }
+
     /// Sends `steps` in order, each confirmed before the next; stops at the first refusal
-    /// or silence, naming the settings of that step.
+    /// or silence, naming the settings of that step. A step that writes flash is sent once.
     public func apply(_ steps: [ConfigurationStep]) throws {
         for step in steps {
             switch step.confirmation {
+            case .acknowledgement where step.writesFlash:
+                try writeFlash(step.frame, setting: step.settings)
             case .acknowledgement:
                 try conversation.write(step.frame, setting: step.settings)
             case .answersAt(let speed):
@@ -113,7 +139,7 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
     /// clears and reloads every saved setting (CFG-CFG, acknowledged).
     public func restart(_ kind: ReceiverRestart) throws {
         if kind == .factory {
-            try conversation.write(LegacyMessages.restoreDefaults, setting: "--factory")
+            try writeFlash(LegacyMessages.restoreDefaults, setting: "--factory")
         }
         // A controlled software reset (resetMode 1): the receiver sends no acknowledgement.
         try conversation.send(LegacyMessages.restart(navBbrMask: kind.navigationDataCleared, resetMode: 0x01))
@@ -141,11 +167,19 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
         }
     }
 
-    /// Runs `body` with every request sent once only.
-    private func once(_ body: () throws -> Void) throws {
-        let attempts = conversation.attempts
+    /// Sends `frame`, which writes flash, once, and waits as long as a flash write takes
+    /// for its acknowledgement: a second copy would be a second write.
+    private func writeFlash(_ frame: [UInt8], setting: String) throws {
+        try once(waiting: Self.flashWriteTime) { try conversation.write(frame, setting: setting) }
+    }
+
+    /// Runs `body` with every request sent once only, its answer awaited for `waiting` when
+    /// that is longer than the conversation's wait.
+    private func once(waiting: Duration? = nil, _ body: () throws -> Void) throws {
+        let (attempts, answerTimeout) = (conversation.attempts, conversation.answerTimeout)
         conversation.attempts = 1
-        defer { conversation.attempts = attempts }
+        if let waiting { conversation.answerTimeout = max(answerTimeout, waiting) }
+        defer { (conversation.attempts, conversation.answerTimeout) = (attempts, answerTimeout) }
         try body()
     }
 }
