@@ -231,11 +231,13 @@ public final class SiRFAssembler: DriverAssembler {
         }
     }
 
-    /// MID 98's UTC time; `nil` for fields no time has.
+    /// MID 98's UTC time; `nil` for fields no time has. A 61st second (a leap second) is
+    /// one only in a day's last minute.
     static func utc(_ extended: SiRFExtendedNavigation) -> GPSTime? {
         let milliseconds = extended.milliseconds
+        let lastMinute = extended.hour == 23 && extended.minute == 59
         guard (1...12).contains(extended.month), (1...31).contains(extended.day), (0...23).contains(extended.hour),
-            (0...59).contains(extended.minute), milliseconds < 61_000
+            (0...59).contains(extended.minute), milliseconds < (lastMinute ? 61_000 : 60_000)
         else { return nil }
         let time = NMEATime(
             hour: UInt8(extended.hour), minute: UInt8(extended.minute), second: UInt8(milliseconds / 1000),
