@@ -23,9 +23,7 @@ public struct ConfigurationStep: Sendable {
     /// Whether the frame writes the receiver's flash: CFG-CFG saving to it or clearing it
     /// (its device mask naming flash, or absent: every device), CFG-VALSET to its flash
     /// layer. Each copy sent is another write.
-    var writesFlash: Bool { Self.writesFlash(frame) }
-
-    static func writesFlash(_ frame: [UInt8]) -> Bool {
+    var writesFlash: Bool {
         guard frame.count >= 8, frame[2] == 0x06 else { return false }
         let payload = frame[6..<(frame.count - 2)]
         switch frame[3] {
@@ -110,7 +108,7 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
 
     /// How long the acknowledgement of a write to flash is awaited: erasing and writing it
     /// takes a receiver up to a few seconds, during which it answers nothing.
-    public static var flashWriteTime: Duration { .seconds(5) }
+    static var flashWriteTime: Duration { .seconds(5) }
 
     /// Sends `steps` in order, each confirmed before the next; stops at the first refusal
     /// or silence, naming the settings of that step. A step that writes flash is sent once.
