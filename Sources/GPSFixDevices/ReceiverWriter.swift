@@ -23,7 +23,9 @@ import NIOPosix
 /// with `then`, an ``afterQueued(_:)`` action) is never dropped for room, and so bounded
 /// in number instead (``maximumWaiting``) and in time: after ``maximumWait`` (the port
 /// closed, or taking nothing) its waiter is told it was lost. It holds up no correction:
-/// one behind it still goes stale.
+/// one behind it still goes stale. A port that stops taking what its channel was handed
+/// has the channel closed after ``maximumWait``, which fails what waits in it (telling its
+/// waiters); the next frame opens the port again.
 ///
 /// ``enqueue(_:arrivedAt:)`` and ``close()`` run on ``eventLoop``; ``send(_:)`` from anywhere.
 public final class ReceiverWriter: @unchecked Sendable {
@@ -71,6 +73,10 @@ public final class ReceiverWriter: @unchecked Sendable {
     private var waiting = 0
     private var channel: (any Channel)?
     private var opening = false
+    /// When each batch handed to the channel and not yet written was handed, oldest first.
+    private var handedAt = CircularBuffer<NIODeadline>()
+    /// The pending look at whether the port took the oldest batch within ``maximumWait``.
+    private var stallCheck: Scheduled<Void>?
 
     /// `openReceiver` gives a duplicate of the receiver's open descriptor (the writer owns
     /// it), `nil` while the port is closed.
@@ -124,16 +130,18 @@ public final class ReceiverWriter: @unchecked Sendable {
     }
 
     /// Queues `frame` from any thread; `then` runs (on the event loop) once it was written
-    /// (`true`), or with `false` when it was lost with the port or refused because
-    /// ``maximumWaiting`` waited already. It is never dropped for room.
+    /// (`true`), or with `false` when it was lost with the port, given up after
+    /// ``maximumWait``, or refused because ``maximumWaiting`` waited already. It is never
+    /// dropped for room.
     public func send(_ frame: [UInt8], then: @escaping @Sendable (Bool) -> Void) {
         eventLoop.execute { [self] in enqueue((frame, .now(), then)) }
     }
 
     /// Runs `action` (on the event loop) once every frame queued before it was written
-    /// (`true`), or with `false` when they were lost with the port or the action was
-    /// refused because ``maximumWaiting`` waited already: for what must follow a frame on
-    /// the line, as a speed change follows the frame that asked for it.
+    /// (`true`), or with `false` when they were lost with the port, it was given up after
+    /// ``maximumWait``, or it was refused because ``maximumWaiting`` waited already: for
+    /// what must follow a frame on the line, as a speed change follows the frame that asked
+    /// for it.
     public func afterQueued(_ action: @escaping @Sendable (Bool) -> Void) {
         eventLoop.execute { [self] in enqueue(([], .now(), action)) }
     }
@@ -145,6 +153,8 @@ public final class ReceiverWriter: @unchecked Sendable {
         queue.removeAll()
         queuedBytes = 0
         waiting = 0
+        stallCheck?.cancel()
+        stallCheck = nil
         channel?.close(promise: nil)
         channel = nil
     }
@@ -173,7 +183,10 @@ public final class ReceiverWriter: @unchecked Sendable {
             guard let last else { return }
             if last.then == nil { arrivals.append(last.arrivedAt) }
             let promise = eventLoop.makePromise(of: Void.self)
+            handedAt.append(.now())
             promise.futureResult.whenComplete { [self, arrivals, then = last.then] result in
+                // Writes complete in order: this batch is the oldest handed.
+                _ = handedAt.popFirst()
                 switch result {
                 case .success:
                     let now = NIODeadline.now()
@@ -188,6 +201,21 @@ public final class ReceiverWriter: @unchecked Sendable {
                 }
             }
             channel.writeAndFlush(ByteBuffer(bytes: last.frame), promise: promise)
+            watchForStall()
+        }
+    }
+
+    /// Looks, ``maximumWait`` after the oldest batch was handed to the channel, whether the
+    /// port took it; a port that did not has its channel closed. One look pending at a time.
+    private func watchForStall() {
+        guard stallCheck == nil, let oldest = handedAt.first else { return }
+        stallCheck = eventLoop.scheduleTask(deadline: oldest + maximumWait) { [self] in
+            stallCheck = nil
+            if let oldest = handedAt.first, NIODeadline.now() - oldest >= maximumWait {
+                channel?.close(promise: nil)
+            } else {
+                watchForStall()
+            }
         }
     }
 

@@ -1,10 +1,15 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @testable import GPSFixDevices
 import NIOConcurrencyHelpers
 import NIOPosix
 import TestSupport
 import Testing
 
-/// The receiver's one writer, with its port closed (nothing is written, everything waits).
+/// The receiver's one writer, with its port closed (nothing is written, everything waits)
+/// or taking nothing.
 @Suite("Receiver writer")
 struct ReceiverWriterTests {
     @Test("frames and actions someone waits for are bounded in number: one past the bound is refused at once, counted")
@@ -56,5 +61,21 @@ struct ReceiverWriterTests {
         try await writer.eventLoop.submit {}.get()
         #expect(writer.counters.droppedStale == 1)
         try await writer.eventLoop.submit { writer.close() }.get()
+    }
+
+    @Test("a frame handed to a port that then takes nothing is given up after the wait: the channel closed, the waiter told")
+    func stalledPort() throws {
+        // A pipe nobody reads stands for a port that takes nothing (its line held off).
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        let output = ends[1]
+        let writer = ReceiverWriter(
+            eventLoop: MultiThreadedEventLoopGroup.singleton.next(), maximumWait: .milliseconds(200), openReceiver: { dup(output) })
+        let answers = NIOLockedValueBox<[Bool]>([])
+        // More than a pipe holds (64 kB): handed whole to the port's channel, never all written.
+        writer.send([UInt8](repeating: 0xD3, count: 128 * 1024)) { done in answers.withLockedValue { $0.append(done) } }
+        try waitUntil("the waiter told", within: 10) { !answers.withLockedValue { $0 }.isEmpty }
+        #expect(answers.withLockedValue { $0 } == [false])
     }
 }
