@@ -48,7 +48,8 @@ public struct Fix: Hashable, Sendable {
     /// opened when that one opened (``ProtocolAssembler/cyclesOpened``); `nil` for a fix
     /// that is a frame of its own (u-blox HNR-PVT). The time service pairs the fix's time
     /// with the moment that cycle's first frame was read
-    /// (``ReceiverStreamDecoder/emittedFixReadAt``). Not part of any report.
+    /// (``ReceiverStreamDecoder/emittedFixReadAt``). Not part of any report, but part of
+    /// equality: fixes of two streams compare equal only when their cycles were counted alike.
     public var cycle: Int?
     public var mode: FixMode = .unknown
     public var status: FixStatus = .unknown

@@ -246,11 +246,13 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
     }
 
     /// A failure as the log says it: a refusal (Traccar answers 400 for a device it does not
-    /// know), the server's own error, or no answer at all.
+    /// know; a proxy in front of it may answer another 4xx), the server's own error, or no
+    /// answer at all.
     static func describe(_ failure: String) -> String {
-        if failure.hasPrefix("HTTP 4") {
-            return "Traccar server refuses the positions (\(failure)): does it know this device's --traccar-id?"
+        if failure == "HTTP 400" {
+            return "Traccar server refuses the positions (HTTP 400): does it know this device's --traccar-id?"
         }
+        if failure.hasPrefix("HTTP 4") { return "Traccar server refuses the positions (\(failure))" }
         return failure.hasPrefix("HTTP ") ? "Traccar server answers \(failure)" : "Traccar server not reached: \(failure)"
     }
 

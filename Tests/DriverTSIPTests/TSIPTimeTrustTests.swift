@@ -26,13 +26,34 @@ struct TSIPTimeTrustTests {
         return TSIPFrameRule.frame(id: 0x8F, data: data)
     }()
 
-    /// The time samples ten seconds of 0x8F-AB (with `flags`) and 0x8F-AC give.
-    static func samples(flags: UInt8) -> [TimeSample] {
+    /// TSIPv1's second: A1-00 (timing, with `flags`), A1-11 (a 3D position), A3-11 (status,
+    /// which ends the epoch).
+    static func version1Second(_ second: UInt32, flags: UInt8) -> [[UInt8]] {
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+        var timing = [UInt8](repeating: 0, count: 30)
+        timing.replaceSubrange(0..<4, with: bigEndian(72_000 + second))
+        timing.replaceSubrange(4..<6, with: bigEndian(UInt16(2412)))
+        timing[15] = flags
+        timing.replaceSubrange(16..<18, with: bigEndian(Int16(18)))
+        var position = [UInt8](repeating: 0, count: 50)
+        position[1] = 2  // 3D
+        for (offset, value) in [(2, 48.1), (10, 11.5), (18, 500.0)] {
+            position.replaceSubrange(offset..<(offset + 8), with: bigEndian(value.bitPattern))
+        }
+        return [
+            TSIPFrameRule.version1Frame(id: 0xA1, sub: 0x00, data: timing),
+            TSIPFrameRule.version1Frame(id: 0xA1, sub: 0x11, data: position),
+            TSIPFrameRule.version1Frame(id: 0xA3, sub: 0x11, data: [UInt8](repeating: 0, count: 23)),
+        ]
+    }
+
+    /// The time samples ten seconds of `packets` give.
+    static func samples(_ packets: (UInt32) -> [[UInt8]]) -> [TimeSample] {
         let assembler = TSIPAssembler(AssemblyContext())
         var sampler = ReceiverTimeSampler()
         var samples: [TimeSample] = []
         for second in UInt32(0)..<10 {
-            for packet in [primaryTiming(second: second, flags: flags), supplementalTiming] {
+            for packet in packets(second) {
                 packet.withUnsafeBytes { bytes in
                     assembler.add(bytes) { update in
                         guard case .fix(let fix) = update else { return }
@@ -47,7 +68,14 @@ struct TSIPTimeTrustTests {
     @Test("a time set from the satellites gives samples; one not yet set, without UTC parameters, or set by the user, none",
           arguments: [(UInt8(0x03), true), (0x07, false), (0x0B, false), (0x13, false)])
     func flags(flags: UInt8, trusted: Bool) {
-        let samples = Self.samples(flags: flags)
+        let samples = Self.samples { [Self.primaryTiming(second: $0, flags: flags), Self.supplementalTiming] }
+        #expect(samples.isEmpty != trusted, "\(samples.count) samples with flags \(flags)")
+    }
+
+    @Test("TSIPv1: A1-00 with the time and the UTC offset valid gives samples; without either, none",
+          arguments: [(UInt8(0x03), true), (0x01, false), (0x02, false)])
+    func version1Flags(flags: UInt8, trusted: Bool) {
+        let samples = Self.samples { Self.version1Second($0, flags: flags) }
         #expect(samples.isEmpty != trusted, "\(samples.count) samples with flags \(flags)")
     }
 }

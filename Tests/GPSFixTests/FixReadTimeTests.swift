@@ -20,6 +20,26 @@ func navSOL(iTOW: UInt32, week: Int16 = 2412) -> [UInt8] {
     return UBXFrame.encode(messageClass: 0x01, id: 0x06, payload: p.bytes)
 }
 
+/// HNR-PVT as u-blox's interface description lays it out (72 bytes): a 3D fix of its own.
+func hnrPVT(iTOW: UInt32, time: (Int, Int, Int, Int, Int, Int)) -> [UInt8] {
+    var p = Payload(count: 72)
+    p.set(0, iTOW)
+    p.set(4, UInt16(time.0))
+    p.set(6, UInt8(time.1))
+    p.set(7, UInt8(time.2))
+    p.set(8, UInt8(time.3))
+    p.set(9, UInt8(time.4))
+    p.set(10, UInt8(time.5))
+    p.set(11, UInt8(0x07))  // date, time and fully resolved
+    p.set(16, UInt8(3))
+    p.set(17, UInt8(0x01))
+    p.set(20, Int32(115_167_000))
+    p.set(24, Int32(481_173_000))
+    p.set(28, Int32(592_000))
+    p.set(32, Int32(545_400))
+    return UBXFrame.encode(messageClass: 0x28, id: 0x00, payload: p.bytes)
+}
+
 /// The time service pairs a fix's time with the moment its cycle's first frame was read:
 /// paired with another cycle's read, the clock it feeds is a second wrong.
 @Suite("The read a fix's time is paired with")
@@ -61,6 +81,17 @@ struct FixReadTimeTests {
     func navSOLEpochs() {
         let pairings = Self.pairings(of: (1...4).map { navSOL(iTOW: UInt32($0) * 1000) })
         #expect(pairings.count >= 4)
+        #expect(pairings.allSatisfy { $0.fix == $0.read }, "\(pairings)")
+    }
+
+    @Test("an HNR-PVT between epochs, a fix of its own frame: paired with that frame's read")
+    func hnrBetweenEpochs() {
+        let pairings = Self.pairings(of: [
+            navPVT(iTOW: 1000, time: (2026, 11, 26, 12, 0, 0)) + navEOE(iTOW: 1000),
+            hnrPVT(iTOW: 2000, time: (2026, 11, 26, 12, 0, 1)),
+            navPVT(iTOW: 3000, time: (2026, 11, 26, 12, 0, 2)) + navEOE(iTOW: 3000),
+        ])
+        #expect(pairings.count == 3)
         #expect(pairings.allSatisfy { $0.fix == $0.read }, "\(pairings)")
     }
 }
