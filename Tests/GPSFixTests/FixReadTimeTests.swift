@@ -24,12 +24,7 @@ func navSOL(iTOW: UInt32, week: Int16 = 2412) -> [UInt8] {
 func hnrPVT(iTOW: UInt32, time: (Int, Int, Int, Int, Int, Int)) -> [UInt8] {
     var p = Payload(count: 72)
     p.set(0, iTOW)
-    p.set(4, UInt16(time.0))
-    p.set(6, UInt8(time.1))
-    p.set(7, UInt8(time.2))
-    p.set(8, UInt8(time.3))
-    p.set(9, UInt8(time.4))
-    p.set(10, UInt8(time.5))
+    p.setCalendar(time)
     p.set(11, UInt8(0x07))  // date, time and fully resolved
     p.set(16, UInt8(3))
     p.set(17, UInt8(0x01))

@@ -13,6 +13,13 @@ struct Payload {
     mutating func set<T: FixedWidthInteger>(_ offset: Int, _ value: T) {
         withUnsafeBytes(of: value.littleEndian) { bytes.replaceSubrange(offset..<(offset + $0.count), with: $0) }
     }
+
+    /// UTC year, month, day, hour, minute and second at offsets 4 to 10, as NAV-PVT and
+    /// HNR-PVT lay them out.
+    mutating func setCalendar(_ time: (Int, Int, Int, Int, Int, Int)) {
+        set(4, UInt16(time.0))
+        for (offset, value) in [(6, time.1), (7, time.2), (8, time.3), (9, time.4), (10, time.5)] { set(offset, UInt8(value)) }
+    }
 }
 
 /// NAV-PVT as u-blox's interface description lays it out (92 bytes, protocol 15 on).
@@ -23,12 +30,7 @@ func navPVT(
 ) -> [UInt8] {
     var p = Payload(count: 92)
     p.set(0, iTOW)
-    p.set(4, UInt16(time.0))
-    p.set(6, UInt8(time.1))
-    p.set(7, UInt8(time.2))
-    p.set(8, UInt8(time.3))
-    p.set(9, UInt8(time.4))
-    p.set(10, UInt8(time.5))
+    p.setCalendar(time)
     p.set(11, valid)
     p.set(12, UInt32(30))  // tAcc, ns
     p.set(20, fixType)
