@@ -9,45 +9,65 @@ import ProcessTable
 /// after about 10,000 writes, and a keeper that saved at every opening would reach that in
 /// a few years of a flaky cable.
 ///
-/// One line per device: its path, a digest of the receiver's identity (MON-VER's software,
-/// hardware and extensions) and a digest of the table (its settings and port, as
-/// ``ReceiverSettings/canonicalText`` gives them). The digests are FNV-1a: they tell a
-/// change, they guard nothing. When the file cannot be read or written the record lives in
-/// memory, for this run only, and the failure is said once.
+/// One line per device and receiver: the device's path, a digest of the receiver's
+/// identity (MON-VER's software, hardware and extensions) and a digest of the table (its
+/// settings and port, as ``ReceiverSettings/canonicalText`` gives them). Keyed by both, so
+/// that receivers taking turns on one path (a spare plugged in where the usual one was,
+/// `/dev/ttyACM0` going to whichever enumerates first) are each saved once, not at every
+/// swap. The lines run from the least recently used to the most, and the least recently
+/// used is forgotten first. The digests are FNV-1a: they tell a change, they guard nothing.
+/// When the file cannot be read or written the record lives in memory, for this run only,
+/// and the failure is said once.
 final class FlashRecord: Sendable {
     /// The file; `nil` keeps the record in memory.
     let path: String?
-    /// The most devices remembered: more lines than this are never read nor written.
-    static let deviceLimit = 64
-    private let entries: NIOLockedValueBox<[String: Entry]>
+    /// The most pairs of device and receiver remembered: more lines than this are never
+    /// read nor written.
+    static let entryLimit = 64
+    /// Least recently used first.
+    private let entries: NIOLockedValueBox<[Entry]>
 
     struct Entry: Equatable {
+        var device: String
         var receiver: UInt64
         var table: UInt64
     }
 
     init(path: String?) {
         self.path = path
-        entries = NIOLockedValueBox(path.map(Self.read) ?? [:])
+        entries = NIOLockedValueBox(path.map(Self.read) ?? [])
     }
 
-    /// Whether `table` was saved to the flash of `receiver`, on `device`.
+    /// Whether `table` was saved to the flash of `receiver`, on `device`. Asking counts as
+    /// a use: a receiver that is opened again and again stays remembered.
     func holds(device: String, receiver: String, table: String) -> Bool {
-        entries.withLockedValue { $0[device] } == Entry(receiver: Self.digest(receiver), table: Self.digest(table))
+        let receiver = Self.digest(receiver)
+        return entries.withLockedValue { entries in
+            guard let index = entries.firstIndex(where: { $0.device == device && $0.receiver == receiver }) else { return false }
+            let entry = entries.remove(at: index)
+            entries.append(entry)
+            return entry.table == Self.digest(table)
+        }
     }
 
     /// Remembers that `table` was saved to the flash of `receiver`, on `device`; the error
     /// when the file could not be written (the record is kept in memory all the same).
     func remember(device: String, receiver: String, table: String) -> String? {
+        let entry = Entry(device: device, receiver: Self.digest(receiver), table: Self.digest(table))
         let text = entries.withLockedValue { entries -> String in
-            if entries[device] == nil, entries.count >= Self.deviceLimit, let oldest = entries.keys.sorted().first {
-                entries[oldest] = nil
-            }
-            entries[device] = Entry(receiver: Self.digest(receiver), table: Self.digest(table))
-            return entries.sorted { $0.key < $1.key }.map { "\($0.key) \(hex($0.value.receiver)) \(hex($0.value.table))\n" }.joined()
+            Self.use(entry, in: &entries)
+            return entries.map { "\($0.device) \(hex($0.receiver)) \(hex($0.table))\n" }.joined()
         }
         guard let path else { return nil }
         return Self.write(text, to: path)
+    }
+
+    /// Puts `entry` last in `entries`, in place of the one for its device and receiver,
+    /// and forgets the least recently used beyond ``entryLimit``.
+    private static func use(_ entry: Entry, in entries: inout [Entry]) {
+        entries.removeAll { $0.device == entry.device && $0.receiver == entry.receiver }
+        entries.append(entry)
+        if entries.count > entryLimit { entries.removeFirst(entries.count - entryLimit) }
     }
 
     /// FNV-1a, 64 bits, of `text`'s UTF-8.
@@ -55,13 +75,13 @@ final class FlashRecord: Sendable {
         text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
     }
 
-    private static func read(_ path: String) -> [String: Entry] {
-        guard let text = SmallFile.text(at: path, limit: 1 << 16) else { return [:] }
-        var entries: [String: Entry] = [:]
-        for line in text.split(separator: "\n").prefix(deviceLimit) {
+    private static func read(_ path: String) -> [Entry] {
+        guard let text = SmallFile.text(at: path, limit: 1 << 16) else { return [] }
+        var entries: [Entry] = []
+        for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ")
             guard fields.count == 3, let receiver = UInt64(fields[1], radix: 16), let table = UInt64(fields[2], radix: 16) else { continue }
-            entries[String(fields[0])] = Entry(receiver: receiver, table: table)
+            use(Entry(device: String(fields[0]), receiver: receiver, table: table), in: &entries)
         }
         return entries
     }

@@ -51,8 +51,13 @@ struct ReceiverKeeperTests {
 
     /// The value of the metric `name` for `receiver` (0 when absent).
     static func metric(_ name: String, of receiver: SimulatedUBXReceiver, port: Int) -> Int {
+        metric(name, device: receiver.path, port: port)
+    }
+
+    /// The value of the metric `name` for the device at `path` (0 when absent).
+    static func metric(_ name: String, device path: String, port: Int) -> Int {
         let text = (try? WebTests.get("/metrics", port: port).body) ?? ""
-        let prefix = "\(name){device=\"\(receiver.path)\"} "
+        let prefix = "\(name){device=\"\(path)\"} "
         return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
     }
 
@@ -144,5 +149,34 @@ struct ReceiverKeeperTests {
             #expect(Self.metric("gpsfix_receiver_flash_writes_total", of: receiver, port: port) == (run == 0 ? 1 : 0))
         }
         #expect(receiver.traffic.flashWrites == 1, "\(reopenings) openings and returns from silence")
+    }
+
+    @Test("save = true: two receivers of different models taking turns on one device path have their flash written once each")
+    func flashOncePerReceiverOnAPath() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // One path (as /dev/ttyACM0 is whichever receiver is plugged in), a link to
+        // the pseudo-terminal of the receiver plugged in now.
+        let device = folder.appendingPathComponent("ttyACM0").path
+        let first = try SimulatedUBXReceiver(.m8)
+        let second = try SimulatedUBXReceiver(.generation9)
+        for (turn, receiver) in [first, second, first, second].enumerated() {
+            try? FileManager.default.removeItem(atPath: device)
+            try FileManager.default.createSymbolicLink(atPath: device, withDestinationPath: receiver.path)
+            let port = freePort()
+            let control = folder.appendingPathComponent("control.sock").path
+            let daemon = try RunningProcess(Binaries.gpsfixd, [
+                device, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+                "--control-socket", control, "--receiver", "rate=2;save=true", "--state-directory", folder.path,
+                "--metrics", "127.0.0.1:\(port)",
+            ])
+            defer { daemon.stop() }
+            try waitUntil("the keeper's conversation over", within: 15) {
+                Self.metric("gpsfix_receiver_table_conversations_total", device: device, port: port) == 1
+            }
+            #expect(Self.metric("gpsfix_receiver_flash_writes_total", device: device, port: port) == (turn < 2 ? 1 : 0), "turn \(turn)")
+        }
+        #expect(first.traffic.flashWrites == 1)
+        #expect(second.traffic.flashWrites == 1)
     }
 }

@@ -1,0 +1,44 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import gpsfixd
+
+/// The record of which table was saved to which receiver's flash: what it forgets, when
+/// it is full, and what it keeps across a restart.
+@Suite("The flash record")
+struct FlashRecordTests {
+    @Test("full, it forgets the pair of device and receiver least recently used, not the first in alphabetical order")
+    func forgetsLeastRecentlyUsed() throws {
+        let folder = try makeTemporaryFolder("flash-record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("receiver-flash").path
+        let record = FlashRecord(path: path)
+        let devices = (0..<FlashRecord.entryLimit).map { "/dev/ttyUSB\($0 + 10)" }
+        for device in devices {
+            #expect(record.remember(device: device, receiver: "ZED-F9P", table: "rate=1") == nil)
+        }
+        // The first saved is opened again, and so used most recently; one more is saved.
+        #expect(record.holds(device: devices[0], receiver: "ZED-F9P", table: "rate=1"))
+        #expect(record.remember(device: "/dev/ttyACM0", receiver: "NEO-M8T", table: "rate=1") == nil)
+
+        let restarted = FlashRecord(path: path)
+        #expect(restarted.holds(device: devices[0], receiver: "ZED-F9P", table: "rate=1"))
+        #expect(restarted.holds(device: "/dev/ttyACM0", receiver: "NEO-M8T", table: "rate=1"))
+        #expect(!restarted.holds(device: devices[1], receiver: "ZED-F9P", table: "rate=1"), "the least recently used kept")
+        for device in devices.dropFirst(2) {
+            #expect(restarted.holds(device: device, receiver: "ZED-F9P", table: "rate=1"))
+        }
+    }
+
+    @Test("two receivers on one path are remembered apart; a changed table is not held")
+    func receiversOnOnePath() throws {
+        let record = FlashRecord(path: nil)
+        #expect(record.remember(device: "/dev/ttyACM0", receiver: "NEO-M8T", table: "rate=1") == nil)
+        #expect(record.remember(device: "/dev/ttyACM0", receiver: "ZED-F9T", table: "rate=1") == nil)
+        #expect(record.holds(device: "/dev/ttyACM0", receiver: "NEO-M8T", table: "rate=1"))
+        #expect(record.holds(device: "/dev/ttyACM0", receiver: "ZED-F9T", table: "rate=1"))
+        #expect(!record.holds(device: "/dev/ttyACM0", receiver: "ZED-F9T", table: "rate=2"))
+        #expect(!record.holds(device: "/dev/ttyACM1", receiver: "ZED-F9T", table: "rate=1"))
+    }
+}
