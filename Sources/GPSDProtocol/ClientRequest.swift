@@ -101,10 +101,14 @@ public struct DeviceRequest: Equatable, Sendable {
     public var path: String?
     /// Whether the request asks to change a setting (speed, framing, cycle, mode).
     public var changesSettings: Bool
+    /// Whether the request carries bytes for the receiver (`hexdata`, as `ubxtool` sends
+    /// its messages through gpsd).
+    public var writesToReceiver: Bool
 
     public init(_ object: JSONObject) {
         path = object.string("path")
         changesSettings = ["bps", "parity", "stopbits", "native", "cycle"].contains { object.values[$0] != nil }
+        writesToReceiver = object.values["hexdata"] != nil
     }
 }
 

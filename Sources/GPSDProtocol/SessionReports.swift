@@ -73,8 +73,12 @@ public struct DeviceInfo: Equatable, Sendable {
     /// What the receiver said of itself (u-blox MON-VER), as gpsd's `subtype` and `subtype1`.
     public var subtype: String?
     public var subtype1: String?
-    /// When the first valid sentence arrived; `nil` while the device has sent none.
+    /// When the first valid sentence arrived, or when the device was opened again after
+    /// being lost; `nil` while the device has sent none.
     public var activated: String?
+    /// Whether the device is closed: lost (the provider trying to reopen it) or its data
+    /// over. gpsd then deactivates it, and its DEVICE says `"activated":0`.
+    public var closed: Bool = false
     /// The serial line's settings as applied (the speed autobaud found included); `nil`
     /// for devices that are no serial line (files, gpsd) and before the port is open.
     public var line: SerialLine?
@@ -132,7 +136,11 @@ public enum SessionReport {
         if let driver = device.driver { json.field("driver", string: driver) }
         if let subtype = device.subtype { json.field("subtype", string: subtype) }
         if let subtype1 = device.subtype1 { json.field("subtype1", string: subtype1) }
-        if let activated = device.activated { json.field("activated", string: activated) }
+        if device.closed {
+            json.field("activated", 0)
+        } else if let activated = device.activated {
+            json.field("activated", string: activated)
+        }
         json.field("flags", device.seenData ? 1 : 0)
         if device.driver != nil { json.field("native", 0) }
         if let line = device.line {

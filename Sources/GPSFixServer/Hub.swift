@@ -225,10 +225,7 @@ final class Hub: @unchecked Sendable {
             if let state {
                 state.fix = fix
                 if let time = fix.time { state.info.cycle = state.cycle.record(time) }
-                if fix.mode >= .twoDimensional {
-                    state.info.seenData = true
-                    state.lastFixAt = .now()
-                }
+                if fix.mode >= .twoDimensional { state.lastFixAt = .now() }
             }
             broadcastReport(update, of: device, content: .tpv(fix), canBeHeld: canBeHeld)
         case .sky(let sky):
@@ -301,11 +298,13 @@ final class Hub: @unchecked Sendable {
         switch event.kind {
         case .activated, .recovered, .resumed:
             devices[device]?.info.online = true
+            devices[device]?.info.closed = false
+            devices[device]?.info.seenData = true
             // Whatever the source (a port, a file, a gpsd's relayed sentences), the
             // protocol it speaks names the driver.
             identify(device, as: event.receiver ?? ReceiverIdentity(driver: "NMEA0183"))
             devices[device]?.info.line = event.line
-            if devices[device]?.info.activated == nil { devices[device]?.info.activated = Self.now() }
+            if event.kind == .recovered || devices[device]?.info.activated == nil { devices[device]?.info.activated = Self.now() }
             let what = switch event.kind {
             case .activated: "activated"
             case .recovered: "recovered"
@@ -324,9 +323,11 @@ final class Hub: @unchecked Sendable {
             logger.warning("device silent: fix decayed to no fix", metadata: ["device": "\(device)"])
         case .ended:
             devices[device]?.info.online = false
+            devices[device]?.info.closed = true
             logger.info("device's data ended: fix decayed to no fix", metadata: ["device": "\(device)"])
         case .lost(let reason):
             devices[device]?.info.online = false
+            devices[device]?.info.closed = true
             logger.warning("device lost, reopening", metadata: ["device": "\(device)", "reason": "\(reason)"])
         }
     }
@@ -409,6 +410,11 @@ final class Hub: @unchecked Sendable {
         }
         if request?.changesSettings == true {
             return SessionReport.error("Changing device settings is not supported by gpsfixd; restart it with --speed.")
+        }
+        // Any client of the port could otherwise change the receiver's speed or protocol,
+        // or write its flash, behind the keeper's back: `gpsfix ubx` takes turns with it.
+        if request?.writesToReceiver == true {
+            return SessionReport.error("Writing hexdata to the receiver is not supported by gpsfixd; use gpsfix ubx.")
         }
         return SessionReport.device(device.info)
     }

@@ -59,6 +59,54 @@ struct DeviceReportTests {
         await harness.stop()
     }
 
+    @Test("flags is 1 once the device sends data, before any fix (gpsd: GPS data seen), 0 before")
+    func flagsOnData() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let provider = harness.providers[0]
+        let client = try await harness.client()
+        #expect(try await Self.device(from: client, path: provider.device)["flags"] as? Int == 0)
+        // A receiver talking, indoors: cycles without a fix.
+        provider.yield(.device(DeviceEvent(device: provider.device, kind: .activated)))
+        var noFix = Fix()
+        noFix.time = Self.fix(second: 3).time
+        noFix.mode = .noFix
+        provider.yield(.fix(noFix))
+        for _ in 0..<2 { _ = await client.line() }  // the DEVICE report of the activation, the TPV
+        #expect(try await Self.device(from: client, path: provider.device)["flags"] as? Int == 1)
+        await harness.stop()
+    }
+
+    @Test("a device lost or ended is reported with activated 0, as gpsd deactivates it; silent, it keeps its time; back, a new one")
+    func deactivatedDevice() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let provider = harness.providers[0]
+        let client = try await harness.client()
+        let kinds: [DeviceEvent.Kind] = [.activated, .silent, .lost(reason: "unplugged"), .recovered, .ended]
+        for kind in kinds { provider.yield(.device(DeviceEvent(device: provider.device, kind: kind))) }
+        var activations: [Any?] = []
+        for _ in kinds {
+            let line = try #require(await client.line())
+            let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            activations.append(report["activated"])
+        }
+        #expect(activations.map { $0 is String } == [true, true, false, true, false], "\(activations)")
+        #expect(activations.map { $0 as? Int } == [nil, nil, 0, nil, 0], "\(activations)")
+        client.send("?DEVICES;\n")
+        #expect(await client.line()?.contains(#""activated":0"#) == true)
+        await harness.stop()
+    }
+
+    @Test("?DEVICE with hexdata (ubxtool through gpsd) is refused with an ERROR that names it")
+    func hexdataRefused() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let client = try await harness.client(watching: nil)
+        // ubxtool's MON-VER poll, as it sends it through gpsd.
+        client.send(#"?DEVICE={"path":"/dev/mock0","hexdata":"b5620a0400000e34"}"# + "\n")
+        let answer = await client.line()
+        #expect(answer?.contains(#""class":"ERROR""#) == true && answer?.contains("hexdata") == true, "\(answer ?? "nothing")")
+        await harness.stop()
+    }
+
     @Test("a device that sends again after being silent is announced online at once")
     func resumedDeviceIsOnline() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
