@@ -402,12 +402,10 @@ final class Hub: @unchecked Sendable {
         return SessionReport.devices(deviceOrder.compactMap { devices[$0]?.info })
     }
 
+    /// The answer to `?DEVICE`: the DEVICE of the device it names or, naming none, one for
+    /// every device, as gpsd answers.
     func deviceReport(for request: DeviceRequest?) -> [UInt8] {
         eventLoop.assertInEventLoop()
-        let path = request?.path ?? deviceOrder.first
-        guard let path, let device = devices[path] else {
-            return SessionReport.error("Can't open \(request?.path ?? "a device: none is configured").")
-        }
         if request?.changesSettings == true {
             return SessionReport.error("Changing device settings is not supported by gpsfixd; restart it with --speed.")
         }
@@ -416,6 +414,11 @@ final class Hub: @unchecked Sendable {
         if request?.writesToReceiver == true {
             return SessionReport.error("Writing hexdata to the receiver is not supported by gpsfixd; use gpsfix ubx.")
         }
+        guard let path = request?.path else {
+            guard !deviceOrder.isEmpty else { return SessionReport.error("Can't open a device: none is configured.") }
+            return deviceOrder.compactMap { devices[$0].map { SessionReport.device($0.info) } }.flatMap { $0 }
+        }
+        guard let device = devices[path] else { return SessionReport.error("Can't open \(path).") }
         return SessionReport.device(device.info)
     }
 

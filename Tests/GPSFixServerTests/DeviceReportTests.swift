@@ -96,6 +96,17 @@ struct DeviceReportTests {
         await harness.stop()
     }
 
+    @Test("a bare ?DEVICE; is answered with a DEVICE for every device, as gpsd answers it")
+    func bareDeviceRequest() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0", "/dev/mock1"])
+        let client = try await harness.client(watching: nil)
+        client.send("?DEVICE;\n")
+        let answers = [await client.line(), await client.line(timeout: 1)]
+        #expect(answers[0]?.contains(#""class":"DEVICE","path":"/dev/mock0""#) == true, "\(answers)")
+        #expect(answers[1]?.contains(#""class":"DEVICE","path":"/dev/mock1""#) == true, "\(answers)")
+        await harness.stop()
+    }
+
     @Test("?DEVICE with hexdata (ubxtool through gpsd) is refused with an ERROR that names it")
     func hexdataRefused() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
