@@ -5,7 +5,7 @@ public enum ClientRequest: Equatable, Sendable {
     /// `?WATCH;` reports the current settings; `?WATCH={...}` changes them first.
     case watch(WatchRequest?)
     case poll
-    /// `?DEVICE;` reports the device; `?DEVICE={...}` names one (and would set it).
+    /// `?DEVICE;` reports every device; `?DEVICE={...}` names one (and would set it).
     case device(DeviceRequest?)
     /// `?STATUS;`, GPSFix's own: the clients' and devices' counters and the services'
     /// state, the document of the HTTP API's `/api/v1/status` (`gpsfix doctor` reads it).

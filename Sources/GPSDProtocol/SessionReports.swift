@@ -77,7 +77,8 @@ public struct DeviceInfo: Equatable, Sendable {
     /// being lost; `nil` while the device has sent none.
     public var activated: String?
     /// Whether the device is closed: lost (the provider trying to reopen it) or its data
-    /// over. gpsd then deactivates it, and its DEVICE says `"activated":0`.
+    /// over. gpsd then deactivates it: its notice says `"activated":0`, and its answers
+    /// to `?DEVICE` and `?DEVICES` have no `activated`.
     public var closed: Bool = false
     /// The serial line's settings as applied (the speed autobaud found included); `nil`
     /// for devices that are no serial line (files, gpsd) and before the port is open.
@@ -110,9 +111,19 @@ public enum SessionReport {
         return json.finish()
     }
 
+    /// The DEVICE that answers `?DEVICE`: a closed device's has no `activated`, as
+    /// gpsd's answer for a device it has deactivated.
     public static func device(_ device: DeviceInfo) -> [UInt8] {
         var json = JSONWriter(class: "DEVICE")
         write(device, into: &json)
+        return json.finish()
+    }
+
+    /// The DEVICE pushed to watchers when the device changes: a closed device's says
+    /// `"activated":0`, as gpsd's notice of a device it deactivates.
+    public static func deviceNotice(_ device: DeviceInfo) -> [UInt8] {
+        var json = JSONWriter(class: "DEVICE")
+        write(device, into: &json, notice: true)
         return json.finish()
     }
 
@@ -131,13 +142,13 @@ public enum SessionReport {
 
     /// gpsd's fields in gpsd's order. `native` is 0 (NMEA mode) once a driver reads the
     /// device: GPSFix never switches a receiver's protocol itself.
-    private static func write(_ device: DeviceInfo, into json: inout JSONWriter) {
+    private static func write(_ device: DeviceInfo, into json: inout JSONWriter, notice: Bool = false) {
         json.field("path", string: device.path)
         if let driver = device.driver { json.field("driver", string: driver) }
         if let subtype = device.subtype { json.field("subtype", string: subtype) }
         if let subtype1 = device.subtype1 { json.field("subtype1", string: subtype1) }
         if device.closed {
-            json.field("activated", 0)
+            if notice { json.field("activated", 0) }
         } else if let activated = device.activated {
             json.field("activated", string: activated)
         }

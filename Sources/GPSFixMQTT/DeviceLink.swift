@@ -84,7 +84,9 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
 
     /// The DEVICE report that says the device is gone: the last will, and the last word at shutdown.
     static func offlineReport(of device: String) -> ArraySlice<UInt8> {
-        SessionReport.device(DeviceInfo(path: device)).dropLast(2)
+        var closed = DeviceInfo(path: device)
+        closed.closed = true
+        return SessionReport.deviceNotice(closed).dropLast(2)
     }
 
     /// Turns `report` into its messages and queues them; called on the event loop, so it

@@ -267,7 +267,7 @@ final class Hub: @unchecked Sendable {
         case .device(let event):
             apply(event, to: device)
             guard let info = state?.info else { return }
-            let report = SessionReport.device(info)
+            let report = SessionReport.deviceNotice(info)
             // As gpsd: to the JSON watchers of this device, never into a sentence stream.
             let buffer = ByteBuffer(bytes: report)
             for session in sessions.values where session.settings.wantsReports(of: device) { send(buffer, to: session) }
@@ -297,6 +297,8 @@ final class Hub: @unchecked Sendable {
     private func apply(_ event: DeviceEvent, to device: String) {
         switch event.kind {
         case .activated, .recovered, .resumed:
+            // Opened again after being closed: a new activation, as gpsd's.
+            let reopened = devices[device]?.info.closed == true
             devices[device]?.info.online = true
             devices[device]?.info.closed = false
             devices[device]?.info.seenData = true
@@ -304,7 +306,7 @@ final class Hub: @unchecked Sendable {
             // protocol it speaks names the driver.
             identify(device, as: event.receiver ?? ReceiverIdentity(driver: "NMEA0183"))
             devices[device]?.info.line = event.line
-            if event.kind == .recovered || devices[device]?.info.activated == nil { devices[device]?.info.activated = Self.now() }
+            if reopened || devices[device]?.info.activated == nil { devices[device]?.info.activated = Self.now() }
             let what = switch event.kind {
             case .activated: "activated"
             case .recovered: "recovered"
@@ -407,11 +409,13 @@ final class Hub: @unchecked Sendable {
     func deviceReport(for request: DeviceRequest?) -> [UInt8] {
         eventLoop.assertInEventLoop()
         if request?.changesSettings == true {
+            noteRefused()
             return SessionReport.error("Changing device settings is not supported by gpsfixd; restart it with --speed.")
         }
         // Any client of the port could otherwise change the receiver's speed or protocol,
         // or write its flash, behind the keeper's back: `gpsfix ubx` takes turns with it.
         if request?.writesToReceiver == true {
+            noteRefused()
             return SessionReport.error("Writing hexdata to the receiver is not supported by gpsfixd; use gpsfix ubx.")
         }
         guard let path = request?.path else {

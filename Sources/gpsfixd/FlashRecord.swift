@@ -14,17 +14,19 @@ import ProcessTable
 /// settings and port, as ``ReceiverSettings/canonicalText`` gives them). Keyed by both, so
 /// that receivers taking turns on one path (a spare plugged in where the usual one was,
 /// `/dev/ttyACM0` going to whichever enumerates first) are each saved once, not at every
-/// swap. The lines run from the least recently used to the most, and the least recently
-/// used is forgotten first. The digests are FNV-1a: they tell a change, they guard nothing.
+/// swap. The lines run from the least recently saved to the most, and the least recently
+/// saved is forgotten first (opening a receiver whose table is saved writes nothing, to
+/// its flash or here).
+/// The digests are FNV-1a: they tell a change, they guard nothing.
 /// When the file cannot be read or written the record lives in memory, for this run only,
 /// and the failure is said once.
 final class FlashRecord: Sendable {
     /// The file; `nil` keeps the record in memory.
     let path: String?
-    /// The most pairs of device and receiver remembered: more lines than this are never
-    /// read nor written.
+    /// The most pairs of device and receiver remembered: of a file with more lines, the
+    /// last this many are kept.
     static let entryLimit = 64
-    /// Least recently used first.
+    /// Least recently saved first.
     private let entries: NIOLockedValueBox<[Entry]>
 
     struct Entry: Equatable {
@@ -38,32 +40,27 @@ final class FlashRecord: Sendable {
         entries = NIOLockedValueBox(path.map(Self.read) ?? [])
     }
 
-    /// Whether `table` was saved to the flash of `receiver`, on `device`. Asking counts as
-    /// a use: a receiver that is opened again and again stays remembered.
+    /// Whether `table` was saved to the flash of `receiver`, on `device`.
     func holds(device: String, receiver: String, table: String) -> Bool {
-        let receiver = Self.digest(receiver)
-        return entries.withLockedValue { entries in
-            guard let index = entries.firstIndex(where: { $0.device == device && $0.receiver == receiver }) else { return false }
-            let entry = entries.remove(at: index)
-            entries.append(entry)
-            return entry.table == Self.digest(table)
-        }
+        let entry = Entry(device: device, receiver: Self.digest(receiver), table: Self.digest(table))
+        return entries.withLockedValue { $0.contains(entry) }
     }
 
     /// Remembers that `table` was saved to the flash of `receiver`, on `device`; the error
     /// when the file could not be written (the record is kept in memory all the same).
+    /// Keepers of several receivers share the record: the file is written under its lock,
+    /// so two saves at once leave both lines.
     func remember(device: String, receiver: String, table: String) -> String? {
         let entry = Entry(device: device, receiver: Self.digest(receiver), table: Self.digest(table))
-        let text = entries.withLockedValue { entries -> String in
+        return entries.withLockedValue { entries -> String? in
             Self.use(entry, in: &entries)
-            return entries.map { "\($0.device) \(hex($0.receiver)) \(hex($0.table))\n" }.joined()
+            guard let path else { return nil }
+            return Self.write(entries.map { "\($0.device) \(hex($0.receiver)) \(hex($0.table))\n" }.joined(), to: path)
         }
-        guard let path else { return nil }
-        return Self.write(text, to: path)
     }
 
     /// Puts `entry` last in `entries`, in place of the one for its device and receiver,
-    /// and forgets the least recently used beyond ``entryLimit``.
+    /// and forgets the least recently saved beyond ``entryLimit``.
     private static func use(_ entry: Entry, in entries: inout [Entry]) {
         entries.removeAll { $0.device == entry.device && $0.receiver == entry.receiver }
         entries.append(entry)
@@ -79,9 +76,13 @@ final class FlashRecord: Sendable {
         guard let text = SmallFile.text(at: path, limit: 1 << 16) else { return [] }
         var entries: [Entry] = []
         for line in text.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count == 3, let receiver = UInt64(fields[1], radix: 16), let table = UInt64(fields[2], radix: 16) else { continue }
-            use(Entry(device: String(fields[0]), receiver: receiver, table: table), in: &entries)
+            // The digests are the last two fields: a path may hold spaces.
+            let fields = line.split(separator: " ", omittingEmptySubsequences: false)
+            guard fields.count >= 3, let receiver = UInt64(fields[fields.count - 2], radix: 16),
+                let table = UInt64(fields[fields.count - 1], radix: 16)
+            else { continue }
+            let device = fields.dropLast(2).joined(separator: " ")
+            use(Entry(device: device, receiver: receiver, table: table), in: &entries)
         }
         return entries
     }

@@ -28,7 +28,7 @@ struct FleetPublisherTests {
 
         #expect(fake.will.topic == "gpsfix/boat/ttyUSB0/device")
         #expect(fake.will.retain)
-        #expect(text(fake.will.payload) == #"{"class":"DEVICE","path":"/dev/ttyUSB0","flags":0,"online":false}"#)
+        #expect(text(fake.will.payload) == #"{"class":"DEVICE","path":"/dev/ttyUSB0","activated":0,"flags":0,"online":false}"#)
         #expect(fake.clientID.hasPrefix("gpsfix-boat-ttyUSB0-"))
     }
 

@@ -76,23 +76,34 @@ struct DeviceReportTests {
         await harness.stop()
     }
 
-    @Test("a device lost or ended is reported with activated 0, as gpsd deactivates it; silent, it keeps its time; back, a new one")
+    @Test("a device lost or ended is announced with activated 0, as gpsd deactivates it, and answered without one; silent, it keeps its time; back, a new one")
     func deactivatedDevice() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
         let provider = harness.providers[0]
         let client = try await harness.client()
-        let kinds: [DeviceEvent.Kind] = [.activated, .silent, .lost(reason: "unplugged"), .recovered, .ended]
-        for kind in kinds { provider.yield(.device(DeviceEvent(device: provider.device, kind: kind))) }
-        var activations: [Any?] = []
-        for _ in kinds {
-            let line = try #require(await client.line())
-            let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            activations.append(report["activated"])
+        func announce(_ kinds: [DeviceEvent.Kind]) async throws -> [Any?] {
+            for kind in kinds { provider.yield(.device(DeviceEvent(device: provider.device, kind: kind))) }
+            var activations: [Any?] = []
+            for _ in kinds {
+                let line = try #require(await client.line())
+                let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                activations.append(report["activated"])
+            }
+            return activations
         }
-        #expect(activations.map { $0 is String } == [true, true, false, true, false], "\(activations)")
-        #expect(activations.map { $0 as? Int } == [nil, nil, 0, nil, 0], "\(activations)")
+        let first = try await announce([.activated, .silent, .lost(reason: "unplugged")])
+        #expect(first[0] is String && first[1] as? String == first[0] as? String, "\(first)")
+        #expect(first[2] as? Int == 0, "\(first)")
+        let closed = try await Self.device(from: client, path: provider.device)
+        #expect(closed["activated"] == nil && closed["online"] as? Bool == false, "\(closed)")
+        // The activation time counts milliseconds.
+        try await Task.sleep(for: .milliseconds(5))
+        let back = try await announce([.recovered, .ended])
+        #expect(back[0] is String && back[0] as? String != first[0] as? String, "\(back) after \(first)")
+        #expect(back[1] as? Int == 0, "\(back)")
         client.send("?DEVICES;\n")
-        #expect(await client.line()?.contains(#""activated":0"#) == true)
+        let devices = await client.line()
+        #expect(devices?.contains(#""class":"DEVICES""#) == true && devices?.contains(#""activated""#) == false, "\(devices ?? "nothing")")
         await harness.stop()
     }
 

@@ -213,8 +213,8 @@ struct StartupTests {
         client.send("?DEVICES;\n")
         // Said in the DEVICES answer when the log was already read, else in a DEVICE report.
         let offline = client.readLines(until: { line in
-            // Offline after it was activated: before its first sentence it is offline too.
-            line.contains(#""class":"DEVICE"#) && line.contains(#""activated""#) && line.contains(#""online":false"#)
+            // Offline after its data was seen: before its first sentence it is offline too.
+            line.contains(#""class":"DEVICE"#) && line.contains(#""flags":1"#) && line.contains(#""online":false"#)
         }, timeout: 20)
         #expect(offline != nil, "the device stayed online after its data ended")
         client.send("?POLL;\n")
