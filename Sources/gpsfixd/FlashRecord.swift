@@ -16,8 +16,7 @@ import ProcessTable
 /// `/dev/ttyACM0` going to whichever enumerates first) are each saved once, not at every
 /// swap. The lines run from the least recently saved to the most, and the least recently
 /// saved is forgotten first (opening a receiver whose table is saved writes nothing, to
-/// its flash or here).
-/// The digests are FNV-1a: they tell a change, they guard nothing.
+/// its flash or here). The digests are FNV-1a: they tell a change, they guard nothing.
 /// When the file cannot be read or written the record lives in memory, for this run only,
 /// and the failure is said once.
 final class FlashRecord: Sendable {

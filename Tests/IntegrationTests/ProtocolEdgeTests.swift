@@ -149,6 +149,11 @@ struct StartupTests {
             (["gpsfixd", "/dev/ttyS0", "/dev/ttyS0"], "/dev/ttyS0 is named twice"),
             (["gpsfixd", "--demo", "--tcp", "127.evil.example:2947"], "is not a loopback address"),
             (["gpsfixd", "--demo", "--mqtt", "mqtt://fleet:hunter2@host:99999"], "mqtt://fleet:***@host:99999"),
+            // After the keeper changed the receiver's speed, a restart would open the port
+            // at --speed, where the receiver no longer answers.
+            (["gpsfixd", "/dev/ttyS0", "--speed", "38400", "--receiver", "baud=115200;save=true"], "--speed 38400 differs from"),
+            (["gpsfixd", "/dev/ttyS0", "--receiver", "rate=1", "--receiver", "device=/dev/ttyS0;rate=2"], "two --receiver tables for /dev/ttyS0"),
+            (["gpsfixd", "/dev/ttyS0", "--receiver", "rate=0.2"], "as long as --silence-timeout 3"),
           ])
     func refusedInputs(_ command: [String], _ message: String) throws {
         let binary = command[0] == "gpsfix" ? Binaries.gpsfix : Binaries.gpsfixd
