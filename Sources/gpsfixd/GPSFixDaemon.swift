@@ -255,7 +255,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let tables = try receiverOptions.tables()
         if let rate = tables.lazy.compactMap(\.settings.rate).first(where: { 1 / $0 >= silenceTimeout }) {
             throw ValidationError(
-                "a --receiver table's rate \(rate) Hz gives a solution every \(1 / rate) s, as long as --silence-timeout \(silenceTimeout): the device would fall silent between solutions; give a longer --silence-timeout"
+                "a --receiver table's rate \(rate) Hz gives a solution every \(1 / rate) s, not within --silence-timeout \(silenceTimeout) s: the device would fall silent between solutions; give a --silence-timeout longer than \(1 / rate)"
             )
         }
         if let speed, let baud = tables.lazy.compactMap(\.settings.baudRate).first(where: { $0 != speed }) {

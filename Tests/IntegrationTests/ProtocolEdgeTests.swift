@@ -153,7 +153,7 @@ struct StartupTests {
             // at --speed, where the receiver no longer answers.
             (["gpsfixd", "/dev/ttyS0", "--speed", "38400", "--receiver", "baud=115200;save=true"], "--speed 38400 differs from"),
             (["gpsfixd", "/dev/ttyS0", "--receiver", "rate=1", "--receiver", "device=/dev/ttyS0;rate=2"], "two --receiver tables for /dev/ttyS0"),
-            (["gpsfixd", "/dev/ttyS0", "--receiver", "rate=0.2"], "as long as --silence-timeout 3"),
+            (["gpsfixd", "/dev/ttyS0", "--receiver", "rate=0.2"], "not within --silence-timeout 3"),
           ])
     func refusedInputs(_ command: [String], _ message: String) throws {
         let binary = command[0] == "gpsfix" ? Binaries.gpsfix : Binaries.gpsfixd
