@@ -198,10 +198,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
         if let speed, SerialSettings.commonSpeeds.contains(speed) == false {
             throw ValidationError("--speed \(speed) is not one of \(SerialSettings.commonSpeeds.sorted())")
         }
-        try validateReceiverTables(devices: names)
         guard (0.2...3600).contains(silenceTimeout) else {
             throw ValidationError("--silence-timeout \(silenceTimeout) is out of range: give 0.2 to 3600 seconds")
         }
+        try validateReceiverTables(devices: names)
         guard (1...3600).contains(stallTimeout) else {
             throw ValidationError("--stall-timeout \(stallTimeout) is out of range: give 1 to 3600 seconds")
         }
