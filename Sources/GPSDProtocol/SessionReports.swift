@@ -85,8 +85,6 @@ public struct DeviceInfo: Equatable, Sendable {
     public var line: SerialLine?
     /// Seconds between the receiver's cycles, measured from its fix times.
     public var cycle: Double?
-    /// gpsd's `flags`: 1 once GPS data has been seen.
-    public var seenData: Bool = false
     /// GPSFix's own field: whether the device is reading now (`false` while lost or silent).
     public var online: Bool = false
 
@@ -111,19 +109,12 @@ public enum SessionReport {
         return json.finish()
     }
 
-    /// The DEVICE that answers `?DEVICE`: a closed device's has no `activated`, as
-    /// gpsd's answer for a device it has deactivated.
-    public static func device(_ device: DeviceInfo) -> [UInt8] {
+    /// A DEVICE report. For a closed device, the `notice` pushed to watchers when it
+    /// changes says `"activated":0`, as gpsd's notice of a device it deactivates; an answer
+    /// to `?DEVICE` has no `activated`, as gpsd's answer for such a device.
+    public static func device(_ device: DeviceInfo, notice: Bool = false) -> [UInt8] {
         var json = JSONWriter(class: "DEVICE")
-        write(device, into: &json)
-        return json.finish()
-    }
-
-    /// The DEVICE pushed to watchers when the device changes: a closed device's says
-    /// `"activated":0`, as gpsd's notice of a device it deactivates.
-    public static func deviceNotice(_ device: DeviceInfo) -> [UInt8] {
-        var json = JSONWriter(class: "DEVICE")
-        write(device, into: &json, notice: true)
+        write(device, into: &json, notice: notice)
         return json.finish()
     }
 
@@ -152,7 +143,8 @@ public enum SessionReport {
         } else if let activated = device.activated {
             json.field("activated", string: activated)
         }
-        json.field("flags", device.seenData ? 1 : 0)
+        // gpsd's `flags`: 1 once GPS data has been seen, which is what activates a device.
+        json.field("flags", device.activated == nil ? 0 : 1)
         if device.driver != nil { json.field("native", 0) }
         if let line = device.line {
             json.field("bps", line.bps)

@@ -86,7 +86,7 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
     static func offlineReport(of device: String) -> ArraySlice<UInt8> {
         var closed = DeviceInfo(path: device)
         closed.closed = true
-        return SessionReport.deviceNotice(closed).dropLast(2)
+        return SessionReport.device(closed, notice: true).dropLast(2)
     }
 
     /// Turns `report` into its messages and queues them; called on the event loop, so it

@@ -267,7 +267,7 @@ final class Hub: @unchecked Sendable {
         case .device(let event):
             apply(event, to: device)
             guard let info = state?.info else { return }
-            let report = SessionReport.deviceNotice(info)
+            let report = SessionReport.device(info, notice: true)
             // As gpsd: to the JSON watchers of this device, never into a sentence stream.
             let buffer = ByteBuffer(bytes: report)
             for session in sessions.values where session.settings.wantsReports(of: device) { send(buffer, to: session) }
@@ -301,7 +301,6 @@ final class Hub: @unchecked Sendable {
             let reopened = devices[device]?.info.closed == true
             devices[device]?.info.online = true
             devices[device]?.info.closed = false
-            devices[device]?.info.seenData = true
             // Whatever the source (a port, a file, a gpsd's relayed sentences), the
             // protocol it speaks names the driver.
             identify(device, as: event.receiver ?? ReceiverIdentity(driver: "NMEA0183"))
@@ -420,7 +419,7 @@ final class Hub: @unchecked Sendable {
         }
         guard let path = request?.path else {
             guard !deviceOrder.isEmpty else { return SessionReport.error("Can't open a device: none is configured.") }
-            return deviceOrder.compactMap { devices[$0].map { SessionReport.device($0.info) } }.flatMap { $0 }
+            return deviceOrder.compactMap { devices[$0]?.info }.flatMap { SessionReport.device($0) }
         }
         guard let device = devices[path] else { return SessionReport.error("Can't open \(path).") }
         return SessionReport.device(device.info)

@@ -192,7 +192,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             throw ValidationError("'\(device)' is not a device: use /dev/..., file:PATH or gpsd://HOST:PORT")
         }
         let names = devices.compactMap { DeviceName($0)?.description }
-        if let twice = names.first(where: { name in names.filter { $0 == name }.count > 1 }) {
+        if let twice = names.firstRepeated {
             throw ValidationError("\(twice) is named twice: a device can be read once")
         }
         if let speed, SerialSettings.commonSpeeds.contains(speed) == false {
@@ -201,7 +201,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         guard (0.2...3600).contains(silenceTimeout) else {
             throw ValidationError("--silence-timeout \(silenceTimeout) is out of range: give 0.2 to 3600 seconds")
         }
-        try validateReceiverTables(devices: names)
+        try receiverOptions.validate(speed: speed, silenceTimeout: silenceTimeout, devices: names)
         guard (1...3600).contains(stallTimeout) else {
             throw ValidationError("--stall-timeout \(stallTimeout) is out of range: give 1 to 3600 seconds")
         }
@@ -242,30 +242,6 @@ struct GPSFixDaemon: AsyncParsableCommand {
             if Set(names).count < names.count {
                 throw ValidationError("--mqtt: two devices end in the same name (\(names)), so their topics would collide")
             }
-        }
-    }
-
-    /// Refuses the `--receiver` tables that would lock the daemon out of a receiver, loop,
-    /// or be silently ignored: a `baud` other than `--speed` (once the keeper has changed
-    /// the receiver's speed, a restart opens the port at `--speed`, where it no longer
-    /// answers), a `rate` slower than the silence watch (the device would fall silent
-    /// between solutions, and the keeper read it back at each), and two tables for one
-    /// device (only one would be kept).
-    private func validateReceiverTables(devices: [String]) throws {
-        let tables = try receiverOptions.tables()
-        if let rate = tables.lazy.compactMap(\.settings.rate).first(where: { 1 / $0 >= silenceTimeout }) {
-            throw ValidationError(
-                "a --receiver table's rate \(rate) Hz gives a solution every \(1 / rate) s, not within --silence-timeout \(silenceTimeout) s: the device would fall silent between solutions; give a --silence-timeout longer than \(1 / rate)"
-            )
-        }
-        if let speed, let baud = tables.lazy.compactMap(\.settings.baudRate).first(where: { $0 != speed }) {
-            throw ValidationError(
-                "--speed \(speed) differs from a --receiver table's baud \(baud): after the change, a restart would open the port at \(speed), where the receiver no longer answers; leave --speed out (the port finds the speed) or give the same"
-            )
-        }
-        let named = tables.map { table in table.device.map { DeviceName($0)?.description ?? $0 } ?? (devices.count == 1 ? devices[0] : "the only device") }
-        if let twice = named.first(where: { name in named.filter { $0 == name }.count > 1 }) {
-            throw ValidationError("two --receiver tables for \(twice): a receiver keeps one table")
         }
     }
 

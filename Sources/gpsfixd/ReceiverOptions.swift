@@ -44,6 +44,30 @@ struct ReceiverOptions: ParsableArguments {
         _ = try tables()
     }
 
+    /// Refuses the tables that would lock the daemon out of a receiver, loop, or be
+    /// silently ignored, given the daemon's `--speed`, `--silence-timeout` and `devices`:
+    /// a `baud` other than `--speed` (once the keeper has changed the receiver's speed, a
+    /// restart opens the port at `--speed`, where it no longer answers), a `rate` slower
+    /// than the silence watch (the device would fall silent between solutions, and the
+    /// keeper read it back at each), and two tables for one device (only one would be kept).
+    func validate(speed: Int?, silenceTimeout: Double, devices: [String]) throws {
+        let tables = try tables()
+        if let rate = tables.lazy.compactMap(\.settings.rate).first(where: { 1 / $0 >= silenceTimeout }) {
+            throw ValidationError(
+                "a --receiver table's rate \(rate) Hz gives a solution every \(1 / rate) s, not within --silence-timeout \(silenceTimeout) s: the device would fall silent between solutions; give a --silence-timeout longer than \(1 / rate)"
+            )
+        }
+        if let speed, let baud = tables.lazy.compactMap(\.settings.baudRate).first(where: { $0 != speed }) {
+            throw ValidationError(
+                "--speed \(speed) differs from a --receiver table's baud \(baud): after the change, a restart would open the port at \(speed), where the receiver no longer answers; leave --speed out (the port finds the speed) or give the same"
+            )
+        }
+        let named = tables.map { table in table.device.map { DeviceName($0)?.description ?? $0 } ?? (devices.count == 1 ? devices[0] : "the only device") }
+        if let twice = named.firstRepeated {
+            throw ValidationError("two --receiver tables for \(twice): a receiver keeps one table")
+        }
+    }
+
     func tables() throws -> [Table] {
         try receiver.map { spec in
             var table = Table()
@@ -102,4 +126,11 @@ struct ReceiverOptions: ParsableArguments {
 
 extension String {
     fileprivate var trimmed: String { String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()) }
+}
+
+extension Array where Element: Equatable {
+    /// The first element that occurs again later in the array (a device named twice).
+    var firstRepeated: Element? {
+        first { element in filter { $0 == element }.count > 1 }
+    }
 }

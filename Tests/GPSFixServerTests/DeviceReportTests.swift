@@ -21,6 +21,11 @@ struct DeviceReportTests {
     /// The DEVICE object of a `?DEVICE;` answer, parsed.
     static func device(from client: LineClient, path: String) async throws -> [String: Any] {
         client.send(#"?DEVICE={"path":"\#(path)"};"# + "\n")
+        return try await object(from: client)
+    }
+
+    /// The next line `client` reads, parsed as a JSON object.
+    static func object(from client: LineClient) async throws -> [String: Any] {
         let line = try #require(await client.line())
         return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
     }
@@ -84,11 +89,7 @@ struct DeviceReportTests {
         func announce(_ kinds: [DeviceEvent.Kind]) async throws -> [Any?] {
             for kind in kinds { provider.yield(.device(DeviceEvent(device: provider.device, kind: kind))) }
             var activations: [Any?] = []
-            for _ in kinds {
-                let line = try #require(await client.line())
-                let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                activations.append(report["activated"])
-            }
+            for _ in kinds { activations.append(try await Self.object(from: client)["activated"]) }
             return activations
         }
         let first = try await announce([.activated, .silent, .lost(reason: "unplugged")])

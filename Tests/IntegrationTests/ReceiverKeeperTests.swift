@@ -9,13 +9,14 @@ import Testing
 @Suite("The keeper and the tool take turns", .serialized)
 struct ReceiverKeeperTests {
     /// The daemon on `receiver` keeping `table`, with its control socket and its state
-    /// directory in `folder`, and `/metrics` on `metrics`.
+    /// directory in `folder`, and `/metrics` on `metrics`; it opens `device` (a link to
+    /// the receiver) when given, else the receiver's own path.
     static func daemon(
-        _ receiver: SimulatedUBXReceiver, table: String, folder: URL, metrics: Int
+        _ receiver: SimulatedUBXReceiver, device: String? = nil, table: String, folder: URL, metrics: Int
     ) throws -> (daemon: RunningProcess, control: String) {
         let control = folder.appendingPathComponent("control.sock").path
         let daemon = try RunningProcess(Binaries.gpsfixd, [
-            receiver.path, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+            device ?? receiver.path, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
             // Silent past 1.5 s: longer than the receiver's 1 s between solutions, so only
             // the tests' own silences count.
             "--control-socket", control, "--receiver", table, "--silence-timeout", "1.5",
@@ -164,12 +165,7 @@ struct ReceiverKeeperTests {
             try? FileManager.default.removeItem(atPath: device)
             try FileManager.default.createSymbolicLink(atPath: device, withDestinationPath: receiver.path)
             let port = freePort()
-            let control = folder.appendingPathComponent("control.sock").path
-            let daemon = try RunningProcess(Binaries.gpsfixd, [
-                device, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
-                "--control-socket", control, "--receiver", "rate=2;save=true", "--state-directory", folder.path,
-                "--metrics", "127.0.0.1:\(port)",
-            ])
+            let (daemon, _) = try Self.daemon(receiver, device: device, table: "rate=2;save=true", folder: folder, metrics: port)
             defer { daemon.stop() }
             try waitUntil("the keeper's conversation over", within: 15) {
                 Self.metric("gpsfix_receiver_table_conversations_total", device: device, port: port) == 1
