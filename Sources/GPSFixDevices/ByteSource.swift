@@ -24,6 +24,10 @@ public protocol ByteSource: Sendable {
     /// where the source cannot tell.
     var hasUnreadInput: Bool { get }
 
+    /// Whether the source finds its line's speed as it opens (autobaud), and so may be
+    /// reopened to find it again when its bytes stop making frames.
+    var findsSpeed: Bool { get }
+
     /// Opens the source and reads it, chunk by chunk.
     func chunks() -> ByteChunks
 }
@@ -32,6 +36,7 @@ extension ByteSource {
     public var line: SerialLine? { nil }
     public var canWait: Bool { false }
     public var hasUnreadInput: Bool { false }
+    public var findsSpeed: Bool { false }
 }
 
 /// Bytes as read from a device, and when.

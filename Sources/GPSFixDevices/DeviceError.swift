@@ -14,6 +14,9 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     case vanished(path: String)
     /// Autobaud heard no valid sentence at any speed.
     case noSentences(path: String)
+    /// The bytes at the speed the line is set to have made no frames for a while: the
+    /// receiver came back at another (a power cycle took a speed it had not saved).
+    case speedLost(path: String, bps: Int)
     /// A speed the port does not support.
     case unsupportedSpeed(Int)
     /// The device refused what was asked of it (a gpsd answering a WATCH with an ERROR).
@@ -33,6 +36,8 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(path) went away"
         case .noSentences(let path):
             "no valid NMEA sentence from \(path) at any common speed: is it a GPS receiver, and is it sending?"
+        case .speedLost(let path, let bps):
+            "what \(path) sends at \(bps) bps has made no frames for a while: finding its speed again"
         case .unsupportedSpeed(let speed):
             "\(speed) bps is not a supported serial speed"
         case .refused(let path, let message):

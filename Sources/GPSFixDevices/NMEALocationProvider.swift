@@ -82,19 +82,29 @@ public struct NMEALocationProvider: LocationProvider {
     /// (the server's event loop, or the source's reading thread in the tools), and what it
     /// completes is delivered from there at once.
     private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async -> Bool {
+        let source = self.source
+        let search = source.findsSpeed ? SpeedSearch() : nil
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
             decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule, drivers: ReceiverDrivers.all),
-            activity: activity, replies: replies)
+            activity: activity, replies: replies, speedSearch: search)
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
-                try await source.chunks().forEach(onReadingThread: { chunk in
-                    reading.exclusively {
-                        reading.take(chunk)
-                        reading.deliverPending(to: deliver)
-                    }
-                })
+                let opening = Task {
+                    try await source.chunks().forEach(onReadingThread: { chunk in
+                        reading.exclusively {
+                            reading.take(chunk)
+                            reading.deliverPending(to: deliver)
+                        }
+                    })
+                }
+                search?.watch(opening)
+                let ended = await withTaskCancellationHandler { await opening.result } onCancel: { opening.cancel() }
+                if search?.takeRequest() == true, let line = source.line {
+                    throw DeviceError.speedLost(path: source.name, bps: line.bps)
+                }
+                try ended.get()
                 reading.exclusively {
                     reading.finish()
                     reading.deliverPending(to: deliver)
@@ -113,6 +123,42 @@ public struct NMEALocationProvider: LocationProvider {
             }
         }
         return false
+    }
+}
+
+/// The opening of a source that finds its speed, ended by its reading when the line's
+/// bytes stop making frames, so that the source opens again and finds the speed anew: a
+/// receiver back from a power cycle at its saved or default speed, not the one it was
+/// switched to (gpsd hunts for the speed again likewise).
+private final class SpeedSearch: Sendable {
+    private struct State {
+        var opening: Task<Void, any Error>?
+        var requested = false
+    }
+
+    private let state = NIOLockedValueBox(State())
+
+    /// `opening` reads the source now.
+    func watch(_ opening: Task<Void, any Error>) {
+        state.withLockedValue { $0 = State(opening: opening) }
+    }
+
+    /// Ends the opening (from its reading thread): its reading stops, and the source is
+    /// opened again.
+    func request() {
+        let opening = state.withLockedValue { state in
+            state.requested = true
+            return state.opening
+        }
+        opening?.cancel()
+    }
+
+    /// Whether the opening that ended was ended by ``request()``.
+    func takeRequest() -> Bool {
+        state.withLockedValue { state in
+            defer { state = State() }
+            return state.requested
+        }
     }
 }
 
@@ -150,7 +196,7 @@ private final class Activity: Sendable {
     /// Time on the provider's clock since the activity began.
     private let elapsed: @Sendable () -> Duration
     private let timers: any TimerScheduler
-    private let timeout: Duration
+    let timeout: Duration
     private let reportSilence: @Sendable () -> Void
     /// Touched by the reader's thread and the timers' loop: behind a pthread mutex, which
     /// ThreadSanitizer sees.
@@ -174,6 +220,9 @@ private final class Activity: Sendable {
         self.hasUnreadInput = hasUnreadInput
         self.reportSilence = reportSilence
     }
+
+    /// Time on the provider's clock since the activity began.
+    var now: Duration { elapsed() }
 
     /// Sentences arrived (called by the reader for each chunk that had some).
     func record() {
@@ -251,6 +300,12 @@ private final class ReadingState: @unchecked Sendable {
     let sentenceDemand: SentenceDemand
     let decoder: ReceiverStreamDecoder
     let activity: Activity
+    let replies: ReceiverReplies
+    /// Ends the opening when its bytes stop making frames; `nil` for a source whose speed
+    /// is given.
+    let speedSearch: SpeedSearch?
+    /// When bytes that made no frame began to arrive, since the last frame.
+    private var unframedSince: Duration?
     /// What the chunk being parsed completed, delivered once it is parsed.
     private var pending: [LocationUpdate] = []
     private var timeSampler = ReceiverTimeSampler()
@@ -276,13 +331,15 @@ private final class ReadingState: @unchecked Sendable {
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
-        decoder: ReceiverStreamDecoder, activity: Activity, replies: ReceiverReplies
+        decoder: ReceiverStreamDecoder, activity: Activity, replies: ReceiverReplies, speedSearch: SpeedSearch?
     ) {
         self.device = device
         self.line = line
         self.sentenceDemand = sentenceDemand
         self.decoder = decoder
         self.activity = activity
+        self.replies = replies
+        self.speedSearch = speedSearch
         // The device event goes out before anything its first frame completes.
         decoder.onSentence = { [unowned self] sentence in
             announceIfDue()
@@ -323,6 +380,9 @@ private final class ReadingState: @unchecked Sendable {
         if decoder.framesAccepted > framesBefore {
             activity.record()
             sentencesSinceOpening = true
+            unframedSince = nil
+        } else if !chunk.bytes.isEmpty {
+            takeUnframed()
         }
         if cycleCompleted { pending.append(counters()) }
         // A receiver that began speaking UBX, or answered MON-VER (as it does after a
@@ -340,6 +400,21 @@ private final class ReadingState: @unchecked Sendable {
         }
     }
 
+    /// Bytes that made no frame: when only such have come for a whole silence timeout, on a
+    /// source that finds its speed and while no conversation listens (it may be switching
+    /// the speed), the receiver is at another speed, and the opening ends to find it.
+    private func takeUnframed() {
+        guard let speedSearch else { return }
+        let now = activity.now
+        guard let since = unframedSince else {
+            unframedSince = now
+            return
+        }
+        guard now - since >= activity.timeout, !replies.isListened else { return }
+        unframedSince = nil
+        speedSearch.request()
+    }
+
     /// Whether the source sent valid sentences since this was last asked.
     func takeSentencesSinceOpening() -> Bool {
         defer { sentencesSinceOpening = false }
@@ -355,6 +430,7 @@ private final class ReadingState: @unchecked Sendable {
     /// The source failed: the device is reported lost, once until it sends again.
     func lose(reason: String) {
         decoder.resetFraming()
+        unframedSince = nil
         timeSampler.restart()
         announced = false
         guard !lost else { return }

@@ -66,6 +66,8 @@ public final class DaemonReceiverLink: ReceiverLink {
         control.replies.next(timeout: timeout) ?? []
     }
 
+    public var speed: Int { control.port.line?.bps ?? 0 }
+
     public func changeSpeed(to bps: Int) throws {
         guard control.conversations.holds(turn) else { throw TurnOver() }
         let finished = DispatchSemaphore(value: 0)

@@ -37,6 +37,9 @@ public final class ReceiverReplies: Sendable {
     /// room for them (``countDropped()``).
     public var dropped: Int { shared.withLockedValue { $0.dropped } }
 
+    /// Whether a conversation listens now (its receiver may be between two speeds).
+    public var isListened: Bool { listened.load(ordering: .relaxed) }
+
     /// Counts a frame a sink had no room for: the control socket's client, not reading.
     public func countDropped() {
         shared.withLockedValue { $0.dropped += 1 }

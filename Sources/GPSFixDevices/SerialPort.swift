@@ -53,7 +53,7 @@ public struct SerialPort: ByteSource {
     /// the port's own does otherwise.
     public var reactor: (any DescriptorReactor)?
     private let lineFound: SharedSetting<SerialLine>
-    /// The speed configuration switched the port to, which outlasts a reopening.
+    /// The speed configuration switched a port given its speed to, which outlasts a reopening.
     private let speedChanged: SharedSetting<Int>
     private let openDescriptor: OpenDescriptor
 
@@ -103,11 +103,10 @@ public struct SerialPort: ByteSource {
         }
     }
 
-    /// The line as set: the speed and framing given, or those autobaud found once it has.
+    /// The line as set: the speed and framing given, or those autobaud found (or the
+    /// speed switched to since) once it has.
     public var line: SerialLine? {
-        if settings.speed == nil, let found = lineFound.withLock({ $0 }) {
-            return SerialLine(bps: speedChanged.withLock({ $0 }) ?? found.bps, parity: found.parity, stopBits: found.stopBits)
-        }
+        if settings.speed == nil { return lineFound.withLock { $0 } }
         guard let speed = speedChanged.withLock({ $0 }) ?? settings.speed else { return nil }
         let parity: Character = switch settings.parity {
         case .none: "N"
@@ -117,15 +116,13 @@ public struct SerialPort: ByteSource {
         return SerialLine(bps: speed, parity: parity, stopBits: settings.stopBits)
     }
 
+    public var findsSpeed: Bool { settings.speed == nil }
+
     public func chunks() -> ByteChunks {
         let port = self
         let reading = FileDescriptorReader.Reading(reactor: reactor, canWait: canWait)
         return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
             var settings = port.settings
-            // A speed switched to after autobaud keeps the framing autobaud found (TSIP's parity).
-            if settings.speed == nil, let found = port.lineFound.withLock({ $0 }), port.speedChanged.withLock({ $0 }) != nil {
-                settings.take(found)
-            }
             settings.speed = port.speedChanged.withLock { $0 } ?? settings.speed
             var prelude: [UInt8] = []
             if settings.speed == nil {
@@ -165,15 +162,22 @@ public struct SerialPort: ByteSource {
     }
 
     /// Switches the open port to `bps` under its reader (after the receiver was told to
-    /// switch), and makes it the port's speed when it is opened again.
+    /// switch), keeping its framing. A port given its speed opens at `bps` from now on; one
+    /// that finds its speed tries `bps` first when it opens again, and the others after it:
+    /// a receiver that forgot the switch (a power cycle, the switch not saved) is found.
     public func changeSpeedWhileOpen(to bps: Int) throws(DeviceError) {
         guard let descriptor = openDescriptor.duplicate() else { throw .notFound(path: path) }
         defer { Glibc.close(descriptor) }
         tcdrain(descriptor)
         var settings = settings
+        if let found = lineFound.withLock({ $0 }), settings.speed == nil { settings.take(found) }
         settings.speed = bps
         try Termios.apply(settings, to: descriptor, path: path)
-        speedChanged.withLock { $0 = bps }
+        if self.settings.speed == nil {
+            lineFound.withLock { $0?.bps = bps }
+        } else {
+            speedChanged.withLock { $0 = bps }
+        }
     }
 
     /// The line settings autobaud tries, the last one found first (a replugged receiver

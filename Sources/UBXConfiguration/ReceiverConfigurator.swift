@@ -146,6 +146,7 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
     }
 
     private func changeSpeed(with step: ConfigurationStep, to speed: Int) throws {
+        let previous = conversation.link.speed
         // The acknowledgement comes at the old speed or the new one, or is lost in the
         // switch; a refusal comes before the switch. Sent once: a second copy would reach
         // a receiver already at the new speed as noise.
@@ -161,7 +162,14 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
         do {
             try identify()
         } catch ConfigurationError.silent {
-            throw ConfigurationError.silent("at \(speed) bps after \(step.settings)", attempts: conversation.attempts)
+            let silent = ConfigurationError.silent("at \(speed) bps after \(step.settings)", attempts: conversation.attempts)
+            // A receiver that never took the switch (the frame lost on the line) answers at
+            // the old speed still: the link goes back there rather than stay deaf to it.
+            guard previous > 0, previous != speed else { throw silent }
+            try conversation.link.changeSpeed(to: previous)
+            try conversation.drain(for: .milliseconds(100))
+            guard (try? identify()) != nil else { throw silent }
+            throw ConfigurationError.speedNotTaken(speed, answersAt: previous)
         }
     }
 

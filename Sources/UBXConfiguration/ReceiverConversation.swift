@@ -10,6 +10,8 @@ public protocol ReceiverLink: AnyObject {
     func receive(timeout: Duration) throws -> [UInt8]
     /// Switches the link to `bps`, after the receiver was told to switch to it.
     func changeSpeed(to bps: Int) throws
+    /// The speed the link runs at; 0 when it has none (USB) or does not know it.
+    var speed: Int { get }
 }
 
 /// Why a configuration conversation stopped.
@@ -22,6 +24,10 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
     case unsupported(String)
     /// The receiver answered, but not in a way its interface description allows.
     case malformed(String)
+    /// The receiver did not switch to the new speed (the frame telling it to was lost, or
+    /// it switched and came back after a power cycle): it answers at `answersAt`, where
+    /// the link went back to.
+    case speedNotTaken(Int, answersAt: Int)
 
     public var description: String {
         switch self {
@@ -30,6 +36,8 @@ public enum ConfigurationError: Error, Equatable, CustomStringConvertible {
         case .refused(let setting): "the receiver refused \(setting)"
         case .unsupported(let what): what
         case .malformed(let what): "the receiver's answer to \(what) makes no sense"
+        case .speedNotTaken(let speed, let answersAt):
+            "the receiver did not switch to \(speed) bps for --baud: it still answers at \(answersAt) bps, where the port stays"
         }
     }
 }

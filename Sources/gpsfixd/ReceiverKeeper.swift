@@ -172,7 +172,7 @@ final class ReceiverKeeper: Sendable {
             case .refused, .unsupported:
                 let kept = Kept(receiver: receiver, differences: differences, status: "not configured as its table says: \(error)")
                 state.withLockedValue { $0.kept = kept.following(previous) }
-            case .silent, .malformed: break
+            case .silent, .malformed, .speedNotTaken: break
             }
             throw error
         }

@@ -10,13 +10,15 @@ import Testing
 struct ReceiverKeeperTests {
     /// The daemon on `receiver` keeping `table`, with its control socket and its state
     /// directory in `folder`, and `/metrics` on `metrics`; it opens `device` (a link to
-    /// the receiver) when given, else the receiver's own path.
+    /// the receiver) when given, else the receiver's own path, at the receiver's speed
+    /// unless it is to find it (`autobaud`).
     static func daemon(
-        _ receiver: SimulatedUBXReceiver, device: String? = nil, table: String, folder: URL, metrics: Int
+        _ receiver: SimulatedUBXReceiver, device: String? = nil, autobaud: Bool = false, table: String, folder: URL, metrics: Int
     ) throws -> (daemon: RunningProcess, control: String) {
         let control = folder.appendingPathComponent("control.sock").path
-        let daemon = try RunningProcess(Binaries.gpsfixd, [
-            device ?? receiver.path, "--speed", "\(receiver.speed)", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+        let speed = autobaud ? [] : ["--speed", "\(receiver.speed)"]
+        let daemon = try RunningProcess(Binaries.gpsfixd, [device ?? receiver.path] + speed + [
+            "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
             // Silent past 1.5 s: longer than the receiver's 1 s between solutions, so only
             // the tests' own silences count.
             "--control-socket", control, "--receiver", table, "--silence-timeout", "1.5",
@@ -174,5 +176,27 @@ struct ReceiverKeeperTests {
         }
         #expect(first.traffic.flashWrites == 1)
         #expect(second.traffic.flashWrites == 1)
+    }
+
+    @Test("a speed switched to and not saved, lost with the receiver's power: the daemon finds the receiver again and puts the table back")
+    func speedForgotten() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.m8)
+        let port = freePort()
+        let (daemon, _) = try Self.daemon(receiver, autobaud: true, table: "baud=115200", folder: folder, metrics: port)
+        defer { daemon.stop() }
+        try waitUntil("the keeper's conversation over", within: 20) {
+            Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: port) == 1
+        }
+        #expect(receiver.speed == 115_200)
+        // No battery: the receiver comes back at its default 9600 bps, which the port,
+        // switched to 115,200, reads as noise.
+        receiver.powerCycle(batteryEmpty: true)
+        try waitUntil("the daemon reading the receiver again, and the table back", within: 30) {
+            Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: port) == 2
+        }
+        #expect(receiver.speed == 115_200)
+        #expect(daemon.errorText.contains("finding its speed again"), "\(daemon.errorText)")
     }
 }

@@ -25,6 +25,8 @@ struct ReceiverState {
     /// Frames received by message (class and id), then by payload length: a poll and a
     /// write of the same message differ in length.
     var framesByMessage: [UInt16: [Int: Int]] = [:]
+    /// Frames still to be lost on the line before the receiver reads one again.
+    var framesToLose = 0
     private var staged: [(UInt32, UInt64)]?
     private var quietUntil = ContinuousClock.now
     private var measurement = 0
@@ -88,6 +90,10 @@ struct ReceiverState {
 
     mutating func handle(_ frame: (messageClass: UInt8, id: UInt8, payload: [UInt8])) -> [ReceiverAnswer] {
         guard !silent, ContinuousClock.now >= quietUntil else { return [] }
+        guard framesToLose == 0 else {
+            framesToLose -= 1
+            return []
+        }
         framesReceived += 1
         let (messageClass, id, payload) = frame
         framesByMessage[UInt16(messageClass) << 8 | UInt16(id), default: [:]][payload.count, default: 0] += 1

@@ -77,6 +77,12 @@ public final class SimulatedUBXReceiver: Sendable {
         engine.state.withLock { $0.pause(for: quiet) }
     }
 
+    /// Loses the next `count` frames sent to it, as a noisy line does: it neither reads
+    /// nor answers them.
+    public func loseFrames(_ count: Int) {
+        engine.state.withLock { $0.framesToLose = count }
+    }
+
     /// The setting `key` holds in RAM (the configuration interface's key IDs name every
     /// setting of the model, whatever the generation).
     public func setting(_ key: UInt32) -> UInt64? { engine.state.withLock { $0.ram[key] } }

@@ -46,6 +46,7 @@ struct FlashWriteTests {
         }
 
         func changeSpeed(to bps: Int) throws {}
+        let speed = 0
     }
 
     /// A save to flash applied to a receiver that acknowledges it after `flashTime`: the

@@ -32,6 +32,7 @@ struct ReceiverAnswersTests {
         }
 
         func changeSpeed(to bps: Int) throws {}
+        let speed = 0
     }
 
     static func text(_ string: String, _ width: Int) -> [UInt8] {

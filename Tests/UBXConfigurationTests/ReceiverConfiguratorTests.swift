@@ -104,6 +104,19 @@ struct ReceiverConfiguratorTests {
         #expect(try configurator.report().measurementPeriod == 500)
     }
 
+    @Test("a speed change lost on the line: the link goes back to the speed the receiver still answers at, and says so", arguments: [Generation.generation9, .m8])
+    func speedNotTaken(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let original = receiver.speed
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        let steps = try configurator.plan(ReceiverSettings(baudRate: 115_200), layers: .ram)
+        receiver.loseFrames(1)
+        #expect(throws: ConfigurationError.speedNotTaken(115_200, answersAt: original)) { try configurator.apply(steps) }
+        #expect(receiver.speed == original && link.speed == original)
+        try configurator.identify()  // at the speed the link went back to
+    }
+
     @Test("saved settings survive a power cycle; unsaved ones are lost", arguments: [Generation.generation9, .m8])
     func saving(_ generation: Generation) throws {
         let receiver = try SimulatedUBXReceiver(generation)
