@@ -58,7 +58,7 @@ public enum GPSDReport {
 
     /// Appends the SKY report for `sky` to `bytes`.
     public static func sky(_ sky: SkyView, device: String?, into bytes: inout JSONBytes) {
-        let satellites = sky.satellitesReportedEarlier ? [] : sky.satellites
+        let satellites = sky.satellitesReportedEarlier ? [] : listed(sky.satellites)
         var json = JSONWriter(class: "SKY", continuing: bytes, reserving: capacity(for: sky))
         if let device { json.field("device", string: device) }
         if let time = sky.time { json.time("time", time) }
@@ -77,6 +77,31 @@ public enum GPSDReport {
             }
         }
         bytes = json.finishBytes()
+    }
+
+    /// The most satellites a SKY lists: gpsd's `MAXCHANNELS`. libgps fails the read of a
+    /// SKY that lists more (`gps_read` returns -1, and cgps and its kind give up), and gpsd
+    /// never sends more; a receiver tracking every signal of four systems has more.
+    public static let maximumSatellitesListed = 140
+
+    /// The satellites a SKY lists: all of them up to ``maximumSatellitesListed``; past it,
+    /// the used ones first, then the others in the receiver's order, each in that order.
+    static func listed(_ satellites: [Satellite]) -> [Satellite] {
+        guard satellites.count > maximumSatellitesListed else { return satellites }
+        var usedRoom = min(maximumSatellitesListed, satellites.reduce(0) { $0 + ($1.used ? 1 : 0) })
+        var unusedRoom = maximumSatellitesListed - usedRoom
+        var kept: [Satellite] = []
+        kept.reserveCapacity(maximumSatellitesListed)
+        for satellite in satellites {
+            if satellite.used, usedRoom > 0 {
+                kept.append(satellite)
+                usedRoom -= 1
+            } else if !satellite.used, unusedRoom > 0 {
+                kept.append(satellite)
+                unusedRoom -= 1
+            }
+        }
+        return kept
     }
 
     /// The GST report for `estimate`.
@@ -168,7 +193,7 @@ public enum GPSDReport {
     /// The room a SKY report of `sky` is given: enough for its satellites, and for the
     /// room the last one's run asks for, so that it is written with no growing.
     private static func capacity(for sky: SkyView) -> Int {
-        sky.satellitesReportedEarlier ? 128 : 128 + 96 * sky.satellites.count + JSONWriter.satelliteRunRoom
+        sky.satellitesReportedEarlier ? 128 : 128 + 96 * min(sky.satellites.count, maximumSatellitesListed) + JSONWriter.satelliteRunRoom
     }
 }
 

@@ -53,6 +53,18 @@ struct ReportTests {
         #expect(text(GPSDReport.sky(sky, device: nil)) == #"{"class":"SKY","hdop":0.87,"pdop":1.58,"nSat":2,"uSat":1,"satellites":[{"PRN":14,"el":86.0,"az":335.0,"ss":41.0,"used":true,"gnssid":0,"svid":14},{"PRN":307,"ss":11.0,"used":false,"gnssid":2,"svid":7,"sigid":4}]}"# + "\r\n")
     }
 
+    @Test("SKY lists at most 140 satellites (libgps refuses more): the used ones all, the others in order, nSat still all in view")
+    func skyPastLibgpsLimit() throws {
+        var sky = SkyView()
+        sky.satellites = (1...200).map { index in
+            Satellite(identity: SatelliteIdentity(prn: index, gnss: .gps, svid: index), snr: 30, used: index > 180)
+        }
+        let report = text(GPSDReport.sky(sky, device: nil))
+        let listed = report.components(separatedBy: #"{"PRN":"#).dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
+        #expect(listed == Array(1...120) + Array(181...200))
+        #expect(report.contains(#""nSat":200,"uSat":20,"#))
+    }
+
     @Test("GST carries the receiver's error estimate")
     func gst() {
         var estimate = ErrorEstimate()

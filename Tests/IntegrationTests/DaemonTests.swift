@@ -95,6 +95,49 @@ struct DaemonTests {
         #expect(abs((latitude ?? 0) - 27.2107) < 0.001 && abs((longitude ?? 0) - 153.052) < 0.001, "\(screen)")
     }
 
+    @Test("a sky of 184 signals: libgps, which drops a SKY listing more than 140 satellites, reads the SKY of 140")
+    func skyPastLibgpsLimit() throws {
+        let folder = try makeTemporaryFolder("sky")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let capture = folder.appendingPathComponent("sky.nmea")
+        try Data(Self.largeSkyCapture().utf8).write(to: capture)
+        let daemon = try DaemonUnderTest(fixture: capture.path)
+        let script = Binaries.fixtures.deletingLastPathComponent().appendingPathComponent("Tests/Tools/libgps_sky.py").path
+        let reader = try RunningProcess("/usr/bin/python3", [script, "127.0.0.1", "\(daemon.tcpPort)"])
+        #expect(reader.wait(timeout: 60) == 0, "\(reader.outputText)")
+        #expect(reader.outputText == "sky\n")
+    }
+
+    /// Ten seconds of a receiver tracking GPS L1 and L5, GLONASS G1 and G2, Galileo E1 and
+    /// E5b: GSV groups of 184 signals in all (NMEA 4.11 signal IDs), 12 GPS satellites used
+    /// (24 signals).
+    static func largeSkyCapture() -> String {
+        func sentence(_ body: String) -> String {
+            "$\(body)*\(String(format: "%02X", body.utf8.reduce(UInt8(0), ^)))\r\n"
+        }
+        let groups: [(talker: String, ids: ClosedRange<Int>, signal: Int)] = [
+            ("GP", 1...32, 1), ("GP", 1...32, 6), ("GL", 65...88, 1), ("GL", 65...88, 3), ("GA", 1...36, 7), ("GA", 1...36, 2),
+        ]
+        var text = ""
+        for second in 0..<10 {
+            let time = String(format: "1200%02d.00", second)
+            text += sentence("GPRMC,\(time),A,4807.038,N,01131.000,E,0.0,0.0,231126,,,A")
+            text += sentence("GPGGA,\(time),4807.038,N,01131.000,E,1,12,0.9,545.4,M,46.9,M,,")
+            text += sentence("GNGSA,A,3,01,02,03,04,05,06,07,08,09,10,11,12,1.5,0.9,1.2,1")
+            for group in groups {
+                let ids = Array(group.ids)
+                let messages = (ids.count + 3) / 4
+                for message in 0..<messages {
+                    let fields = ids[(message * 4)..<min(ids.count, message * 4 + 4)].map { id in
+                        String(format: "%02d,%02d,%03d,%02d", id, 10 + id % 70, id * 7 % 360, 20 + id % 30)
+                    }
+                    text += sentence("\(group.talker)GSV,\(messages),\(message + 1),\(ids.count),\(fields.joined(separator: ",")),\(group.signal)")
+                }
+            }
+        }
+        return text
+    }
+
     @Test("100 watchers receive identical streams; one that never reads is cut off, the others keep up")
     func fanOutAndSlowClient() throws {
         let daemon = try DaemonUnderTest(speed: 20)
