@@ -79,13 +79,13 @@ public enum GPSDReport {
         bytes = json.finishBytes()
     }
 
-    /// The most satellites a SKY lists: gpsd's `MAXCHANNELS`. libgps fails the read of a
-    /// SKY that lists more (`gps_read` returns -1, and cgps and its kind give up), and gpsd
-    /// never sends more; a receiver tracking every signal of four systems has more.
+    /// The most satellites a SKY lists: `MAXCHANNELS` of libgps 3.22 (`gps.h`), which
+    /// drops a SKY that lists more, whole (or fails the read), and gpsd never sends more;
+    /// a receiver tracking every signal of four systems has more.
     public static let maximumSatellitesListed = 140
 
     /// The satellites a SKY lists: all of them up to ``maximumSatellitesListed``; past it,
-    /// the used ones first, then the others in the receiver's order, each in that order.
+    /// every used one and as many others as fit, in the receiver's order.
     static func listed(_ satellites: [Satellite]) -> [Satellite] {
         guard satellites.count > maximumSatellitesListed else { return satellites }
         var usedRoom = min(maximumSatellitesListed, satellites.reduce(0) { $0 + ($1.used ? 1 : 0) })

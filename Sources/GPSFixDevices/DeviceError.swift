@@ -16,7 +16,7 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     case noSentences(path: String)
     /// The bytes at the speed the line is set to have made no frames for a while: the
     /// receiver came back at another (a power cycle took a speed it had not saved).
-    case speedLost(path: String, bps: Int)
+    case speedLost(path: String, bps: Int?)
     /// A speed the port does not support.
     case unsupportedSpeed(Int)
     /// The device refused what was asked of it (a gpsd answering a WATCH with an ERROR).
@@ -37,7 +37,7 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noSentences(let path):
             "no valid NMEA sentence from \(path) at any common speed: is it a GPS receiver, and is it sending?"
         case .speedLost(let path, let bps):
-            "what \(path) sends at \(bps) bps has made no frames for a while: finding its speed again"
+            "what \(path) sends\(bps.map { " at \($0) bps" } ?? "") has made no frames for a while: finding its speed again"
         case .unsupportedSpeed(let speed):
             "\(speed) bps is not a supported serial speed"
         case .refused(let path, let message):

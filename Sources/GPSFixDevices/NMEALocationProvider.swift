@@ -87,24 +87,28 @@ public struct NMEALocationProvider: LocationProvider {
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
             decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule, drivers: ReceiverDrivers.all),
-            activity: activity, replies: replies, speedSearch: search)
+            activity: activity, replies: replies, searchesSpeed: search != nil)
+        let handle: @Sendable (ByteChunk) -> Void = { chunk in
+            let speedLost = reading.exclusively {
+                reading.take(chunk)
+                reading.deliverPending(to: deliver)
+                return reading.takeSpeedLoss()
+            }
+            // Out of the reading's lock: ending the opening closes the device's channel.
+            if speedLost { search?.request() }
+        }
         var backoff = Duration.milliseconds(50)
         while !Task.isCancelled {
             do {
-                let opening = Task {
-                    try await source.chunks().forEach(onReadingThread: { chunk in
-                        reading.exclusively {
-                            reading.take(chunk)
-                            reading.deliverPending(to: deliver)
-                        }
-                    })
+                if let search {
+                    try await search.run {
+                        try await source.chunks().forEach(onReadingThread: handle)
+                    } lost: {
+                        DeviceError.speedLost(path: source.name, bps: source.line?.bps)
+                    }
+                } else {
+                    try await source.chunks().forEach(onReadingThread: handle)
                 }
-                search?.watch(opening)
-                let ended = await withTaskCancellationHandler { await opening.result } onCancel: { opening.cancel() }
-                if search?.takeRequest() == true, let line = source.line {
-                    throw DeviceError.speedLost(path: source.name, bps: line.bps)
-                }
-                try ended.get()
                 reading.exclusively {
                     reading.finish()
                     reading.deliverPending(to: deliver)
@@ -126,8 +130,8 @@ public struct NMEALocationProvider: LocationProvider {
     }
 }
 
-/// The opening of a source that finds its speed, ended by its reading when the line's
-/// bytes stop making frames, so that the source opens again and finds the speed anew: a
+/// Ends an opening of a source that finds its speed when its reading finds the line's
+/// bytes make no frames, so that the source opens again and finds the speed anew: a
 /// receiver back from a power cycle at its saved or default speed, not the one it was
 /// switched to (gpsd hunts for the speed again likewise).
 private final class SpeedSearch: Sendable {
@@ -138,27 +142,38 @@ private final class SpeedSearch: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    /// `opening` reads the source now.
-    func watch(_ opening: Task<Void, any Error>) {
-        state.withLockedValue { $0 = State(opening: opening) }
+    /// Runs `opening` (the reading of one opening) until it ends: returns or throws as it
+    /// does, or throws `lost()` when ``request()`` ended it. Cancelling the calling task
+    /// ends it too.
+    func run(
+        _ opening: @escaping @Sendable () async throws -> Void, lost: () -> DeviceError
+    ) async throws {
+        let task = Task { try await opening() }
+        let requestedAlready = state.withLockedValue { state in
+            state.opening = task
+            return state.requested
+        }
+        if requestedAlready { task.cancel() }
+        let ended = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+        let requested = state.withLockedValue { state in
+            defer { state = State() }
+            return state.requested
+        }
+        switch ended {
+        case .success where requested: throw lost()
+        case .failure(let error) where requested && error is CancellationError: throw lost()
+        // A device that failed as it was stopped failed: its error says why.
+        default: try ended.get()
+        }
     }
 
-    /// Ends the opening (from its reading thread): its reading stops, and the source is
-    /// opened again.
+    /// Ends the opening: its reading stops, and ``run(_:lost:)`` throws.
     func request() {
         let opening = state.withLockedValue { state in
             state.requested = true
             return state.opening
         }
         opening?.cancel()
-    }
-
-    /// Whether the opening that ended was ended by ``request()``.
-    func takeRequest() -> Bool {
-        state.withLockedValue { state in
-            defer { state = State() }
-            return state.requested
-        }
     }
 }
 
@@ -301,11 +316,14 @@ private final class ReadingState: @unchecked Sendable {
     let decoder: ReceiverStreamDecoder
     let activity: Activity
     let replies: ReceiverReplies
-    /// Ends the opening when its bytes stop making frames; `nil` for a source whose speed
-    /// is given.
-    let speedSearch: SpeedSearch?
-    /// When bytes that made no frame began to arrive, since the last frame.
-    private var unframedSince: Duration?
+    /// Whether the source finds its speed, and so is searched again when its bytes stop
+    /// making frames.
+    let searchesSpeed: Bool
+    /// When bytes that made no frame began to arrive, since the last frame or pause, and
+    /// when the last of them did.
+    private var unframed: (since: Duration, last: Duration)?
+    /// The bytes have made no frame for a whole silence timeout: the speed is lost.
+    private var speedLost = false
     /// What the chunk being parsed completed, delivered once it is parsed.
     private var pending: [LocationUpdate] = []
     private var timeSampler = ReceiverTimeSampler()
@@ -331,7 +349,7 @@ private final class ReadingState: @unchecked Sendable {
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
-        decoder: ReceiverStreamDecoder, activity: Activity, replies: ReceiverReplies, speedSearch: SpeedSearch?
+        decoder: ReceiverStreamDecoder, activity: Activity, replies: ReceiverReplies, searchesSpeed: Bool
     ) {
         self.device = device
         self.line = line
@@ -339,7 +357,7 @@ private final class ReadingState: @unchecked Sendable {
         self.decoder = decoder
         self.activity = activity
         self.replies = replies
-        self.speedSearch = speedSearch
+        self.searchesSpeed = searchesSpeed
         // The device event goes out before anything its first frame completes.
         decoder.onSentence = { [unowned self] sentence in
             announceIfDue()
@@ -380,7 +398,7 @@ private final class ReadingState: @unchecked Sendable {
         if decoder.framesAccepted > framesBefore {
             activity.record()
             sentencesSinceOpening = true
-            unframedSince = nil
+            unframed = nil
         } else if !chunk.bytes.isEmpty {
             takeUnframed()
         }
@@ -400,19 +418,27 @@ private final class ReadingState: @unchecked Sendable {
         }
     }
 
-    /// Bytes that made no frame: when only such have come for a whole silence timeout, on a
-    /// source that finds its speed and while no conversation listens (it may be switching
-    /// the speed), the receiver is at another speed, and the opening ends to find it.
+    /// Bytes that made no frame. When only such have come for a whole silence timeout,
+    /// without a pause as long, on a source that finds its speed and while no
+    /// conversation listens (it may be switching the speed), the receiver is at another
+    /// speed: ``takeSpeedLoss()`` says so.
     private func takeUnframed() {
-        guard let speedSearch else { return }
+        guard searchesSpeed else { return }
         let now = activity.now
-        guard let since = unframedSince else {
-            unframedSince = now
+        guard let (since, last) = unframed, now - last <= activity.timeout else {
+            unframed = (now, now)
             return
         }
+        unframed = (since, now)
         guard now - since >= activity.timeout, !replies.isListened else { return }
-        unframedSince = nil
-        speedSearch.request()
+        unframed = nil
+        speedLost = true
+    }
+
+    /// Whether the chunk just parsed found the speed lost (see ``takeUnframed()``).
+    func takeSpeedLoss() -> Bool {
+        defer { speedLost = false }
+        return speedLost
     }
 
     /// Whether the source sent valid sentences since this was last asked.
@@ -430,7 +456,7 @@ private final class ReadingState: @unchecked Sendable {
     /// The source failed: the device is reported lost, once until it sends again.
     func lose(reason: String) {
         decoder.resetFraming()
-        unframedSince = nil
+        unframed = nil
         timeSampler.restart()
         announced = false
         guard !lost else { return }

@@ -163,13 +163,15 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
             try identify()
         } catch ConfigurationError.silent {
             let silent = ConfigurationError.silent("at \(speed) bps after \(step.settings)", attempts: conversation.attempts)
-            // A receiver that never took the switch (the frame lost on the line) answers at
-            // the old speed still: the link goes back there rather than stay deaf to it.
+            // The switch may never have reached the receiver (the frame lost on the line):
+            // one that answers at the old speed still has the link back there, rather than
+            // deaf to it. One that answers at neither has the link at the speed it was told.
             guard previous > 0, previous != speed else { throw silent }
             try conversation.link.changeSpeed(to: previous)
             try conversation.drain(for: .milliseconds(100))
-            guard (try? identify()) != nil else { throw silent }
-            throw ConfigurationError.speedNotTaken(speed, answersAt: previous)
+            if (try? identify()) != nil { throw ConfigurationError.speedNotTaken(speed, answersAt: previous) }
+            try conversation.link.changeSpeed(to: speed)
+            throw silent
         }
     }
 

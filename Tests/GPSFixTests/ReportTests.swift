@@ -53,16 +53,18 @@ struct ReportTests {
         #expect(text(GPSDReport.sky(sky, device: nil)) == #"{"class":"SKY","hdop":0.87,"pdop":1.58,"nSat":2,"uSat":1,"satellites":[{"PRN":14,"el":86.0,"az":335.0,"ss":41.0,"used":true,"gnssid":0,"svid":14},{"PRN":307,"ss":11.0,"used":false,"gnssid":2,"svid":7,"sigid":4}]}"# + "\r\n")
     }
 
-    @Test("SKY lists at most 140 satellites (libgps refuses more): the used ones all, the others in order, nSat still all in view")
-    func skyPastLibgpsLimit() throws {
-        var sky = SkyView()
-        sky.satellites = (1...200).map { index in
-            Satellite(identity: SatelliteIdentity(prn: index, gnss: .gps, svid: index), snr: 30, used: index > 180)
+    @Test(
+        "SKY lists at most 140 satellites (libgps reads no more): every used one, as many others as fit, in the receiver's order; nSat still all in view",
+        arguments: [(used: Array(181...200), listed: Array(1...120) + Array(181...200)), (Array(stride(from: 2, through: 200, by: 10)), Array(1...134) + Array(stride(from: 142, through: 192, by: 10))), (Array(1...150), Array(1...140))])
+    func skyPastLibgpsLimit(_ sky: (used: [Int], listed: [Int])) throws {
+        var view = SkyView()
+        view.satellites = (1...200).map { index in
+            Satellite(identity: SatelliteIdentity(prn: index, gnss: .gps, svid: index), snr: 30, used: sky.used.contains(index))
         }
-        let report = text(GPSDReport.sky(sky, device: nil))
+        let report = text(GPSDReport.sky(view, device: nil))
         let listed = report.components(separatedBy: #"{"PRN":"#).dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
-        #expect(listed == Array(1...120) + Array(181...200))
-        #expect(report.contains(#""nSat":200,"uSat":20,"#))
+        #expect(listed == sky.listed)
+        #expect(report.contains(#""nSat":200,"uSat":\#(sky.used.count),"#))
     }
 
     @Test("GST carries the receiver's error estimate")

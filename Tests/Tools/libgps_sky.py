@@ -5,7 +5,7 @@ read with, until libgps has read a SKY.
 Usage: libgps_sky.py HOST PORT. Prints "sky" and exits 0 once gps_read has set
 SATELLITE_SET; prints the error and exits 1 when gps_read fails; exits 2 when ten reads
 brought no SKY, as when libgps 3.22 drops each SKY that lists more than its MAXCHANNELS
-(140) satellites.
+(140) satellites; exits 3 when libgps is not installed.
 """
 import ctypes
 import ctypes.util
@@ -14,7 +14,11 @@ import sys
 WATCH_ENABLE, WATCH_JSON = 0x01, 0x10
 SATELLITE_SET = 1 << 15
 
-library = ctypes.CDLL(ctypes.util.find_library("gps"))
+found = ctypes.util.find_library("gps")
+if found is None:
+    print("libgps is not installed (Debian: libgps28 or libgps30t64)")
+    sys.exit(3)
+library = ctypes.CDLL(found)
 library.gps_read.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
 library.gps_waiting.argtypes = [ctypes.c_void_p, ctypes.c_int]
 library.gps_waiting.restype = ctypes.c_bool

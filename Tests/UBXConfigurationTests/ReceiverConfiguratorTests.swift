@@ -1,7 +1,8 @@
 import GPSFixDevices
+import ReceiverFraming
 import TestSupport
 import Testing
-import UBXConfiguration
+@testable import UBXConfiguration
 
 /// The configurator against a receiver modelled from u-blox's descriptions, through a
 /// pseudo-terminal: one of each generation.
@@ -115,6 +116,52 @@ struct ReceiverConfiguratorTests {
         #expect(throws: ConfigurationError.speedNotTaken(115_200, answersAt: original)) { try configurator.apply(steps) }
         #expect(receiver.speed == original && link.speed == original)
         try configurator.identify()  // at the speed the link went back to
+    }
+
+    /// A receiver behind a scripted link: it acknowledges configuration or not, and
+    /// answers MON-VER only while the link runs at `answersAt` (never when `nil`).
+    final class SpeedScript: ReceiverLink {
+        let clock = ManualClock()
+        private(set) var speed: Int
+        let acknowledges: Bool
+        let answersAt: Int?
+        private var outbox: [UInt8] = []
+
+        init(speed: Int, acknowledges: Bool, answersAt: Int?) {
+            self.speed = speed
+            self.acknowledges = acknowledges
+            self.answersAt = answersAt
+        }
+
+        func send(_ frame: [UInt8]) throws {
+            if (frame[2], frame[3]) == (0x0A, 0x04) {
+                let text = { (value: String, length: Int) in Array(value.utf8) + Array(repeating: UInt8(0), count: length - value.utf8.count) }
+                let version = text("ROM SPG 5.10", 30) + text("00190000", 10) + text("PROTVER=34.10", 30)
+                if speed == answersAt { outbox += UBXFrame.encode(messageClass: 0x0A, id: 0x04, payload: version) }
+            } else if acknowledges {
+                outbox += UBXFrame.encode(messageClass: 0x05, id: 0x01, payload: [frame[2], frame[3]])
+            }
+        }
+
+        func receive(timeout: Duration) throws -> [UInt8] {
+            defer { outbox.removeAll() }
+            if outbox.isEmpty { clock.advance(by: timeout) }
+            return outbox
+        }
+
+        func changeSpeed(to bps: Int) throws { speed = bps }
+    }
+
+    @Test(
+        "a receiver answering at neither speed after a switch, acknowledged or not: the link ends at the new speed, and the error says silent",
+        arguments: [true, false])
+    func speedSilentAfterSwitch(_ acknowledges: Bool) throws {
+        let link = SpeedScript(speed: 38400, acknowledges: acknowledges, answersAt: nil)
+        let configurator = ReceiverConfigurator(conversation: ReceiverConversation(link: link, clock: link.clock), port: .uart1)
+        let frame = try #require(ValueMessages.set([ConfigurationItem(ConfigurationKeys.baudRate(.uart1)!, 115_200)], in: .ram).first)
+        let step = ConfigurationStep(settings: "--baud", frame: frame, confirmation: .answersAt(115_200))
+        #expect(throws: ConfigurationError.silent("at 115200 bps after --baud", attempts: 3)) { try configurator.apply([step]) }
+        #expect(link.speed == 115_200)
     }
 
     @Test("saved settings survive a power cycle; unsaved ones are lost", arguments: [Generation.generation9, .m8])
