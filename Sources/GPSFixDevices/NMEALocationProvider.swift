@@ -3,7 +3,6 @@ import NIOConcurrencyHelpers
 import NMEA
 import ReceiverDrivers
 import OutputFormats
-import Synchronization
 
 /// The real ``LocationProvider``: a receiver's bytes (NMEA 0183, u-blox UBX, or both)
 /// from any ``ByteSource``, framed, assembled and turned into updates.
@@ -59,7 +58,7 @@ public struct NMEALocationProvider: LocationProvider {
         let device = self.device
         let hold = canWait ? readingHold : nil
         let source = self.source
-        let activity = Activity(
+        let activity = DeviceActivity(
             clock: clock, timers: timers, timeout: silenceTimeout, hold: hold, hasUnreadInput: { source.hasUnreadInput }
         ) {
             deliver([.fix(Self.noFix), .device(DeviceEvent(device: device, kind: .silent))])
@@ -81,7 +80,7 @@ public struct NMEALocationProvider: LocationProvider {
     /// reopening it with a backoff when it fails. Each chunk is parsed where it is read
     /// (the server's event loop, or the source's reading thread in the tools), and what it
     /// completes is delivered from there at once.
-    private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: Activity) async -> Bool {
+    private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: DeviceActivity) async -> Bool {
         let source = self.source
         let search = source.findsSpeed ? SpeedSearch() : nil
         let reading = ReadingState(
@@ -130,171 +129,6 @@ public struct NMEALocationProvider: LocationProvider {
     }
 }
 
-/// Ends an opening of a source that finds its speed when its reading finds the line's
-/// bytes make no frames, so that the source opens again and finds the speed anew: a
-/// receiver back from a power cycle at its saved or default speed, not the one it was
-/// switched to (gpsd hunts for the speed again likewise).
-private final class SpeedSearch: Sendable {
-    private struct State {
-        var opening: Task<Void, any Error>?
-        var requested = false
-    }
-
-    private let state = NIOLockedValueBox(State())
-
-    /// Runs `opening` (the reading of one opening) until it ends: returns or throws as it
-    /// does, or throws `lost()` when ``request()`` ended it. Cancelling the calling task
-    /// ends it too.
-    func run(
-        _ opening: @escaping @Sendable () async throws -> Void, lost: () -> DeviceError
-    ) async throws {
-        let task = Task { try await opening() }
-        let requestedAlready = state.withLockedValue { state in
-            state.opening = task
-            return state.requested
-        }
-        if requestedAlready { task.cancel() }
-        let ended = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
-        let requested = state.withLockedValue { state in
-            defer { state = State() }
-            return state.requested
-        }
-        switch ended {
-        case .success where requested: throw lost()
-        case .failure(let error) where requested && error is CancellationError: throw lost()
-        // A device that failed as it was stopped failed: its error says why.
-        default: try ended.get()
-        }
-    }
-
-    /// Ends the opening: its reading stops, and ``run(_:lost:)`` throws.
-    func request() {
-        let opening = state.withLockedValue { state in
-            state.requested = true
-            return state.opening
-        }
-        opening?.cancel()
-    }
-}
-
-/// The device's activity and the silence watch over it, shared by the reading and the
-/// watch's timer (which may run on another thread).
-///
-/// While the device sends, one timer is pending, set for a timeout after the last
-/// sentence it knew of; firing, it sets itself again for a timeout after the sentence
-/// read since, if any: one wake-up per timeout, none per sentence, and the device is
-/// silent exactly a timeout after its last sentence. Once it is silent, and before the
-/// first sentence, no timer is pending: the next sentence sets one.
-///
-/// A source held back by its consumer (``ReadingHold``) is not silent: while it is held,
-/// and for a whole timeout after it was last let go, the watch only sets itself again.
-/// Nor is one whose bytes wait unread: the device sent, and its reader is late (an event
-/// loop that took seconds for one turn under a flood of clients, on a loaded machine), for
-/// ``unreadLooksAllowed`` timeouts at most.
-private final class Activity: Sendable {
-    private struct State {
-        var lastSentence = Duration.zero
-        /// The pending timer, while the device sends.
-        var timer: (any ScheduledTimer)?
-        var stopped = false
-        /// The hold's release count when the watch last looked.
-        var releasesSeen = 0
-        /// Timeouts in a row that found bytes waiting and no sentence since.
-        var unreadLooks = 0
-    }
-
-    /// How many timeouts in a row bytes waiting unread put a silence off: a reader late by
-    /// that much is stuck, and bytes that never make a sentence (a wrong speed) are no sign
-    /// of life.
-    static let unreadLooksAllowed = 3
-
-    /// Time on the provider's clock since the activity began.
-    private let elapsed: @Sendable () -> Duration
-    private let timers: any TimerScheduler
-    let timeout: Duration
-    private let reportSilence: @Sendable () -> Void
-    /// Touched by the reader's thread and the timers' loop: behind a pthread mutex, which
-    /// ThreadSanitizer sees.
-    private let state = NIOLockedValueBox(State())
-    /// Reported silent, and no sentence since: an atomic, read for every sentence.
-    private let silent = Atomic<Bool>(false)
-    /// The consumer's hold on a source that can wait; `nil` for one that cannot.
-    private let hold: ReadingHold?
-    /// Whether the source's bytes wait unread.
-    private let hasUnreadInput: @Sendable () -> Bool
-
-    init<C: Clock<Duration>>(
-        clock: C, timers: any TimerScheduler, timeout: Duration, hold: ReadingHold?,
-        hasUnreadInput: @escaping @Sendable () -> Bool, reportSilence: @escaping @Sendable () -> Void
-    ) {
-        let origin = clock.now
-        elapsed = { origin.duration(to: clock.now) }
-        self.timers = timers
-        self.timeout = timeout
-        self.hold = hold
-        self.hasUnreadInput = hasUnreadInput
-        self.reportSilence = reportSilence
-    }
-
-    /// Time on the provider's clock since the activity began.
-    var now: Duration { elapsed() }
-
-    /// Sentences arrived (called by the reader for each chunk that had some).
-    func record() {
-        let now = elapsed()
-        state.withLockedValue { state in
-            state.lastSentence = now
-            state.unreadLooks = 0
-            if state.timer == nil, !state.stopped { state.timer = arm(in: timeout) }
-        }
-    }
-
-    /// The event announcing that a silent device sends again, once per silence.
-    func takeResumption(of device: String) -> DeviceEvent? {
-        guard silent.load(ordering: .relaxed), silent.exchange(false, ordering: .acquiring) else { return nil }
-        return DeviceEvent(device: device, kind: .resumed)
-    }
-
-    /// Stops the watch: no silence is reported after this.
-    func stop() {
-        state.withLockedValue { state in
-            state.stopped = true
-            state.timer?.cancel()
-            state.timer = nil
-        }
-    }
-
-    private func arm(in delay: Duration) -> any ScheduledTimer {
-        timers.schedule(in: delay) { [self] in fire() }
-    }
-
-    private func fire() {
-        let now = elapsed(), held = hold?.isHolding ?? false, releases = hold?.releaseCount ?? 0
-        let waiting = hasUnreadInput()
-        let isSilent = state.withLockedValue { state -> Bool in
-            guard !state.stopped else { return false }
-            // A reading held back by its consumer (a lagging client), now or since the
-            // last look, is not silence: the time counts from when it was let go. Bytes
-            // waiting unread are not either: the time counts from this look.
-            let unread = waiting && state.unreadLooks < Self.unreadLooksAllowed && now >= state.lastSentence + timeout
-            if unread { state.unreadLooks += 1 }
-            let wasHeld = held || unread || releases != state.releasesSeen
-            state.releasesSeen = releases
-            let deadline = wasHeld ? now + timeout : state.lastSentence + timeout
-            if deadline > now {
-                state.timer = arm(in: deadline - now)
-                return false
-            }
-            state.timer = nil
-            return true
-        }
-        guard isSilent else { return }
-        reportSilence()
-        // Only now: a sentence before it would be announced ahead of the silence.
-        silent.store(true, ordering: .releasing)
-    }
-}
-
 /// One provider's reading: the decoder and what the reading has announced, used by one
 /// thread at a time, under its lock (``exclusively(_:)``): the source's reading thread
 /// while a chunk is parsed, the provider's task between openings. The source's ending
@@ -314,7 +148,7 @@ private final class ReadingState: @unchecked Sendable {
     let line: @Sendable () -> SerialLine?
     let sentenceDemand: SentenceDemand
     let decoder: ReceiverStreamDecoder
-    let activity: Activity
+    let activity: DeviceActivity
     let replies: ReceiverReplies
     /// Whether the source finds its speed, and so is searched again when its bytes stop
     /// making frames.
@@ -349,7 +183,7 @@ private final class ReadingState: @unchecked Sendable {
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
-        decoder: ReceiverStreamDecoder, activity: Activity, replies: ReceiverReplies, searchesSpeed: Bool
+        decoder: ReceiverStreamDecoder, activity: DeviceActivity, replies: ReceiverReplies, searchesSpeed: Bool
     ) {
         self.device = device
         self.line = line
