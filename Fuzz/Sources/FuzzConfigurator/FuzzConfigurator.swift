@@ -95,7 +95,10 @@ final class RecipeReceiver: ReceiverLink {
         return answer
     }
 
-    func changeSpeed(to bps: Int) throws {}
+    /// The speed the configurator last set: a receiver over a serial line starts at 9600.
+    private(set) var speed = 9600
+
+    func changeSpeed(to bps: Int) throws { speed = bps }
 
     /// Mostly the lengths the messages have, sometimes far past them.
     private func length() -> Int {
