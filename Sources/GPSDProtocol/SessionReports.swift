@@ -99,11 +99,13 @@ public enum SessionReport {
     public static let protocolMajor = 3
     public static let protocolMinor = 14
 
-    public static func version(release: String) -> [UInt8] {
+    /// The VERSION report: the `release`, and as gpsd's `rev` the source `revision` the
+    /// binary was built from, left out when it is not known (libgps and the Python module
+    /// default it).
+    public static func version(release: String, revision: String?) -> [UInt8] {
         var json = JSONWriter(class: "VERSION")
-        // gpsd's `rev` is its source revision; GPSFix's build carries none, so it is
-        // left out (libgps and the Python module default it).
         json.field("release", string: release)
+        if let revision { json.field("rev", string: revision) }
         json.field("proto_major", protocolMajor)
         json.field("proto_minor", protocolMinor)
         return json.finish()

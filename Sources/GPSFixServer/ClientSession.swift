@@ -96,7 +96,7 @@ final class ClientSession: ChannelInboundHandler {
         hub.register(self)
         switch role {
         case .gpsd:
-            answer(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
+            answer(hub.versionReport)
         case .nmeaFeed:
             settings.enable = true
             settings.nmea = true
@@ -204,7 +204,7 @@ final class ClientSession: ChannelInboundHandler {
     private func answer(_ request: ClientRequest) {
         switch request {
         case .version:
-            answer(ByteBuffer(bytes: SessionReport.version(release: hub.release)))
+            answer(hub.versionReport)
         case .devices:
             answer(ByteBuffer(bytes: hub.devicesReport()))
         case .watch(let watch):

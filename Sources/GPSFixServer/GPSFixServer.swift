@@ -21,6 +21,9 @@ public final class GPSFixServer: Sendable {
         public var tcpPort: Int?
         /// The release string clients see in VERSION.
         public var release: String
+        /// The source revision clients see as VERSION's `rev` (gpsd's own: its git
+        /// revision); none when `nil`.
+        public var revision: String?
         /// The bounds of every connection of every listener: its unsent bytes, the stall
         /// cut-off, the idle timeouts, the connection caps. While a gpsd client is over
         /// its cap its requests are not read, sources that can wait are held back for it
@@ -39,13 +42,14 @@ public final class GPSFixServer: Sendable {
         public var caster: CasterConfiguration?
 
         public init(socketPath: String?, tcpHost: String? = nil, tcpPort: Int? = nil, release: String,
-                    limits: SessionLimits = SessionLimits(),
+                    revision: String? = nil, limits: SessionLimits = SessionLimits(),
                     holdBackLimit: Duration = .seconds(2), adoptedSockets: [Int32] = [],
                     nmeaOutput: NMEAOutput = NMEAOutput(), caster: CasterConfiguration? = nil) {
             self.socketPath = socketPath
             self.tcpHost = tcpHost
             self.tcpPort = tcpPort
             self.release = release
+            self.revision = revision
             self.limits = limits
             self.holdBackLimit = holdBackLimit
             self.adoptedSockets = adoptedSockets
@@ -81,7 +85,7 @@ public final class GPSFixServer: Sendable {
     ) {
         self.configuration = configuration
         hub = Hub(
-            eventLoop: group.next(), release: configuration.release, limits: configuration.limits,
+            eventLoop: group.next(), release: configuration.release, revision: configuration.revision, limits: configuration.limits,
             holdBackLimit: TimeAmount(configuration.holdBackLimit), subscribers: subscribers, logger: logger)
     }
 

@@ -49,7 +49,8 @@ final class Hub: @unchecked Sendable {
     }
 
     let eventLoop: any EventLoop
-    let release: String
+    /// The VERSION report, sent to each gpsd client as it connects and answering `?VERSION`.
+    let versionReport: ByteBuffer
     let logger: Logger
     /// Every connection of every listener, within the caps of its limits.
     let sessionTable: SessionTable
@@ -79,11 +80,11 @@ final class Hub: @unchecked Sendable {
     private var flushScheduled = false
 
     init(
-        eventLoop: any EventLoop, release: String, limits: SessionLimits = SessionLimits(),
+        eventLoop: any EventLoop, release: String, revision: String? = nil, limits: SessionLimits = SessionLimits(),
         holdBackLimit: TimeAmount = .seconds(2), subscribers: [any ReportSubscriber] = [], logger: Logger
     ) {
         self.eventLoop = eventLoop
-        self.release = release
+        versionReport = ByteBuffer(bytes: SessionReport.version(release: release, revision: revision))
         sessionTable = SessionTable(limits: limits, eventLoop: eventLoop, logger: logger)
         corrections = CorrectionFeed(eventLoop: eventLoop)
         self.holdBackLimit = holdBackLimit

@@ -303,7 +303,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
-                tcpPort: address?.port, release: Self.release,
+                tcpPort: address?.port, release: Self.release, revision: BuildInfo.commit,
                 limits: SessionLimits(
                     stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
                     network: clientCap, local: clientCap),

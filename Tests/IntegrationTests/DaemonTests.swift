@@ -16,6 +16,9 @@ struct DaemonTests {
         let client = try daemon.client()
         let version = try #require(client.readLine()?.json)
         #expect(version["class"] as? String == "VERSION" && version["proto_major"] as? Int == 3)
+        // As gpsd's `rev`, its source revision: the commit `--version` names.
+        let named = try run(Binaries.gpsfixd, ["--version"])
+        #expect(named.contains("(\(try #require(version["rev"] as? String)))"), "\(named)")
         client.send(Self.watch)
         #expect(client.readLine()?.json?["class"] as? String == "DEVICES")
         #expect(client.readLine()?.json?["class"] as? String == "WATCH")
