@@ -78,6 +78,16 @@ struct PackageTests {
         #expect(try Self.binary(of: Self.package("deb12")) == Self.binary(of: Self.package("deb13")))
     }
 
+    @Test("the binary names the commit it was built from (gpsd's VERSION sends it as rev), not one an earlier build stamped")
+    func builtFrom() throws {
+        let folder = try makeTemporaryFolder("package-contents")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let binary = try Self.extractBinary(of: Self.package("deb12"), into: folder)
+        let commit = try run("/usr/bin/git", ["-C", Self.repository.path, "describe", "--always", "--dirty", "--exclude", "*"])
+        let version = try run(binary, ["--version"])
+        #expect(version.contains("(\(commit.trimmingCharacters(in: .whitespacesAndNewlines)))"), "\(version)")
+    }
+
     @Test("the binary is position-independent, relocated at start, and its constants read-only once loaded")
     func hardening() throws {
         let folder = try makeTemporaryFolder("package-contents")
