@@ -21,9 +21,9 @@ public struct CarrierDetectPulses: PulseSource {
         self.port = port
     }
 
-    public func pulses() -> AsyncThrowingStream<WallTime, any Error> {
+    public func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {
         let port = self.port
-        return PulseThread.pulses(of: port.path) { continuation, isStopped in
+        return PulseThread.pulses(of: port.path) { outlet, isStopped in
             while !isStopped() {
                 // The port is reopened after an unplug: wait for the reader to open it.
                 guard let descriptor = port.duplicateOpenDescriptor() else {
@@ -35,17 +35,17 @@ public struct CarrierDetectPulses: PulseSource {
                     let level = gpsfix_wait_for_carrier_change(descriptor)
                     let stamp = WallTime.systemNow()
                     if level == 1 {
-                        continuation.yield(stamp)
+                        outlet.send(stamp)
                     } else if level < 0 {
                         if errno == EINTR { continue }
                         if errno == EINVAL || errno == ENOTTY {
-                            return continuation.finish(throwing: PulseSourceError.noModemStatus(path: port.path))
+                            return outlet.finish(throwing: PulseSourceError.noModemStatus(path: port.path))
                         }
                         break  // the port closed or vanished: wait for it to be reopened
                     }
                 }
             }
-            continuation.finish()
+            outlet.finish()
         }
     }
 }

@@ -33,20 +33,20 @@ public struct KernelPPS: PulseSource {
         return nil
     }
 
-    public func pulses() -> AsyncThrowingStream<WallTime, any Error> {
+    public func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {
         let path = self.path
-        return PulseThread.pulses(of: path) { continuation, isStopped in
+        return PulseThread.pulses(of: path) { outlet, isStopped in
             let descriptor = open(path, O_RDWR | O_CLOEXEC)
             guard descriptor >= 0 || errno == EACCES else {
-                return continuation.finish(throwing: PulseSourceError.system(path: path, call: "open", errno: errno))
+                return outlet.finish(throwing: PulseSourceError.system(path: path, call: "open", errno: errno))
             }
             // Read-only is enough to fetch; it keeps the device's capture settings.
             let fd = descriptor >= 0 ? descriptor : open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else { return continuation.finish(throwing: PulseSourceError.system(path: path, call: "open", errno: errno)) }
+            guard fd >= 0 else { return outlet.finish(throwing: PulseSourceError.system(path: path, call: "open", errno: errno)) }
             defer { close(fd) }
             var capabilities: Int32 = 0
             guard gpsfix_pps_capabilities(fd, &capabilities) == 0 else {
-                return continuation.finish(throwing: PulseSourceError.system(path: path, call: "ioctl(PPS_GETCAP)", errno: errno))
+                return outlet.finish(throwing: PulseSourceError.system(path: path, call: "ioctl(PPS_GETCAP)", errno: errno))
             }
             _ = gpsfix_pps_capture_assert(fd)
             var lastSequence: UInt32?
@@ -56,14 +56,14 @@ public struct KernelPPS: PulseSource {
                 var nanoseconds = 0
                 guard gpsfix_pps_fetch(fd, 2, &sequence, &seconds, &nanoseconds) == 0 else {
                     if errno == ETIMEDOUT || errno == EINTR { continue }
-                    return continuation.finish(throwing: PulseSourceError.system(path: path, call: "ioctl(PPS_FETCH)", errno: errno))
+                    return outlet.finish(throwing: PulseSourceError.system(path: path, call: "ioctl(PPS_FETCH)", errno: errno))
                 }
                 // A fetch that returns the same edge again is no new pulse.
                 guard sequence != lastSequence, seconds != 0 else { continue }
                 lastSequence = sequence
-                continuation.yield(WallTime(seconds: Int(seconds), nanoseconds: nanoseconds))
+                outlet.send(WallTime(seconds: Int(seconds), nanoseconds: nanoseconds))
             }
-            continuation.finish()
+            outlet.finish()
         }
     }
 

@@ -6,14 +6,27 @@ import GPSFixDevices
 import Synchronization
 
 /// Where pulse-per-second edges come from: the kernel's PPS API, a serial line's
-/// carrier detect, or a fake in tests. Each element is the system clock (`CLOCK_REALTIME`)
-/// at an assert edge, the start of a receiver second.
+/// carrier detect, or a fake in tests.
 public protocol PulseSource: Sendable {
     /// The source as logs name it: `/dev/pps0`, `DCD of /dev/ttyS0`.
     var name: String { get }
 
     /// The edges, from now until the source fails (throws) or the consumer stops.
-    func pulses() -> AsyncThrowingStream<WallTime, any Error>
+    func pulses() -> AsyncThrowingStream<PulseEdge, any Error>
+}
+
+/// One assert edge: the system clock (`CLOCK_REALTIME`) at the start of a receiver second.
+public struct PulseEdge: Sendable, Equatable {
+    public var time: WallTime
+    /// The edges the source dropped before this one, in all, because they came faster
+    /// than they were taken (a noisy carrier-detect line, a pulse set far faster than
+    /// once a second): the consumer counts them from the difference.
+    public var droppedBefore: Int
+
+    public init(time: WallTime, droppedBefore: Int = 0) {
+        self.time = time
+        self.droppedBefore = droppedBefore
+    }
 }
 
 /// Why a pulse was not sent to the clock.
@@ -29,6 +42,9 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
     /// The pulse marks an inserted leap second (23:59:60), which the system clock's count
     /// of seconds has no number of its own for: its sample would be a second wrong.
     case leapSecond = "leap second"
+    /// Edges came faster than they were paired, and the source kept only the newest
+    /// ``PulseThread/capacity``: not a pulse a second.
+    case overrun
 
     public var description: String { rawValue }
 }
@@ -134,16 +150,21 @@ public struct PulsePairing: Sendable {
 /// The thread a pulse source waits on: its blocking calls (`PPS_FETCH`, `TIOCMIWAIT`)
 /// run on a thread of their own, named `gpsfix-pps`, never on the cooperative pool.
 enum PulseThread {
-    /// Runs `wait` on a new thread; it yields edges into the continuation, checks
-    /// `isStopped` (the consumer has left) between its waits, and finishes the stream.
+    /// The edges waiting to be paired, at most: a pulse a second is taken long before the
+    /// next; past this, the oldest are dropped and counted (``PulseEdge/droppedBefore``).
+    static let capacity = 4
+
+    /// Runs `wait` on a new thread; it sends edges through the outlet, checks `isStopped`
+    /// (the consumer has left) between its waits, and finishes the outlet.
     static func pulses(
-        of source: String,
-        _ wait: @escaping @Sendable (AsyncThrowingStream<WallTime, any Error>.Continuation, _ isStopped: @escaping @Sendable () -> Bool) -> Void
-    ) -> AsyncThrowingStream<WallTime, any Error> {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: WallTime.self, throwing: (any Error).self)
+        of source: String, _ wait: @escaping @Sendable (PulseOutlet, _ isStopped: @escaping @Sendable () -> Bool) -> Void
+    ) -> AsyncThrowingStream<PulseEdge, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(
+            of: PulseEdge.self, throwing: (any Error).self, bufferingPolicy: .bufferingNewest(capacity))
         let stopped = StopFlag()
         continuation.onTermination = { _ in stopped.stop() }
-        if !DeviceThread.start(named: "gpsfix-pps", { wait(continuation, { stopped.isStopped }) }) {
+        let outlet = PulseOutlet(continuation)
+        if !DeviceThread.start(named: "gpsfix-pps", { wait(outlet, { stopped.isStopped }) }) {
             continuation.finish(throwing: PulseSourceError.system(path: source, call: "pthread_create", errno: EAGAIN))
         }
         return stream
@@ -153,5 +174,25 @@ enum PulseThread {
         private let flag = Atomic<Bool>(false)
         var isStopped: Bool { flag.load(ordering: .acquiring) }
         func stop() { flag.store(true, ordering: .releasing) }
+    }
+}
+
+/// What a pulse thread sends its edges through: each carries the count of the edges
+/// dropped before it, for the consumer to count. Used from that one thread only.
+final class PulseOutlet: @unchecked Sendable {
+    private let continuation: AsyncThrowingStream<PulseEdge, any Error>.Continuation
+    private var dropped = 0
+
+    init(_ continuation: AsyncThrowingStream<PulseEdge, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    /// Sends the edge at `time`; the oldest waiting is dropped when the stream is full.
+    func send(_ time: WallTime) {
+        if case .dropped = continuation.yield(PulseEdge(time: time, droppedBefore: dropped)) { dropped += 1 }
+    }
+
+    func finish(throwing error: (any Error)? = nil) {
+        continuation.finish(throwing: error)
     }
 }

@@ -155,11 +155,15 @@ public final class TimeService: Sendable {
         guard let state = states[device.name] else { return }
         logger.info("waiting for pulses", metadata: ["device": "\(device.name)", "pps": "\(source.name)"])
         do {
+            var droppedBefore = 0
             for try await edge in source.pulses() {
+                let overrun = edge.droppedBefore - droppedBefore
+                droppedBefore = edge.droppedBefore
                 let (overdue, pulse) = state.withLock { state -> (TimeSample?, PulsePairing.Paired?) in
-                    state.counters.pulsesSeen += 1
+                    state.counters.pulsesSeen += 1 + overrun
+                    if overrun > 0 { state.counters.pulsesDropped[.overrun, default: 0] += overrun }
                     let overdue = state.pairing.takeOverdue()
-                    switch state.pairing.pairWithCorrection(edge) {
+                    switch state.pairing.pairWithCorrection(edge.time) {
                     case .success(let pulse):
                         return (overdue, state.pairing.hold(pulse))
                     case .failure(let why):

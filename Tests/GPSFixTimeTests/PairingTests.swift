@@ -12,7 +12,7 @@ struct ManualPulses: PulseSource {
     let moments: [Duration]
     var name: String { "manual pulses" }
 
-    func pulses() -> AsyncThrowingStream<WallTime, any Error> {
+    func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {
         let (clock, epoch, moments) = (self.clock, self.epoch, self.moments)
         return AsyncThrowingStream { continuation in
             let task = Task {
@@ -20,7 +20,7 @@ struct ManualPulses: PulseSource {
                 for moment in moments {
                     try await clock.sleep(for: moment - now)
                     now = moment
-                    continuation.yield(epoch + moment)
+                    continuation.yield(PulseEdge(time: epoch + moment))
                 }
                 continuation.finish()
             }

@@ -4,7 +4,7 @@ import Glibc
 import Foundation
 import GPSFix
 import GPSFixDevices
-import GPSFixTime
+@testable import GPSFixTime
 import TestSupport
 import Testing
 
@@ -31,6 +31,27 @@ struct PulseSourceTests {
         #expect(KernelPPS.device(forSerialPort: "/dev/ttyUSB0", sysfs: folder.path + "/none") == nil)
     }
 
+    @Test("edges faster than they are taken are bounded: the newest kept, the rest counted")
+    func overrunBounded() async throws {
+        let (sent, taken) = (Locked(false), Locked(false))
+        let edges = PulseThread.pulses(of: "test") { outlet, _ in
+            for second in 0..<1000 { outlet.send(WallTime(seconds: second)) }
+            sent.withLock { $0 = true }
+            // One more once the consumer has emptied the stream, which carries the count.
+            for _ in 0..<500 where !taken.withLock({ $0 }) { usleep(10_000) }
+            outlet.send(WallTime(seconds: 1000))
+            outlet.finish()
+        }
+        var iterator = edges.makeAsyncIterator()
+        var received: [PulseEdge] = []
+        for _ in 0..<500 where !sent.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
+        for _ in 0..<PulseThread.capacity { received.append(try #require(try await iterator.next())) }
+        taken.withLock { $0 = true }
+        while let edge = try await iterator.next() { received.append(edge) }
+        #expect(received.map(\.time.seconds) == [996, 997, 998, 999, 1000])
+        #expect(received.last?.droppedBefore == 996)
+    }
+
     @Test("a path that is no PPS device ends the pulses with the failed ioctl named")
     func notAPPSDevice() async throws {
         var iterator = KernelPPS(path: "/dev/null").pulses().makeAsyncIterator()
@@ -46,7 +67,7 @@ struct PulseSourceTests {
         var iterator = KernelPPS(path: kernelPPSDevices[0]).pulses().makeAsyncIterator()
         let first = try #require(try await iterator.next())
         let second = try #require(try await iterator.next())
-        let gap = second.duration(since: first)
+        let gap = second.time.duration(since: first.time)
         #expect(gap > .milliseconds(900) && gap < .milliseconds(1100), "\(gap)")
     }
 

@@ -18,7 +18,7 @@ struct SimulatedPulses: PulseSource {
     let error: @Sendable (Int) -> Duration
     var name: String { "simulated pulses" }
 
-    func pulses() -> AsyncThrowingStream<WallTime, any Error> {
+    func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {
         let error = self.error
         return AsyncThrowingStream { continuation in
             let task = Task {
@@ -26,7 +26,7 @@ struct SimulatedPulses: PulseSource {
                     let now = WallTime.systemNow()
                     try await Task.sleep(for: .nanoseconds(1_000_000_000 - now.nanoseconds))
                     let second = now.seconds + 1
-                    continuation.yield(WallTime(seconds: second) - error(second))
+                    continuation.yield(PulseEdge(time: WallTime(seconds: second) - error(second)))
                 }
             }
             continuation.onTermination = { _ in task.cancel() }
