@@ -23,6 +23,8 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         var outageLogged = false
         /// Whether a refusal of the library has been logged (once).
         var refusalLogged = false
+        /// Whether a message too long to read has been logged (once).
+        var oversizedLogged = false
         /// Whether the time service serves the device (a TOFF came): Home Assistant then
         /// gets its time offset sensor too.
         var timeServed = false
@@ -191,6 +193,16 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                 }
             case .delivered:
                 state.queue.delivered()
+            case .oversized(let topic, let bytes):
+                state.queue.ignoreReceived()
+                if !state.oversizedLogged {
+                    state.oversizedLogged = true
+                    log = { [logger, device] in
+                        logger.warning(
+                            "MQTT message of \(bytes) bytes on \(topic) ignored (counted, logged once): the daemon reads at most \(MessagePublisherEvent.maximumReceivedPayload)",
+                            metadata: ["device": "\(device)"])
+                    }
+                }
             case .received(let topic, let payload):
                 // Home Assistant restarted: it asks for the configs again this way.
                 if let discovery, topic == discovery.statusTopic, payload == Array("online".utf8) {

@@ -29,6 +29,14 @@ public enum MessagePublisherEvent: Equatable, Sendable {
     case trouble(String)
     /// A message arrived on a topic subscribed to (``MessagePublisher/subscribe(to:)``).
     case received(topic: String, payload: [UInt8])
+    /// A message of `bytes` arrived on a topic subscribed to, longer than
+    /// ``maximumReceivedPayload``: not copied, not read.
+    case oversized(topic: String, bytes: Int)
+
+    /// The longest message read from a subscribed topic: what the daemon reads there is a
+    /// word (Home Assistant's `online`); anyone who may publish to the topic could send
+    /// megabytes, retained, back at every connect.
+    public static let maximumReceivedPayload = 256
 }
 
 /// A connection to one MQTT broker, as ``FleetPublisher`` needs it: the seam between the

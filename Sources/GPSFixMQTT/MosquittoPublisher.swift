@@ -81,6 +81,9 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
             guard let message, let topic = message.pointee.topic else { return }
             let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
             let count = Int(message.pointee.payloadlen)
+            guard count <= MessagePublisherEvent.maximumReceivedPayload else {
+                return publisher.report(.oversized(topic: String(cString: topic), bytes: count))
+            }
             let payload = message.pointee.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
             publisher.report(.received(topic: String(cString: topic), payload: payload))
         }

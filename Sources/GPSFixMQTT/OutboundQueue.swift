@@ -52,6 +52,11 @@ struct OutboundQueue {
         counters.skipped += 1
     }
 
+    /// A message received too long to read: counted with the connection's others.
+    mutating func ignoreReceived() {
+        counters.ignored += 1
+    }
+
     mutating func connectionChanged(connected isConnected: Bool) {
         if isConnected {
             counters.connects += 1
@@ -116,6 +121,9 @@ public struct MQTTCounters: Hashable, Sendable {
     public var skipped = 0
     /// Messages the client library refused for a reason other than a lost connection.
     public var failed = 0
+    /// Messages that arrived on a subscribed topic longer than the daemon reads
+    /// (``MessagePublisherEvent/maximumReceivedPayload``): not read.
+    public var ignored = 0
     /// Connections made, the first included.
     public var connects = 0
     public var connected = false
@@ -126,5 +134,6 @@ public struct MQTTCounters: Hashable, Sendable {
     public var summary: String {
         "\(connected ? "connected" : "not connected"), connects \(connects), published \(published), delivered \(delivered), "
             + "dropped \(dropped) (queue full), skipped \(skipped) (interval), failed \(failed)"
+            + (ignored > 0 ? ", ignored \(ignored) (received, too long)" : "")
     }
 }

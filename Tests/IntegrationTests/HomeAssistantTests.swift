@@ -54,6 +54,14 @@ struct HomeAssistantTests {
         let state = try #require(try broker.subscribe(availabilityTopic, count: 1, seconds: 10).first.flatMap { Self.json($0.payload) })
         #expect(state["online"] as? Bool == true)
 
+        // Anyone who may publish to the status topic sends a megabyte: not read, counted, logged once.
+        let large = folder.appendingPathComponent("large")
+        try Data(repeating: UInt8(ascii: "x"), count: 1 << 20).write(to: large)
+        _ = try run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/status", "-f", large.path])
+        try waitUntil("the daemon logs the message it ignored", within: 10) {
+            daemon.errorText.contains("MQTT message of 1048576 bytes on homeassistant/status ignored")
+        }
+
         // Home Assistant restarts: it says online, and the configs come again (not as retained copies).
         let again = try RunningProcess("/usr/bin/mosquitto_sub", [
             "-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/+/+/config", "-C", "10", "-W", "15", "-F", "%r %t",
