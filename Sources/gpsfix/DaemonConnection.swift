@@ -22,8 +22,14 @@ struct ConnectionError: Error, CustomStringConvertible {
 
 /// A line-oriented connection to gpsfixd (or gpsd): send requests, read report lines.
 final class DaemonConnection {
+    /// The longest line read: a gpsd report is at most some tens of kilobytes (a SKY of
+    /// 140 satellites, a POLL); a peer that sends more without a line end is no daemon.
+    static let maximumLineLength = 1 << 20
+
     private let descriptor: Int32
     private var pending: [UInt8] = []
+    /// How much of `pending` has been searched for a line end.
+    private var searched = 0
 
     init(_ address: DaemonAddress) throws {
         if let tcp = address.tcp {
@@ -85,13 +91,21 @@ final class DaemonConnection {
     }
 
     /// The next report line, without its CR LF; `nil` when the daemon closes the connection,
-    /// or when `deadline` (on the monotonic clock) passes first.
-    func nextLine(before deadline: ContinuousClock.Instant? = nil) -> String? {
+    /// or when `deadline` (on the monotonic clock) passes first. Throws on a line longer
+    /// than ``maximumLineLength``.
+    func nextLine(before deadline: ContinuousClock.Instant? = nil) throws -> String? {
         while true {
-            if let newline = pending.firstIndex(of: 10) {
+            if let newline = pending[searched...].firstIndex(of: 10) {
                 let line = pending[..<newline]
-                pending.removeFirst(newline + 1)
+                defer {
+                    pending.removeFirst(newline + 1)
+                    searched = 0
+                }
                 return String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
+            }
+            searched = pending.count
+            guard pending.count <= Self.maximumLineLength else {
+                throw ConnectionError("the peer sent more than \(Self.maximumLineLength >> 20) MiB without a line end: not a gpsd-protocol daemon")
             }
             if let deadline {
                 let left = ContinuousClock.now.duration(to: deadline)

@@ -69,14 +69,18 @@ struct DoctorCommand: ParsableCommand {
         var observation = DaemonObservation(address: where_)
         let start = ContinuousClock.now
         let deadline = start + .milliseconds(Int64(seconds * 1000))
-        while let line = connection.nextLine(before: deadline) { observation.take(line) }
-        observation.window = seconds
-        // The counters again at the end, so that what was read meanwhile counts.
-        if (try? connection.send("?STATUS;\n")) != nil {
-            while let line = connection.nextLine(before: .now + .seconds(2)) {
-                observation.take(line)
-                if line.contains(#""class":"STATUS""#) { break }
+        do {
+            while let line = try connection.nextLine(before: deadline) { observation.take(line) }
+            observation.window = seconds
+            // The counters again at the end, so that what was read meanwhile counts.
+            if (try? connection.send("?STATUS;\n")) != nil {
+                while let line = try connection.nextLine(before: .now + .seconds(2)) {
+                    observation.take(line)
+                    if line.contains(#""class":"STATUS""#) { break }
+                }
             }
+        } catch {
+            return DaemonObservation(address: where_, failure: "\(error)")
         }
         return observation
     }

@@ -37,7 +37,7 @@ struct SourceTableCommand: AsyncParsableCommand {
     func validate() throws {
         do { _ = try NTRIPCaster(url: url) } catch { throw ValidationError("\(error)") }
         _ = try position()
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        guard (0.001...3600).contains(timeout) else { throw ValidationError("--timeout \(timeout): give 0.001 to 3600 seconds") }
     }
 
     private func position() throws -> (latitude: Double, longitude: Double)? {

@@ -22,6 +22,13 @@ struct Record: AsyncParsableCommand {
     @Option(help: "Serial speed; found by autobaud when not given.")
     var speed: Int?
 
+    func validate() throws {
+        // A year at most: a number of milliseconds the clock can count.
+        if let duration, !(0.001...31_536_000).contains(duration) {
+            throw ValidationError("--duration \(duration): give 0.001 to 31536000 seconds (a year)")
+        }
+    }
+
     func run() async throws {
         guard let name = DeviceName(device) else { throw ValidationError("'\(device)' is not a device") }
         let source = name.source(settings: SerialSettings(speed: speed))

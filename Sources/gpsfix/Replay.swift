@@ -41,7 +41,7 @@ struct Replay: AsyncParsableCommand {
     var written: String?
 
     func validate() throws {
-        guard speed > 0 else { throw ValidationError("--speed must be positive") }
+        guard (0.001...1_000_000).contains(speed) else { throw ValidationError("--speed \(speed): give 0.001 to 1000000") }
         guard !(realtime && asFastAsPossible) else { throw ValidationError("--realtime and --as-fast-as-possible exclude each other") }
     }
 

@@ -28,7 +28,7 @@ struct Watch: ParsableCommand {
         try connection.send(nmea ? #"?WATCH={"enable":true,"nmea":true}"# + "\n" : #"?WATCH={"enable":true,"json":true}"# + "\n")
         let human = !json && !nmea && isatty(STDOUT_FILENO) == 1
         var fixes = 0
-        while let line = connection.nextLine() {
+        while let line = try connection.nextLine() {
             let isFix = line.contains(#""class":"TPV""#)
             if human {
                 if let text = CompactView.describe(line) { writeLine(text) }
@@ -51,16 +51,22 @@ struct Poll: ParsableCommand {
 
     @OptionGroup var address: DaemonAddress
 
+    /// How long the daemon has to answer, in seconds.
+    static let answerTimeout = 10
+
     func run() throws {
         let connection = try DaemonConnection(address)
         try connection.send("?POLL;\n")
-        while let line = connection.nextLine() {
+        // A daemon answers at once; one whose event loop is stuck does not leave us waiting.
+        let deadline = ContinuousClock.now + .seconds(Self.answerTimeout)
+        while let line = try connection.nextLine(before: deadline) {
             if line.contains(#""class":"POLL""#) || line.contains(#""class":"ERROR""#) {
                 writeLine(line)
                 return
             }
         }
-        throw ExitCode.failure
+        throw ConnectionError(
+            ContinuousClock.now < deadline ? "the daemon closed the connection before answering ?POLL" : "no answer to ?POLL within \(Self.answerTimeout) seconds")
     }
 }
 

@@ -128,4 +128,37 @@ struct DeviceStateTests {
         #expect(refused.wait(timeout: 10) != 0)
         #expect(refused.errorText.contains("cannot connect to localhost:"), "\(refused.errorText)")
     }
+
+    @Test("the tool refuses absurd durations, timeouts and speeds with a reason, not a crash")
+    func absurdNumbers() throws {
+        for (arguments, reason) in [
+            (["record", "/dev/ttyGPSFIX-none", "-o", "/dev/null", "--duration", "nan"], "--duration nan: give"),
+            (["ntrip", "sourcetable", "ntrip://127.0.0.1:9/", "--timeout", "inf"], "--timeout inf: give"),
+            (["replay", "/dev/null", "--speed", "1e-300"], "--speed 1e-300: give"),
+        ] {
+            let tool = try RunningProcess(Binaries.gpsfix, arguments)
+            #expect(tool.wait(timeout: 10) == 64, "\(arguments): \(tool.errorText)")
+            #expect(tool.errorText.contains(reason), "\(arguments): \(tool.errorText)")
+        }
+    }
+
+    @Test("gpsfix poll gives up on a peer that sends megabytes without a line end, and one that never answers")
+    func pollBounded() throws {
+        let (listener, port) = try LoopbackListener.open()
+        defer { close(listener) }
+        let babbler = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "127.0.0.1:\(port)"])
+        let peer = accept(listener, nil, nil)
+        defer { close(peer) }
+        let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 16)
+        // Until the tool stops reading (its buffer filled, or the socket closed): 4 MiB at most.
+        for _ in 0..<64 where send(peer, chunk, chunk.count, Int32(MSG_NOSIGNAL)) == chunk.count {}
+        #expect(babbler.wait(timeout: 10) == 1)
+        #expect(babbler.errorText.contains("more than 1 MiB without a line end"), "\(babbler.errorText)")
+
+        let waiting = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "127.0.0.1:\(port)"])
+        let silent = accept(listener, nil, nil)
+        defer { close(silent) }
+        #expect(waiting.wait(timeout: 20) == 1)
+        #expect(waiting.errorText.contains("no answer to ?POLL within 10 seconds"), "\(waiting.errorText)")
+    }
 }
