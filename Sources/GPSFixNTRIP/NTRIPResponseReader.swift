@@ -77,9 +77,14 @@ public struct NTRIPResponseReader: Sendable {
             if !payload.isEmpty { events.append(.data(payload)) }
         case .table:
             guard !tableDone else { return }
+            // Only what may hold a marker not seen before is searched: a table trickled
+            // in small reads is not searched again whole at each.
+            let unsearched = max(0, table.count - (Self.endMarker.count - 1))
             table += payload
             guard table.count <= Self.maximumTable else { throw .protocolViolation("the caster's source table is over 8 MiB") }
-            let ended = tableExpected.map { table.count >= $0 } ?? (chunks?.isDone == true || Self.hasEndMarker(table))
+            let ended =
+                tableExpected.map { table.count >= $0 }
+                ?? (chunks?.isDone == true || Self.find(Self.endMarker, in: table, from: unsearched) != nil)
             if ended {
                 tableDone = true
                 events.append(.sourceTable(table))
@@ -127,13 +132,12 @@ public struct NTRIPResponseReader: Sendable {
         return (.accepted(version: headers["ntrip-version"]?.hasSuffix("2.0") == true ? 2 : 1), rest)
     }
 
-    private static func hasEndMarker(_ table: [UInt8]) -> Bool {
-        find(Array("ENDSOURCETABLE".utf8), in: table) != nil
-    }
+    /// What ends a source table sent with neither a length nor chunks.
+    private static let endMarker = Array("ENDSOURCETABLE".utf8)
 
-    private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard haystack.count >= needle.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from first: Int = 0) -> Int? {
+        guard haystack.count - first >= needle.count else { return nil }
+        for start in first...(haystack.count - needle.count) where haystack[start] == needle[0] {
             if haystack[start..<(start + needle.count)].elementsEqual(needle) { return start }
         }
         return nil

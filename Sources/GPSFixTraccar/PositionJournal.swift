@@ -191,6 +191,9 @@ final class PositionJournal: @unchecked Sendable {
         return (offset, 0)
     }
 
+    /// The sequences a journal names: a position a millisecond for 285,000 years.
+    static let sequences = 1...(1 << 53)
+
     /// What the journal at `path` holds: its positions (all, acknowledged or not), the
     /// last acknowledgement, the last sequence named, and the length of its whole lines;
     /// nothing when it does not exist. A last line cut short ends the reading.
@@ -217,7 +220,9 @@ final class PositionJournal: @unchecked Sendable {
             guard text.hasSuffix("\n") else { break }
             wholeLength += off_t(count)
             let fields = text.dropLast().split(separator: " ", maxSplits: 2)
-            guard fields.count >= 2, let sequence = Int(fields[1]) else { continue }
+            // A sequence out of range is corruption, read as a malformed line: counting on
+            // from it would overflow.
+            guard fields.count >= 2, let sequence = Int(fields[1]), Self.sequences.contains(sequence) else { continue }
             lastSequence = max(lastSequence, sequence)
             if fields[0] == "P", fields.count == 3 {
                 entries.append(Entry(sequence: sequence, query: String(fields[2])))

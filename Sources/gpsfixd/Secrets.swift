@@ -7,6 +7,9 @@ import ArgumentParser
 /// password given on the command line is hidden by
 /// `ServiceAddress.hidePasswordsInCommandLine()`).
 enum Secrets {
+    /// The longest password read from a file.
+    static let longestPassword = 4096
+
     /// The password on the first line of `path` (the line end removed). Throws, naming
     /// `option`, when the file cannot be read or the line is empty.
     static func firstLine(of path: String, option: String) throws -> String {
@@ -14,10 +17,13 @@ enum Secrets {
             throw ValidationError("\(option) \(path) cannot be read: \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
-        let text = getline(&line, &capacity, file) >= 0 ? line.map { String(cString: $0) } ?? "" : ""
+        // Read into room for the longest password and its line end, no more: the path may
+        // name a file with no line end at all (/dev/zero).
+        var line = [CChar](repeating: 0, count: longestPassword + 3)
+        let text = fgets(&line, Int32(line.count), file) != nil ? String(cString: line) : ""
+        if !text.hasSuffix("\n"), !text.hasSuffix("\r\n"), text.utf8.count > longestPassword, feof(file) == 0 {
+            throw ValidationError("\(option) \(path): its first line is longer than \(longestPassword) bytes")
+        }
         let password = text.filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
         guard !password.isEmpty else { throw ValidationError("\(option) \(path) is empty: write the password on its first line") }
         return password

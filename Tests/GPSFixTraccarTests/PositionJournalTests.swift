@@ -29,6 +29,18 @@ struct PositionJournalTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "P 1 a=1\nP 2 a=2\nA 1\nP 3 a=3\nA 2\nP 4 a=4\n")
     }
 
+    @Test("a corrupt journal's sequences out of range are read as malformed lines: the daemon starts, sequences go on")
+    func sequencesOutOfRange() throws {
+        let (path, folder) = try Self.journal("P 1 a=1\nA 9223372036854775807\nP 9223372036854775807 a=2\nP -5 a=3\n")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (journal, waiting) = try PositionJournal.open(path: path)
+        #expect(waiting.map(\.sequence) == [1])
+        #expect(journal.writtenThrough == 1 && journal.acknowledgedThrough == 0)
+        var queue = PositionQueue(capacity: 10, waiting: waiting, acknowledged: journal.acknowledgedThrough, lastSequence: journal.writtenThrough)
+        queue.append("a=4")
+        #expect(queue.waiting(after: 1).map(\.sequence) == [2])
+    }
+
     @Test("an acknowledgement never written: read back, the position is sent again (at least once), nothing lost")
     func acknowledgementLost() throws {
         let (path, folder) = try Self.journal("P 1 a=1\nP 2 a=2\n")

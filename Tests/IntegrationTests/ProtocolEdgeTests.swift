@@ -164,7 +164,7 @@ struct StartupTests {
         #expect(!process.errorText.contains("hunter2"))
     }
 
-    @Test("an empty MQTT password file is an error, not an empty password")
+    @Test("an empty MQTT password file is an error, not an empty password; so is one with no line end for a megabyte")
     func emptyPasswordFile() throws {
         let folder = try makeTemporaryFolder("pw")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -173,6 +173,12 @@ struct StartupTests {
         let process = try RunningProcess(Binaries.gpsfixd, ["--demo", "--mqtt", "mqtt://fleet@127.0.0.1", "--mqtt-password-file", file.path])
         #expect(process.wait(timeout: 20) != 0)
         #expect(process.errorText.contains("is empty"), "\(process.errorText.suffix(300))")
+
+        // A file without a line end, longer than any password: refused, not read whole.
+        try Data(repeating: UInt8(ascii: "x"), count: 1 << 20).write(to: file)
+        let long = try RunningProcess(Binaries.gpsfixd, ["--demo", "--mqtt", "mqtt://fleet@127.0.0.1", "--mqtt-password-file", file.path])
+        #expect(long.wait(timeout: 20) != 0)
+        #expect(long.errorText.contains("its first line is longer than 4096 bytes"), "\(long.errorText.suffix(300))")
     }
 
     @Test("gpsfix replay --loop of a log without sentences ends with an error instead of spinning")
