@@ -42,6 +42,10 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
     /// The pulse marks an inserted leap second (23:59:60), which the system clock's count
     /// of seconds has no number of its own for: its sample would be a second wrong.
     case leapSecond = "leap second"
+    /// A second edge for a second already paired: noise on the line (a bouncing carrier
+    /// detect), or a pulse set faster than once a second. Only a second's first is sent,
+    /// so that the clock gets one sample a second, as from gpsd.
+    case repeated
     /// Edges came faster than they were paired, and the source kept only the newest
     /// ``PulseThread/capacity``: not a pulse a second.
     case overrun
@@ -73,6 +77,8 @@ public struct PulsePairing: Sendable {
     private var pastAnnouncement: PulseAnnouncement?
     /// A pulse paired and waiting for the receiver's word on it.
     private var held: TimeSample?
+    /// The second the last pulse paired marks (given to ``hold(_:)``).
+    private var lastPairedSecond: Int?
 
     public init() {}
 
@@ -104,6 +110,7 @@ public struct PulsePairing: Sendable {
     /// A paired pulse, to send now (corrected if the receiver's word on it came already),
     /// or held (`nil`) for that word when the receiver spoke of the pulse before after it.
     public mutating func hold(_ pulse: Paired) -> Paired? {
+        lastPairedSecond = pulse.sample.real.seconds
         guard let past = pastAnnouncement else { return pulse }
         if past.second == pulse.sample.real.seconds { return Self.corrected(pulse.sample, by: past) }
         guard past.second == pulse.sample.real.seconds - 1 else { return pulse }
@@ -131,7 +138,8 @@ public struct PulsePairing: Sendable {
     }
 
     /// The sample a pulse at `clock` gives, with the quantisation error applied to it
-    /// when the receiver announced one for that second, or why it gives none.
+    /// when the receiver announced one for that second, or why it gives none (`repeated`
+    /// when a pulse of that second was held already).
     public func pairWithCorrection(_ clock: WallTime) -> Result<Paired, PulseRejection> {
         guard let last = lastReceiverTime else { return .failure(.noFix) }
         let delay = clock.duration(since: last.clock)
@@ -141,6 +149,7 @@ public struct PulsePairing: Sendable {
         var second = last.real.seconds + 1
         if second % 86_400 == 0, last.leap == .insertion { return .failure(.leapSecond) }
         if second % 86_400 == 86_399, last.leap == .deletion { second += 1 }  // 23:59:59 left out
+        if second == lastPairedSecond { return .failure(.repeated) }
         let sample = TimeSample(real: WallTime(seconds: second), clock: clock, leap: last.leap)
         guard let announcement, announcement.second == second else { return .success((sample, nil)) }
         return .success(Self.corrected(sample, by: announcement))

@@ -112,6 +112,17 @@ struct PairingTests {
         #expect(pairing.pair(epoch + .milliseconds(2301)) == .failure(.noFix))
     }
 
+    @Test("a second edge for a second already paired is noise: dropped as repeated, the next second paired again")
+    func repeatedEdge() throws {
+        var pairing = PulsePairing()
+        pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + 10), clock: epoch))
+        let pulse = try pairing.pairWithCorrection(epoch + .milliseconds(900)).get()
+        #expect(pairing.hold(pulse) != nil)
+        #expect(pairing.pair(epoch + .milliseconds(950)) == .failure(.repeated))
+        pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(1)))
+        #expect(pairing.pair(epoch + .milliseconds(1900)) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 12), clock: epoch + .milliseconds(1900))))
+    }
+
     @Test("a pulse the receiver announced (TIM-TP) is moved by its quantisation error; one announced for another second is not")
     func quantisationError() {
         var pairing = PulsePairing()
