@@ -15,14 +15,17 @@ public protocol PulseSource: Sendable {
     func pulses() -> AsyncThrowingStream<PulseEdge, any Error>
 }
 
-/// One assert edge: the system clock (`CLOCK_REALTIME`) at the start of a receiver second.
+/// One assert edge of a pulse source, and what the source dropped before it.
 public struct PulseEdge: Sendable, Equatable {
+    /// The system clock (`CLOCK_REALTIME`) at the edge: the start of a receiver second.
     public var time: WallTime
-    /// The edges the source dropped before this one, in all, because they came faster
-    /// than they were taken (a noisy carrier-detect line, a pulse set far faster than
-    /// once a second): the consumer counts them from the difference.
+    /// The edges the source had dropped, in all, when it sent this one, because they came
+    /// faster than they were taken (a noisy carrier-detect line, a pulse set far faster
+    /// than once a second): the consumer counts them from the difference. A drop that
+    /// sending this edge caused is counted with the next.
     public var droppedBefore: Int
 
+    /// An edge at `time`; a source that drops none leaves `droppedBefore` at 0.
     public init(time: WallTime, droppedBefore: Int = 0) {
         self.time = time
         self.droppedBefore = droppedBefore
@@ -47,7 +50,7 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
     /// so that the clock gets one sample a second, as from gpsd.
     case repeated
     /// Edges came faster than they were paired, and the source kept only the newest
-    /// ``PulseThread/capacity``: not a pulse a second.
+    /// four: not a pulse a second.
     case overrun
 
     public var description: String { rawValue }
@@ -139,7 +142,7 @@ public struct PulsePairing: Sendable {
 
     /// The sample a pulse at `clock` gives, with the quantisation error applied to it
     /// when the receiver announced one for that second, or why it gives none (`repeated`
-    /// when a pulse of that second was held already).
+    /// when a pulse of that second was paired already: given to ``hold(_:)``).
     public func pairWithCorrection(_ clock: WallTime) -> Result<Paired, PulseRejection> {
         guard let last = lastReceiverTime else { return .failure(.noFix) }
         let delay = clock.duration(since: last.clock)

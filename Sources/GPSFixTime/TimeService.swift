@@ -162,8 +162,15 @@ public final class TimeService: Sendable {
                 let (overdue, pulse) = state.withLock { state -> (TimeSample?, PulsePairing.Paired?) in
                     state.counters.pulsesSeen += 1 + overrun
                     if overrun > 0 { state.counters.pulsesDropped[.overrun, default: 0] += overrun }
+                    let paired = state.pairing.pairWithCorrection(edge.time)
+                    // A further edge of a second already paired is noise, not the next
+                    // pulse: the pulse held for the receiver's word on it stays held.
+                    if case .failure(.repeated) = paired {
+                        state.counters.pulsesDropped[.repeated, default: 0] += 1
+                        return (nil, nil)
+                    }
                     let overdue = state.pairing.takeOverdue()
-                    switch state.pairing.pairWithCorrection(edge.time) {
+                    switch paired {
                     case .success(let pulse):
                         return (overdue, state.pairing.hold(pulse))
                     case .failure(let why):

@@ -162,6 +162,33 @@ struct PairingTests {
         #expect(pairing.hold(try pulse(14)).map(\.correction) == .some(nil))
     }
 
+    @Test("a noise edge in the second of a pulse held for the receiver's word leaves it held: the word still corrects it")
+    func noiseBesideHeldPulse() async throws {
+        let clock = ManualClock()
+        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.seconds(1), .milliseconds(1050)])
+        let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
+        let service = TimeService(
+            devices: [.init(name: "/dev/ttyS0", receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses)],
+            logger: Logger(label: "test")
+        ) { _, _ in }
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        var counters: TimeServiceCounters { service.counters()[0].counters }
+        // The receiver spoke of second 0's pulse after it (0x8F-AB): second 1's waits for its word.
+        service.offer(PulseAnnouncement(second: epoch.seconds, quantisationError: .nanoseconds(3), pulse: .past), of: "/dev/ttyS0")
+        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds), clock: epoch + .milliseconds(200)), of: "/dev/ttyS0")
+        try await eventually { !receiverSink.samples.isEmpty }
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        try await eventually { counters.pulsesSeen == 1 }
+        await clock.advanceWhenSleeping(by: .milliseconds(50))
+        try await eventually { counters.pulsesSeen == 2 }
+        #expect(counters.pulsesDropped == [.repeated: 1])
+        #expect(pulseSink.samples.isEmpty, "the held pulse stays held")
+        service.offer(PulseAnnouncement(second: epoch.seconds + 1, quantisationError: .nanoseconds(-7), pulse: .past), of: "/dev/ttyS0")
+        try await eventually { !pulseSink.samples.isEmpty }
+        #expect(pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .seconds(1) - .nanoseconds(7))])
+    }
+
     @Test("receiver times offered faster than they are sent keep the newest, and the dropped ones are counted")
     func boundedQueue() async throws {
         let sink = RecordingSink(name: "receiver")
