@@ -156,6 +156,7 @@ public final class MetricsCollector: Sendable {
             count("gpsfix_mqtt_dropped_total", labels, to: counters.dropped)
             count("gpsfix_mqtt_skipped_total", labels, to: counters.skipped)
             count("gpsfix_mqtt_failed_total", labels, to: counters.failed)
+            count("gpsfix_mqtt_ignored_total", labels, to: counters.ignored)
         }
     }
 

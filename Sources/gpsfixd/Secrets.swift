@@ -21,10 +21,11 @@ enum Secrets {
         // name a file with no line end at all (/dev/zero).
         var line = [CChar](repeating: 0, count: longestPassword + 3)
         let text = fgets(&line, Int32(line.count), file) != nil ? String(cString: line) : ""
-        if !text.hasSuffix("\n"), !text.hasSuffix("\r\n"), text.utf8.count > longestPassword, feof(file) == 0 {
+        let password = text.filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
+        // Cut short (no line end, and more to read) or longer than a password may be.
+        if (!text.hasSuffix("\n") && feof(file) == 0) || password.utf8.count > longestPassword {
             throw ValidationError("\(option) \(path): its first line is longer than \(longestPassword) bytes")
         }
-        let password = text.filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
         guard !password.isEmpty else { throw ValidationError("\(option) \(path) is empty: write the password on its first line") }
         return password
     }

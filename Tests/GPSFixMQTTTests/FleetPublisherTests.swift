@@ -157,6 +157,17 @@ struct FleetPublisherTests {
         #expect(harness.publisher.counters()[0].counters.connected)
     }
 
+    @Test("A message received too long to read is counted, each time")
+    func oversizedReceived() async throws {
+        let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))
+        defer { harness.task.cancel() }
+        harness.fake.connect()
+        harness.fake.receiveOversized(on: "homeassistant/status", bytes: 1 << 20)
+        harness.fake.receiveOversized(on: "homeassistant/status", bytes: 300)
+        #expect(harness.publisher.counters()[0].counters.ignored == 2)
+        #expect(harness.publisher.counters()[0].counters.summary.hasSuffix(", ignored 2 (received, too long)"))
+    }
+
     @Test("A message the connection refuses as disconnected goes back to the queue and out once connected")
     func refusedWhileDisconnecting() async throws {
         let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))

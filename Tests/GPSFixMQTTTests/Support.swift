@@ -76,6 +76,11 @@ final class FakePublisher: MessagePublisher, @unchecked Sendable {
         state.withLock { $0.events }?(.trouble(text))
     }
 
+    /// A message arrives that is too long to read.
+    func receiveOversized(on topic: String, bytes: Int) {
+        state.withLock { $0.events }?(.oversized(topic: topic, bytes: bytes))
+    }
+
     /// The broker takes everything sent so far.
     func deliverAll() {
         let (events, ids) = state.withLock { ($0.events, 1...max(1, $0.nextID)) }

@@ -148,6 +148,7 @@ struct MetricsTests {
         mqtt.connected = true
         mqtt.published = 120
         mqtt.dropped = 4
+        mqtt.ignored = 2
         collector.record(time: [("/dev/ttyUSB0", time)])
         collector.record(mqtt: [("/dev/ttyUSB0", mqtt)])
         let samples = Self.samples(collector.exposition())
@@ -158,5 +159,6 @@ struct MetricsTests {
         #expect(samples[#"gpsfix_mqtt_connected{device="/dev/ttyUSB0"}"#] == 1)
         #expect(samples[#"gpsfix_mqtt_published_total{device="/dev/ttyUSB0"}"#] == 120)
         #expect(samples[#"gpsfix_mqtt_dropped_total{device="/dev/ttyUSB0"}"#] == 4)
+        #expect(samples[#"gpsfix_mqtt_ignored_total{device="/dev/ttyUSB0"}"#] == 2)
     }
 }

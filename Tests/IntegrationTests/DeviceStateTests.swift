@@ -146,17 +146,28 @@ struct DeviceStateTests {
     func pollBounded() throws {
         let (listener, port) = try LoopbackListener.open()
         defer { close(listener) }
+        // The tool's connection, waited for 10 s at most.
+        func accepted() -> Int32 {
+            var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            return poll(&waiting, 1, 10_000) > 0 ? accept(listener, nil, nil) : -1
+        }
         let babbler = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "127.0.0.1:\(port)"])
-        let peer = accept(listener, nil, nil)
+        let peer = accepted()
+        try #require(peer >= 0, "the tool did not connect: \(babbler.errorText)")
         defer { close(peer) }
+        var patience = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(peer, SOL_SOCKET, SO_SNDTIMEO, &patience, socklen_t(MemoryLayout<timeval>.size))
         let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 16)
-        // Until the tool stops reading (its buffer filled, or the socket closed): 4 MiB at most.
-        for _ in 0..<64 where send(peer, chunk, chunk.count, Int32(MSG_NOSIGNAL)) == chunk.count {}
+        // Until the tool stops reading (the socket closed, or 2 s without room): 4 MiB at most.
+        for _ in 0..<64 {
+            guard send(peer, chunk, chunk.count, Int32(MSG_NOSIGNAL)) == chunk.count else { break }
+        }
         #expect(babbler.wait(timeout: 10) == 1)
         #expect(babbler.errorText.contains("more than 1 MiB without a line end"), "\(babbler.errorText)")
 
         let waiting = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "127.0.0.1:\(port)"])
-        let silent = accept(listener, nil, nil)
+        let silent = accepted()
+        try #require(silent >= 0, "the tool did not connect: \(waiting.errorText)")
         defer { close(silent) }
         #expect(waiting.wait(timeout: 20) == 1)
         #expect(waiting.errorText.contains("no answer to ?POLL within 10 seconds"), "\(waiting.errorText)")
