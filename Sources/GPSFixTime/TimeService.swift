@@ -165,11 +165,8 @@ public final class TimeService: Sendable {
                     let paired = state.pairing.pairWithCorrection(edge.time)
                     // A further edge of a second already paired is noise, not the next
                     // pulse: the pulse held for the receiver's word on it stays held.
-                    if case .failure(.repeated) = paired {
-                        state.counters.pulsesDropped[.repeated, default: 0] += 1
-                        return (nil, nil)
-                    }
-                    let overdue = state.pairing.takeOverdue()
+                    let overdue: TimeSample?
+                    if case .failure(.repeated) = paired { overdue = nil } else { overdue = state.pairing.takeOverdue() }
                     switch paired {
                     case .success(let pulse):
                         return (overdue, state.pairing.hold(pulse))

@@ -97,11 +97,10 @@ final class DaemonConnection {
         while true {
             if let newline = pending[searched...].firstIndex(of: 10) {
                 let line = pending[..<newline]
-                defer {
-                    pending.removeFirst(newline + 1)
-                    searched = 0
-                }
-                return String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
+                let text = String(decoding: line.last == 13 ? line.dropLast() : line, as: UTF8.self)
+                pending.removeFirst(newline + 1)
+                searched = 0
+                return text
             }
             searched = pending.count
             guard pending.count <= Self.maximumLineLength else {
