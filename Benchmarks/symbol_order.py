@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes packaging/symbol-order.txt: the functions gpsfixd runs while it serves, then
 those it runs while it starts, which scripts/package has the linker place together at the
-start of the code.
+start of the code; then the variables it has written once it serves, placed together at
+the start of its zero-initialised data.
 
 The daemon's code is about 14 MB, and serving fixes runs in about 1.5 MB of it, spread
 all over: the kernel maps 64 KB around each page touched, so the pages resident are
@@ -24,7 +25,7 @@ After the functions, the list names the zero-initialised variables (.bss) that h
 something once the daemon has served a client: the Swift runtime's metadata caches and
 one-time tokens, a few hundred of them scattered over some 700 KB, each written page
 private to the process for its life. The linker places the sections that hold them first,
-so the pages written are those sections' and no more (measured serving the demo:
+so the pages written are mostly those sections' (measured serving the demo:
 Private_Dirty of the .bss 316 kB before, 208 kB after). A section holds one object's
 variables (Swift and the prebuilt runtime have no section per variable), so a named
 variable brings its neighbours with it.
@@ -76,8 +77,7 @@ def main():
             written |= variables_written(daemon, source, folder)
         starting -= serving
     finally:
-        replay.terminate()
-        replay.wait()
+        stop(replay)
     # A function compiled into a section of its own can be placed anywhere. One in an
     # object's shared .text (much of the Swift runtime's: Swift.o's is 1.6 MB) moves with all
     # of it, and a local name such as `objectdestroyTm` places every function of that name,
@@ -103,13 +103,13 @@ def profile(daemon, source, folder):
     process, client = start_watched(
         ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={run}/callgrind.%p", daemon],
         source, run)
-    serve(client, 20)
-    # What ran so far (starting) goes to a file of its own; what follows is serving.
-    subprocess.run(["callgrind_control", "--dump=start", str(process.pid)], capture_output=True, check=True)
-    serve(client, 40)
-    process.terminate()
-    process.wait()
-    client.close()
+    try:
+        serve(client, 20)
+        # What ran so far (starting) goes to a file of its own; what follows is serving.
+        subprocess.run(["callgrind_control", "--dump=start", str(process.pid)], capture_output=True, check=True)
+        serve(client, 40)
+    finally:
+        stop(process, client)
     # The last dump (callgrind.PID) is serving; the one taken at 20 s (callgrind.PID.1), starting.
     serving_file, starting_file = sorted(glob.glob(f"{run}/callgrind.*"), key=len)
     serving = functions_run(serving_file, daemon)
@@ -117,25 +117,40 @@ def profile(daemon, source, folder):
 
 
 def start_watched(command, source, run):
-    """Starts the daemon (`command`, a valgrind's or the daemon itself) reading `source`,
-    with its sockets in the folder `run`; returns it and a client watching it."""
+    """Starts the daemon (`command`: the daemon, or a valgrind command line that runs it)
+    reading `source`, with its sockets in the folder `run`; returns it and a client
+    watching it."""
     port = free_port()
     process = subprocess.Popen(
         [*command, *source, "--tcp", f"127.0.0.1:{port}", "--socket", f"{run}/gpsfixd.sock",
          "--control-socket", f"{run}/control.sock"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(600):
+        if process.poll() is not None:
+            raise SystemExit(f"the daemon exited ({process.returncode}) before it accepted a client")
         try:
             client = socket.create_connection(("127.0.0.1", port))
             break
         except OSError:
             time.sleep(0.1)
     else:
-        process.kill()
+        stop(process)
         raise SystemExit("the daemon did not accept a client within 60 s")
     client.sendall(b'?WATCH={"enable":true,"json":true};\n')
     client.setblocking(False)
     return process, client
+
+
+def stop(process, client=None):
+    """Stops `process` (asked first, killed after 10 s) and closes `client`."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if client is not None:
+        client.close()
 
 
 def serve(client, seconds):
@@ -152,31 +167,39 @@ def serve(client, seconds):
 
 def variables_written(daemon, source, folder):
     """The names of the daemon's zero-initialised variables (.bss) that are not all zeros
-    after it has read `source` and served one watching client for 10 s (read from its
-    memory, /proc/PID/mem: a variable written with zeros only is missed, and stays where
-    it is)."""
+    once it has started, read `source` and served one watching client for 10 s (read from
+    its memory, /proc/PID/mem). A variable written with zeros only, or only on a path this
+    run does not take (MQTT, a gpsd:// device, errors), is missed and stays where it is."""
     run = tempfile.mkdtemp(dir=folder)
     process, client = start_watched([daemon], source, run)
     try:
         serve(client, 10)
-        # The binary's load address: its first mapping, at offset 0.
+        # The binary's first mapping (offset 0) is where it was loaded: the linker puts its
+        # first segment at address 0, so a symbol's address adds to it.
+        path = os.path.realpath(daemon)
         with open(f"/proc/{process.pid}/maps") as maps:
-            base = next(int(line.split("-", 1)[0], 16) for line in maps
-                        if line.split()[-1] == daemon and line.split()[2] == "00000000")
+            fields = (line.split(maxsplit=5) for line in maps)
+            base = next((int(f[0].split("-", 1)[0], 16) for f in fields
+                         if len(f) == 6 and f[5].rstrip("\n") == path and f[2] == "00000000"), None)
+        if base is None:
+            raise SystemExit(f"{path} is not mapped in the daemon (/proc/{process.pid}/maps)")
+        # Thread-local variables (.tbss) are listed as `b` too, at offsets in each thread's
+        # block: only addresses inside .bss are variables of its own.
+        sections = subprocess.run(["readelf", "-SW", daemon], capture_output=True, text=True).stdout
+        bss = next(line.split("]", 1)[1].split() for line in sections.splitlines() if " .bss " in line)
+        bss_start, bss_end = int(bss[2], 16), int(bss[2], 16) + int(bss[4], 16)
         symbols = subprocess.run(["nm", "-S", "--defined-only", daemon], capture_output=True, text=True).stdout
         written = set()
         with open(f"/proc/{process.pid}/mem", "rb") as memory:
             for line in symbols.splitlines():
                 fields = line.split()
-                if len(fields) == 4 and fields[2] in ("b", "B") and int(fields[1], 16) > 0:
+                if len(fields) == 4 and fields[2] in ("b", "B") and bss_start <= int(fields[0], 16) < bss_end:
                     memory.seek(base + int(fields[0], 16))
                     if any(memory.read(int(fields[1], 16))):
                         written.add(fields[3])
         return written
     finally:
-        process.terminate()
-        process.wait()
-        client.close()
+        stop(process, client)
 
 
 def functions_run(dump, daemon):
