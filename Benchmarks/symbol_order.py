@@ -70,11 +70,12 @@ def main():
                 break
             time.sleep(0.1)
         serving, starting, written = set(), set(), set()
+        variables = zero_initialised_variables(daemon)
         for source in ([link], ["--demo"]):
             run_serving, run_starting = profile(daemon, source, folder)
             serving |= run_serving
             starting |= run_starting
-            written |= variables_written(daemon, source, folder)
+            written |= variables_written(daemon, variables, source, folder)
         starting -= serving
     finally:
         stop(replay)
@@ -165,11 +166,27 @@ def serve(client, seconds):
             pass
 
 
-def variables_written(daemon, source, folder):
-    """The names of the daemon's zero-initialised variables (.bss) that are not all zeros
-    once it has started, read `source` and served one watching client for 10 s (read from
-    its memory, /proc/PID/mem). A variable written with zeros only, or only on a path this
-    run does not take (MQTT, a gpsd:// device, errors), is missed and stays where it is."""
+def zero_initialised_variables(daemon):
+    """The daemon's zero-initialised variables (.bss): (address, size, name) of each.
+    Thread-local ones (.tbss) are listed as `b` too, at offsets in each thread's block:
+    only addresses inside .bss are variables of its own."""
+    sections = subprocess.run(["readelf", "-SW", daemon], capture_output=True, text=True).stdout
+    bss = next(line.split("]", 1)[1].split() for line in sections.splitlines() if " .bss " in line)
+    start, end = int(bss[2], 16), int(bss[2], 16) + int(bss[4], 16)
+    symbols = subprocess.run(["nm", "-S", "--defined-only", daemon], capture_output=True, text=True).stdout
+    variables = []
+    for line in symbols.splitlines():
+        fields = line.split()
+        if len(fields) == 4 and fields[2] in ("b", "B") and start <= int(fields[0], 16) < end:
+            variables.append((int(fields[0], 16), int(fields[1], 16), fields[3]))
+    return variables
+
+
+def variables_written(daemon, variables, source, folder):
+    """The names of those of `variables` (the daemon's .bss) that are not all zeros once
+    it has started, read `source` and served one watching client for 10 s (read from its
+    memory, /proc/PID/mem). A variable written with zeros only, or only on a path this run
+    does not take (MQTT, a gpsd:// device, errors), is missed and stays where it is."""
     run = tempfile.mkdtemp(dir=folder)
     process, client = start_watched([daemon], source, run)
     try:
@@ -183,20 +200,12 @@ def variables_written(daemon, source, folder):
                          if len(f) == 6 and f[5].rstrip("\n") == path and f[2] == "00000000"), None)
         if base is None:
             raise SystemExit(f"{path} is not mapped in the daemon (/proc/{process.pid}/maps)")
-        # Thread-local variables (.tbss) are listed as `b` too, at offsets in each thread's
-        # block: only addresses inside .bss are variables of its own.
-        sections = subprocess.run(["readelf", "-SW", daemon], capture_output=True, text=True).stdout
-        bss = next(line.split("]", 1)[1].split() for line in sections.splitlines() if " .bss " in line)
-        bss_start, bss_end = int(bss[2], 16), int(bss[2], 16) + int(bss[4], 16)
-        symbols = subprocess.run(["nm", "-S", "--defined-only", daemon], capture_output=True, text=True).stdout
         written = set()
         with open(f"/proc/{process.pid}/mem", "rb") as memory:
-            for line in symbols.splitlines():
-                fields = line.split()
-                if len(fields) == 4 and fields[2] in ("b", "B") and bss_start <= int(fields[0], 16) < bss_end:
-                    memory.seek(base + int(fields[0], 16))
-                    if any(memory.read(int(fields[1], 16))):
-                        written.add(fields[3])
+            for address, size, name in variables:
+                memory.seek(base + address)
+                if any(memory.read(size)):
+                    written.add(name)
         return written
     finally:
         stop(process, client)

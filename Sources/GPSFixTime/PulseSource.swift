@@ -121,6 +121,18 @@ public struct PulsePairing: Sendable {
         return nil
     }
 
+    /// What an edge at `clock` does, as the time service takes it: the pulse held before
+    /// it, when this is the next pulse and the receiver's word on that one did not come
+    /// (to send uncorrected); and this pulse, to send now, held (`nil`) for the receiver's
+    /// word, or why it gives none. A further edge of a second already paired is noise, not
+    /// the next pulse: it leaves the held pulse held.
+    public mutating func take(_ clock: WallTime) -> (overdue: TimeSample?, pulse: Result<Paired?, PulseRejection>) {
+        let paired = pairWithCorrection(clock)
+        if case .failure(.repeated) = paired { return (nil, .failure(.repeated)) }
+        let overdue = takeOverdue()
+        return (overdue, paired.map { hold($0) })
+    }
+
     /// The held pulse, when the next pulse came before the receiver's word on it: to send
     /// uncorrected.
     public mutating func takeOverdue() -> TimeSample? {

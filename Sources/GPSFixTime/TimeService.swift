@@ -162,14 +162,10 @@ public final class TimeService: Sendable {
                 let (overdue, pulse) = state.withLock { state -> (TimeSample?, PulsePairing.Paired?) in
                     state.counters.pulsesSeen += 1 + overrun
                     if overrun > 0 { state.counters.pulsesDropped[.overrun, default: 0] += overrun }
-                    let paired = state.pairing.pairWithCorrection(edge.time)
-                    // A further edge of a second already paired is noise, not the next
-                    // pulse: the pulse held for the receiver's word on it stays held.
-                    let overdue: TimeSample?
-                    if case .failure(.repeated) = paired { overdue = nil } else { overdue = state.pairing.takeOverdue() }
+                    let (overdue, paired) = state.pairing.take(edge.time)
                     switch paired {
                     case .success(let pulse):
-                        return (overdue, state.pairing.hold(pulse))
+                        return (overdue, pulse)
                     case .failure(let why):
                         state.counters.pulsesDropped[why, default: 0] += 1
                         return (overdue, nil)
