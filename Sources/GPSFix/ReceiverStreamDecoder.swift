@@ -39,9 +39,13 @@ public final class ReceiverStreamDecoder {
     public let framer: ReceiverFramer
     @exclusivity(unchecked) public private(set) var assembler: FixAssembler
     @exclusivity(unchecked) public private(set) var ubx: UBXAssembler
-    /// The drivers read besides NMEA and UBX, each with its assembler, by the index of
-    /// its rule in ``framer``'s rules (`nil` for the decoder's own rules).
-    private let drivers: [(driver: any ReceiverDriver.Type, assembler: any DriverAssembler)?]
+    /// The drivers read besides NMEA and UBX, by the index of their rules in ``framer``'s
+    /// rules (`nil` for the decoder's own rules), each with its assembler once the stream
+    /// has sent a frame of its protocol: a receiver speaks one or two protocols, so the
+    /// others' assemblers (and the room each keeps for a sky) are never made.
+    @exclusivity(unchecked) private var drivers: [(driver: any ReceiverDriver.Type, assembler: (any DriverAssembler)?)?]
+    /// What a driver's assembler is made with.
+    private let assemblyContext: AssemblyContext
     /// Each driver's solutions as last seen, by the same index.
     @exclusivity(unchecked) private var driverSolutions: [Int]
     /// Called with every accepted sentence, before it is decoded (for raw watchers and
@@ -77,8 +81,8 @@ public final class ReceiverStreamDecoder {
         framer = ReceiverFramer(nmea: framing, rules: own + drivers.map { ReceiverFramer.Rule($0.frames) })
         assembler = FixAssembler(centuryRule: centuryRule, rolloverRule: rolloverRule)
         ubx = UBXAssembler(rolloverRule: rolloverRule)
-        let context = AssemblyContext(centuryRule: centuryRule, rolloverRule: rolloverRule)
-        self.drivers = Array(repeating: nil, count: own.count) + drivers.map { ($0, $0.makeAssembler(context)) }
+        assemblyContext = AssemblyContext(centuryRule: centuryRule, rolloverRule: rolloverRule)
+        self.drivers = Array(repeating: nil, count: own.count) + drivers.map { ($0, nil) }
         driverSolutions = Array(repeating: 0, count: self.drivers.count)
     }
 
@@ -113,7 +117,7 @@ public final class ReceiverStreamDecoder {
     /// the framer counts its frames), in the drivers' order, without building a list.
     public func driverStatistics(_ body: (_ name: String, _ statistics: EpochReports.Statistics) -> Void) {
         for slot in drivers {
-            if let slot { body(slot.driver.frames.name, slot.assembler.statistics) }
+            if let slot { body(slot.driver.frames.name, slot.assembler?.statistics ?? EpochReports.Statistics()) }
         }
     }
 
@@ -123,8 +127,8 @@ public final class ReceiverStreamDecoder {
     public var receiverChanges: Int {
         var changes = (sent(ruleAt: 0) ? 1 : 0) + ubx.identityChanges
         for slot in drivers {
-            guard let slot else { continue }
-            changes += (Self.speaks(slot.assembler) ? 1 : 0) + slot.assembler.identityChanges
+            guard let assembler = slot?.assembler else { continue }
+            changes += (Self.speaks(assembler) ? 1 : 0) + assembler.identityChanges
         }
         return changes
     }
@@ -139,8 +143,8 @@ public final class ReceiverStreamDecoder {
             return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1)
         }
         for slot in drivers {
-            guard let slot, Self.speaks(slot.assembler) else { continue }
-            let subtypes = slot.assembler.subtypes
+            guard let slot, let assembler = slot.assembler, Self.speaks(assembler) else { continue }
+            let subtypes = assembler.subtypes
             return ReceiverIdentity(driver: slot.driver.name, subtype: subtypes.subtype, subtype1: subtypes.subtype1)
         }
         return ReceiverIdentity(driver: "NMEA0183")
@@ -166,7 +170,7 @@ public final class ReceiverStreamDecoder {
         emittedFixReadAt = cycleReadAt
         assembler.flush(emit)
         ubx.flush(emit)
-        for slot in drivers { slot?.assembler.flush(emit) }
+        for slot in drivers { slot?.assembler?.flush(emit) }
     }
 
     /// Forgets a partial sentence or frame, as after the device was reopened.
@@ -195,7 +199,7 @@ public final class ReceiverStreamDecoder {
             onRTCM3Frame?(message.bytes)
         case .binary(let frame):
             onBinaryFrame?(frame.bytes)
-            guard let assembler = drivers[frame.rule]?.assembler else { return }
+            guard let assembler = assembler(ofRuleAt: frame.rule) else { return }
             let opened = assembler.cyclesOpened
             assembler.add(frame.bytes) { update in emitPairing(update, cyclesOpenedBefore: opened, emit) }
             if assembler.cyclesOpened != opened { cycleReadAt = readAt }
@@ -204,6 +208,15 @@ public final class ReceiverStreamDecoder {
                 sentencesSinceSolution = 0
             }
         }
+    }
+
+    /// The assembler of the driver whose rule is at `index`, made with its first frame.
+    private func assembler(ofRuleAt index: Int) -> (any DriverAssembler)? {
+        guard let slot = drivers[index] else { return nil }
+        if let assembler = slot.assembler { return assembler }
+        let made = slot.driver.makeAssembler(assemblyContext)
+        drivers[index] = (slot.driver, made)
+        return made
     }
 
     private func add<Assembler: ProtocolAssembler>(
