@@ -42,7 +42,8 @@ public final class ReceiverStreamDecoder {
     /// The drivers read besides NMEA and UBX, by the index of their rules in ``framer``'s
     /// rules (`nil` for the decoder's own rules), each with its assembler once the stream
     /// has sent a frame of its protocol: a receiver speaks one or two protocols, so the
-    /// others' assemblers (and the room each keeps for a sky) are never made.
+    /// others' assemblers (and the room each keeps for a sky) are made at most for a stray
+    /// frame that passes a weak check (TSIP's), and mostly never.
     @exclusivity(unchecked) private var drivers: [(driver: any ReceiverDriver.Type, assembler: (any DriverAssembler)?)?]
     /// What a driver's assembler is made with.
     private let assemblyContext: AssemblyContext
@@ -199,19 +200,19 @@ public final class ReceiverStreamDecoder {
             onRTCM3Frame?(message.bytes)
         case .binary(let frame):
             onBinaryFrame?(frame.bytes)
-            guard let assembler = assembler(ofRuleAt: frame.rule) else { return }
-            let opened = assembler.cyclesOpened
-            assembler.add(frame.bytes) { update in emitPairing(update, cyclesOpenedBefore: opened, emit) }
-            if assembler.cyclesOpened != opened { cycleReadAt = readAt }
-            if assembler.solutions != driverSolutions[frame.rule] {
-                driverSolutions[frame.rule] = assembler.solutions
+            guard let driverAssembler = driverAssembler(ofRuleAt: frame.rule) else { return }
+            let opened = driverAssembler.cyclesOpened
+            driverAssembler.add(frame.bytes) { update in emitPairing(update, cyclesOpenedBefore: opened, emit) }
+            if driverAssembler.cyclesOpened != opened { cycleReadAt = readAt }
+            if driverAssembler.solutions != driverSolutions[frame.rule] {
+                driverSolutions[frame.rule] = driverAssembler.solutions
                 sentencesSinceSolution = 0
             }
         }
     }
 
     /// The assembler of the driver whose rule is at `index`, made with its first frame.
-    private func assembler(ofRuleAt index: Int) -> (any DriverAssembler)? {
+    private func driverAssembler(ofRuleAt index: Int) -> (any DriverAssembler)? {
         guard let slot = drivers[index] else { return nil }
         if let assembler = slot.assembler { return assembler }
         let made = slot.driver.makeAssembler(assemblyContext)
