@@ -20,7 +20,10 @@ enum Secrets {
         // Read into room for the longest password and its line end, no more: the path may
         // name a file with no line end at all (/dev/zero).
         var line = [CChar](repeating: 0, count: longestPassword + 3)
-        let text = fgets(&line, Int32(line.count), file) != nil ? line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } : ""
+        var text = ""
+        if fgets(&line, Int32(line.count), file) != nil {
+            text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        }
         let password = text.filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
         // Cut short (no line end, and more to read) or longer than a password may be.
         if (!text.hasSuffix("\n") && feof(file) == 0) || password.utf8.count > longestPassword {
