@@ -132,7 +132,7 @@ public enum GPSDReport {
     }
 
     /// The room the report for `update` is given, so that it is written with no growing.
-    public static func capacity(for update: LocationUpdate) -> Int {
+    static func capacity(for update: LocationUpdate) -> Int {
         if case .sky(let view) = update { capacity(for: view) } else { 256 }
     }
 

@@ -78,6 +78,9 @@ final class Hub: @unchecked Sendable {
     /// Sessions with reports queued but not yet flushed, and whether a flush is scheduled.
     private var unflushed: [ClientSession] = []
     private var flushScheduled = false
+    /// The report being encoded, kept from one to the next so that encoding allocates
+    /// nothing: the sessions get the bytes in a buffer of their own.
+    private var reportBytes = JSONBytes(capacity: 1024)
 
     init(
         eventLoop: any EventLoop, release: String, revision: String? = nil, limits: SessionLimits = SessionLimits(),
@@ -244,21 +247,14 @@ final class Hub: @unchecked Sendable {
             broadcastReport(update, of: device, content: nil, canBeHeld: canBeHeld)
         case .sentence(let line):
             nmeaDatagrams?.send(line)
-            let recipients = sessions.values.filter { $0.settings.wantsSentences(of: device) && $0.takes(sentence: line) }
-            guard !recipients.isEmpty else { return }
-            var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
-            buffer.writeBytes(line)
-            buffer.writeBytes([13, 10])
-            // NMEA 0183 out always carries a checksum; gpsd's `nmea` watchers get the line as read.
-            let checksummed = NMEAOutput.hasChecksum(line) ? buffer : NMEAOutput.line(line)
-            for session in recipients {
-                send(session.isNMEAFeed ? checksummed : buffer, to: session, canBeHeld: canBeHeld)
+            var lines: (asRead: ByteBuffer, checksummed: ByteBuffer)?
+            for session in sessions.values where session.settings.wantsSentences(of: device) && session.takes(sentence: line) {
+                let made = lines ?? Self.sentenceBuffers(line)
+                lines = made
+                send(session.isNMEAFeed ? made.checksummed : made.asRead, to: session, canBeHeld: canBeHeld)
             }
         case .bytes(let chunk):
-            let recipients = sessions.values.filter { $0.settings.wantsBytes(of: device) }
-            guard !recipients.isEmpty else { return }
-            let buffer = ByteBuffer(bytes: chunk)
-            for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
+            send(toSessionsThat: { $0.settings.wantsBytes(of: device) }, canBeHeld: canBeHeld) { ByteBuffer(bytes: chunk) }
         case .rtcm3(let frame):
             corrections.forward(frame, from: device)
         case .counters(let counters):
@@ -281,11 +277,9 @@ final class Hub: @unchecked Sendable {
     /// Sends a TOFF or PPS report of `device` to the sessions that asked for them.
     func publish(_ report: TimeReport, of device: String) {
         eventLoop.assertInEventLoop()
-        let recipients = sessions.values.filter { $0.settings.wantsTimeReports(of: device) }
-        guard !recipients.isEmpty || !subscribers.isEmpty else { return }
+        guard !subscribers.isEmpty || sessions.values.contains(where: { $0.settings.wantsTimeReports(of: device) }) else { return }
         let json = GPSDReport.time(report, device: device)
-        let buffer = ByteBuffer(bytes: json)
-        for session in recipients { send(buffer, to: session) }
+        send(toSessionsThat: { $0.settings.wantsTimeReports(of: device) }) { ByteBuffer(bytes: json) }
         for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: .time(report), json: json)) }
     }
 
@@ -335,24 +329,51 @@ final class Hub: @unchecked Sendable {
     }
 
     /// Encodes the report of `update` only when a session or a subscriber wants it (POLL
-    /// encodes from the stored values), once for all of them, and into the buffer the
-    /// sessions share without an array between. Subscribers take TPV and SKY (`content`),
+    /// encodes from the stored values), once for all of them, into ``reportBytes``, then
+    /// into the one buffer the sessions share. Subscribers take TPV and SKY (`content`),
     /// not GST or ATT (`nil`).
     private func broadcastReport(
         _ update: LocationUpdate, of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool
     ) {
-        let recipients = sessions.values.filter { $0.settings.wantsReports(of: device) }
         let published = subscribers.isEmpty ? nil : content()
-        guard !recipients.isEmpty || published != nil else { return }
-        var report = JSONBytes(capacity: GPSDReport.capacity(for: update))
-        GPSDReport.encode(update, device: device, into: &report)
-        if !recipients.isEmpty {
-            let buffer = report.withUnsafeBytes { ByteBuffer(bytes: $0) }
-            for session in recipients { send(buffer, to: session, canBeHeld: canBeHeld) }
+        let sent = send(toSessionsThat: { $0.settings.wantsReports(of: device) }, canBeHeld: canBeHeld) {
+            encodeReport(update, of: device)
+            return reportBytes.withUnsafeBytes { ByteBuffer(bytes: $0) }
         }
         guard let published else { return }
-        let json = report.withUnsafeBytes { [UInt8]($0) }
+        if !sent { encodeReport(update, of: device) }
+        let json = reportBytes.withUnsafeBytes { [UInt8]($0) }
         for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: published, json: json)) }
+    }
+
+    private func encodeReport(_ update: LocationUpdate, of device: String) {
+        reportBytes.removeAll()
+        GPSDReport.encode(update, device: device, into: &reportBytes)
+    }
+
+    /// Sends the buffer `make` gives to every session that `wants` it, made once, for the
+    /// first of them: nothing is made, and no list of the sessions, for what none wants.
+    /// Returns whether any session wanted it.
+    @discardableResult
+    private func send(
+        toSessionsThat wants: (ClientSession) -> Bool, canBeHeld: Bool = false, _ make: () -> ByteBuffer
+    ) -> Bool {
+        var buffer: ByteBuffer?
+        for session in sessions.values where wants(session) {
+            let shared = buffer ?? make()
+            buffer = shared
+            send(shared, to: session, canBeHeld: canBeHeld)
+        }
+        return buffer != nil
+    }
+
+    /// A sentence for gpsd's `nmea` watchers, as read, and for NMEA 0183 out, which
+    /// always carries a checksum.
+    private static func sentenceBuffers(_ line: [UInt8]) -> (asRead: ByteBuffer, checksummed: ByteBuffer) {
+        var buffer = ByteBufferAllocator().buffer(capacity: line.count + 2)
+        buffer.writeBytes(line)
+        buffer.writeBytes([13, 10])
+        return (buffer, NMEAOutput.hasChecksum(line) ? buffer : NMEAOutput.line(line))
     }
 
     /// Queues `buffer` for `session`, to be flushed once the loop has run the tasks
