@@ -79,7 +79,8 @@ final class Hub: @unchecked Sendable {
     private var unflushed: [ClientSession] = []
     private var flushScheduled = false
     /// The report being encoded, kept from one to the next so that encoding allocates
-    /// nothing: the sessions get the bytes in a buffer of their own.
+    /// only to grow: to a SKY's largest, under 28 kB (140 satellites, the room doubled).
+    /// Its bytes are copied out before anything is sent (see ``broadcastReport``).
     private var reportBytes = JSONBytes(capacity: 1024)
 
     init(
@@ -266,8 +267,7 @@ final class Hub: @unchecked Sendable {
             guard let info = state?.info else { return }
             let report = SessionReport.device(info, notice: true)
             // As gpsd: to the JSON watchers of this device, never into a sentence stream.
-            let buffer = ByteBuffer(bytes: report)
-            for session in sessions.values where session.settings.wantsReports(of: device) { send(buffer, to: session) }
+            send(toSessionsThat: { $0.settings.wantsReports(of: device) }) { ByteBuffer(bytes: report) }
             for subscriber in subscribers {
                 subscriber.receive(PublishedReport(device: device, content: .device(info), json: report))
             }
@@ -329,42 +329,35 @@ final class Hub: @unchecked Sendable {
     }
 
     /// Encodes the report of `update` only when a session or a subscriber wants it (POLL
-    /// encodes from the stored values), once for all of them, into ``reportBytes``, then
-    /// into the one buffer the sessions share. Subscribers take TPV and SKY (`content`),
-    /// not GST or ATT (`nil`).
+    /// encodes from the stored values), once for all of them, into ``reportBytes``; its
+    /// bytes are then copied into the one buffer the sessions share. Subscribers take TPV
+    /// and SKY (`content`), not GST or ATT (`nil`).
     private func broadcastReport(
         _ update: LocationUpdate, of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool
     ) {
         let published = subscribers.isEmpty ? nil : content()
-        let sent = send(toSessionsThat: { $0.settings.wantsReports(of: device) }, canBeHeld: canBeHeld) {
-            encodeReport(update, of: device)
-            return reportBytes.withUnsafeBytes { ByteBuffer(bytes: $0) }
-        }
-        guard let published else { return }
-        if !sent { encodeReport(update, of: device) }
-        let json = reportBytes.withUnsafeBytes { [UInt8]($0) }
-        for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: published, json: json)) }
-    }
-
-    private func encodeReport(_ update: LocationUpdate, of device: String) {
+        let wanted = sessions.values.contains { $0.settings.wantsReports(of: device) }
+        guard wanted || published != nil else { return }
         reportBytes.removeAll()
         GPSDReport.encode(update, device: device, into: &reportBytes)
+        // Both copies are taken before anything is sent: a send runs the sessions'
+        // handlers, and whatever they set off may encode another report over these bytes.
+        let buffer = wanted ? reportBytes.withUnsafeBytes { ByteBuffer(bytes: $0) } : nil
+        let json = published == nil ? nil : reportBytes.withUnsafeBytes { [UInt8]($0) }
+        if let buffer { send(toSessionsThat: { $0.settings.wantsReports(of: device) }, canBeHeld: canBeHeld) { buffer } }
+        guard let published, let json else { return }
+        for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: published, json: json)) }
     }
 
     /// Sends the buffer `make` gives to every session that `wants` it, made once, for the
     /// first of them: nothing is made, and no list of the sessions, for what none wants.
-    /// Returns whether any session wanted it.
-    @discardableResult
-    private func send(
-        toSessionsThat wants: (ClientSession) -> Bool, canBeHeld: Bool = false, _ make: () -> ByteBuffer
-    ) -> Bool {
+    private func send(toSessionsThat wants: (ClientSession) -> Bool, canBeHeld: Bool = false, _ make: () -> ByteBuffer) {
         var buffer: ByteBuffer?
         for session in sessions.values where wants(session) {
             let shared = buffer ?? make()
             buffer = shared
             send(shared, to: session, canBeHeld: canBeHeld)
         }
-        return buffer != nil
     }
 
     /// A sentence for gpsd's `nmea` watchers, as read, and for NMEA 0183 out, which
