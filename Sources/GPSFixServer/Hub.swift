@@ -336,15 +336,20 @@ final class Hub: @unchecked Sendable {
         _ update: LocationUpdate, of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool
     ) {
         let published = subscribers.isEmpty ? nil : content()
-        let wanted = sessions.values.contains { $0.settings.wantsReports(of: device) }
-        guard wanted || published != nil else { return }
-        reportBytes.removeAll()
-        GPSDReport.encode(update, device: device, into: &reportBytes)
-        // Both copies are taken before anything is sent: a send runs the sessions'
-        // handlers, and whatever they set off may encode another report over these bytes.
-        let buffer = wanted ? reportBytes.withUnsafeBytes { ByteBuffer(bytes: $0) } : nil
-        let json = published == nil ? nil : reportBytes.withUnsafeBytes { [UInt8]($0) }
-        if let buffer { send(toSessionsThat: { $0.settings.wantsReports(of: device) }, canBeHeld: canBeHeld) { buffer } }
+        var encoded = false
+        func encode() {
+            guard !encoded else { return }
+            encoded = true
+            reportBytes.removeAll()
+            GPSDReport.encode(update, device: device, into: &reportBytes)
+        }
+        // Each copy is taken before anything is sent: a send runs the sessions' handlers,
+        // and whatever they set off may encode another report over these bytes.
+        let json = published == nil ? nil : { encode(); return reportBytes.withUnsafeBytes { [UInt8]($0) } }()
+        send(toSessionsThat: { $0.settings.wantsReports(of: device) }, canBeHeld: canBeHeld) {
+            encode()
+            return reportBytes.withUnsafeBytes { ByteBuffer(bytes: $0) }
+        }
         guard let published, let json else { return }
         for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: published, json: json)) }
     }
