@@ -79,7 +79,7 @@ final class Hub: @unchecked Sendable {
     private var unflushed: [ClientSession] = []
     private var flushScheduled = false
     /// The report being encoded, kept from one to the next so that encoding allocates
-    /// only to grow: to a SKY's largest, under 28 kB (140 satellites, the room doubled).
+    /// only to grow: to twice the largest SKY at most, some 35 kB (140 satellites).
     /// Its bytes are copied out before anything is sent (see ``broadcastReport``).
     private var reportBytes = JSONBytes(capacity: 1024)
 
