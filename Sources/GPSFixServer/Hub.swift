@@ -336,22 +336,25 @@ final class Hub: @unchecked Sendable {
         _ update: LocationUpdate, of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool
     ) {
         let published = subscribers.isEmpty ? nil : content()
-        var encoded = false
-        func encode() {
-            guard !encoded else { return }
-            encoded = true
-            reportBytes.removeAll()
-            GPSDReport.encode(update, device: device, into: &reportBytes)
-        }
         // Each copy is taken before anything is sent: a send runs the sessions' handlers,
-        // and whatever they set off may encode another report over these bytes.
-        let json = published == nil ? nil : { encode(); return reportBytes.withUnsafeBytes { [UInt8]($0) } }()
+        // and whatever they set off may encode another report over these bytes. Encoded
+        // for the subscribers, the report is not encoded again for the sessions.
+        var json: [UInt8]?
+        if published != nil {
+            encodeReport(update, of: device)
+            json = reportBytes.withUnsafeBytes { [UInt8]($0) }
+        }
         send(toSessionsThat: { $0.settings.wantsReports(of: device) }, canBeHeld: canBeHeld) {
-            encode()
+            if json == nil { encodeReport(update, of: device) }
             return reportBytes.withUnsafeBytes { ByteBuffer(bytes: $0) }
         }
         guard let published, let json else { return }
         for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: published, json: json)) }
+    }
+
+    private func encodeReport(_ update: LocationUpdate, of device: String) {
+        reportBytes.removeAll()
+        GPSDReport.encode(update, device: device, into: &reportBytes)
     }
 
     /// Sends the buffer `make` gives to every session that `wants` it, made once, for the
