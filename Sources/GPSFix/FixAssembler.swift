@@ -227,12 +227,13 @@ public struct FixAssembler {
         // ``complete(_:)`` checks what is derived.
         statistics.valuesOutOfRange += fix.dropValuesOutOfRange()
         if let time {
+            let seconds = time.secondsSince1970
             // gpsd's reference for motion: the last fix whose time differs by 10 ms or more.
-            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
+            if let last = lastTimedFix?.time, abs(seconds - last.secondsSince1970) >= 0.01 {
                 motionReference = lastTimedFix
             }
             if let reference = motionReference, let referenceTime = reference.time {
-                fix.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
+                fix.deriveMotion(from: reference, interval: seconds - referenceTime.secondsSince1970)
             }
             lastTimedFix = fix
         }

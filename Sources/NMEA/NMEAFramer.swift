@@ -148,6 +148,11 @@ public final class NMEAFramer {
                 // It may run one byte past the longest sentence, to see that it is too long.
                 let limit = min(end, segmentStart + (maximumSentenceBytes - length) + 1)
                 var outcome = BodyOutcome.needMore
+                // The loops keep their counts in locals: a store through `fieldEnds` could
+                // alias the framer's own properties, which would be reloaded at each comma.
+                // A byte at `index` is at `index + lineOffset` in the sentence.
+                let lineOffset = length - segmentStart
+                var fields = fieldCount
                 // Eight bytes at a time while none is special: XOR them into a wide checksum
                 // and record the commas among them from a bit mask.
                 var wideChecksum: UInt64 = 0
@@ -157,8 +162,8 @@ public final class NMEAFramer {
                     wideChecksum ^= word
                     var commas = SWAR.commas(word)
                     while commas != 0 {
-                        fieldEnds[fieldCount] = UInt16(length + index - segmentStart + commas.trailingZeroBitCount >> 3)
-                        fieldCount += 1
+                        fieldEnds[fields] = UInt16(truncatingIfNeeded: index + lineOffset + commas.trailingZeroBitCount >> 3)
+                        fields += 1
                         commas &= commas &- 1
                     }
                     index += 8
@@ -173,8 +178,8 @@ public final class NMEAFramer {
                     }
                     if byte == ASCII.comma {
                         checksum ^= byte
-                        fieldEnds[fieldCount] = UInt16(length + index - segmentStart)
-                        fieldCount += 1
+                        fieldEnds[fields] = UInt16(truncatingIfNeeded: index + lineOffset)
+                        fields += 1
                         index += 1
                     } else if byte == ASCII.star {
                         outcome = .star
@@ -194,6 +199,7 @@ public final class NMEAFramer {
                     }
                 }
                 runningChecksum = checksum
+                fieldCount = fields
                 switch outcome {
                 case .needMore:
                     if length + index - segmentStart > maximumSentenceBytes {
