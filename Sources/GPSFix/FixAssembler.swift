@@ -55,10 +55,8 @@ public struct FixAssembler {
     private var previousFix: Fix?
     /// The sky values the receiver sent last, held for the cycles in which it sends none.
     private var heldSky = HeldSky()
-    /// The last fix with a time, and the one before it with another time (gpsd's
-    /// `lastfix` and `oldfix`), from which motion the receiver did not report is derived.
-    private var lastTimedFix: Fix?
-    private var motionReference: Fix?
+    /// The fixes motion the receiver did not report is derived from, as for every protocol.
+    private var motion = MotionReference()
     private var satellites = SatelliteTracker()
     private var dilutionMemo = DilutionMemo()
     /// The last sentence, as a possible end of cycle; the one that ended the last cycle;
@@ -226,18 +224,7 @@ public struct FixAssembler {
         // Before motion is derived from it and before it is held for the next cycle;
         // ``complete(_:)`` checks what is derived.
         statistics.valuesOutOfRange += fix.dropValuesOutOfRange()
-        if let time {
-            let seconds = time.secondsSince1970
-            // gpsd's reference for motion: the last fix whose time differs by 10 ms or more.
-            if let last = lastTimedFix?.time, abs(seconds - last.secondsSince1970) >= 0.01 {
-                motionReference = lastTimedFix
-            }
-            if let reference = motionReference, let referenceTime = reference.time {
-                fix.deriveMotion(from: reference, interval: seconds - referenceTime.secondsSince1970)
-            }
-            lastTimedFix = fix
-        }
-        fix.fillMotionFromVelocity()
+        motion.derive(&fix)
         fix.cycle = cyclesOpened
         statistics.cycles += 1
         complete(.fix(fix))

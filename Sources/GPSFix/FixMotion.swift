@@ -69,11 +69,13 @@ struct MotionReference {
     /// the reference of the fixes after it.
     mutating func derive(_ report: inout Fix) {
         if let time = report.time {
-            if let last = lastTimedFix?.time, abs(time.secondsSince1970 - last.secondsSince1970) >= 0.01 {
+            let seconds = time.secondsSince1970
+            // gpsd's reference: the last fix whose time differs by 10 ms or more.
+            if let last = lastTimedFix?.time, abs(seconds - last.secondsSince1970) >= 0.01 {
                 reference = lastTimedFix
             }
             if let reference, let referenceTime = reference.time {
-                report.deriveMotion(from: reference, interval: time.secondsSince1970 - referenceTime.secondsSince1970)
+                report.deriveMotion(from: reference, interval: seconds - referenceTime.secondsSince1970)
             }
             lastTimedFix = report
         }
