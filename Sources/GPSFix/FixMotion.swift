@@ -20,8 +20,9 @@ extension Fix {
     ///   leaves out, only when the derived speed reaches ``slowestTrackedSpeed``.
     ///
     /// Values over 9999.9, gpsd's sanity bound, and intervals over ``longestMotionGap``
-    /// give nothing. What the receiver reported is never replaced. Inlined into the
-    /// assemblers: a call would copy the reference fix, bound from an optional, to lend it.
+    /// give nothing. What the receiver reported is never replaced. Inlined into
+    /// ``MotionReference/derive(_:)``, its one caller: a call would copy the reference
+    /// fix, bound from an optional, to lend it.
     @inline(__always)
     mutating func deriveMotion(from reference: Fix, interval: Double) {
         guard interval > 0, interval <= Self.longestMotionGap, mode >= .twoDimensional,
