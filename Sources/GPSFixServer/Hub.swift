@@ -248,12 +248,10 @@ final class Hub: @unchecked Sendable {
             broadcastReport(update, of: device, content: nil, canBeHeld: canBeHeld)
         case .sentence(let line):
             nmeaDatagrams?.send(line)
-            var lines: (asRead: ByteBuffer, checksummed: ByteBuffer)?
-            for session in sessions.values where session.settings.wantsSentences(of: device) && session.takes(sentence: line) {
-                let made = lines ?? Self.sentenceBuffers(line)
-                lines = made
-                send(session.isNMEAFeed ? made.checksummed : made.asRead, to: session, canBeHeld: canBeHeld)
-            }
+            send(
+                toSessionsThat: { $0.settings.wantsSentences(of: device) && $0.takes(sentence: line) }, canBeHeld: canBeHeld,
+                making: { Self.sentenceBuffers(line) }
+            ) { lines, session in session.isNMEAFeed ? lines.checksummed : lines.asRead }
         case .bytes(let chunk):
             send(toSessionsThat: { $0.settings.wantsBytes(of: device) }, canBeHeld: canBeHeld) { ByteBuffer(bytes: chunk) }
         case .rtcm3(let frame):
@@ -277,9 +275,12 @@ final class Hub: @unchecked Sendable {
     /// Sends a TOFF or PPS report of `device` to the sessions that asked for them.
     func publish(_ report: TimeReport, of device: String) {
         eventLoop.assertInEventLoop()
-        guard !subscribers.isEmpty || sessions.values.contains(where: { $0.settings.wantsTimeReports(of: device) }) else { return }
-        let json = GPSDReport.time(report, device: device)
-        send(toSessionsThat: { $0.settings.wantsTimeReports(of: device) }) { ByteBuffer(bytes: json) }
+        // Encoded first for the subscribers, else only when a session wants it.
+        let json = subscribers.isEmpty ? nil : GPSDReport.time(report, device: device)
+        send(toSessionsThat: { $0.settings.wantsTimeReports(of: device) }) {
+            ByteBuffer(bytes: json ?? GPSDReport.time(report, device: device))
+        }
+        guard let json else { return }
         for subscriber in subscribers { subscriber.receive(PublishedReport(device: device, content: .time(report), json: json)) }
     }
 
@@ -360,11 +361,21 @@ final class Hub: @unchecked Sendable {
     /// Sends the buffer `make` gives to every session that `wants` it, made once, for the
     /// first of them: nothing is made, and no list of the sessions, for what none wants.
     private func send(toSessionsThat wants: (ClientSession) -> Bool, canBeHeld: Bool = false, _ make: () -> ByteBuffer) {
-        var buffer: ByteBuffer?
+        send(toSessionsThat: wants, canBeHeld: canBeHeld, making: make) { buffer, _ in buffer }
+    }
+
+    /// Sends to every session that `wants` it the buffer `pick` chooses for it from what
+    /// `make` gives, made once, for the first of them (a sentence as read, and checksummed
+    /// for NMEA out).
+    private func send<Made>(
+        toSessionsThat wants: (ClientSession) -> Bool, canBeHeld: Bool, making make: () -> Made,
+        _ pick: (Made, ClientSession) -> ByteBuffer
+    ) {
+        var made: Made?
         for session in sessions.values where wants(session) {
-            let shared = buffer ?? make()
-            buffer = shared
-            send(shared, to: session, canBeHeld: canBeHeld)
+            let shared = made ?? make()
+            made = shared
+            send(pick(shared, session), to: session, canBeHeld: canBeHeld)
         }
     }
 

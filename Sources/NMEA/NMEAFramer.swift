@@ -144,14 +144,14 @@ public final class NMEAFramer {
                 index += 1
 
             case .body:
-                // The hot loop: everything above ',' and below DEL is ordinary body text.
-                // It may run one byte past the longest sentence, to see that it is too long.
-                let limit = min(end, segmentStart + (maximumSentenceBytes - length) + 1)
-                var outcome = BodyOutcome.needMore
-                // The loops keep their counts in locals: a store through `fieldEnds` could
-                // alias the framer's own properties, which would be reloaded at each comma.
                 // A byte at `index` is at `index + lineOffset` in the sentence.
                 let lineOffset = length - segmentStart
+                // The hot loop: everything above ',' and below DEL is ordinary body text.
+                // It may run one byte past the longest sentence, to see that it is too long.
+                let limit = min(end, maximumSentenceBytes - lineOffset + 1)
+                var outcome = BodyOutcome.needMore
+                // The loops keep their count in a local: a store through `fieldEnds` could
+                // alias the framer's own properties, which would be reloaded at each comma.
                 var fields = fieldCount
                 // Eight bytes at a time while none is special: XOR them into a wide checksum
                 // and record the commas among them from a bit mask.
@@ -202,12 +202,12 @@ public final class NMEAFramer {
                 fieldCount = fields
                 switch outcome {
                 case .needMore:
-                    if length + index - segmentStart > maximumSentenceBytes {
+                    if index + lineOffset > maximumSentenceBytes {
                         reject(.tooLong)
                         state = .discarding
                     }  // else the chunk ends inside this sentence: it is gathered below
                 case .star:
-                    bodyEnd = length + index - segmentStart
+                    bodyEnd = index + lineOffset
                     guard bodyEnd + 3 <= maximumSentenceBytes else {
                         reject(.tooLong)
                         state = .discarding
@@ -220,7 +220,7 @@ public final class NMEAFramer {
                     state = .checksum
                     index += 1
                 case .lineEnd:
-                    bodyEnd = length + index - segmentStart
+                    bodyEnd = index + lineOffset
                     fieldEnds[fieldCount] = UInt16(bodyEnd)
                     fieldCount += 1
                     if configuration.checksumPolicy == .optional {
@@ -231,7 +231,7 @@ public final class NMEAFramer {
                     state = .hunting
                     index += 1
                 case .newSentence:
-                    if length + index - segmentStart > 1 {
+                    if index + lineOffset > 1 {
                         reject(.truncated)
                     } else {
                         statistics.discardedBytes += 1  // `$$GPGGA`: a lone start character
