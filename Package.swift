@@ -94,11 +94,14 @@ let package = Package(
         // source table, the requests read, the users checked (libcrypt for htpasswd's hashes).
         .target(name: "NTRIPCasting", dependencies: ["CCrypt", .product(name: "NIOCore", package: "swift-nio")]),
         .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
+        // timerfd(2), which Swift's Glibc module leaves out: the silence watch's timer.
+        .target(name: "CTimerDescriptor"),
         // The server: listeners, client sessions and the fan-out hub, on SwiftNIO.
         .target(
             name: "GPSFixServer",
             dependencies: [
                 "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats", "ProcessTable", "NTRIPCasting",
+                "CTimerDescriptor",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -5,11 +5,14 @@ import Synchronization
 /// The device's activity and the silence watch over it, shared by the reading and the
 /// watch's timer (which may run on another thread).
 ///
-/// While the device sends, one timer is pending, set for a timeout after the last
-/// sentence it knew of; firing, it sets itself again for a timeout after the sentence
-/// read since, if any: one wake-up per timeout, none per sentence, and the device is
-/// silent exactly a timeout after its last sentence. Once it is silent, and before the
-/// first sentence, no timer is pending: the next sentence sets one.
+/// While the device sends, the timer is set for at most a timeout after the last
+/// sentence: a sentence that finds the deadline less than half a timeout away moves it to
+/// a timeout from then, so the timer never comes due while the device sends (at 1 Hz and
+/// a 3 s timeout, it is set once every two sentences: in the daemon, a system call in a
+/// turn of the event loop the sentence has woken anyway, where a timer left to come due
+/// woke the loop every 2 to 3 s). Coming due, it sets itself for a timeout after the last sentence if that is later:
+/// the device is silent exactly a timeout after its last sentence. Once it is silent, and
+/// before the first sentence, the timer is not set: the next sentence sets it.
 ///
 /// A source held back by its consumer (``ReadingHold``) is not silent: while it is held,
 /// and for a whole timeout after it was last let go, the watch only sets itself again.
@@ -19,8 +22,10 @@ import Synchronization
 final class DeviceActivity: Sendable {
     private struct State {
         var lastSentence = Duration.zero
-        /// The pending timer, while the device sends.
-        var timer: (any ScheduledTimer)?
+        /// The watch's timer, made with the first sentence.
+        var timer: (any DeadlineTimer)?
+        /// When the timer comes due, while it is set.
+        var deadline: Duration?
         var stopped = false
         /// The hold's release count when the watch last looked.
         var releasesSeen = 0
@@ -37,6 +42,8 @@ final class DeviceActivity: Sendable {
     private let elapsed: @Sendable () -> Duration
     private let timers: any TimerScheduler
     let timeout: Duration
+    /// How near its deadline a sentence moves the timer: half the timeout.
+    private let movedWithin: Duration
     private let reportSilence: @Sendable () -> Void
     /// Touched by the reader's thread and the timers' loop: behind a pthread mutex, which
     /// ThreadSanitizer sees.
@@ -56,6 +63,7 @@ final class DeviceActivity: Sendable {
         elapsed = { origin.duration(to: clock.now) }
         self.timers = timers
         self.timeout = timeout
+        movedWithin = timeout / 2
         self.hold = hold
         self.hasUnreadInput = hasUnreadInput
         self.reportSilence = reportSilence
@@ -70,7 +78,9 @@ final class DeviceActivity: Sendable {
         state.withLockedValue { state in
             state.lastSentence = now
             state.unreadLooks = 0
-            if state.timer == nil, !state.stopped { state.timer = arm(in: timeout) }
+            guard !state.stopped else { return }
+            if let deadline = state.deadline, deadline - now >= movedWithin { return }
+            set(&state, in: timeout, from: now)
         }
     }
 
@@ -84,13 +94,17 @@ final class DeviceActivity: Sendable {
     func stop() {
         state.withLockedValue { state in
             state.stopped = true
-            state.timer?.cancel()
+            state.timer?.stop()
             state.timer = nil
+            state.deadline = nil
         }
     }
 
-    private func arm(in delay: Duration) -> any ScheduledTimer {
-        timers.schedule(in: delay) { [self] in fire() }
+    private func set(_ state: inout State, in delay: Duration, from now: Duration) {
+        let timer = state.timer ?? timers.makeTimer { [weak self] in self?.fire() }
+        state.timer = timer
+        state.deadline = now + delay
+        timer.set(in: delay)
     }
 
     private func fire() {
@@ -107,10 +121,10 @@ final class DeviceActivity: Sendable {
             state.releasesSeen = releases
             let deadline = wasHeld ? now + timeout : state.lastSentence + timeout
             if deadline > now {
-                state.timer = arm(in: deadline - now)
+                set(&state, in: deadline - now, from: now)
                 return false
             }
-            state.timer = nil
+            state.deadline = nil
             return true
         }
         guard isSilent else { return }

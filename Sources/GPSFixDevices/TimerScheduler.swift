@@ -1,17 +1,24 @@
-/// Runs a callback after a delay: the timer of a provider's silence watch.
+import NIOConcurrencyHelpers
+
+/// Makes the timer of a provider's silence watch.
 ///
-/// The server gives its event loop (a timer there wakes that thread alone, which is
+/// The server gives its event loop (the timer's expiry wakes that thread alone, which is
 /// awake for the device's reads anyway); ``ClockTimers`` sleeps on a ``Clock`` in a task
 /// of its own, so that tests drive a provider's time by hand.
 public protocol TimerScheduler: Sendable {
-    /// Calls `body` once, `delay` from now, unless cancelled first.
-    func schedule(in delay: Duration, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer
+    /// A timer, not yet set, that calls `body` each time a deadline set on it passes.
+    func makeTimer(_ body: @escaping @Sendable () -> Void) -> any DeadlineTimer
 }
 
-/// A callback scheduled by a ``TimerScheduler``.
-public protocol ScheduledTimer: Sendable {
-    /// Keeps the callback from running, if it has not yet.
-    func cancel()
+/// A timer whose deadline moves: set again before it passes, the earlier deadline is
+/// forgotten, and the callback runs for the last one set.
+public protocol DeadlineTimer: Sendable {
+    /// Sets the deadline `delay` from now, in place of any set before.
+    func set(in delay: Duration)
+
+    /// Stops the timer for good: no deadline passes after this (a callback already under
+    /// way may still finish).
+    func stop()
 }
 
 /// Timers as tasks sleeping on a clock.
@@ -22,15 +29,54 @@ public struct ClockTimers: TimerScheduler {
         self.clock = clock
     }
 
-    public func schedule(in delay: Duration, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
-        TaskTimer(task: Task { [clock] in
-            guard (try? await clock.sleep(for: delay)) != nil else { return }
-            body()
-        })
+    public func makeTimer(_ body: @escaping @Sendable () -> Void) -> any DeadlineTimer {
+        TaskTimer(body: body) { [clock] delay, body in
+            let task = Task {
+                guard (try? await clock.sleep(for: delay)) != nil else { return }
+                body()
+            }
+            return { task.cancel() }
+        }
+    }
+}
+
+/// A timer made of one scheduled task at a time: each setting schedules one and cancels
+/// the one before. What schedules them still wakes for a task cancelled (a sleeping task
+/// wakes to end; SwiftNIO's loop wakes at a cancelled task's deadline).
+public final class TaskTimer: DeadlineTimer {
+    /// Schedules `body` to run `delay` from now; returns what cancels it.
+    public typealias Schedule = @Sendable (
+        _ delay: Duration, _ body: @escaping @Sendable () -> Void
+    ) -> @Sendable () -> Void
+
+    private struct State {
+        var cancel: (@Sendable () -> Void)?
+        var stopped = false
     }
 
-    private struct TaskTimer: ScheduledTimer {
-        let task: Task<Void, Never>
-        func cancel() { task.cancel() }
+    private let body: @Sendable () -> Void
+    private let schedule: Schedule
+    /// Behind a pthread mutex, which ThreadSanitizer sees.
+    private let state = NIOLockedValueBox(State())
+
+    public init(body: @escaping @Sendable () -> Void, schedule: @escaping Schedule) {
+        self.body = body
+        self.schedule = schedule
+    }
+
+    public func set(in delay: Duration) {
+        state.withLockedValue { state in
+            state.cancel?()
+            guard !state.stopped else { return }
+            state.cancel = schedule(delay, body)
+        }
+    }
+
+    public func stop() {
+        state.withLockedValue { state in
+            state.stopped = true
+            state.cancel?()
+            state.cancel = nil
+        }
     }
 }

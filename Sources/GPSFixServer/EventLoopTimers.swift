@@ -1,19 +1,175 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CTimerDescriptor
 import GPSFix
 import GPSFixDevices
+import Logging
+import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 
 /// The hub's event loop as a ``TimerScheduler``: a provider's silence watch wakes the
 /// loop, which is awake for the device's reads anyway, and no task on Swift's
 /// cooperative pool (whose worker threads and their monitor would wake with it).
+///
+/// Each timer is a timer descriptor (timerfd) the loop reads through a pipe channel. A
+/// task scheduled on the loop would not do: SwiftNIO keeps one timer descriptor, set for
+/// the earliest deadline it was given, and a task cancelled and scheduled later still
+/// wakes the loop at the first deadline, so a watch moved ahead at every sentence would
+/// wake it as often as one left alone. Where the loop cannot read a timer descriptor
+/// (none to be had, or its channel refused), the timer is scheduled tasks after all:
+/// woken more often, still right, and said so in the log.
 struct EventLoopTimers: TimerScheduler {
     let eventLoop: any EventLoop
+    let logger: Logger
 
-    func schedule(in delay: Duration, _ body: @escaping @Sendable () -> Void) -> any ScheduledTimer {
-        LoopTimer(scheduled: eventLoop.scheduleTask(in: TimeAmount(delay), body))
+    func makeTimer(_ body: @escaping @Sendable () -> Void) -> any DeadlineTimer {
+        if let timer = DescriptorTimer(eventLoop: eventLoop, body: body, logger: logger) { return timer }
+        Self.warnOfScheduledTasks(logger, reason: "no timer descriptor to be had")
+        return Self.scheduledTasks(on: eventLoop, body)
     }
 
-    private struct LoopTimer: ScheduledTimer {
-        let scheduled: Scheduled<Void>
-        func cancel() { scheduled.cancel() }
+    /// A timer of tasks scheduled on the loop.
+    static func scheduledTasks(on eventLoop: any EventLoop, _ body: @escaping @Sendable () -> Void) -> TaskTimer {
+        TaskTimer(body: body) { delay, body in
+            let scheduled = eventLoop.scheduleTask(in: TimeAmount(delay), body)
+            return { scheduled.cancel() }
+        }
+    }
+
+    static func warnOfScheduledTasks(_ logger: Logger, reason: String) {
+        logger.warning(
+            "a device's silence watch wakes the event loop every timeout while the device sends: \(reason)")
+    }
+}
+
+/// A timer descriptor, read on the loop by a pipe channel of its own, which reads a
+/// duplicate: the timer's own descriptor stays open, for setting, until ``stop()``.
+/// Setting it is one system call, and a deadline set again before it passes wakes nothing.
+final class DescriptorTimer: DeadlineTimer {
+    private enum Mode {
+        /// Until the loop reads the copy: the timer's descriptor, and its deadline for
+        /// scheduled tasks to take over if the loop cannot read it.
+        case starting(CInt, deadline: NIODeadline?)
+        case reading(CInt, any Channel)
+        /// The loop could not read the copy.
+        case scheduledTasks(TaskTimer)
+        case stopped
+    }
+
+    /// Set by the timer's owner, from any thread, and by the bootstrap's completion on
+    /// the loop: behind a pthread mutex, which ThreadSanitizer sees. Setting the timer
+    /// holds it, so the descriptor is not closed under a setting.
+    private let mode: NIOLockedValueBox<Mode>
+
+    init?(eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger) {
+        guard let bootstrap = NIOPipeBootstrap(validatingGroup: eventLoop) else { return nil }
+        let descriptor = gpsfix_timer_create()
+        guard descriptor >= 0 else { return nil }
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else {
+            close(descriptor)
+            return nil
+        }
+        let mode = NIOLockedValueBox(Mode.starting(descriptor, deadline: nil))
+        self.mode = mode
+        bootstrap
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ExpiryHandler(body: body))
+                }
+            }
+            .takingOwnershipOfDescriptor(input: copy)
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    let stopped = mode.withLockedValue { mode in
+                        guard case .starting(let descriptor, _) = mode else { return true }
+                        mode = .reading(descriptor, channel)
+                        return false
+                    }
+                    if stopped { channel.close(promise: nil) }
+                case .failure(let error):
+                    // The copy is SwiftNIO's, closed with the channel it made: not closed here.
+                    let tookOver = mode.withLockedValue { mode in
+                        guard case .starting(let descriptor, let deadline) = mode else { return false }
+                        close(descriptor)
+                        let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
+                        if let deadline { timer.set(in: Duration(deadline - .now())) }
+                        mode = .scheduledTasks(timer)
+                        return true
+                    }
+                    if tookOver { EventLoopTimers.warnOfScheduledTasks(logger, reason: "\(error)") }
+                }
+            }
+    }
+
+    deinit {
+        stop()
+    }
+
+    func set(in delay: Duration) {
+        mode.withLockedValue { mode in
+            switch mode {
+            case .starting(let descriptor, _):
+                mode = .starting(descriptor, deadline: .now() + TimeAmount(delay))
+                Self.set(descriptor, in: delay)
+            case .reading(let descriptor, _):
+                Self.set(descriptor, in: delay)
+            case .scheduledTasks(let timer):
+                timer.set(in: delay)
+            case .stopped:
+                break
+            }
+        }
+    }
+
+    func stop() {
+        let channel = mode.withLockedValue { mode -> (any Channel)? in
+            defer { mode = .stopped }
+            switch mode {
+            case .starting(let descriptor, _):
+                Self.disarmAndClose(descriptor)
+                return nil
+            case .reading(let descriptor, let channel):
+                Self.disarmAndClose(descriptor)
+                return channel
+            case .scheduledTasks(let timer):
+                timer.stop()
+                return nil
+            case .stopped:
+                return nil
+            }
+        }
+        channel?.close(promise: nil)
+    }
+
+    private static func set(_ descriptor: CInt, in delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        // At least a nanosecond: none disarms it.
+        _ = gpsfix_timer_set(descriptor, max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
+    }
+
+    /// Disarms the timer the loop's copy shares, so that no expiry comes before the
+    /// channel is closed, and closes the timer's own descriptor.
+    private static func disarmAndClose(_ descriptor: CInt) {
+        _ = gpsfix_timer_set(descriptor, 0)
+        close(descriptor)
+    }
+}
+
+/// Calls the timer's callback when its descriptor reads as expired.
+private final class ExpiryHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private let body: @Sendable () -> Void
+
+    init(body: @escaping @Sendable () -> Void) {
+        self.body = body
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        body()
     }
 }

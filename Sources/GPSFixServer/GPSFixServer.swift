@@ -158,7 +158,7 @@ public final class GPSFixServer: Sendable {
     public var descriptorReactor: any DescriptorReactor { EventLoopReactor(hub: hub) }
 
     /// Timers on the server's event loop, for the providers' silence watches.
-    public var timers: any TimerScheduler { EventLoopTimers(eventLoop: hub.eventLoop) }
+    public var timers: any TimerScheduler { EventLoopTimers(eventLoop: hub.eventLoop, logger: hub.logger) }
 
     /// On while any client watches raw sentences: give it to the providers, so that
     /// they copy sentences out only then.
