@@ -20,27 +20,22 @@ Usage: python3 Benchmarks/cycle_lines.py [--cycles 6] [--gpsd] GPSFIXD ...
 
 import argparse
 import os
-import pty
-import socket
 import statistics
 import subprocess
 import tempfile
 import threading
 import time
-import tty
 
-from second_cost import DEMO, drain, free_port
+from second_cost import DemoFeed, drain, free_port, named_gpsfixd, watch
 
 
 def trace(command, cycles):
     """Runs `command` (a daemon's, with {device} and {port}) under lackey, one watcher
     reading; returns the trace of each of `cycles` 1 Hz cycles after a warm-up."""
-    master, slave = pty.openpty()
-    tty.setraw(slave)
+    feed = DemoFeed()
     port = free_port()
-    sentences = [line + b"\n" for line in open(DEMO, "rb").read().split(b"\n") if line.startswith(b"$")]
     output, into = os.pipe()
-    arguments = [part.format(device=os.ttyname(slave), port=port) for part in command]
+    arguments = [part.format(device=feed.device, port=port) for part in command]
     daemon = subprocess.Popen(["valgrind", "--tool=lackey", "--trace-mem=yes", f"--log-fd={into}", *arguments],
                               pass_fds=[into], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.close(into)
@@ -55,25 +50,11 @@ def trace(command, cycles):
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        for _ in range(1200):
-            try:
-                client = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
+        client = watch(port, attempts=1200)
+        if client is None:
             raise SystemExit(f"{command[0]} did not listen under valgrind")
-        client.sendall(b'?WATCH={"enable":true,"json":true};\n')
-        client.setblocking(False)
-        written = 0
-
-        def cycle():
-            nonlocal written
-            os.write(master, b"".join(sentences[(written + k) % len(sentences)] for k in range(6)))
-            written += 6
-
         for _ in range(8):  # warm-up: the device open, the watcher served, the tables made
-            cycle()
+            feed.cycle()
             time.sleep(2)
             drain(client)
         with lock:
@@ -82,7 +63,7 @@ def trace(command, cycles):
         for _ in range(cycles):
             with lock:
                 cuts.append(len(kept))
-            cycle()
+            feed.cycle()
             time.sleep(1)
             drain(client)
         with lock:
@@ -91,8 +72,7 @@ def trace(command, cycles):
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
-        os.close(master)
-        os.close(slave)
+        feed.close()
 
 
 def touched(cycle):
@@ -123,11 +103,7 @@ def main():
     with tempfile.TemporaryDirectory() as folder:
         daemons = []
         for number, binary in enumerate(arguments.binaries):
-            binary = os.path.abspath(binary)
-            if os.path.basename(binary) != "gpsfixd":
-                os.mkdir(os.path.join(folder, str(number)))
-                os.symlink(binary, os.path.join(folder, str(number), "gpsfixd"))
-                binary = os.path.join(folder, str(number), "gpsfixd")
+            binary = named_gpsfixd(binary, folder, number)
             socket_path = os.path.join(folder, f"{number}.sock")
             daemons.append((arguments.binaries[number], [binary, "{device}", "--tcp", "127.0.0.1:{port}", "--socket", socket_path]))
         if arguments.gpsd:

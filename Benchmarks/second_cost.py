@@ -63,6 +63,54 @@ def threads(pid):
     return found
 
 
+class DemoFeed:
+    """A pseudo-terminal for a daemon to read, written six sentences of the demo capture
+    at each cycle."""
+
+    def __init__(self):
+        self.master, self.slave = pty.openpty()
+        tty.setraw(self.slave)
+        self.device = os.ttyname(self.slave)
+        self.sentences = [line + b"\n" for line in open(DEMO, "rb").read().split(b"\n") if line.startswith(b"$")]
+        self.written = 0
+
+    def cycle(self):
+        count = len(self.sentences)
+        os.write(self.master, b"".join(self.sentences[(self.written + k) % count] for k in range(6)))
+        self.written += 6
+
+    def close(self):
+        os.close(self.master)
+        os.close(self.slave)
+
+
+def named_gpsfixd(binary, folder, number):
+    """`binary`, which runs the daemon when called gpsfixd: itself if so named, else a link
+    by that name in a folder `number` of `folder`."""
+    binary = os.path.abspath(binary)
+    if os.path.basename(binary) == "gpsfixd":
+        return binary
+    link = os.path.join(folder, str(number))
+    os.mkdir(link)
+    os.symlink(binary, os.path.join(link, "gpsfixd"))
+    return os.path.join(link, "gpsfixd")
+
+
+def watch(port, attempts):
+    """A client watching the daemon on `port` for JSON reports, not blocking, once the
+    daemon listens (tried every 0.1 s, `attempts` times); None if it never does."""
+    for _ in range(attempts):
+        try:
+            client = socket.create_connection(("127.0.0.1", port))
+        except OSError:
+            time.sleep(0.1)
+            continue
+        client.sendall(b'?WATCH={"enable":true,"json":true};\n')
+        client.setblocking(False)
+        return client
+    return None
+
+
 def drain(client):
     try:
         while client.recv(65536):
@@ -96,36 +144,19 @@ def callgrind_costs(path):
 def run(binary, seconds, feeding, folder, syscalls=False, callgrind=None):
     """CPU-µs a second (and, with `syscalls`, strace's counts) of one daemon; with
     `callgrind` (an output path), under callgrind, counting the measured seconds only."""
-    master, slave = pty.openpty()
-    tty.setraw(slave)
+    feed = DemoFeed()
     port = free_port()
-    sentences = [line + b"\n" for line in open(DEMO, "rb").read().split(b"\n") if line.startswith(b"$")]
     wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={callgrind}"] if callgrind else []
     daemon = subprocess.Popen(
-        wrapper + [binary, os.ttyname(slave), "--tcp", f"127.0.0.1:{port}", "--socket", os.path.join(folder, f"{port}.sock")],
+        wrapper + [binary, feed.device, "--tcp", f"127.0.0.1:{port}", "--socket", os.path.join(folder, f"{port}.sock")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     tracer = None
     try:
-        client = None
-        for _ in range(600 if callgrind else 100):
-            try:
-                client = socket.create_connection(("127.0.0.1", port))
-                break
-            except OSError:
-                time.sleep(0.1)
+        client = watch(port, attempts=600 if callgrind else 100)
         if client is None:
             raise SystemExit(f"{binary} did not listen on {port}")
-        client.sendall(b'?WATCH={"enable":true,"json":true};\n')
-        client.setblocking(False)
-        index = 0
-
-        def cycle():
-            nonlocal index
-            os.write(master, b"".join(sentences[(index + k) % len(sentences)] for k in range(6)))
-            index += 6
-
         for _ in range(3):  # warm-up: the device is open, the watcher served
-            cycle()
+            feed.cycle()
             time.sleep(1)
             drain(client)
         if syscalls:
@@ -140,7 +171,7 @@ def run(binary, seconds, feeding, folder, syscalls=False, callgrind=None):
         fed = 0
         while time.monotonic() - began < seconds:
             if feeding:
-                cycle()
+                feed.cycle()
                 fed += 1
             time.sleep(1)
             drain(client)
@@ -167,8 +198,7 @@ def run(binary, seconds, feeding, folder, syscalls=False, callgrind=None):
             daemon.wait(timeout=10)
         except subprocess.TimeoutExpired:
             daemon.kill()
-        os.close(master)
-        os.close(slave)
+        feed.close()
 
 
 def main():
@@ -181,15 +211,7 @@ def main():
     parser.add_argument("--instructions", action="store_true", help="instructions a 1 Hz cycle, under callgrind")
     arguments = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        daemons = []
-        for number, binary in enumerate(arguments.binaries):
-            binary = os.path.abspath(binary)
-            if os.path.basename(binary) != "gpsfixd":
-                link = os.path.join(folder, str(number))
-                os.mkdir(link)
-                os.symlink(binary, os.path.join(link, "gpsfixd"))
-                binary = os.path.join(link, "gpsfixd")
-            daemons.append((arguments.binaries[number], binary))
+        daemons = [(binary, named_gpsfixd(binary, folder, number)) for number, binary in enumerate(arguments.binaries)]
         for name, binary in daemons * arguments.rounds:
             for feeding in (False, True):
                 cost, _, per_thread, _ = run(binary, arguments.seconds, feeding, folder)

@@ -5,14 +5,20 @@ import Testing
 /// The silence watch's timer: what it costs while a device sends, and when it reports.
 @Suite("Silence watch")
 struct SilenceWatchTests {
-    @Test("a device sending once a second never lets the watch's timer come due: it is set once every two sentences")
-    func timerNeverComesDueWhileTheDeviceSends() {
+    /// A device's activity with a 3 s watch on hand-driven timers, and its silences counted.
+    private static func watch() -> (HandTimers, Locked<Int>, DeviceActivity) {
         let clock = ManualClock()
         let timers = HandTimers(clock: clock)
         let silences = Locked(0)
         let activity = DeviceActivity(
             clock: clock, timers: timers, timeout: .seconds(3), hold: nil, hasUnreadInput: { false },
             reportSilence: { silences.withLock { $0 += 1 } })
+        return (timers, silences, activity)
+    }
+
+    @Test("a device sending once a second never lets the watch's timer come due: it is set once every two sentences")
+    func timerNeverComesDueWhileTheDeviceSends() {
+        let (timers, silences, activity) = Self.watch()
         for _ in 0..<30 {
             activity.record()
             timers.advance(by: .seconds(1))
@@ -24,12 +30,7 @@ struct SilenceWatchTests {
 
     @Test("moved ahead as the device sends, the watch still reports its silence exactly a timeout after the last sentence")
     func silentExactlyATimeoutAfterTheLastSentence() {
-        let clock = ManualClock()
-        let timers = HandTimers(clock: clock)
-        let silences = Locked(0)
-        let activity = DeviceActivity(
-            clock: clock, timers: timers, timeout: .seconds(3), hold: nil, hasUnreadInput: { false },
-            reportSilence: { silences.withLock { $0 += 1 } })
+        let (timers, silences, activity) = Self.watch()
         for second in 0..<10 {
             activity.record()
             if second < 9 { timers.advance(by: .seconds(1)) }
