@@ -10,9 +10,10 @@ import Synchronization
 /// a timeout from then, so the timer never comes due while the device sends (at 1 Hz and
 /// a 3 s timeout, it is set once every two sentences: in the daemon, a system call in a
 /// turn of the event loop the sentence has woken anyway, where a timer left to come due
-/// woke the loop every 2 to 3 s). Coming due, it sets itself for a timeout after the last sentence if that is later:
-/// the device is silent exactly a timeout after its last sentence. Once it is silent, and
-/// before the first sentence, the timer is not set: the next sentence sets it.
+/// woke the loop every 2 to 3 s). Coming due before a timeout has passed since the last
+/// sentence, it sets itself for the rest: the device is silent exactly a timeout after its
+/// last sentence. Once it is silent, and before the first sentence, the timer is not set:
+/// the next sentence sets it.
 ///
 /// A source held back by its consumer (``ReadingHold``) is not silent: while it is held,
 /// and for a whole timeout after it was last let go, the watch only sets itself again.

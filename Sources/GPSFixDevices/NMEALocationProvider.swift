@@ -11,7 +11,7 @@ import OutputFormats
 /// sentence, silent (and its fix decayed to no fix) when no sentence arrives for
 /// ``silenceTimeout``, resumed with the first sentence after that, lost when the source
 /// fails, recovered when it is reopened. The silence is watched with one timer from
-/// `timers` at a time, while the device sends, and none while it is silent. A lost
+/// `timers`, moved ahead by the sentences and left unset while the device is silent. A lost
 /// source is reopened with exponential backoff, from 50 ms up to ``maximumBackoff``, so
 /// a device that comes back is read again within about that long, without a busy loop.
 public struct NMEALocationProvider: LocationProvider {

@@ -11,7 +11,7 @@ public protocol TimerScheduler: Sendable {
 }
 
 /// A timer whose deadline moves: set again before it passes, the earlier deadline is
-/// forgotten, and the callback runs for the last one set.
+/// forgotten (though a callback for it may already be under way, on another thread).
 public protocol DeadlineTimer: Sendable {
     /// Sets the deadline `delay` from now, in place of any set before.
     func set(in delay: Duration)

@@ -18,16 +18,23 @@ import NIOPosix
 /// the earliest deadline it was given, and a task cancelled and scheduled later still
 /// wakes the loop at the first deadline, so a watch moved ahead at every sentence would
 /// wake it as often as one left alone. Where the loop cannot read a timer descriptor
-/// (none to be had, or its channel refused), the timer is scheduled tasks after all:
-/// woken more often, still right, and said so in the log.
+/// (none to be had, its channel refused or closed), the timer is scheduled tasks after
+/// all: woken more often, still right, and said so in the log.
 struct EventLoopTimers: TimerScheduler {
     let eventLoop: any EventLoop
     let logger: Logger
 
     func makeTimer(_ body: @escaping @Sendable () -> Void) -> any DeadlineTimer {
-        if let timer = DescriptorTimer(eventLoop: eventLoop, body: body, logger: logger) { return timer }
-        Self.warnOfScheduledTasks(logger, reason: "no timer descriptor to be had")
-        return Self.scheduledTasks(on: eventLoop, body)
+        guard let bootstrap = NIOPipeBootstrap(validatingGroup: eventLoop) else {
+            Self.warnOfScheduledTasks(logger, reason: "the event loop reads no descriptors")
+            return Self.scheduledTasks(on: eventLoop, body)
+        }
+        do {
+            return try DescriptorTimer(bootstrap: bootstrap, eventLoop: eventLoop, body: body, logger: logger)
+        } catch {
+            Self.warnOfScheduledTasks(logger, reason: "no timer descriptor: \(error)")
+            return Self.scheduledTasks(on: eventLoop, body)
+        }
     }
 
     /// A timer of tasks scheduled on the loop.
@@ -40,7 +47,7 @@ struct EventLoopTimers: TimerScheduler {
 
     static func warnOfScheduledTasks(_ logger: Logger, reason: String) {
         logger.warning(
-            "a device's silence watch wakes the event loop every timeout while the device sends: \(reason)")
+            "a device's silence watch is scheduled tasks, which wake the event loop while the device sends: \(reason)")
     }
 }
 
@@ -63,21 +70,32 @@ final class DescriptorTimer: DeadlineTimer {
     /// holds it, so the descriptor is not closed under a setting.
     private let mode: NIOLockedValueBox<Mode>
 
-    init?(eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger) {
-        guard let bootstrap = NIOPipeBootstrap(validatingGroup: eventLoop) else { return nil }
+    /// Makes the timer descriptor and has `bootstrap` read a copy of it on `eventLoop`;
+    /// throws the error that refused the descriptor.
+    init(
+        bootstrap: NIOPipeBootstrap, eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger
+    ) throws {
         let descriptor = gpsfix_timer_create()
-        guard descriptor >= 0 else { return nil }
+        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "timerfd_create") }
         let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
         guard copy >= 0 else {
+            let code = errno
             close(descriptor)
-            return nil
+            throw IOError(errnoCode: code, reason: "dup")
         }
         let mode = NIOLockedValueBox(Mode.starting(descriptor, deadline: nil))
         self.mode = mode
+        // Once its channel is made (the initializer runs), SwiftNIO owns the copy: it closes
+        // it with the channel, also on a failure after that; before, the copy is still ours.
+        let channelMade = NIOLockedValueBox(false)
         bootstrap
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ExpiryHandler(body: body))
+                channelMade.withLockedValue { $0 = true }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ExpiryHandler(body: body) {
+                            Self.takeOver(mode, eventLoop: eventLoop, body: body, logger: logger, reason: "its channel closed")
+                        })
                 }
             }
             .takingOwnershipOfDescriptor(input: copy)
@@ -91,18 +109,39 @@ final class DescriptorTimer: DeadlineTimer {
                     }
                     if stopped { channel.close(promise: nil) }
                 case .failure(let error):
-                    // The copy is SwiftNIO's, closed with the channel it made: not closed here.
-                    let tookOver = mode.withLockedValue { mode in
-                        guard case .starting(let descriptor, let deadline) = mode else { return false }
-                        close(descriptor)
-                        let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
-                        if let deadline { timer.set(in: Duration(deadline - .now())) }
-                        mode = .scheduledTasks(timer)
-                        return true
-                    }
-                    if tookOver { EventLoopTimers.warnOfScheduledTasks(logger, reason: "\(error)") }
+                    if !channelMade.withLockedValue({ $0 }) { close(copy) }
+                    Self.takeOver(mode, eventLoop: eventLoop, body: body, logger: logger, reason: "\(error)")
                 }
             }
+    }
+
+    /// Hands the timer to scheduled tasks when the loop cannot read its descriptor (its
+    /// channel refused, or closed other than by ``stop()``): the descriptor is closed, a
+    /// deadline set before the channel was ready is carried over, and a timer that was
+    /// being read runs its callback once, for its owner to set it again.
+    private static func takeOver(
+        _ mode: NIOLockedValueBox<Mode>, eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger,
+        reason: String
+    ) {
+        let wasReading = mode.withLockedValue { mode -> Bool? in
+            switch mode {
+            case .starting(let descriptor, let deadline):
+                close(descriptor)
+                let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
+                if let deadline { timer.set(in: Duration(deadline - .now())) }
+                mode = .scheduledTasks(timer)
+                return false
+            case .reading(let descriptor, _):
+                close(descriptor)
+                mode = .scheduledTasks(EventLoopTimers.scheduledTasks(on: eventLoop, body))
+                return true
+            case .scheduledTasks, .stopped:
+                return nil
+            }
+        }
+        guard let wasReading else { return }
+        EventLoopTimers.warnOfScheduledTasks(logger, reason: reason)
+        if wasReading { body() }
     }
 
     deinit {
@@ -159,17 +198,25 @@ final class DescriptorTimer: DeadlineTimer {
     }
 }
 
-/// Calls the timer's callback when its descriptor reads as expired.
+/// Calls the timer's callback when its descriptor reads as expired, and `ended` when the
+/// channel closes.
 private final class ExpiryHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private let body: @Sendable () -> Void
+    private let ended: @Sendable () -> Void
 
-    init(body: @escaping @Sendable () -> Void) {
+    init(body: @escaping @Sendable () -> Void, ended: @escaping @Sendable () -> Void) {
         self.body = body
+        self.ended = ended
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         body()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        ended()
+        context.fireChannelInactive()
     }
 }
