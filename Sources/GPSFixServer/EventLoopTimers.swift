@@ -25,16 +25,18 @@ struct EventLoopTimers: TimerScheduler {
     let logger: Logger
 
     func makeTimer(_ body: @escaping @Sendable () -> Void) -> any DeadlineTimer {
-        guard let bootstrap = NIOPipeBootstrap(validatingGroup: eventLoop) else {
-            Self.warnOfScheduledTasks(logger, reason: "the event loop reads no descriptors")
-            return Self.scheduledTasks(on: eventLoop, body)
+        let reason: String
+        if let bootstrap = NIOPipeBootstrap(validatingGroup: eventLoop) {
+            do {
+                return try DescriptorTimer(bootstrap: bootstrap, eventLoop: eventLoop, body: body, logger: logger)
+            } catch {
+                reason = "no timer descriptor: \(error)"
+            }
+        } else {
+            reason = "the event loop reads no descriptors"
         }
-        do {
-            return try DescriptorTimer(bootstrap: bootstrap, eventLoop: eventLoop, body: body, logger: logger)
-        } catch {
-            Self.warnOfScheduledTasks(logger, reason: "no timer descriptor: \(error)")
-            return Self.scheduledTasks(on: eventLoop, body)
-        }
+        Self.warnOfScheduledTasks(logger, reason: reason)
+        return Self.scheduledTasks(on: eventLoop, body)
     }
 
     /// A timer of tasks scheduled on the loop.
