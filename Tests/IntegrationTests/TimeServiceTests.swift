@@ -87,6 +87,10 @@ struct TimeServiceTests {
         defer { daemon.stop() }
 
         let sources = try chronyd.bothReached(within: 20)
+        // A daemon that ended is the failure to report, with its status and what it said.
+        try #require(
+            daemon.isRunning,
+            "gpsfixd ended with status \(daemon.terminationStatus.map(String.init) ?? "?"): \(daemon.errorText.suffix(4000))")
         let sock = try #require(sources["SOCK"], "chronyc sources: \(sources); gpsfixd: \(daemon.errorText)")
         let shm = try #require(sources["SHM0"])
         #expect(sock.reach > 0 && shm.reach > 0, "\(sources)")
