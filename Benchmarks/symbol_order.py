@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Writes packaging/symbol-order.txt: the functions gpsfixd runs while it serves, then
-those it runs while it starts, which scripts/package has the linker place together at the
-start of the code; then the variables it has written once it serves, placed together at
-the start of its zero-initialised data.
+"""Writes packaging/symbol-order.txt: the functions gpsfixd runs in every cycle while it
+serves, then the others it runs while it serves, then those it runs while it starts,
+which scripts/package has the linker place together at the start of the code; then the
+variables it has written once it serves, placed together at the start of its
+zero-initialised data.
 
 The daemon's code is about 14 MB, and serving fixes runs in about 1.5 MB of it, spread
 all over: the kernel maps 64 KB around each page touched, so the pages resident are
@@ -11,15 +12,21 @@ several times the code that runs. Placed together, they are a few hundred pages.
 The list comes from callgrind (valgrind): the daemon built as scripts/package builds it
 (debug information removed, which valgrind cannot read, symbols kept) runs with one client
 watching, once reading a device (a pseudo-terminal the demo is replayed into) and once
-with --demo; the functions that ran after the first 20 s, when it only serves, come
-first, and those that ran only while it started after them. Start-up code runs once, but
-its pages are what the peak (VmHWM) is made of: scattered, each page it touches brings
-64 KB in with it; placed together, start-up reads a few hundred pages in a row. It needs every function in a section of its own (scripts/package compiles with
--function-sections), else the linker can only move whole objects. Names the code no longer
-has are ignored by the linker, and a function renamed or new is left out of place: when
-SatelliteTracker.add changed its signature (and two functions beside it were new), the
-daemon spent 15% more CPU at 1 Hz until the list was made again (scripts/package warns
-of names the binary does not have). Run this again when the hot path changes.
+with --demo. The functions that ran after the first 20 s, when it only serves, come
+first: those that ran in every 5 s window of it (every cycle's), then the others. At
+1 Hz a cycle's code is read from cold caches, a line and a page at a time, and every
+cycle's functions named among the occasional ones were spread over several times the
+pages they fill (measured with Benchmarks/cycle_lines.py: 118 code pages a cycle, 88
+once every cycle's came first). Those that ran only while it started come after them.
+Start-up code runs once, but its pages are what the peak (VmHWM) is made of: scattered,
+each page it touches brings 64 KB in with it; placed together, start-up reads a few
+hundred pages in a row. It needs every function in a section of its own (scripts/package
+compiles with -function-sections), else the linker can only move whole objects. Names the
+code no longer has are ignored by the linker, and a function renamed or new is left out
+of place: when SatelliteTracker.add changed its signature (and two functions beside it
+were new), the daemon spent 15% more CPU at 1 Hz until the list was made again
+(scripts/package warns of names the binary does not have). Run this again when the hot
+path changes.
 
 After the functions, the list names the zero-initialised variables (.bss) that hold
 something once the daemon has served a client: the Swift runtime's metadata caches and
@@ -44,6 +51,13 @@ import time
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(REPOSITORY, "Sources/gpsfixd/demo.nmea")
+# How the daemon's serving under callgrind is cut: a function that ran in every window
+# runs in every cycle (the demo's are a second apart), or as good as; an occasional one
+# (the status every 60 s, a client's request) runs in one or two. A long window would
+# count the occasional as every cycle's; a function that runs throughout (the event
+# loop's) counts in each, since each window has its own costs.
+SERVING_WINDOWS = 8
+WINDOW_SECONDS = 5
 
 
 def free_port():
@@ -69,11 +83,12 @@ def main():
             if os.path.exists(link):
                 break
             time.sleep(0.1)
-        serving, starting, written = set(), set(), set()
+        serving, every_cycle, starting, written = set(), set(), set(), set()
         variables = zero_initialised_variables(daemon)
         for source in ([link], ["--demo"]):
-            run_serving, run_starting = profile(daemon, source, folder)
+            run_serving, run_every_cycle, run_starting = profile(daemon, source, folder)
             serving |= run_serving
+            every_cycle |= run_every_cycle
             starting |= run_starting
             written |= variables_written(daemon, variables, source, folder)
         starting -= serving
@@ -84,37 +99,46 @@ def main():
     # of it, and a local name such as `objectdestroyTm` places every function of that name,
     # some in shared sections of objects nothing runs (the regex parser's). Named among the
     # others, such a name would put whole objects between the functions that serve; so
-    # sections of their own come first, serving's then starting's, and the names with a
-    # definition in a shared .text last, where the objects they drag split nothing.
+    # sections of their own come first (every cycle's, the rest of serving's, starting's),
+    # and the names with a definition in a shared .text last, where the objects they drag
+    # split nothing.
     shared = functions_in_shared_sections(binary)
-    groups = (serving - shared, starting - shared, serving & shared, starting & shared)
+    groups = (every_cycle - shared, serving - every_cycle - shared, starting - shared, serving & shared,
+              starting & shared)
     ordered = [name for names in (*groups, written) for name in sorted(names)]
     with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
         output.write("\n".join(ordered) + "\n")
     print(
-        f"{len(serving)} serving and {len(starting)} starting functions in packaging/symbol-order.txt, "
+        f"{len(serving)} serving ({len(every_cycle)} of them every cycle) and {len(starting)} starting functions "
+        "in packaging/symbol-order.txt, "
         f"{len((serving | starting) & shared)} of them defined somewhere in an object's shared .text; "
         f"{len(written)} variables written")
 
 
 def profile(daemon, source, folder):
     """The functions the daemon reading `source` runs while it serves one watching client
-    (after its first 20 s), and those it ran before, under callgrind."""
+    (after its first 20 s), those of them that ran in each window of it (every cycle's),
+    and those it ran before, under callgrind."""
     run = tempfile.mkdtemp(dir=folder)
     process, client = start_watched(
         ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={run}/callgrind.%p", daemon],
         source, run)
+    dump = ["callgrind_control", "--dump", str(process.pid)]
     try:
+        # What ran so far (starting) goes to a file of its own, callgrind.PID.1; each
+        # window of serving to the next, callgrind.PID.2 on.
         serve(client, 20)
-        # What ran so far (starting) goes to a file of its own; what follows is serving.
-        subprocess.run(["callgrind_control", "--dump=start", str(process.pid)], capture_output=True, check=True)
-        serve(client, 40)
+        subprocess.run(dump, capture_output=True, check=True)
+        for _ in range(SERVING_WINDOWS):
+            serve(client, WINDOW_SECONDS)
+            subprocess.run(dump, capture_output=True, check=True)
     finally:
         stop(process, client)
-    # The last dump (callgrind.PID) is serving; the one taken at 20 s (callgrind.PID.1), starting.
-    serving_file, starting_file = sorted(glob.glob(f"{run}/callgrind.*"), key=len)
-    serving = functions_run(serving_file, daemon)
-    return serving, functions_run(starting_file, daemon) - serving
+    # callgrind.PID, written at the exit, is the daemon's stop: neither.
+    starting_file, *windows = sorted(glob.glob(f"{run}/callgrind.*.*"), key=lambda path: int(path.rsplit(".", 1)[1]))
+    ran = [functions_run(window, daemon) for window in windows]
+    serving = set().union(*ran)
+    return serving, set.intersection(*ran), functions_run(starting_file, daemon) - serving
 
 
 def start_watched(command, source, run):
@@ -216,7 +240,9 @@ def functions_run(dump, daemon):
     report = subprocess.run(["callgrind_annotate", "--threshold=100", dump], capture_output=True, text=True).stdout
     names = set()
     for line in report.splitlines():
-        if line.endswith(f"[{daemon}]") and "Profiled target" not in line:
+        # A function with a cost: one that only waited on the stack since an earlier
+        # dump (the daemon's main) is listed with none, a dot.
+        if line.endswith(f"[{daemon}]") and "Profiled target" not in line and ")" in line:
             name = line.split(")", 1)[1].strip().rsplit(" [", 1)[0]
             name = name.split(":", 1)[1] if name.startswith("???:") else name
             # callgrind marks recursion levels ('2); names stay as the linker knows them
