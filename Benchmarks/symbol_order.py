@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Writes packaging/symbol-order.txt: the functions gpsfixd runs in every cycle while it
-serves, then the others it runs while it serves, then those it runs while it starts,
-which scripts/package has the linker place together at the start of the code; then the
-variables it has written once it serves, placed together at the start of its
+serves, then the others it runs while it serves, then those it runs while it starts or
+stops, which scripts/package has the linker place together at the start of the code;
+then the variables it has written once it serves, placed together at the start of its
 zero-initialised data.
 
 The daemon's code is about 14 MB, and serving fixes runs in about 1.5 MB of it, spread
@@ -17,7 +17,8 @@ first: those that ran in every 5 s window of it (every cycle's), then the others
 1 Hz a cycle's code is read from cold caches, a line and a page at a time, and every
 cycle's functions named among the occasional ones were spread over several times the
 pages they fill (measured with Benchmarks/cycle_lines.py: 118 code pages a cycle, 88
-once every cycle's came first). Those that ran only while it started come after them.
+once every cycle's came first). Those that ran only while it started or stopped come
+after them.
 Start-up code runs once, but its pages are what the peak (VmHWM) is made of: scattered,
 each page it touches brings 64 KB in with it; placed together, start-up reads a few
 hundred pages in a row. It needs every function in a section of its own (scripts/package
@@ -109,7 +110,7 @@ def main():
     with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
         output.write("\n".join(ordered) + "\n")
     print(
-        f"{len(serving)} serving ({len(every_cycle)} of them every cycle) and {len(starting)} starting functions "
+        f"{len(serving)} serving ({len(every_cycle)} of them every cycle) and {len(starting)} starting or stopping functions "
         "in packaging/symbol-order.txt, "
         f"{len((serving | starting) & shared)} of them defined somewhere in an object's shared .text; "
         f"{len(written)} variables written")
@@ -118,7 +119,7 @@ def main():
 def profile(daemon, source, folder):
     """The functions the daemon reading `source` runs while it serves one watching client
     (after its first 20 s), those of them that ran in each window of it (every cycle's),
-    and those it ran before, under callgrind."""
+    and those it ran only before or after, under callgrind."""
     run = tempfile.mkdtemp(dir=folder)
     process, client = start_watched(
         ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={run}/callgrind.%p", daemon],
@@ -134,11 +135,14 @@ def profile(daemon, source, folder):
             subprocess.run(dump, capture_output=True, check=True)
     finally:
         stop(process, client)
-    # callgrind.PID, written at the exit, is the daemon's stop: neither.
+    # callgrind.PID, written at the exit, is the daemon's stop, which counts with its start:
+    # closing a client or a device runs the same code, which a client that only checks
+    # the daemon listens runs at its start.
     starting_file, *windows = sorted(glob.glob(f"{run}/callgrind.*.*"), key=lambda path: int(path.rsplit(".", 1)[1]))
     ran = [functions_run(window, daemon) for window in windows]
     serving = set().union(*ran)
-    return serving, set.intersection(*ran), functions_run(starting_file, daemon) - serving
+    ends = functions_run(starting_file, daemon) | functions_run(f"{run}/callgrind.{process.pid}", daemon)
+    return serving, set.intersection(*ran), ends - serving
 
 
 def start_watched(command, source, run):
