@@ -18,16 +18,15 @@ first: those that ran in every 5 s window of it (every cycle's), then the others
 cycle's functions named among the occasional ones were spread over several times the
 pages they fill (measured with Benchmarks/cycle_lines.py: 118 code pages a cycle, 88
 once every cycle's came first). Those that ran only while it started or stopped come
-after them.
-Start-up code runs once, but its pages are what the peak (VmHWM) is made of: scattered,
-each page it touches brings 64 KB in with it; placed together, start-up reads a few
-hundred pages in a row. It needs every function in a section of its own (scripts/package
-compiles with -function-sections), else the linker can only move whole objects. Names the
-code no longer has are ignored by the linker, and a function renamed or new is left out
-of place: when SatelliteTracker.add changed its signature (and two functions beside it
-were new), the daemon spent 15% more CPU at 1 Hz until the list was made again
-(scripts/package warns of names the binary does not have). Run this again when the hot
-path changes.
+after them. Start-up code runs once, but its pages are what the peak (VmHWM) is made of:
+scattered, each page it touches brings 64 KB in with it; placed together, start-up reads
+a few hundred pages in a row. It needs every function in a section of its own
+(scripts/package compiles with -function-sections), else the linker can only move whole
+objects. Names the code no longer has are ignored by the linker, and a function renamed
+or new is left out of place: when SatelliteTracker.add changed its signature (and two
+functions beside it were new), the daemon spent 15% more CPU at 1 Hz until the list was
+made again (scripts/package warns of names the binary does not have). Run this again when
+the hot path changes.
 
 After the functions, the list names the zero-initialised variables (.bss) that hold
 something once the daemon has served a client: the Swift runtime's metadata caches and
@@ -100,9 +99,9 @@ def main():
     # of it, and a local name such as `objectdestroyTm` places every function of that name,
     # some in shared sections of objects nothing runs (the regex parser's). Named among the
     # others, such a name would put whole objects between the functions that serve; so
-    # sections of their own come first (every cycle's, the rest of serving's, starting's),
-    # and the names with a definition in a shared .text last, where the objects they drag
-    # split nothing.
+    # sections of their own come first (every cycle's, the rest of serving's, then start-up's
+    # and the stop's), and the names with a definition in a shared .text last, where the
+    # objects they drag split nothing.
     shared = functions_in_shared_sections(binary)
     groups = (every_cycle - shared, serving - every_cycle - shared, starting - shared, serving & shared,
               starting & shared)
@@ -110,8 +109,8 @@ def main():
     with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
         output.write("\n".join(ordered) + "\n")
     print(
-        f"{len(serving)} serving ({len(every_cycle)} of them every cycle) and {len(starting)} starting or stopping functions "
-        "in packaging/symbol-order.txt, "
+        f"{len(serving)} serving ({len(every_cycle)} of them every cycle) and {len(starting)} starting or "
+        "stopping functions in packaging/symbol-order.txt, "
         f"{len((serving | starting) & shared)} of them defined somewhere in an object's shared .text; "
         f"{len(written)} variables written")
 
