@@ -42,6 +42,7 @@ Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package/rele
 
 import glob
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -94,6 +95,7 @@ def main():
         starting -= serving
     finally:
         stop(replay)
+        shutil.rmtree(folder, ignore_errors=True)
     # A function compiled into a section of its own can be placed anywhere. One in an
     # object's shared .text (much of the Swift runtime's: Swift.o's is 1.6 MB) moves with all
     # of it, and a local name such as `objectdestroyTm` places every function of that name,
@@ -123,25 +125,46 @@ def profile(daemon, source, folder):
     process, client = start_watched(
         ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={run}/callgrind.%p", daemon],
         source, run)
-    dump = ["callgrind_control", "--dump", str(process.pid)]
+    output = f"{run}/callgrind.{process.pid}"
+
+    def dump(number):
+        """Has callgrind write what ran since the last dump to callgrind.PID.`number`
+        (callgrind_control says nothing in its status when it cannot)."""
+        subprocess.run(["callgrind_control", "--dump", str(process.pid)], capture_output=True, timeout=60)
+        if not finished(f"{output}.{number}"):
+            raise SystemExit(f"callgrind did not write {output}.{number}")
+        return f"{output}.{number}"
+
     try:
-        # What ran so far (starting) goes to a file of its own, callgrind.PID.1; each
-        # window of serving to the next, callgrind.PID.2 on.
+        # What ran so far (starting) goes to a file of its own; each window of serving to
+        # the next.
         serve(client, 20)
-        subprocess.run(dump, capture_output=True, check=True)
-        for _ in range(SERVING_WINDOWS):
+        starting_file = dump(1)
+        windows = []
+        for number in range(2, SERVING_WINDOWS + 2):
             serve(client, WINDOW_SECONDS)
-            subprocess.run(dump, capture_output=True, check=True)
+            windows.append(dump(number))
     finally:
-        stop(process, client)
+        stop(process, client, grace=60)
     # callgrind.PID, written at the exit, is the daemon's stop, which counts with its start:
     # closing a client or a device runs the same code, which a client that only checks
-    # the daemon listens runs at its start.
-    starting_file, *windows = sorted(glob.glob(f"{run}/callgrind.*.*"), key=lambda path: int(path.rsplit(".", 1)[1]))
+    # the daemon listens runs at its start. (Made empty at the start, it is written only by
+    # a daemon that stopped when asked.)
+    if not finished(output):
+        raise SystemExit(f"the daemon did not stop when asked: {output} holds no stop")
     ran = [functions_run(window, daemon) for window in windows]
     serving = set().union(*ran)
-    ends = functions_run(starting_file, daemon) | functions_run(f"{run}/callgrind.{process.pid}", daemon)
+    ends = functions_run(starting_file, daemon) | functions_run(output, daemon)
     return serving, set.intersection(*ran), ends - serving
+
+
+def finished(dump):
+    """Whether `dump` is a whole callgrind file: its totals are written last."""
+    try:
+        with open(dump) as lines:
+            return any(line.startswith("totals:") for line in lines)
+    except FileNotFoundError:
+        return False
 
 
 def start_watched(command, source, run):
@@ -169,11 +192,11 @@ def start_watched(command, source, run):
     return process, client
 
 
-def stop(process, client=None):
-    """Stops `process` (asked first, killed after 10 s) and closes `client`."""
+def stop(process, client=None, grace=10):
+    """Stops `process` (asked first, killed after `grace` seconds) and closes `client`."""
     process.terminate()
     try:
-        process.wait(timeout=10)
+        process.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
@@ -240,13 +263,16 @@ def variables_written(daemon, variables, source, folder):
 
 def functions_run(dump, daemon):
     """The names, as the linker knows them, of the daemon's functions callgrind saw run in `dump`."""
-    report = subprocess.run(["callgrind_annotate", "--threshold=100", dump], capture_output=True, text=True).stdout
+    report = subprocess.run(["callgrind_annotate", "--threshold=100", "--show-percs=yes", dump],
+                            capture_output=True, text=True).stdout
+    # `COST (PERCENT%)  FILE:NAME [OBJECT]`: a function with a cost. One that only waited
+    # on the stack since an earlier dump (the daemon's main) is listed with a dot and no
+    # percentage, and is not taken.
+    function = re.compile(r"^\s*[\d,]+ \(\s*[\d.]+%\)\s+(.+) \[" + re.escape(daemon) + r"\]$")
     names = set()
     for line in report.splitlines():
-        # A function with a cost: one that only waited on the stack since an earlier
-        # dump (the daemon's main) is listed with none, a dot.
-        if line.endswith(f"[{daemon}]") and "Profiled target" not in line and ")" in line:
-            name = line.split(")", 1)[1].strip().rsplit(" [", 1)[0]
+        if match := function.match(line):
+            name = match.group(1)
             name = name.split(":", 1)[1] if name.startswith("???:") else name
             # callgrind marks recursion levels ('2); names stay as the linker knows them
             # (--demangle=no), the Swift runtime's C++ ones included.
