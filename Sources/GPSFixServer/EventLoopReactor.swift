@@ -24,28 +24,21 @@ struct EventLoopReactor: DescriptorReactor {
     ) -> any ReactorRegistration {
         let hub = self.hub
         let registration = PipeRegistration()
-        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else {
-            ended(IOError(errnoCode: errno, reason: "dup"))
-            return registration
+        do {
+            try NIOPipeBootstrap(group: hub.eventLoop)
+                .readingCopy(of: descriptor) { DeviceReadHandler(handler: handler, ended: ended) }
+                .whenComplete { result in
+                    switch result {
+                    case .success(let channel):
+                        if canWait { hub.addPausableReader(channel) }
+                        registration.attach(channel)
+                    case .failure(let error):
+                        ended(error)
+                    }
+                }
+        } catch {
+            ended(error)
         }
-        NIOPipeBootstrap(group: hub.eventLoop)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(DeviceReadHandler(handler: handler, ended: ended))
-                }
-            }
-            .takingOwnershipOfDescriptor(input: copy)
-            .whenComplete { result in
-                switch result {
-                case .success(let channel):
-                    if canWait { hub.addPausableReader(channel) }
-                    registration.attach(channel)
-                case .failure(let error):
-                    close(copy)
-                    ended(error)
-                }
-            }
         return registration
     }
 }

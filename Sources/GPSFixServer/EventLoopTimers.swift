@@ -56,21 +56,15 @@ struct EventLoopTimers: TimerScheduler {
 /// A timer descriptor, read on the loop by a pipe channel of its own, which reads a
 /// duplicate: the timer's own descriptor stays open, for setting, until ``stop()``.
 /// Setting it is one system call, and a deadline set again before it passes wakes nothing.
+///
+/// The descriptor is set on the loop alone, and never once its expiry has passed: the
+/// loop may have polled that expiry already, in the turn that is setting it (a device's
+/// bytes, read first, moving the silence watch), and setting a timer descriptor drops an
+/// expiry unread, where SwiftNIO requires a descriptor it polled as readable to have
+/// something to read. The deadline is kept instead, and the expiry, once read, sets the
+/// descriptor for it.
 final class DescriptorTimer: DeadlineTimer {
-    private enum Mode {
-        /// Until the loop reads the copy: the timer's descriptor, and its deadline for
-        /// scheduled tasks to take over if the loop cannot read it.
-        case starting(CInt, deadline: NIODeadline?)
-        case reading(CInt, any Channel)
-        /// The loop could not read the copy.
-        case scheduledTasks(TaskTimer)
-        case stopped
-    }
-
-    /// Set by the timer's owner, from any thread, and by the bootstrap's completion on
-    /// the loop: behind a pthread mutex, which ThreadSanitizer sees. Setting the timer
-    /// holds it, so the descriptor is not closed under a setting.
-    private let mode: NIOLockedValueBox<Mode>
+    private let core: Core
 
     /// Makes the timer descriptor and has `bootstrap` read a copy of it on `eventLoop`;
     /// throws the error that refused the descriptor.
@@ -79,146 +73,194 @@ final class DescriptorTimer: DeadlineTimer {
     ) throws {
         let descriptor = gpsfix_timer_create()
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "timerfd_create") }
-        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
-        guard copy >= 0 else {
-            let code = errno
-            close(descriptor)
-            throw IOError(errnoCode: code, reason: "dup")
-        }
-        let mode = NIOLockedValueBox(Mode.starting(descriptor, deadline: nil))
-        self.mode = mode
-        // Once its channel is made (the initializer runs), SwiftNIO owns the copy: it closes
-        // it with the channel, also on a failure after that; before, the copy is still ours.
-        let channelMade = NIOLockedValueBox(false)
-        bootstrap
-            .channelInitializer { channel in
-                channelMade.withLockedValue { $0 = true }
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ExpiryHandler(body: body) {
-                            Self.takeOver(mode, eventLoop: eventLoop, body: body, logger: logger, reason: "its channel closed")
-                        })
-                }
-            }
-            .takingOwnershipOfDescriptor(input: copy)
-            .whenComplete { result in
+        let core = Core(descriptor: descriptor, eventLoop: eventLoop, body: body, logger: logger)
+        self.core = core
+        do {
+            try bootstrap.readingCopy(of: descriptor) { ExpiryHandler(timer: core) }.whenComplete { result in
                 switch result {
-                case .success(let channel):
-                    let stopped = mode.withLockedValue { mode in
-                        guard case .starting(let descriptor, _) = mode else { return true }
-                        mode = .reading(descriptor, channel)
-                        return false
-                    }
-                    if stopped { channel.close(promise: nil) }
-                case .failure(let error):
-                    if !channelMade.withLockedValue({ $0 }) { close(copy) }
-                    Self.takeOver(mode, eventLoop: eventLoop, body: body, logger: logger, reason: "\(error)")
+                case .success(let channel): core.attach(channel)
+                case .failure(let error): core.takeOver(reason: "\(error)")
                 }
             }
-    }
-
-    /// Hands the timer to scheduled tasks when the loop cannot read its descriptor (its
-    /// channel refused, or closed other than by ``stop()``): the descriptor is closed, a
-    /// deadline set before the channel was ready is carried over, and a timer that was
-    /// being read runs its callback once, for its owner to set it again.
-    private static func takeOver(
-        _ mode: NIOLockedValueBox<Mode>, eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger,
-        reason: String
-    ) {
-        let wasReading = mode.withLockedValue { mode -> Bool? in
-            switch mode {
-            case .starting(let descriptor, let deadline):
-                close(descriptor)
-                let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
-                if let deadline { timer.set(in: Duration(deadline - .now())) }
-                mode = .scheduledTasks(timer)
-                return false
-            case .reading(let descriptor, _):
-                close(descriptor)
-                mode = .scheduledTasks(EventLoopTimers.scheduledTasks(on: eventLoop, body))
-                return true
-            case .scheduledTasks, .stopped:
-                return nil
-            }
+        } catch {
+            close(descriptor)
+            throw error
         }
-        guard let wasReading else { return }
-        EventLoopTimers.warnOfScheduledTasks(logger, reason: reason)
-        if wasReading { body() }
     }
 
     deinit {
-        stop()
+        core.stop()
     }
 
     func set(in delay: Duration) {
-        mode.withLockedValue { mode in
-            switch mode {
-            case .starting(let descriptor, _):
-                mode = .starting(descriptor, deadline: .now() + TimeAmount(delay))
-                Self.set(descriptor, in: delay)
-            case .reading(let descriptor, _):
-                Self.set(descriptor, in: delay)
-            case .scheduledTasks(let timer):
-                timer.set(in: delay)
-            case .stopped:
-                break
-            }
+        let deadline = NIODeadline.now() + TimeAmount(delay)
+        let core = self.core
+        if core.eventLoop.inEventLoop {
+            core.set(deadline)
+        } else {
+            core.eventLoop.execute { core.set(deadline) }
         }
     }
 
     func stop() {
-        let channel = mode.withLockedValue { mode -> (any Channel)? in
-            defer { mode = .stopped }
-            switch mode {
-            case .starting(let descriptor, _):
-                Self.disarmAndClose(descriptor)
-                return nil
-            case .reading(let descriptor, let channel):
-                Self.disarmAndClose(descriptor)
-                return channel
-            case .scheduledTasks(let timer):
-                timer.stop()
-                return nil
-            case .stopped:
-                return nil
+        core.stop()
+    }
+
+    /// The timer's state, shared with its channel's handler.
+    fileprivate final class Core: Sendable {
+        private enum Mode {
+            /// Until the loop reads the copy of the descriptor.
+            case starting(CInt)
+            case reading(CInt, any Channel)
+            /// The loop could not read the copy.
+            case scheduledTasks(TaskTimer)
+            case stopped
+        }
+
+        private struct State {
+            var mode: Mode
+            /// The deadline last set, until it passes.
+            var deadline: NIODeadline?
+            /// When the descriptor comes due, from its setting until its expiry is read.
+            var expiry: NIODeadline?
+        }
+
+        let eventLoop: any EventLoop
+        private let body: @Sendable () -> Void
+        private let logger: Logger
+        /// Set on the loop, and stopped from any thread: behind a pthread mutex, which
+        /// ThreadSanitizer sees. Setting the descriptor holds it, so that it is not
+        /// closed under a setting.
+        private let state: NIOLockedValueBox<State>
+
+        init(descriptor: CInt, eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger) {
+            state = NIOLockedValueBox(State(mode: .starting(descriptor)))
+            self.eventLoop = eventLoop
+            self.body = body
+            self.logger = logger
+        }
+
+        /// The loop reads the copy: unless the timer stopped meanwhile.
+        func attach(_ channel: any Channel) {
+            let stopped = state.withLockedValue { state in
+                guard case .starting(let descriptor) = state.mode else { return true }
+                state.mode = .reading(descriptor, channel)
+                return false
+            }
+            if stopped { channel.close(promise: nil) }
+        }
+
+        /// Sets the deadline (on the loop).
+        func set(_ deadline: NIODeadline) {
+            eventLoop.assertInEventLoop()
+            state.withLockedValue { state in
+                switch state.mode {
+                case .starting(let descriptor), .reading(let descriptor, _):
+                    state.deadline = deadline
+                    let now = NIODeadline.now()
+                    // Come due, the expiry is read first: it sets the descriptor then.
+                    if let expiry = state.expiry, expiry <= now { return }
+                    Self.set(descriptor, in: deadline - now)
+                    state.expiry = deadline
+                case .scheduledTasks(let timer):
+                    timer.set(in: Duration(deadline - .now()))
+                case .stopped:
+                    break
+                }
             }
         }
-        channel?.close(promise: nil)
-    }
 
-    private static func set(_ descriptor: CInt, in delay: Duration) {
-        let (seconds, attoseconds) = delay.components
-        // At least a nanosecond: none disarms it.
-        _ = gpsfix_timer_set(descriptor, max(1, seconds * 1_000_000_000 + attoseconds / 1_000_000_000))
-    }
+        /// The descriptor read as expired (on the loop): the callback runs if the deadline
+        /// has passed, else the descriptor is set for it.
+        func expired() {
+            let due = state.withLockedValue { state -> Bool in
+                state.expiry = nil
+                guard let deadline = state.deadline else { return false }
+                switch state.mode {
+                case .starting(let descriptor), .reading(let descriptor, _):
+                    let now = NIODeadline.now()
+                    if deadline <= now {
+                        state.deadline = nil
+                        return true
+                    }
+                    Self.set(descriptor, in: deadline - now)
+                    state.expiry = deadline
+                    return false
+                case .scheduledTasks, .stopped:
+                    return false
+                }
+            }
+            if due { body() }
+        }
 
-    /// Disarms the timer the loop's copy shares, so that no expiry comes before the
-    /// channel is closed, and closes the timer's own descriptor.
-    private static func disarmAndClose(_ descriptor: CInt) {
-        _ = gpsfix_timer_set(descriptor, 0)
-        close(descriptor)
+        /// Hands the timer to scheduled tasks when the loop cannot read its descriptor (its
+        /// channel refused, or closed other than by ``stop()``): the descriptor is closed
+        /// and the deadline carried over.
+        func takeOver(reason: String) {
+            let tookOver = state.withLockedValue { state -> Bool in
+                switch state.mode {
+                case .starting(let descriptor), .reading(let descriptor, _):
+                    close(descriptor)
+                    let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
+                    if let deadline = state.deadline { timer.set(in: Duration(deadline - .now())) }
+                    state.mode = .scheduledTasks(timer)
+                    return true
+                case .scheduledTasks, .stopped:
+                    return false
+                }
+            }
+            if tookOver { EventLoopTimers.warnOfScheduledTasks(logger, reason: reason) }
+        }
+
+        /// Stops the timer for good. The descriptor is closed, not set: an expiry already
+        /// polled is read, and runs nothing.
+        func stop() {
+            let channel = state.withLockedValue { state -> (any Channel)? in
+                defer {
+                    state.mode = .stopped
+                    state.deadline = nil
+                }
+                switch state.mode {
+                case .starting(let descriptor):
+                    close(descriptor)
+                    return nil
+                case .reading(let descriptor, let channel):
+                    close(descriptor)
+                    return channel
+                case .scheduledTasks(let timer):
+                    timer.stop()
+                    return nil
+                case .stopped:
+                    return nil
+                }
+            }
+            channel?.close(promise: nil)
+        }
+
+        private static func set(_ descriptor: CInt, in delay: TimeAmount) {
+            // At least a nanosecond: none disarms it.
+            _ = gpsfix_timer_set(descriptor, max(1, delay.nanoseconds))
+        }
     }
 }
 
-/// Calls the timer's callback when its descriptor reads as expired, and `ended` when the
-/// channel closes.
+/// Tells the timer when its descriptor reads as expired, and hands it to scheduled tasks
+/// when the channel closes other than by ``DescriptorTimer/stop()``.
 private final class ExpiryHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
-    private let body: @Sendable () -> Void
-    private let ended: @Sendable () -> Void
+    private let timer: DescriptorTimer.Core
 
-    init(body: @escaping @Sendable () -> Void, ended: @escaping @Sendable () -> Void) {
-        self.body = body
-        self.ended = ended
+    init(timer: DescriptorTimer.Core) {
+        self.timer = timer
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        body()
+        timer.expired()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        ended()
+        timer.takeOver(reason: "its channel closed")
         context.fireChannelInactive()
     }
 }
