@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -257,20 +254,16 @@ public final class ReceiverWriter: @unchecked Sendable {
         guard !opening, let descriptor = openReceiver() else { return }
         opening = true
         NIOPipeBootstrap(group: eventLoop)
-            // Little is buffered past the queue: the queue decides what is stale.
-            .channelOption(.writeBufferWaterMark, value: .init(low: 1024, high: 4096))
-            .channelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(PortHandler(writer: self)) }
+            .takingOwnership(of: descriptor, as: .output) { [self] channel in
+                // Little is buffered past the queue: the queue decides what is stale.
+                try channel.syncOptions?.setOption(.writeBufferWaterMark, value: .init(low: 1024, high: 4096))
+                try channel.pipeline.syncOperations.addHandler(PortHandler(writer: self))
             }
-            .takingOwnershipOfDescriptor(output: descriptor)
             .whenComplete { [self] result in
                 opening = false
-                switch result {
-                case .success(let channel):
+                if case .success(let channel) = result {
                     self.channel = channel
                     pump()
-                case .failure:
-                    Glibc.close(descriptor)
                 }
             }
     }

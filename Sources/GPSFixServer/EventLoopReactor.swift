@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import GPSFix
 import GPSFixDevices
 import NIOCore

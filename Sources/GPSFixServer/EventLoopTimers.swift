@@ -54,8 +54,10 @@ struct EventLoopTimers: TimerScheduler {
 }
 
 /// A timer descriptor, read on the loop by a pipe channel of its own, which reads a
-/// duplicate: the timer's own descriptor stays open, for setting, until ``stop()``.
-/// Setting it is one system call, and a deadline set again before it passes wakes nothing.
+/// duplicate: the timer's own descriptor stays open, for setting, until ``stop()``. On
+/// the loop, a setting is at most one system call, and a deadline set again before it
+/// passes wakes nothing; from another thread, the setting is taken to the loop, one task
+/// at a time.
 ///
 /// The descriptor is set on the loop alone, and never once its expiry has passed: the
 /// loop may have polled that expiry already, in the turn that is setting it (a device's
@@ -83,7 +85,8 @@ final class DescriptorTimer: DeadlineTimer {
                 }
             }
         } catch {
-            close(descriptor)
+            // Closes the descriptor, and leaves nothing for `deinit` to close again.
+            core.stop()
             throw error
         }
     }
@@ -93,13 +96,7 @@ final class DescriptorTimer: DeadlineTimer {
     }
 
     func set(in delay: Duration) {
-        let deadline = NIODeadline.now() + TimeAmount(delay)
-        let core = self.core
-        if core.eventLoop.inEventLoop {
-            core.set(deadline)
-        } else {
-            core.eventLoop.execute { core.set(deadline) }
-        }
+        core.set(.now() + TimeAmount(delay))
     }
 
     func stop() {
@@ -115,22 +112,32 @@ final class DescriptorTimer: DeadlineTimer {
             /// The loop could not read the copy.
             case scheduledTasks(TaskTimer)
             case stopped
+
+            /// The timer's descriptor, while it has one.
+            var descriptor: CInt? {
+                switch self {
+                case .starting(let descriptor), .reading(let descriptor, _): descriptor
+                case .scheduledTasks, .stopped: nil
+                }
+            }
         }
 
         private struct State {
             var mode: Mode
-            /// The deadline last set, until it passes.
+            /// The deadline last set, until its callback runs.
             var deadline: NIODeadline?
             /// When the descriptor comes due, from its setting until its expiry is read.
             var expiry: NIODeadline?
+            /// A setting from another thread is on its way to the loop.
+            var settingQueued = false
         }
 
         let eventLoop: any EventLoop
         private let body: @Sendable () -> Void
         private let logger: Logger
-        /// Set on the loop, and stopped from any thread: behind a pthread mutex, which
-        /// ThreadSanitizer sees. Setting the descriptor holds it, so that it is not
-        /// closed under a setting.
+        /// Set from any thread, its descriptor on the loop: behind a pthread mutex, which
+        /// ThreadSanitizer sees. Setting the descriptor holds it, so that it is not closed
+        /// under a setting.
         private let state: NIOLockedValueBox<State>
 
         init(descriptor: CInt, eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger) {
@@ -150,22 +157,33 @@ final class DescriptorTimer: DeadlineTimer {
             if stopped { channel.close(promise: nil) }
         }
 
-        /// Sets the deadline (on the loop).
+        /// Sets the deadline, in place of the one before; the descriptor follows on the
+        /// loop, settings from other threads in the order they came.
         func set(_ deadline: NIODeadline) {
-            eventLoop.assertInEventLoop()
-            state.withLockedValue { state in
+            let onLoop = eventLoop.inEventLoop
+            let queue = state.withLockedValue { state -> Bool in
                 switch state.mode {
-                case .starting(let descriptor), .reading(let descriptor, _):
+                case .starting, .reading:
                     state.deadline = deadline
-                    let now = NIODeadline.now()
-                    // Come due, the expiry is read first: it sets the descriptor then.
-                    if let expiry = state.expiry, expiry <= now { return }
-                    Self.set(descriptor, in: deadline - now)
-                    state.expiry = deadline
+                    if onLoop {
+                        Self.setDescriptor(&state)
+                        return false
+                    }
+                    defer { state.settingQueued = true }
+                    return !state.settingQueued
                 case .scheduledTasks(let timer):
-                    timer.set(in: Duration(deadline - .now()))
+                    timer.set(in: Self.delay(until: deadline))
+                    return false
                 case .stopped:
-                    break
+                    return false
+                }
+            }
+            if queue {
+                eventLoop.execute { [self] in
+                    state.withLockedValue { state in
+                        state.settingQueued = false
+                        Self.setDescriptor(&state)
+                    }
                 }
             }
         }
@@ -175,20 +193,13 @@ final class DescriptorTimer: DeadlineTimer {
         func expired() {
             let due = state.withLockedValue { state -> Bool in
                 state.expiry = nil
-                guard let deadline = state.deadline else { return false }
-                switch state.mode {
-                case .starting(let descriptor), .reading(let descriptor, _):
-                    let now = NIODeadline.now()
-                    if deadline <= now {
-                        state.deadline = nil
-                        return true
-                    }
-                    Self.set(descriptor, in: deadline - now)
-                    state.expiry = deadline
-                    return false
-                case .scheduledTasks, .stopped:
-                    return false
+                guard let deadline = state.deadline, state.mode.descriptor != nil else { return false }
+                if deadline <= .now() {
+                    state.deadline = nil
+                    return true
                 }
+                Self.setDescriptor(&state)
+                return false
             }
             if due { body() }
         }
@@ -198,16 +209,12 @@ final class DescriptorTimer: DeadlineTimer {
         /// and the deadline carried over.
         func takeOver(reason: String) {
             let tookOver = state.withLockedValue { state -> Bool in
-                switch state.mode {
-                case .starting(let descriptor), .reading(let descriptor, _):
-                    close(descriptor)
-                    let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
-                    if let deadline = state.deadline { timer.set(in: Duration(deadline - .now())) }
-                    state.mode = .scheduledTasks(timer)
-                    return true
-                case .scheduledTasks, .stopped:
-                    return false
-                }
+                guard let descriptor = state.mode.descriptor else { return false }
+                close(descriptor)
+                let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
+                if let deadline = state.deadline { timer.set(in: Self.delay(until: deadline)) }
+                state.mode = .scheduledTasks(timer)
+                return true
             }
             if tookOver { EventLoopTimers.warnOfScheduledTasks(logger, reason: reason) }
         }
@@ -216,10 +223,7 @@ final class DescriptorTimer: DeadlineTimer {
         /// polled is read, and runs nothing.
         func stop() {
             let channel = state.withLockedValue { state -> (any Channel)? in
-                defer {
-                    state.mode = .stopped
-                    state.deadline = nil
-                }
+                defer { state.mode = .stopped }
                 switch state.mode {
                 case .starting(let descriptor):
                     close(descriptor)
@@ -237,9 +241,19 @@ final class DescriptorTimer: DeadlineTimer {
             channel?.close(promise: nil)
         }
 
-        private static func set(_ descriptor: CInt, in delay: TimeAmount) {
+        /// Sets the descriptor for the deadline (on the loop), unless its expiry has
+        /// passed: this turn may have polled it, and it is read first.
+        private static func setDescriptor(_ state: inout State) {
+            guard let deadline = state.deadline, let descriptor = state.mode.descriptor else { return }
+            let now = NIODeadline.now()
+            if let expiry = state.expiry, expiry <= now { return }
             // At least a nanosecond: none disarms it.
-            _ = gpsfix_timer_set(descriptor, max(1, delay.nanoseconds))
+            _ = gpsfix_timer_set(descriptor, max(1, (deadline - now).nanoseconds))
+            state.expiry = deadline
+        }
+
+        private static func delay(until deadline: NIODeadline) -> Duration {
+            Duration(deadline - .now())
         }
     }
 }
