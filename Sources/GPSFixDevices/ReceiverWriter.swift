@@ -253,8 +253,8 @@ public final class ReceiverWriter: @unchecked Sendable {
     private func open() {
         guard !opening, let descriptor = openReceiver() else { return }
         opening = true
-        NIOPipeBootstrap(group: eventLoop)
-            .takingOwnership(of: descriptor, as: .output) { [self] channel in
+        NIOPipeBootstrap
+            .takingOwnership(of: descriptor, as: .output, on: eventLoop) { [self] channel in
                 // Little is buffered past the queue: the queue decides what is stale.
                 try channel.syncOptions?.setOption(.writeBufferWaterMark, value: .init(low: 1024, high: 4096))
                 try channel.pipeline.syncOperations.addHandler(PortHandler(writer: self))

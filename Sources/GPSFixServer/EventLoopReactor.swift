@@ -22,8 +22,8 @@ struct EventLoopReactor: DescriptorReactor {
         let hub = self.hub
         let registration = PipeRegistration()
         do {
-            try NIOPipeBootstrap(group: hub.eventLoop)
-                .readingCopy(of: descriptor) { DeviceReadHandler(handler: handler, ended: ended) }
+            try NIOPipeBootstrap
+                .readingCopy(of: descriptor, on: hub.eventLoop) { DeviceReadHandler(handler: handler, ended: ended) }
                 .whenComplete { result in
                     switch result {
                     case .success(let channel):

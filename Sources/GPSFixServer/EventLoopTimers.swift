@@ -25,18 +25,12 @@ struct EventLoopTimers: TimerScheduler {
     let logger: Logger
 
     func makeTimer(_ body: @escaping @Sendable () -> Void) -> any DeadlineTimer {
-        let reason: String
-        if let bootstrap = NIOPipeBootstrap(validatingGroup: eventLoop) {
-            do {
-                return try DescriptorTimer(bootstrap: bootstrap, eventLoop: eventLoop, body: body, logger: logger)
-            } catch {
-                reason = "no timer descriptor: \(error)"
-            }
-        } else {
-            reason = "the event loop reads no descriptors"
+        do {
+            return try DescriptorTimer(eventLoop: eventLoop, body: body, logger: logger)
+        } catch {
+            Self.warnOfScheduledTasks(logger, reason: "no timer descriptor: \(error)")
+            return Self.scheduledTasks(on: eventLoop, body)
         }
-        Self.warnOfScheduledTasks(logger, reason: reason)
-        return Self.scheduledTasks(on: eventLoop, body)
     }
 
     /// A timer of tasks scheduled on the loop.
@@ -68,17 +62,16 @@ struct EventLoopTimers: TimerScheduler {
 final class DescriptorTimer: DeadlineTimer {
     private let core: Core
 
-    /// Makes the timer descriptor and has `bootstrap` read a copy of it on `eventLoop`;
-    /// throws the error that refused the descriptor.
-    init(
-        bootstrap: NIOPipeBootstrap, eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger
-    ) throws {
+    /// Makes the timer descriptor and has `eventLoop` read a copy of it; throws when
+    /// there is no descriptor or copy to be had. A loop that refuses the copy leaves the
+    /// timer to scheduled tasks (logged).
+    init(eventLoop: any EventLoop, body: @escaping @Sendable () -> Void, logger: Logger) throws {
         let descriptor = gpsfix_timer_create()
         guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "timerfd_create") }
         let core = Core(descriptor: descriptor, eventLoop: eventLoop, body: body, logger: logger)
         self.core = core
         do {
-            try bootstrap.readingCopy(of: descriptor) { ExpiryHandler(timer: core) }.whenComplete { result in
+            try NIOPipeBootstrap.readingCopy(of: descriptor, on: eventLoop) { ExpiryHandler(timer: core) }.whenComplete { result in
                 switch result {
                 case .success(let channel): core.attach(channel)
                 case .failure(let error): core.takeOver(reason: "\(error)")
@@ -124,7 +117,7 @@ final class DescriptorTimer: DeadlineTimer {
 
         private struct State {
             var mode: Mode
-            /// The deadline last set, until its callback runs.
+            /// The deadline last set, until its callback runs, while the timer has a descriptor.
             var deadline: NIODeadline?
             /// When the descriptor comes due, from its setting until its expiry is read.
             var expiry: NIODeadline?
