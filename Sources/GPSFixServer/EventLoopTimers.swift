@@ -89,7 +89,7 @@ final class DescriptorTimer: DeadlineTimer {
     }
 
     func set(in delay: Duration) {
-        core.set(.now() + TimeAmount(delay))
+        core.set(in: TimeAmount(delay))
     }
 
     func stop() {
@@ -150,22 +150,23 @@ final class DescriptorTimer: DeadlineTimer {
             if stopped { channel.close(promise: nil) }
         }
 
-        /// Sets the deadline, in place of the one before; the descriptor follows on the
-        /// loop, settings from other threads in the order they came.
-        func set(_ deadline: NIODeadline) {
+        /// Sets the deadline `delay` from now, in place of the one before; the descriptor
+        /// follows on the loop, settings from other threads in the order they came.
+        func set(in delay: TimeAmount) {
             let onLoop = eventLoop.inEventLoop
+            let now = NIODeadline.now()
             let queue = state.withLockedValue { state -> Bool in
                 switch state.mode {
                 case .starting, .reading:
-                    state.deadline = deadline
+                    state.deadline = now + delay
                     if onLoop {
-                        Self.setDescriptor(&state)
+                        Self.setDescriptor(&state, now: now)
                         return false
                     }
                     defer { state.settingQueued = true }
                     return !state.settingQueued
                 case .scheduledTasks(let timer):
-                    timer.set(in: Self.delay(until: deadline))
+                    timer.set(in: Duration(delay))
                     return false
                 case .stopped:
                     return false
@@ -175,7 +176,7 @@ final class DescriptorTimer: DeadlineTimer {
                 eventLoop.execute { [self] in
                     state.withLockedValue { state in
                         state.settingQueued = false
-                        Self.setDescriptor(&state)
+                        Self.setDescriptor(&state, now: .now())
                     }
                 }
             }
@@ -187,11 +188,12 @@ final class DescriptorTimer: DeadlineTimer {
             let due = state.withLockedValue { state -> Bool in
                 state.expiry = nil
                 guard let deadline = state.deadline, state.mode.descriptor != nil else { return false }
-                if deadline <= .now() {
+                let now = NIODeadline.now()
+                if deadline <= now {
                     state.deadline = nil
                     return true
                 }
-                Self.setDescriptor(&state)
+                Self.setDescriptor(&state, now: now)
                 return false
             }
             if due { body() }
@@ -205,7 +207,7 @@ final class DescriptorTimer: DeadlineTimer {
                 guard let descriptor = state.mode.descriptor else { return false }
                 close(descriptor)
                 let timer = EventLoopTimers.scheduledTasks(on: eventLoop, body)
-                if let deadline = state.deadline { timer.set(in: Self.delay(until: deadline)) }
+                if let deadline = state.deadline { timer.set(in: Duration(deadline - .now())) }
                 state.mode = .scheduledTasks(timer)
                 return true
             }
@@ -236,17 +238,12 @@ final class DescriptorTimer: DeadlineTimer {
 
         /// Sets the descriptor for the deadline (on the loop), unless its expiry has
         /// passed: this turn may have polled it, and it is read first.
-        private static func setDescriptor(_ state: inout State) {
+        private static func setDescriptor(_ state: inout State, now: NIODeadline) {
             guard let deadline = state.deadline, let descriptor = state.mode.descriptor else { return }
-            let now = NIODeadline.now()
             if let expiry = state.expiry, expiry <= now { return }
             // At least a nanosecond: none disarms it.
             _ = gpsfix_timer_set(descriptor, max(1, (deadline - now).nanoseconds))
             state.expiry = deadline
-        }
-
-        private static func delay(until deadline: NIODeadline) -> Duration {
-            Duration(deadline - .now())
         }
     }
 }
