@@ -51,7 +51,10 @@ public struct FixAssembler {
 
     private var cycle = Cycle()
     private var cycleCount = 0
+    /// The date the receiver last gave, and the time of day of the last cycle on it (see
+    /// ``carryDate(to:)``).
     private var date: (year: Int, month: Int, day: Int)?
+    private var dateLastTime: NMEATime?
     private var previousFix: Fix?
     /// The sky values the receiver sent last, held for the cycles in which it sends none.
     private var heldSky = HeldSky()
@@ -128,7 +131,25 @@ public struct FixAssembler {
     private mutating func note(twoDigitYearDate date: NMEADate?) {
         guard let date else { return }
         self.date = (centuryRule.fullYear(date.year), Int(date.month), Int(date.day))
+        dateLastTime = cycle.time
     }
+
+    /// A receiver that gives its date less often than its time (an RMC lost to noise, a
+    /// ZDA once a minute) crosses midnight without it: a cycle whose time of day is half a
+    /// day or more before the last one on the held date is on the next day, as gpsd moves
+    /// its day on when the hour goes back. Without this, the fix, and the time service's
+    /// sample of it, would be a day behind.
+    private mutating func carryDate(to time: NMEATime) {
+        defer { dateLastTime = time }
+        guard let held = date, let last = dateLastTime,
+            last.nanosecondsSinceMidnight - time.nanosecondsSinceMidnight >= Self.halfADay
+        else { return }
+        let day = GPSTime(year: held.year, month: held.month, day: held.day, time: time).daysSince1970 + 1
+        let next = GPSTime(daysSince1970: day, time: time)
+        date = (next.year, next.month, next.day)
+    }
+
+    private static var halfADay: Int64 { 43_200 * 1_000_000_000 }
 
     /// A sentence with a time field: a new time ends the open cycle and teaches which
     /// sentence ends cycles; a cycle it opens keeps the receiver's last DOPs only when it
@@ -157,6 +178,7 @@ public struct FixAssembler {
         if cycle.time != time {
             cyclesOpened &+= 1
             if !carryingDilutions { heldSky.forgetDilutions() }
+            carryDate(to: time)
         }
         cycle.time = time
     }
@@ -301,6 +323,7 @@ extension FixAssembler: NMEASentenceHandler {
         beginTimed(zda.time, sentence.address)
         if let date = zda.date {
             self.date = (date.year, Int(date.month), Int(date.day))
+            dateLastTime = cycle.time
             centuryRule.referenceYear = date.year
         }
         cycle.sawData = true

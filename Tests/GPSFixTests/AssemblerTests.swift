@@ -288,6 +288,23 @@ struct AssemblerTests {
         #expect(CenturyRule().fullYear(99) == 2099 && CenturyRule().fullYear(26) == 2026)
     }
 
+    @Test("a cycle past midnight whose date did not come (its RMC lost, or a receiver that sends the date less often) is on the next day, at every midnight")
+    func dateCarriedPastMidnight() throws {
+        func gga(_ time: String) -> String {
+            sentence("$GPGGA,\(time),4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")
+        }
+        let text = gga("235959.00") + sentence("$GPRMC,235959.00,A,4807.038,N,01131.000,E,0.0,0.0,311226,,,A")
+            + gga("000000.00") + gga("000001.00") + gga("120000.00") + gga("235959.00") + gga("000000.00")
+        let times = updates(of: text).compactMap(\.fix).compactMap(\.time)
+        func at(_ year: Int, _ month: Int, _ day: Int, _ hour: UInt8, _ minute: UInt8, _ second: UInt8) -> GPSTime {
+            GPSTime(year: year, month: month, day: day, time: NMEATime(hour: hour, minute: minute, second: second))
+        }
+        #expect(times == [
+            at(2026, 12, 31, 23, 59, 59), at(2027, 1, 1, 0, 0, 0), at(2027, 1, 1, 0, 0, 1), at(2027, 1, 1, 12, 0, 0),
+            at(2027, 1, 1, 23, 59, 59), at(2027, 1, 2, 0, 0, 0),
+        ])
+    }
+
     @Test("two-digit years with nothing to place them fall in the build's century, as gpsd places them: built in 2026, 80 is 2080, not 1980")
     func twoDigitYearsPivotOnTheBuild() throws {
         #expect(CenturyRule.buildYear >= 2026)
