@@ -21,8 +21,8 @@ public struct DeviceCounters: Hashable, Sendable {
     /// which hands only the text between binary frames on to the NMEA framer (whose
     /// ``FramerStatistics/bytes`` count that text alone).
     public var bytes: Int { binaryFraming.bytes }
-    /// Fixes whose time was kept from the clock: dated before GPSFix existed (see
-    /// ``ReceiverTimeSampler``).
+    /// Fixes whose time was kept from the clock: dated before GPSFix existed, or a
+    /// week-number era after (see ``ReceiverTimeSampler``).
     public var distrustedTimes = 0
     /// The receiver's survey-in as it last reported it, for a base or timing receiver;
     /// `nil` for one that never reported one.
@@ -55,7 +55,7 @@ public struct DeviceCounters: Hashable, Sendable {
             + (ubx.frames + ubx.refused > 0 ? ", UBX frames \(ubx.frames), refused \(ubx.refused), epochs \(ubxAssembly.epochs)" : "")
             + (rtcm3.frames + rtcm3.refused > 0 ? ", RTCM 3 frames \(rtcm3.frames), refused \(rtcm3.refused)" : "")
             + driverSummary
-            + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026) \(distrustedTimes)" : "")
+            + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026 or after 2045) \(distrustedTimes)" : "")
             + (valuesOutOfRange > 0 ? ", values out of range \(valuesOutOfRange)" : "")
     }
 }

@@ -4,7 +4,9 @@
 /// once the receiver has given more than ``minimumFixes`` such fixes in a row (a
 /// receiver's first fixes may carry a time it has not yet settled), and never with a
 /// date before ``earliestTrustedTime`` (a receiver that lost a 1024-week era, or runs on
-/// a stale clock, would set the system's clock back by years).
+/// a stale clock, would set the system's clock back by years) or from
+/// ``latestTrustedTime`` on (a two-digit year placed in the wrong century, as an MTK
+/// chip's default date `060180` read as 2080, would set it decades ahead).
 ///
 /// A sample carries the fix's ``Fix/leapSecondWarning`` in June and December only, as
 /// gpsd's SHM and SOCK writers do (leap seconds come at the end of those months; a
@@ -18,9 +20,14 @@ public struct ReceiverTimeSampler: Sendable {
     public static let defaultEarliestTrustedTime = WallTime(seconds: 1_767_225_600)
 
     public var earliestTrustedTime: WallTime
+    /// One GPS week-number era (1024 weeks, 19.6 years) after ``earliestTrustedTime``: a
+    /// receiver's week number says its date only within such an era, so a date past it is
+    /// a misplaced century or a misread era, not a time (gpsd trusts the same window
+    /// after its build).
+    public var latestTrustedTime: WallTime { earliestTrustedTime + .seconds(1024 * 7 * 86_400) }
     private var fixesInARow = 0
     private var lastSecond: Int?
-    /// Fixes whose date was before ``earliestTrustedTime``.
+    /// Fixes whose date was before ``earliestTrustedTime`` or from ``latestTrustedTime`` on.
     public private(set) var distrusted = 0
 
     public init(earliestTrustedTime: WallTime = Self.defaultEarliestTrustedTime) {
@@ -38,7 +45,7 @@ public struct ReceiverTimeSampler: Sendable {
         guard let readAt, fixesInARow > Self.minimumFixes, real.seconds != lastSecond, !time.isLeapSecond else {
             return nil
         }
-        guard real >= earliestTrustedTime else {
+        guard real >= earliestTrustedTime, real < latestTrustedTime else {
             distrusted += 1
             return nil
         }

@@ -62,6 +62,21 @@ struct TimeSampleTests {
         #expect(sampler.sample(for: Self.fix(.threeDimensional, at: second + 20), readAt: readAt) == nil, "a restart starts the count again")
     }
 
+    @Test("no sample dated a 1024-week era or more after 2026: a two-digit year placed in the wrong century (an MTK chip's default 060180 read as 2080), or a receiver two eras behind, would step the clock decades ahead")
+    func laterThanAnEra() {
+        let weeks = 1024 * 7 * 86_400
+        var sampler = ReceiverTimeSampler()
+        let year2080 = Int(WallTime(GPSTime(year: 2080, month: 1, day: 6, time: NMEATime(hour: 0, minute: 0, second: 0))).seconds)
+        let samples = (0..<5).map { sampler.sample(for: Self.fix(.threeDimensional, at: year2080 + $0), readAt: readAt) }
+        #expect(samples.allSatisfy { $0 == nil })
+        #expect(sampler.distrusted == 2)
+        // The era's last second still gives samples; the first after it does not.
+        let last = Int(ReceiverTimeSampler.defaultEarliestTrustedTime.seconds) + weeks - 1
+        var atTheEdge = ReceiverTimeSampler()
+        let edge = (0..<5).map { atTheEdge.sample(for: Self.fix(.threeDimensional, at: last - 3 + $0), readAt: readAt) }
+        #expect(edge.map { $0 != nil } == [false, false, false, true, false])
+    }
+
     @Test("the provider pairs each cycle's time with the read time of the chunk that opened the cycle")
     func providerStampsCycles() async {
         let base = WallTime(GPSTime(year: 2026, month: 11, day: 23, time: NMEATime(hour: 1, minute: 40, second: 10))).seconds

@@ -95,7 +95,7 @@ struct UBXAssemblerTests {
 
     @Test("a time the receiver has not resolved, or computed before the leap seconds are known, is reported but gives the time service no sample")
     func unconfirmedTime() throws {
-        var sampler = ReceiverTimeSampler(earliestTrustedTime: WallTime(seconds: 0))
+        var sampler = ReceiverTimeSampler()
         func samples(_ stream: [UInt8]) -> Int {
             decodedUpdates(stream).compactMap(\.fix).reduce(0) { count, fix in
                 count + (sampler.sample(for: fix, readAt: WallTime(seconds: 1)) == nil ? 0 : 1)
