@@ -178,6 +178,27 @@ struct ReceiverKeeperTests {
         #expect(second.traffic.flashWrites == 1)
     }
 
+    @Test("the host's line on the receiver's other UART: the table's speed is set once (on UART1, which reads back as the table says), the receiver reported answering at its own, and not tried again")
+    func speedForTheOtherUART() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The table names no port, so the keeper sets UART1's speed; the line is UART2.
+        let receiver = try SimulatedUBXReceiver(.generation9, hostPort: .uart2)
+        let port = freePort()
+        let (daemon, _) = try Self.daemon(receiver, autobaud: true, table: "baud=115200", folder: folder, metrics: port)
+        defer { daemon.stop() }
+        try waitUntil("the receiver reported answering at its own speed", within: 30) { daemon.errorText.contains("answers at 38400") }
+        // The try left the line silent while the port listened at the other speed, and the
+        // receiver's return from that silence asks for another turn: it finds the table
+        // in place. A loop would set the speed again within a few seconds.
+        // A CFG-VALSET of the speed alone: a 12-byte payload.
+        func speedSettings() -> Int { receiver.framesReceived(0x068A, length: 12) }
+        let quiet = ContinuousClock.now + .seconds(8)
+        while ContinuousClock.now < quiet, speedSettings() == 1 { Thread.sleep(forTimeInterval: 0.2) }
+        #expect(speedSettings() == 1)
+        #expect(receiver.setting(0x4052_0001) == 115_200 && receiver.speed == 38400)
+    }
+
     @Test("a speed switched to and not saved, lost with the receiver's power: the daemon finds the receiver again and puts the table back")
     func speedForgotten() throws {
         let folder = try makeTemporaryFolder("keeper")

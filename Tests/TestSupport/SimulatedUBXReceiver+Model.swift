@@ -12,6 +12,8 @@ enum ReceiverAnswer {
 struct ReceiverState {
     let generation: SimulatedUBXReceiver.Generation
     let silent: Bool
+    /// The key of the host's line's speed: UART1's or UART2's.
+    let lineSpeed: UInt32
     var ram: [UInt32: UInt64]
     var batteryBacked: [UInt32: UInt64] = [:]
     var flash: [UInt32: UInt64] = [:]
@@ -35,7 +37,7 @@ struct ReceiverState {
 
     // The configuration interface's keys (ZED-F9T, protocol 27.31), by ID.
     static let measurementRate: UInt32 = 0x3021_0001, navigationRate: UInt32 = 0x3021_0002
-    static let uart1Speed: UInt32 = 0x4052_0001, uart1UBX: UInt32 = 0x1074_0001, uart1NMEA: UInt32 = 0x1074_0002
+    static let uart1Speed: UInt32 = 0x4052_0001, uart2Speed: UInt32 = 0x4053_0001, uart1UBX: UInt32 = 0x1074_0001, uart1NMEA: UInt32 = 0x1074_0002
     static let dynamicModel: UInt32 = 0x2011_0021
     static let systems: [(gnssID: UInt8, key: UInt32)] = [
         (0, 0x1031_001F), (1, 0x1031_0020), (2, 0x1031_0021), (3, 0x1031_0022), (5, 0x1031_0024), (6, 0x1031_0025),
@@ -50,6 +52,7 @@ struct ReceiverState {
     static func defaults(_ generation: SimulatedUBXReceiver.Generation) -> [UInt32: UInt64] {
         var values: [UInt32: UInt64] = [
             measurementRate: 1000, navigationRate: 1, 0x2021_0003: 1, uart1Speed: generation == .m8 ? 9600 : 38400,
+            uart2Speed: 38400,
             uart1UBX: 1, uart1NMEA: 1, 0x1073_0001: 1, 0x1073_0002: 1, 0x1078_0001: 1, 0x1078_0002: 1, dynamicModel: 0,
             pulseEnabled: 1, 0x2005_0023: 0, 0x2005_0030: 1, pulseUsesLocked: 1, 0x1005_000A: 1, 0x1005_000B: 1, pulsePeriod: 1_000_000,
             pulsePeriodLocked: 1_000_000, pulseLength: 0, pulseLengthLocked: 100_000, timingMode: 0, 0x2003_0002: 0,
@@ -63,11 +66,12 @@ struct ReceiverState {
         return values
     }
 
-    init(generation: SimulatedUBXReceiver.Generation, silent: Bool) {
+    init(generation: SimulatedUBXReceiver.Generation, silent: Bool, hostPort: SimulatedUBXReceiver.HostPort) {
         self.generation = generation
         self.silent = silent
+        lineSpeed = hostPort == .uart1 ? Self.uart1Speed : Self.uart2Speed
         ram = Self.defaults(generation)
-        speed = Int(ram[Self.uart1Speed]!)
+        speed = Int(ram[lineSpeed]!)
     }
 
     var measurementPeriod: Duration { .milliseconds(Int(ram[Self.measurementRate] ?? 1000)) }
@@ -81,7 +85,7 @@ struct ReceiverState {
     /// Starts again from what was saved, quiet for `quiet`.
     mutating func restart(after quiet: Duration) {
         ram = Self.defaults(generation).merging(flash) { $1 }.merging(batteryBacked) { $1 }
-        speed = Int(ram[Self.uart1Speed]!)
+        speed = Int(ram[lineSpeed]!)
         staged = nil
         quietUntil = ContinuousClock.now.advanced(by: quiet)
     }
@@ -140,8 +144,10 @@ struct ReceiverState {
         let models: ClosedRange<UInt64> = generation == .m8 ? 0...8 : 0...10
         return (values[Self.measurementRate] ?? 1000) >= 50 && models.contains(values[Self.dynamicModel] ?? 0)
             && values[Self.dynamicModel] != 1
-            && [4800, 9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600].contains(values[Self.uart1Speed] ?? 0)
+            && [Self.uart1Speed, Self.uart2Speed].allSatisfy { Self.speeds.contains(values[$0] ?? 0) }
     }
+
+    static let speeds: Set<UInt64> = [4800, 9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 921_600]
 
     /// Applies `values` to RAM when valid: ACK, then a speed change if the port's changed.
     /// The acknowledgement goes out under the old configuration (at the old speed, and
@@ -151,7 +157,7 @@ struct ReceiverState {
         guard isValid(next) else { return [nak(id)] }
         let acknowledgement = ack(id)
         ram = next
-        let newSpeed = Int(ram[Self.uart1Speed]!)
+        let newSpeed = Int(ram[lineSpeed]!)
         return newSpeed == speed ? [acknowledgement] : [acknowledgement, .speed(newSpeed)]
     }
 

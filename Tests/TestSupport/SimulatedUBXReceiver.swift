@@ -29,7 +29,10 @@ import Glibc
 /// - the port's speed: it reads the line's settings with `tcgetattr` (a pseudo-terminal
 ///   passes them through and ignores the speed), and while they differ from its own it
 ///   cannot read what comes and what it sends is noise, as a UART at the wrong speed.
-///   After a speed change it acknowledges at the old speed, then switches.
+///   After a speed change it acknowledges at the old speed, then switches. The host's line
+///   is UART1, or UART2 (`hostPort`): each UART has a speed of its own (CFG-UART1-BAUDRATE,
+///   CFG-UART2-BAUDRATE), so a change to the other one's is acknowledged and leaves the
+///   line as it was. What it sends on the line follows UART1's output settings either way.
 public final class SimulatedUBXReceiver: Sendable {
     public enum Generation: Sendable {
         /// A ZED-F9T speaking protocol 27.31: the configuration interface only.
@@ -39,6 +42,13 @@ public final class SimulatedUBXReceiver: Sendable {
         case m8
     }
 
+    /// The receiver's UART the host's line is wired to.
+    public enum HostPort: Sendable {
+        case uart1
+        /// A generation 9 receiver's second UART, at 38400 bps from the factory.
+        case uart2
+    }
+
     /// The follower end's path, which the tool and the daemon open as a serial port.
     public let path: String
     public let generation: Generation
@@ -46,7 +56,8 @@ public final class SimulatedUBXReceiver: Sendable {
 
     /// Starts the receiver at its default speed (38400 bps for generation 9, 9600 for M8)
     /// and its factory configuration. A `silent` receiver never sends anything.
-    public init(_ generation: Generation, silent: Bool = false) throws {
+    public init(_ generation: Generation, silent: Bool = false, hostPort: HostPort = .uart1) throws {
+        precondition(hostPort == .uart1 || generation == .generation9, "the M8 is modelled with UART1 only")
         var master: Int32 = -1
         var follower: Int32 = -1
         guard openpty(&master, &follower, nil, nil, nil) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
@@ -57,7 +68,7 @@ public final class SimulatedUBXReceiver: Sendable {
         cfmakeraw(&attributes)
         tcsetattr(follower, TCSANOW, &attributes)
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
-        engine = Engine(master: master, follower: follower, state: ReceiverState(generation: generation, silent: silent))
+        engine = Engine(master: master, follower: follower, state: ReceiverState(generation: generation, silent: silent, hostPort: hostPort))
     }
 
     /// Stops the receiver's thread and closes the pseudo-terminal.
