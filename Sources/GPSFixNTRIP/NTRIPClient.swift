@@ -15,7 +15,9 @@ import OutputFormats
 /// caster that is slow, silent or gone delays neither the device nor any client. A
 /// connection that fails, is refused or goes silent for ``Configuration/timeout`` is
 /// logged once per outage with its reason and retried with a backoff, from a second up
-/// to ``Configuration/maximumBackoff``.
+/// to ``Configuration/maximumBackoff``. A stream that lasted a minute starts the backoff
+/// again from a second; one that ends sooner (a caster that lets another rover log in
+/// with the same account) does not, so the two rovers do not take turns every second.
 ///
 /// As a ``ReportSubscriber`` it follows its device's TPVs and SKYs: the position it sends
 /// is the live fix's (or the configured one before the first fix), from the moment the
@@ -190,9 +192,10 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
     public func run() async {
         var backoff = Duration.seconds(1)
         while !Task.isCancelled {
+            let began = NIODeadline.now()
             let (streamed, reason) = await connectOnce()
             guard !Task.isCancelled else { break }
-            if streamed { backoff = .seconds(1) }
+            if streamed, NIODeadline.now() - began >= .minutes(1) { backoff = .seconds(1) }
             let firstOfOutage = box.withLockedValue { counters in
                 defer { counters.lastError = reason }
                 return counters.lastError == nil

@@ -306,6 +306,26 @@ struct NTRIPTests {
         #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 0.5) < 0.01 || $1 < $0 }, "no cycle missed meanwhile")
     }
 
+    @Test("a caster that streams a second, then closes (another rover on the account): reconnected after a backoff that grows, not every second")
+    func streamClosedSoon() throws {
+        let folder = try makeTemporaryFolder("ntrip")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (caster, port, record) = try Self.ownCaster(folder, mode: "kick")
+        defer { caster.stop() }
+        let (replay, link, written) = try Self.receiver(folder)
+        defer { replay.stop() }
+        let (daemon, _) = try Self.daemon(folder, device: link, ntrip: "ntrip://user:\(Self.password)@127.0.0.1:\(port)/MOUNT", extra: [])
+        defer { daemon.stop() }
+        func streams() -> [Double] { Self.lines(record, "STREAM ").compactMap { Double($0.dropFirst(7)) } }
+        try waitUntil("four streams", within: 30) { streams().count >= 4 }
+        #expect(!Corrections.frames(inFile: written).frames.isEmpty)
+        // Each stream lasts a second; the waits after it 1, 2, then 4 s: a backoff reset by
+        // each frame that came waited a second each time.
+        let starts = streams()
+        let gaps = zip(starts, starts.dropFirst()).map { $1 - $0 }
+        #expect(gaps[2] > gaps[0] + 1.5, "gaps between streams \(gaps)")
+    }
+
     @Test("ntrips:// with --ntrip-ca: corrections over TLS from a caster whose certificate that authority signed; without it, refused")
     func tls() throws {
         let folder = try makeTemporaryFolder("ntrips")

@@ -9,9 +9,12 @@ credentials answers per MODE:
            in a loop, in chunks of varying size, ten a second;
   silent   HTTP/1.1 200 with chunked transfer, then nothing at all;
   deaf     as chunked, but never reads what the rover uploads: its receive buffer, kept
-           small, fills, and so does the rover's send buffer.
+           small, fills, and so does the rover's send buffer;
+  kick     as chunked for a second, then closes the stream (an account another rover
+           logs in with).
 Wrong or missing credentials get a 401. RECORD gets a line per request ("REQUEST path
-user-agent ntrip-version"), per uploaded line ("UPLOAD line"), and per chunk of payload sent
+user-agent ntrip-version"), per stream begun ("STREAM seconds", on a monotonic clock),
+per uploaded line ("UPLOAD line"), and per chunk of payload sent
 ("SENT hex").
 """
 import base64
@@ -67,12 +70,13 @@ def serve(connection):
         return
     connection.sendall(b"HTTP/1.1 200 OK\r\nNtrip-Version: Ntrip/2.0\r\nContent-Type: gnss/data\r\n"
                        b"Transfer-Encoding: chunked\r\n\r\n")
+    write("STREAM %.3f" % time.monotonic())
     if mode != "deaf":
         threading.Thread(target=uploads, args=(connection, rest), daemon=True).start()
     if mode == "silent":
         time.sleep(3600)
     offset, sizes, turn = 0, [37, 300, 1, 512, 96], 0
-    while True:
+    while mode != "kick" or turn < 10:
         size = sizes[turn % len(sizes)]
         piece = payload[offset:offset + size]
         offset = offset + size if offset + size < len(payload) else 0
