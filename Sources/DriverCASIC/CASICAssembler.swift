@@ -132,8 +132,8 @@ public final class CASICAssembler: DriverAssembler {
     }
 
     private func apply(_ time: CASICUTCTime) {
-        guard time.isValid, (1980...9999).contains(time.year), (1...12).contains(time.month),
-            (1...31).contains(time.day), time.hour < 24, time.minute < 60, time.second < 60, time.millisecond < 1000
+        guard time.isValid, (1980...9999).contains(time.year), NMEADate.isDay(time.day, ofMonth: time.month, year: time.year),
+            time.hour < 24, time.minute < 60, time.second < 60, time.millisecond < 1000
         else { return }
         let day = GPSTime(year: time.year, month: time.month, day: time.day, time: NMEATime(hour: 0, minute: 0, second: 0))
         let milliseconds = (day.daysSince1970 * 86_400 + time.hour * 3600 + time.minute * 60 + time.second) * 1000

@@ -236,7 +236,7 @@ public final class SiRFAssembler: DriverAssembler {
     static func utc(_ extended: SiRFExtendedNavigation) -> GPSTime? {
         let milliseconds = extended.milliseconds
         let lastMinute = extended.hour == 23 && extended.minute == 59
-        guard (1...12).contains(extended.month), (1...31).contains(extended.day), (0...23).contains(extended.hour),
+        guard NMEADate.isDay(extended.day, ofMonth: extended.month, year: extended.year), (0...23).contains(extended.hour),
             (0...59).contains(extended.minute), milliseconds < (lastMinute ? 61_000 : 60_000)
         else { return nil }
         let time = NMEATime(

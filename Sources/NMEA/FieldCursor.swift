@@ -190,7 +190,10 @@ public struct FieldCursor {
         guard bytes.count >= 6, let hour = Self.twoDigits(bytes, 0), let minute = Self.twoDigits(bytes, 2),
             let second = Self.twoDigits(bytes, 4)
         else { throw failure(.notANumber, at: field) }
-        guard hour < 24, minute < 60, second <= 60 else { throw failure(.outOfRange, at: field) }
+        // A 61st second only at the end of a day: a leap second.
+        guard hour < 24, minute < 60, second < 60 || (hour == 23 && minute == 59 && second == 60) else {
+            throw failure(.outOfRange, at: field)
+        }
         var nanosecond: UInt32 = 0
         if bytes.count > 6 {
             guard bytes[6] == UInt8(ascii: "."), bytes.count <= 16 else { throw failure(.notANumber, at: field) }
@@ -213,7 +216,8 @@ public struct FieldCursor {
         guard bytes.count == 6, let day = Self.twoDigits(bytes, 0), let month = Self.twoDigits(bytes, 2),
             let year = Self.twoDigits(bytes, 4)
         else { throw failure(.notANumber, at: field) }
-        guard (1...12).contains(month), (1...31).contains(day) else { throw failure(.outOfRange, at: field) }
+        // The century is not known here: in 2000 to 2099 a year divisible by four is a leap year.
+        guard NMEADate.isDay(Int(day), ofMonth: Int(month), year: 2000 + Int(year)) else { throw failure(.outOfRange, at: field) }
         return NMEADate(year: Int(year), month: month, day: day, hasCentury: false)
     }
 

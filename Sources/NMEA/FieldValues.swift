@@ -38,6 +38,20 @@ public struct NMEADate: Hashable, Sendable {
         self.day = day
         self.hasCentury = hasCentury
     }
+
+    /// Whether `day` is a day of `month` in `year` (Gregorian): 31 February, or 29 February
+    /// of a common year, is no date though each field alone is in range, and counted as
+    /// days it would be another (3 March).
+    public static func isDay(_ day: Int, ofMonth month: Int, year: Int) -> Bool {
+        let leapYear = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let length = switch month {
+        case 2: leapYear ? 29 : 28
+        case 4, 6, 9, 11: 30
+        case 1...12: 31
+        default: 0
+        }
+        return (1...length).contains(day)
+    }
 }
 
 /// A latitude or longitude as the sentence wrote it: `ddmm.mmmm` (or `dddmm.mmmm`) and a

@@ -110,6 +110,17 @@ struct UBXAssemblerTests {
         #expect(samples(resolved) == 5 - ReceiverTimeSampler.minimumFixes)
     }
 
+    @Test("NAV-PVT's calendar fields each in range but no time as a whole (a 31 February, a second 60 before 23:59) give the fix no time; a leap day does")
+    func impossibleCalendarTimes() throws {
+        func time(_ calendar: (Int, Int, Int, Int, Int, Int)) -> GPSTime? {
+            decodedUpdates(navPVT(iTOW: 1000, time: calendar) + navEOE(iTOW: 1000)).compactMap(\.fix).first?.time
+        }
+        #expect(time((2027, 2, 31, 12, 0, 0)) == nil)
+        #expect(time((2027, 6, 30, 12, 34, 60)) == nil)
+        #expect(time((2028, 2, 29, 12, 0, 0))?.day == 29)
+        #expect(time((2027, 6, 30, 23, 59, 60))?.isLeapSecond == true)
+    }
+
     @Test("carrier-phase solutions are RTK float and fixed, only with a differential solution")
     func rtkStatus() throws {
         func status(_ flags: UInt8) throws -> FixStatus {

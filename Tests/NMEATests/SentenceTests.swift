@@ -312,6 +312,30 @@ struct SentenceTests {
         }
     }
 
+    @Test("each field in range but no time or date as a whole: a second 60 before 23:59, a 31 February, a 29 February of a common year")
+    func impossibleTimesAndDates() throws {
+        let refused: [(String, Int)] = [
+            ("$GPGGA,123460.00,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,", 1),
+            ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,310227,,,A", 9),
+            ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,290227,,,A", 9),
+            ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,310427,,,A", 9),
+            ("$GPZDA,081412.000,30,02,2028,,", 2),
+        ]
+        for (body, field) in refused {
+            let address = SentenceAddress(String(body.dropFirst().prefix(5)))
+            #expect(throws: NMEADecodingError(address: address, field: field, problem: .outOfRange), "\(body)") {
+                try decode(withChecksum(body))
+            }
+        }
+        // A leap second, and a leap day.
+        for body in [
+            "$GPGGA,235960.50,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,",
+            "$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,290228,,,A", "$GPZDA,081412.000,29,02,2028,,",
+        ] {
+            _ = try decode(withChecksum(body))
+        }
+    }
+
     @Test("malformed fields throw errors that name the sentence and the field")
     func errors() {
         let cases: [(String, NMEADecodingError)] = [

@@ -10,10 +10,12 @@ public struct ZDA: SentenceDecodable, Hashable, Sendable {
     @inline(__always)
     public init(fields: inout FieldCursor) throws(NMEADecodingError) {
         time = try fields.time()
+        let dayField = fields.index
         let day = try fields.integer(in: 1...31)
         let month = try fields.integer(in: 1...12)
         let year = try fields.integer(in: 1980...9999)
         if let day, let month, let year {
+            guard NMEADate.isDay(day, ofMonth: month, year: year) else { throw fields.failure(.outOfRange, at: dayField) }
             date = NMEADate(year: year, month: UInt8(month), day: UInt8(day), hasCentury: true)
         }
         zoneHours = try fields.integer()
