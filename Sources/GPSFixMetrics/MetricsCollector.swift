@@ -28,8 +28,15 @@ public final class MetricsCollector: Sendable {
     private let factory: PrometheusMetricsFactory
     /// Behind a pthread mutex, which ThreadSanitizer sees (scrapes run on any thread).
     private let state = NIOLockedValueBox(State())
-    /// The last scrape asked for: the next one starts when it has ended.
-    private let lastScrape = NIOLockedValueBox<Task<[UInt8], Never>?>(nil)
+    private let scrapes = NIOLockedValueBox(Scrapes())
+
+    /// The scrape reading now (or last), and the one waiting for it to end. A scrape
+    /// asked for while one waits shares it: it has not read yet, so what it reads is
+    /// newer than the asking. At most two, however often clients ask.
+    private struct Scrapes {
+        var current: Task<[UInt8], Never>?
+        var next: Task<[UInt8], Never>?
+    }
 
     private struct State {
         /// The last value each counter was brought to, by name and labels.
@@ -49,21 +56,33 @@ public final class MetricsCollector: Sendable {
     }
 
     /// One scrape: `read` reads the daemon's counts and records them (the `record`
-    /// methods), then the exposition is taken. Scrapes asked for at once run one after
-    /// another, in the order asked, so each reads its counts after the one before it
-    /// recorded its own: no count ever seems to go down, and none is counted twice.
+    /// methods), then the exposition is taken. Scrapes run one after another, so each
+    /// reads its counts after the one before it recorded its own: no count ever seems to
+    /// go down, and none is counted twice. Those asked for while one reads share the one
+    /// after it (its `read` runs, the others' do not), so a client that asks again and
+    /// again, leaving each time, queues no work.
     public func scrape(_ read: @escaping @Sendable (MetricsCollector) async -> Void) async -> [UInt8] {
-        let scrape = lastScrape.withLockedValue { last -> Task<[UInt8], Never> in
-            let previous = last
+        await scrapeTask(read).value
+    }
+
+    /// The scrape that answers a request made now: the waiting one, or a new one.
+    func scrapeTask(_ read: @escaping @Sendable (MetricsCollector) async -> Void) -> Task<[UInt8], Never> {
+        scrapes.withLockedValue { scrapes -> Task<[UInt8], Never> in
+            if let next = scrapes.next { return next }
+            let previous = scrapes.current
             let next = Task { [self] in
                 _ = await previous?.value
+                // Reading from here on: a scrape asked for now waits for this one.
+                self.scrapes.withLockedValue { scrapes in
+                    scrapes.current = scrapes.next
+                    scrapes.next = nil
+                }
                 await read(self)
                 return exposition()
             }
-            last = next
+            scrapes.next = next
             return next
         }
-        return await scrape.value
     }
 
     /// The clients and every device: sentences, rejections by reason, cycles, reconnects,

@@ -1,7 +1,7 @@
 import DriverCASIC
 import GPSFix
 import GPSFixMQTT
-import GPSFixMetrics
+@testable import GPSFixMetrics
 @testable import GPSFixServer
 import GPSFixTime
 import Logging
@@ -87,7 +87,29 @@ struct MetricsTests {
                 }
             }
         }
-        #expect(Self.samples(collector.exposition())[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == 2000)
+        // Each scrape that read recorded its count: the last is the total.
+        let total = count.withLock { $0 }
+        #expect(total > 0 && Self.samples(collector.exposition())[#"gpsfix_sentences_total{device="/dev/ttyUSB0"}"#] == Double(total))
+    }
+
+    @Test("Scrapes asked while one reads share the one after it: however many are asked, two reads run, so clients that ask and leave, again and again, queue nothing")
+    func scrapesShareTheNext() async {
+        let collector = MetricsCollector()
+        let reads = Locked(0)
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let read: @Sendable (MetricsCollector) async -> Void = { _ in
+            // The first read waits until every scrape below has been asked for.
+            if reads.withLock({ count in
+                count += 1
+                return count == 1
+            }) {
+                for await _ in released { break }
+            }
+        }
+        let scrapes = (0..<100).map { _ in collector.scrapeTask(read) }
+        release.yield()
+        for scrape in scrapes { _ = await scrape.value }
+        #expect(reads.withLock { $0 } == 2)
     }
 
     /// The server with no clients and one online device, `path`, that has counted `counters`.
