@@ -8,8 +8,10 @@ import Logging
 /// software find NMEA 0183 out without being told the address.
 ///
 /// Avahi does the announcing: `avahi-publish-service` (Debian's avahi-utils) runs as a
-/// child for as long as the daemon serves, and the service goes when it ends. Where it is
-/// missing, or avahi-daemon does not run, the daemon says so in its log and goes on.
+/// child for as long as the daemon serves, and the service goes when it ends. It runs
+/// with `--no-fail`: an avahi-daemon not running yet is waited for, and one that restarts
+/// (an upgrade, a network change) is given the service again. Where the publisher is
+/// missing, or ends at once, the daemon says so in its log and goes on.
 ///
 /// The child gets the daemon's environment without its secrets (``ChildEnvironment``).
 /// Every wait is a sleep on `clock`, which suspends the task: no thread of the
@@ -19,7 +21,7 @@ public struct ServiceAnnouncement: Sendable {
     private let child: pid_t?
 
     public static let publisher = "/usr/bin/avahi-publish-service"
-    /// How long the child is given to fail: it ends at once when avahi-daemon does not answer.
+    /// How long the child is given to fail: it ends at once when it cannot announce at all.
     public static let settling = Duration.milliseconds(300)
 
     /// Whether the child runs: the service is announced.
@@ -40,7 +42,7 @@ public struct ServiceAnnouncement: Sendable {
         }
         let pid: pid_t
         do {
-            pid = try ChildProcess.spawn(publisher, [name, type, String(port)], environment: environment)
+            pid = try ChildProcess.spawn(publisher, ["--no-fail", name, type, String(port)], environment: environment)
         } catch {
             logger.warning("not announced over mDNS: \(publisher) could not be started: \(error)")
             child = nil
@@ -49,11 +51,11 @@ public struct ServiceAnnouncement: Sendable {
         try? await clock.sleep(for: Self.settling)
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid {
-            logger.warning("not announced over mDNS: avahi-daemon does not answer (is it running?)")
+            logger.warning("not announced over mDNS: \(publisher) ended at once (status \(status))")
             child = nil
             return
         }
-        logger.info("announced over mDNS", metadata: ["service": "\(type)", "name": "\(name)", "port": "\(port)"])
+        logger.info("announced over mDNS (avahi-daemon's, once it runs)", metadata: ["service": "\(type)", "name": "\(name)", "port": "\(port)"])
         child = pid
     }
 

@@ -78,7 +78,7 @@ struct DesktopServicesTests {
         #expect(positions.contains { abs($0.0 - answer[0]) < 1e-5 && abs($0.1 - answer[1]) < 1e-5 }, "\(answer) among \(positions.count)")
     }
 
-    @Test("NMEA 0183 out reachable from other hosts is announced to avahi as _nmea-0183._tcp on its port")
+    @Test("NMEA 0183 out reachable from other hosts is announced to avahi as _nmea-0183._tcp on its port, again after avahi-daemon restarts")
     func avahi() throws {
         let folder = try makeTemporaryFolder("avahi")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -87,11 +87,15 @@ struct DesktopServicesTests {
         let configuration = folder.appendingPathComponent("avahi.conf").path
         try "[server]\nallow-interfaces=lo\nuse-ipv6=no\n[publish]\npublish-hinfo=no\npublish-workstation=no\n"
             .write(toFile: configuration, atomically: true, encoding: .utf8)
-        let avahi = try RunningProcess(
-            "/usr/sbin/avahi-daemon", ["--no-drop-root", "--no-chroot", "--no-rlimits", "-f", configuration], environment: bus.environment)
+        func startAvahi() throws -> RunningProcess {
+            let avahi = try RunningProcess(
+                "/usr/sbin/avahi-daemon", ["--no-drop-root", "--no-chroot", "--no-rlimits", "-f", configuration], environment: bus.environment)
+            usleep(1_000_000)
+            #expect(avahi.wait(timeout: 0.1) == nil, "avahi-daemon ended: \(avahi.errorText.suffix(300))")
+            return avahi
+        }
+        var avahi = try startAvahi()
         defer { avahi.stop() }
-        usleep(1_000_000)
-        #expect(avahi.wait(timeout: 0.1) == nil, "avahi-daemon ended: \(avahi.errorText.suffix(300))")
         let port = freePort()
         let socket = folder.appendingPathComponent("gpsfixd.sock").path
         // A password in the environment, as the service's EnvironmentFile would give it.
@@ -99,10 +103,17 @@ struct DesktopServicesTests {
             Binaries.gpsfixd, ["--demo", "--socket", socket, "--nmea-tcp", "0.0.0.0:\(port)", "--allow-remote"],
             environment: bus.environment.merging(["GPSFIX_MQTT_PASSWORD": "hunter2-in-env"]) { $1 })
         _ = LineClient.connect(unixPath: socket)
-        let browse = try RunningProcess("/usr/bin/avahi-browse", ["-rtp", "_nmea-0183._tcp"], environment: bus.environment)
-        if browse.wait(timeout: 15) == nil { browse.stop() }
-        let resolved = browse.outputText.split(separator: "\n").filter { $0.hasPrefix("=") }
-        #expect(resolved.contains { $0.hasSuffix(";\(port);") && $0.contains("GPSFix") }, "\(browse.outputText) \(browse.errorText) \(avahi.errorText.suffix(500)) \(avahi.outputText.suffix(500))")
+        func expectAnnounced(_ when: String) throws {
+            let browse = try RunningProcess("/usr/bin/avahi-browse", ["-rtp", "_nmea-0183._tcp"], environment: bus.environment)
+            if browse.wait(timeout: 15) == nil { browse.stop() }
+            let resolved = browse.outputText.split(separator: "\n").filter { $0.hasPrefix("=") }
+            #expect(resolved.contains { $0.hasSuffix(";\(port);") && $0.contains("GPSFix") }, "\(when): \(browse.outputText) \(browse.errorText) \(avahi.errorText.suffix(500)) \(avahi.outputText.suffix(500))")
+        }
+        try expectAnnounced("at start")
+        // avahi-daemon restarted (an upgrade, a network change): the announcement comes back.
+        avahi.stop()
+        avahi = try startAvahi()
+        try expectAnnounced("after avahi-daemon restarted")
         // The publisher, the daemon's child, has the bus but none of the daemon's secrets.
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/task")) ?? []
         let children = tasks.flatMap { task in
