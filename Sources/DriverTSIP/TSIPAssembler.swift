@@ -58,9 +58,6 @@ public final class TSIPAssembler: DriverAssembler {
     /// The pulse announcement the packet being read completed.
     var pulse: PulseAnnouncement?
 
-    /// A quantisation error this large (ns) is no tick of any receiver's oscillator.
-    static let quantisationErrorLimit: Float = 1_000
-
     public init(_ context: AssemblyContext) {
         reports = EpochReports(rolloverRule: context.rolloverRule)
         packet.reserveCapacity(TSIPFrameRule.maximumLength)
@@ -272,15 +269,15 @@ public final class TSIPAssembler: DriverAssembler {
     /// Announces the pulse of `second` just past, with its quantisation error in
     /// nanoseconds (0x8F-AC's, or A1-00's for its own second).
     func announcePulse(of second: Int, quantisationError nanoseconds: Float) {
-        guard abs(nanoseconds) < Self.quantisationErrorLimit else {
+        // Picoseconds, as u-blox gives it: a million attoseconds each. Not a number fails
+        // the limit too.
+        let picoseconds = Double(nanoseconds) * 1000
+        guard abs(picoseconds) < PulseAnnouncement.quantisationErrorLimit / .nanoseconds(1) * 1000 else {
             reports.statistics.valuesOutOfRange += 1
             return
         }
-        // Picoseconds, as u-blox gives it: a million attoseconds each.
-        let picoseconds = Int64((Double(nanoseconds) * 1000).rounded())
-        pulse = PulseAnnouncement(
-            second: second, quantisationError: Duration(secondsComponent: 0, attosecondsComponent: picoseconds * 1_000_000),
-            pulse: .past)
+        let error = Duration(secondsComponent: 0, attosecondsComponent: Int64(picoseconds.rounded()) * 1_000_000)
+        pulse = PulseAnnouncement(second: second, quantisationError: error, pulse: .past)
     }
 
     private func apply(_ selection: TSIPSelection) {

@@ -78,6 +78,16 @@ public struct PulseAnnouncement: Hashable, Sendable {
     /// Whether the pulse is still to come or has just been.
     public var pulse: Pulse
 
+    /// A quantisation error this large or larger is no tick of any receiver's oscillator
+    /// (a u-blox 8's are about 20 ns, a Trimble's a few): a damaged or misread message,
+    /// which would move the pulse's sample by as much.
+    public static let quantisationErrorLimit = Duration.microseconds(1)
+
+    /// Whether `quantisationError` is within ``quantisationErrorLimit`` either way.
+    public static func isTick(_ quantisationError: Duration) -> Bool {
+        quantisationError < quantisationErrorLimit && .zero - quantisationError < quantisationErrorLimit
+    }
+
     public init(second: Int, quantisationError: Duration, pulse: Pulse = .next) {
         self.second = second
         self.quantisationError = quantisationError

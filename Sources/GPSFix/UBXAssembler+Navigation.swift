@@ -143,6 +143,10 @@ extension UBXAssembler {
             - (pulse.isUTC ? 0 : leapSeconds ?? 0)
         // Picoseconds: a million attoseconds each.
         let error = Duration(secondsComponent: 0, attosecondsComponent: Int64(pulse.quantisationError) * 1_000_000)
+        guard PulseAnnouncement.isTick(error) else {
+            statistics.valuesOutOfRange += 1
+            return
+        }
         completed.append(.nextPulse(PulseAnnouncement(second: second, quantisationError: error)))
     }
 

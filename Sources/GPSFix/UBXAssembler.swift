@@ -29,7 +29,7 @@ public struct UBXAssembler {
     /// (HNR-PVT's fixes are epochs too).
     public typealias Statistics = EpochReports.Statistics
 
-    public private(set) var statistics = Statistics()
+    public internal(set) var statistics = Statistics()
     /// How many epochs have opened: changes with the message that opens one, so a reader
     /// can note when it arrived (the time service pairs the epoch's time with that moment).
     public private(set) var epochsOpened = 0

@@ -222,7 +222,7 @@ struct UBXAssemblerTests {
         #expect(sky.satellites.allSatisfy { $0.health != nil && $0.quality != nil })
     }
 
-    @Test("TIM-TP announces the next pulse's UTC second and its quantisation error, once the leap seconds are known")
+    @Test("TIM-TP announces the next pulse's UTC second and its quantisation error, once the leap seconds are known, and not with an error of a microsecond or more")
     func timTP() throws {
         func frame(towMilliseconds: UInt32, quantisationError: Int32, flags: UInt8) -> [UInt8] {
             var p = Payload(count: 16)
@@ -237,6 +237,8 @@ struct UBXAssemblerTests {
             + navTIMEGPS(iTOW: 99_000, week: 2412, leapSeconds: 18)
             + frame(towMilliseconds: 100_000, quantisationError: -12_345, flags: 0)
             + frame(towMilliseconds: 100_500, quantisationError: 0, flags: 0x03)  // not on a whole second
+            // 2 µs: no tick of any receiver's oscillator (a u-blox 8's are about 20 ns).
+            + frame(towMilliseconds: 101_000, quantisationError: 2_000_000, flags: 0x03)
         let announcements = decodedUpdates(stream).compactMap { update -> PulseAnnouncement? in
             if case .nextPulse(let announcement) = update { announcement } else { nil }
         }
