@@ -165,7 +165,9 @@ public struct PulsePairing: Sendable {
         if second % 86_400 == 0, last.leap == .insertion { return .failure(.leapSecond) }
         if second % 86_400 == 86_399, last.leap == .deletion { second += 1 }  // 23:59:59 left out
         if second == lastPairedSecond { return .failure(.repeated) }
-        let sample = TimeSample(real: WallTime(seconds: second), clock: clock, leap: last.leap)
+        // A warning is for the end of the day it came in: a pulse that begins the next
+        // (after a deleted second) carries none.
+        let sample = TimeSample(real: WallTime(seconds: second), clock: clock, leap: second % 86_400 == 0 ? .none : last.leap)
         guard let announcement, announcement.second == second else { return .success((sample, nil)) }
         return .success(Self.corrected(sample, by: announcement))
     }
