@@ -59,9 +59,17 @@ public final class TimeService: Sendable {
     private let enqueue: AsyncStream<(device: String, offer: Offer)>.Continuation
     private let report: @Sendable (TimeReport, String) -> Void
     private let logger: Logger
+    /// What the waits between a pulse device's openings sleep on.
+    private let clock: any Clock<Duration>
 
-    public init(devices: [Device], logger: Logger, report: @escaping @Sendable (TimeReport, String) -> Void) {
+    /// The service of `devices`; `report` sees what each sample became. A pulse device
+    /// that fails is opened again after waits on `clock`.
+    public init(
+        devices: [Device], logger: Logger, clock: any Clock<Duration> = ContinuousClock(),
+        report: @escaping @Sendable (TimeReport, String) -> Void
+    ) {
         self.devices = devices
+        self.clock = clock
         var states: [String: DeviceState] = [:]
         for device in devices { states[device.name] = DeviceState() }
         self.states = states
@@ -151,32 +159,58 @@ public final class TimeService: Sendable {
         }
     }
 
+    /// The longest wait between a failed pulse device's openings.
+    static let maximumReopeningWait = Duration.seconds(30)
+
+    /// Takes the device's pulses; a source that fails (a `/dev/ppsN` unplugged with its
+    /// receiver, or not there yet when the daemon starts) is opened again after a wait
+    /// that doubles from a second, the outage logged once, and its return.
     private func sendPulses(of device: Device, from source: any PulseSource) async {
-        guard let state = states[device.name] else { return }
-        logger.info("waiting for pulses", metadata: ["device": "\(device.name)", "pps": "\(source.name)"])
-        do {
-            var droppedBefore = 0
-            for try await edge in source.pulses() {
-                let overrun = edge.droppedBefore - droppedBefore
-                droppedBefore = edge.droppedBefore
-                let (overdue, pulse) = state.withLock { state -> (TimeSample?, PulsePairing.Paired?) in
-                    state.counters.pulsesSeen += 1 + overrun
-                    if overrun > 0 { state.counters.pulsesDropped[.overrun, default: 0] += overrun }
-                    let (overdue, paired) = state.pairing.take(edge.time)
-                    switch paired {
-                    case .success(let pulse):
-                        return (overdue, pulse)
-                    case .failure(let why):
-                        state.counters.pulsesDropped[why, default: 0] += 1
-                        return (overdue, nil)
-                    }
+        let metadata: Logger.Metadata = ["device": "\(device.name)", "pps": "\(source.name)"]
+        logger.info("waiting for pulses", metadata: metadata)
+        var wait = Duration.seconds(1)
+        var failing = false
+        while !Task.isCancelled {
+            do {
+                try await takePulses(of: device, from: source) {
+                    if failing { logger.info("pulses again", metadata: metadata) }
+                    failing = false
+                    wait = .seconds(1)
                 }
-                if let overdue { send((overdue, nil), of: device, state: state) }
-                if let pulse { send(pulse, of: device, state: state) }
+                return
+            } catch {
+                if Task.isCancelled { return }
+                if !failing { logger.warning("no pulses: \(error); opening it again until it answers", metadata: metadata) }
+                failing = true
             }
-        } catch {
-            if Task.isCancelled { return }
-            logger.warning("no pulses: \(error)", metadata: ["device": "\(device.name)", "pps": "\(source.name)"])
+            guard (try? await clock.sleep(for: wait)) != nil else { return }
+            wait = min(wait * 2, Self.maximumReopeningWait)
+        }
+    }
+
+    /// Takes the source's pulses until it ends (returns) or fails (throws); `arrived`
+    /// runs with each edge.
+    private func takePulses(of device: Device, from source: any PulseSource, arrived: () -> Void) async throws {
+        guard let state = states[device.name] else { return }
+        var droppedBefore = 0
+        for try await edge in source.pulses() {
+            arrived()
+            let overrun = edge.droppedBefore - droppedBefore
+            droppedBefore = edge.droppedBefore
+            let (overdue, pulse) = state.withLock { state -> (TimeSample?, PulsePairing.Paired?) in
+                state.counters.pulsesSeen += 1 + overrun
+                if overrun > 0 { state.counters.pulsesDropped[.overrun, default: 0] += overrun }
+                let (overdue, paired) = state.pairing.take(edge.time)
+                switch paired {
+                case .success(let pulse):
+                    return (overdue, pulse)
+                case .failure(let why):
+                    state.counters.pulsesDropped[why, default: 0] += 1
+                    return (overdue, nil)
+                }
+            }
+            if let overdue { send((overdue, nil), of: device, state: state) }
+            if let pulse { send(pulse, of: device, state: state) }
         }
     }
 

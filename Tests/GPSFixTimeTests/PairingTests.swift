@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GPSFix
 import GPSFixTime
 import Logging
@@ -26,6 +29,26 @@ struct ManualPulses: PulseSource {
             }
             continuation.onTermination = { _ in task.cancel() }
         }
+    }
+}
+
+/// A pulse device that is not there (unplugged, or its udev rule not run yet) for its
+/// first `failures` openings, then sends `then`'s pulses.
+struct ReturningPulses: PulseSource {
+    let failures: Int
+    let then: ManualPulses
+    let openings = Locked(0)
+    var name: String { "/dev/pps0" }
+
+    func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {
+        let opening = openings.withLock { count in
+            count += 1
+            return count
+        }
+        guard opening > failures else {
+            return AsyncThrowingStream { $0.finish(throwing: PulseSourceError.system(path: name, call: "open", errno: ENOENT)) }
+        }
+        return then.pulses()
     }
 }
 
@@ -98,6 +121,33 @@ struct PairingTests {
         #expect(pulseSink.samples == [paired], "only the paired pulse reached the clock")
         #expect(counters.sent == ["receiver": 1, "pulse": 1])
         #expect(counters.summary.contains("pulses 4 (dropped: no fix 2, late 1)"), "\(counters.summary)")
+    }
+
+    @Test("a pulse device that fails (unplugged, or not there yet) is opened again after a wait on the clock that doubles, and its pulses are taken again")
+    func pulseDeviceBack() async throws {
+        let clock = ManualClock()
+        let pulses = ReturningPulses(failures: 2, then: ManualPulses(clock: clock, epoch: epoch, moments: [.milliseconds(500)]))
+        let service = TimeService(
+            devices: [.init(name: "/dev/ttyS0", pulseSinks: [RecordingSink(name: "pulse")], pulses: pulses)],
+            logger: Logger(label: "test"), clock: clock
+        ) { _, _ in }
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        /// Advances the clock by `step` once a task sleeps on it (within five seconds).
+        func advanceOnceSleeping(by step: Duration) async throws {
+            try await eventually { clock.sleeping > 0 }
+            try #require(clock.sleeping > 0, "nothing waits on the clock after \(pulses.openings.withLock { $0 }) openings")
+            clock.advance(by: step)
+        }
+        try await advanceOnceSleeping(by: .seconds(1))
+        try await eventually { pulses.openings.withLock { $0 } == 2 }
+        try await advanceOnceSleeping(by: .milliseconds(1999))
+        #expect(pulses.openings.withLock { $0 } == 2, "the second wait is two seconds")
+        clock.advance(by: .milliseconds(1))
+        try await eventually { pulses.openings.withLock { $0 } == 3 }
+        try await advanceOnceSleeping(by: .milliseconds(500))
+        try await eventually { service.counters()[0].counters.pulsesSeen == 1 }
+        #expect(service.counters()[0].counters.pulsesSeen == 1)
     }
 
     @Test("the pairing rule: the next second within a second, late up to two, no fix after; a pulse before the time is early")
