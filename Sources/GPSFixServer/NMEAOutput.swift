@@ -65,50 +65,6 @@ extension NMEAOutput {
     }
 }
 
-/// Each sentence as one datagram to a UDP destination, from the hub's loop: a datagram
-/// the socket cannot take at once is dropped and counted, never queued. Used on the hub's
-/// loop only, as the hub itself is.
-final class NMEADatagramSender: @unchecked Sendable {
-    private let channel: any Channel
-    private let destination: SocketAddress
-    private let filter: SentenceFilter
-    private(set) var sent = 0
-    private(set) var dropped = 0
-
-    init(channel: any Channel, destination: SocketAddress, filter: SentenceFilter) {
-        self.channel = channel
-        self.destination = destination
-        self.filter = filter
-    }
-
-    /// Binds a datagram socket on `loop` (broadcast allowed) for `destination`.
-    static func start(on loop: any EventLoop, to host: String, port: Int, filter: SentenceFilter) async throws
-        -> NMEADatagramSender
-    {
-        let destination = try SocketAddress.makeAddressResolvingHost(host, port: port)
-        let channel = try await DatagramBootstrap(group: loop)
-            .channelOption(.socketOption(.so_broadcast), value: 1)
-            .bind(host: destination.protocol == .inet6 ? "::" : "0.0.0.0", port: 0).get()
-        return NMEADatagramSender(channel: channel, destination: destination, filter: filter)
-    }
-
-    /// Sends `sentence`, if it passes the filter.
-    func send(_ sentence: [UInt8]) {
-        guard filter.passes(sentence) else { return }
-        guard channel.isWritable else {
-            dropped += 1
-            return
-        }
-        let envelope = AddressedEnvelope(remoteAddress: destination, data: NMEAOutput.line(sentence))
-        channel.writeAndFlush(envelope, promise: nil)
-        sent += 1
-    }
-
-    func close() {
-        channel.close(promise: nil)
-    }
-}
-
 extension GPSFixServer {
     /// Binds NMEA 0183 out's listeners and its UDP sender, when asked for.
     func startNMEAOutput() async throws {
@@ -132,7 +88,7 @@ extension GPSFixServer {
             hub.logger.info("NMEA 0183 out", metadata: ["socket": "\(path)"])
         }
         if let (host, port) = output.udp {
-            let sender = try await NMEADatagramSender.start(on: hub.eventLoop, to: host, port: port, filter: filter)
+            let sender = try await NMEADatagramSender.start(on: hub.eventLoop, to: host, port: port, filter: filter, logger: hub.logger)
             nmeaDatagrams.withLockedValue { $0 = sender }
             try await hub.eventLoop.submit { hub.send(sentencesTo: sender) }.get()
             hub.logger.info("NMEA 0183 out", metadata: ["udp": "\(host):\(port)"])

@@ -102,6 +102,37 @@ struct NMEAOutputTests {
         _ = daemon
     }
 
+    @Test(
+        "--nmea-udp to a network not reachable yet (its interface down at start): the failure logged once, the sentences dropped and counted, and sent once it is",
+        .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip"), "needs root and iproute2, for a network namespace of its own"))
+    func datagramsOnceTheNetworkIsUp() throws {
+        let folder = try makeTemporaryFolder("nmea-udp")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let port = freePort()
+        // A network namespace of the daemon's own, with loopback only: 192.0.2.1 (a
+        // documentation address) has no route, so sendto fails with ENETUNREACH.
+        let daemon = try RunningProcess("/usr/bin/unshare", [
+            "--net", "/bin/sh", "-c", #"/usr/sbin/ip link set lo up && exec "$@""#, "sh",
+            Binaries.gpsfixd, "--demo", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
+            "--nmea-udp", "192.0.2.1:\(port)", "--allow-remote",
+        ])
+        defer { daemon.stop() }
+        try waitUntil("the send's failure logged", within: 20) { daemon.errorText.contains("unreachable") }
+        // The network comes up: the address is the namespace's own, and a receiver there.
+        let namespace = "--net=/proc/\(daemon.pid)/ns/net"
+        _ = try run("/usr/bin/nsenter", [namespace, "/usr/sbin/ip", "addr", "add", "192.0.2.1/32", "dev", "lo"])
+        let receiver = try RunningProcess("/usr/bin/nsenter", [
+            namespace, "/usr/bin/python3", "-c",
+            "import socket, sys; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('192.0.2.1', \(port))); "
+                + "s.settimeout(30); sys.stdout.write(s.recv(2048).decode()); sys.stdout.flush()",
+        ])
+        defer { receiver.stop() }
+        try waitUntil("a sentence received", within: 30) { receiver.outputText.hasPrefix("$") }
+        #expect(receiver.outputText.hasSuffix("\r\n"))
+        try waitUntil("the return logged", within: 10) { daemon.errorText.contains("sending again") }
+        #expect(daemon.errorText.components(separatedBy: "unreachable").count == 2, "the outage logged once: \(daemon.errorText)")
+    }
+
     @Test("a real gpsd reads GPSFix's NMEA out as its device and reports the capture's fixes")
     func gpsdReadsIt() throws {
         let port = freePort(), gpsdPort = freePort()
