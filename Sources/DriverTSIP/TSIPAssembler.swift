@@ -150,6 +150,10 @@ public final class TSIPAssembler: DriverAssembler {
     func reportFix() {
         reports.fix.mode = mode
         reports.fix.status = status
+        // Every TSIP time is GPS time: converted by the usual offset until the receiver
+        // gives its own (0 until it has the UTC parameters, up to 12.5 minutes after a
+        // cold start), it is shown but sets no clock.
+        if reports.leapSeconds == nil { reports.fix.timeIsUnconfirmed = true }
         reports.reportFix(cycle: cyclesOpened)
         reports.sky.pdop = dilutions.pdop
         reports.sky.hdop = dilutions.hdop

@@ -72,6 +72,29 @@ struct TSIPTimeTrustTests {
         #expect(samples.isEmpty != trusted, "\(samples.count) samples with flags \(flags)")
     }
 
+    /// 0x8F-20, last fix with extra information: a 3D fix `second` seconds into week 2412,
+    /// with the receiver's GPS-UTC offset `utcOffset` (0 until it has the UTC parameters).
+    static func lastFix(second: UInt32, utcOffset: UInt8) -> [UInt8] {
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+        var data = [UInt8](repeating: 0, count: 56)
+        data[0] = 0x20
+        data.replaceSubrange(8..<12, with: bigEndian((72_000 + second) * 1000))
+        data.replaceSubrange(12..<16, with: bigEndian(Int32(574_000_000)))  // about 48.1°
+        data.replaceSubrange(16..<20, with: bigEndian(UInt32(137_000_000)))  // about 11.5°
+        data.replaceSubrange(20..<24, with: bigEndian(Int32(500_000)))
+        data[28] = 8
+        data[29] = utcOffset
+        data.replaceSubrange(30..<32, with: bigEndian(UInt16(2412)))
+        return TSIPFrameRule.frame(id: 0x8F, data: data)
+    }
+
+    @Test("0x8F-20 before the receiver has the UTC parameters (a UTC offset of 0, up to 12.5 minutes after a cold start): its time is shown, converted by the usual 18 s, but sets no clock",
+          arguments: [(UInt8(18), true), (0, false)])
+    func lastFixOffset(utcOffset: UInt8, trusted: Bool) {
+        let samples = Self.samples { [Self.lastFix(second: $0, utcOffset: utcOffset)] }
+        #expect(samples.isEmpty != trusted, "\(samples.count) samples with a UTC offset of \(utcOffset)")
+    }
+
     @Test("TSIPv1: A1-00 with the time and the UTC offset valid gives samples; without either, none",
           arguments: [(UInt8(0x03), true), (0x01, false), (0x02, false)])
     func version1Flags(flags: UInt8, trusted: Bool) {
