@@ -50,7 +50,7 @@ public struct NMEADate: Hashable, Sendable {
         case 1...12: 31
         default: 0
         }
-        return (1...length).contains(day)
+        return day >= 1 && day <= length
     }
 }
 

@@ -116,6 +116,7 @@ struct UBXAssemblerTests {
             decodedUpdates(navPVT(iTOW: 1000, time: calendar) + navEOE(iTOW: 1000)).compactMap(\.fix).first?.time
         }
         #expect(time((2027, 2, 31, 12, 0, 0)) == nil)
+        #expect(time((2027, 0, 1, 12, 0, 0)) == nil && time((2027, 13, 1, 12, 0, 0)) == nil)
         #expect(time((2027, 6, 30, 12, 34, 60)) == nil)
         #expect(time((2028, 2, 29, 12, 0, 0))?.day == 29)
         #expect(time((2027, 6, 30, 23, 59, 60))?.isLeapSecond == true)

@@ -312,13 +312,15 @@ struct SentenceTests {
         }
     }
 
-    @Test("each field in range but no time or date as a whole: a second 60 before 23:59, a 31 February, a 29 February of a common year")
+    @Test("no time or date: a second 60 before 23:59, a 31 February, a 29 February of a common year, a month 0 or 13")
     func impossibleTimesAndDates() throws {
         let refused: [(String, Int)] = [
             ("$GPGGA,123460.00,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,", 1),
             ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,310227,,,A", 9),
             ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,290227,,,A", 9),
             ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,310427,,,A", 9),
+            ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,150027,,,A", 9),
+            ("$GPRMC,081412.000,A,5541.1956,N,03737.2877,E,0.5,1.0,151327,,,A", 9),
             ("$GPZDA,081412.000,30,02,2028,,", 2),
         ]
         for (body, field) in refused {
