@@ -138,15 +138,26 @@ public struct FixAssembler {
     /// ZDA once a minute) crosses midnight without it: a cycle whose time of day is half a
     /// day or more before the last one on the held date is on the next day, as gpsd moves
     /// its day on when the hour goes back. Without this, the fix, and the time service's
-    /// sample of it, would be a day behind.
+    /// sample of it, would be a day behind. A cycle a little earlier than the last (out of
+    /// order) moves nothing, nor does one half a day or more later: a late cycle from
+    /// before the midnight just passed, which ``cycleTime`` dates on the day before.
     private mutating func carryDate(to time: NMEATime) {
-        defer { dateLastTime = time }
-        guard let held = date, let last = dateLastTime,
-            last.nanosecondsSinceMidnight - time.nanosecondsSinceMidnight >= Self.halfADay
-        else { return }
-        let day = GPSTime(year: held.year, month: held.month, day: held.day, time: time).daysSince1970 + 1
-        let next = GPSTime(daysSince1970: day, time: time)
-        date = (next.year, next.month, next.day)
+        guard let held = date, let last = dateLastTime else {
+            dateLastTime = time
+            return
+        }
+        let back = last.nanosecondsSinceMidnight - time.nanosecondsSinceMidnight
+        if back >= Self.halfADay {
+            let next = GPSTime(daysSince1970: Self.days(held, time) + 1, time: time)
+            date = (next.year, next.month, next.day)
+            dateLastTime = time
+        } else if back <= 0, -back < Self.halfADay {
+            dateLastTime = time
+        }
+    }
+
+    private static func days(_ date: (year: Int, month: Int, day: Int), _ time: NMEATime) -> Int {
+        GPSTime(year: date.year, month: date.month, day: date.day, time: time).daysSince1970
     }
 
     private static var halfADay: Int64 { 43_200 * 1_000_000_000 }
@@ -200,6 +211,10 @@ public struct FixAssembler {
     @inline(__always)
     private var cycleTime: GPSTime? {
         guard let time = cycle.time, let date else { return nil }
+        // A late cycle from before the midnight the held date was carried past.
+        if let last = dateLastTime, time.nanosecondsSinceMidnight - last.nanosecondsSinceMidnight >= Self.halfADay {
+            return rolloverRule.corrected(GPSTime(daysSince1970: Self.days(date, time) - 1, time: time))
+        }
         return rolloverRule.corrected(GPSTime(year: date.year, month: date.month, day: date.day, time: time))
     }
 

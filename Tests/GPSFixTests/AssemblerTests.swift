@@ -303,6 +303,14 @@ struct AssemblerTests {
             at(2026, 12, 31, 23, 59, 59), at(2027, 1, 1, 0, 0, 0), at(2027, 1, 1, 0, 0, 1), at(2027, 1, 1, 12, 0, 0),
             at(2027, 1, 1, 23, 59, 59), at(2027, 1, 2, 0, 0, 0),
         ])
+        // A cycle from before midnight arriving late, after the first of the next day (a
+        // multiplexer's other talker): on its own day, and the next day's stays.
+        let late = gga("235958.00") + sentence("$GPRMC,235958.00,A,4807.038,N,01131.000,E,0.0,0.0,311226,,,A")
+            + gga("000000.00") + gga("235959.00") + gga("000001.00") + gga("000002.00")
+        #expect(updates(of: late).compactMap(\.fix).compactMap(\.time) == [
+            at(2026, 12, 31, 23, 59, 58), at(2027, 1, 1, 0, 0, 0), at(2026, 12, 31, 23, 59, 59), at(2027, 1, 1, 0, 0, 1),
+            at(2027, 1, 1, 0, 0, 2),
+        ])
     }
 
     @Test("two-digit years with nothing to place them fall in the build's century, as gpsd places them: built in 2026, 80 is 2080, not 1980")
