@@ -164,7 +164,8 @@ public final class TimeService: Sendable {
 
     /// Takes the device's pulses; a source that fails (a `/dev/ppsN` unplugged with its
     /// receiver, or not there yet when the daemon starts) is opened again after a wait
-    /// that doubles from a second, the outage logged once, and its return.
+    /// that doubles from a second, the outage logged once, and its return. A line that
+    /// cannot report its carrier at all is not.
     private func sendPulses(of device: Device, from source: any PulseSource) async {
         let metadata: Logger.Metadata = ["device": "\(device.name)", "pps": "\(source.name)"]
         logger.info("waiting for pulses", metadata: metadata)
@@ -177,6 +178,10 @@ public final class TimeService: Sendable {
                     failing = false
                     wait = .seconds(1)
                 }
+                return
+            } catch PulseSourceError.noModemStatus {
+                // The line can never report its carrier: nothing to open again.
+                logger.warning("no pulses: \(source.name) cannot report carrier-detect changes", metadata: metadata)
                 return
             } catch {
                 if Task.isCancelled { return }
