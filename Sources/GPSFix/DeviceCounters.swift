@@ -55,7 +55,7 @@ public struct DeviceCounters: Hashable, Sendable {
             + (ubx.frames + ubx.refused > 0 ? ", UBX frames \(ubx.frames), refused \(ubx.refused), epochs \(ubxAssembly.epochs)" : "")
             + (rtcm3.frames + rtcm3.refused > 0 ? ", RTCM 3 frames \(rtcm3.frames), refused \(rtcm3.refused)" : "")
             + driverSummary
-            + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026 or after 2045) \(distrustedTimes)" : "")
+            + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026, or from August 2045) \(distrustedTimes)" : "")
             + (valuesOutOfRange > 0 ? ", values out of range \(valuesOutOfRange)" : "")
     }
 }

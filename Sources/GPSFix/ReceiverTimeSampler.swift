@@ -22,8 +22,9 @@ public struct ReceiverTimeSampler: Sendable {
     public var earliestTrustedTime: WallTime
     /// One GPS week-number era (1024 weeks, 19.6 years) after ``earliestTrustedTime``: a
     /// receiver's week number says its date only within such an era, so a date past it is
-    /// a misplaced century or a misread era, not a time (gpsd trusts the same window
-    /// after its build).
+    /// a misplaced century or a misread era, not a time. gpsd trusts such a window from
+    /// its build; GPSFix's is from 2026, and ends in August 2045, when a release later
+    /// than this one must move it on (``CenturyRule/buildYear`` with it).
     public var latestTrustedTime: WallTime { earliestTrustedTime + .seconds(1024 * 7 * 86_400) }
     private var fixesInARow = 0
     private var lastSecond: Int?

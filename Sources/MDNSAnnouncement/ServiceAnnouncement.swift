@@ -51,7 +51,8 @@ public struct ServiceAnnouncement: Sendable {
         try? await clock.sleep(for: Self.settling)
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid {
-            logger.warning("not announced over mDNS: \(publisher) ended at once (status \(status))")
+            let how = status & 0x7F == 0 ? "with status \((status >> 8) & 0xFF)" : "on signal \(status & 0x7F)"
+            logger.warning("not announced over mDNS: \(publisher) ended at once, \(how)")
             child = nil
             return
         }

@@ -93,7 +93,7 @@ struct MetricsTests {
     }
 
     @Test("Scrapes asked while one reads share the one after it: however many are asked, two reads run, so clients that ask and leave, again and again, queue nothing")
-    func scrapesShareTheNext() async {
+    func scrapesShareTheNext() async throws {
         let collector = MetricsCollector()
         let reads = Locked(0)
         let (released, release) = AsyncStream.makeStream(of: Void.self)
@@ -106,9 +106,13 @@ struct MetricsTests {
                 for await _ in released { break }
             }
         }
-        let scrapes = (0..<100).map { _ in collector.scrapeTask(read) }
+        let first = collector.scrapeTask(read)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while reads.withLock({ $0 }) == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
+        try #require(reads.withLock { $0 } == 1, "the first scrape reads")
+        let others = (0..<99).map { _ in collector.scrapeTask(read) }
         release.yield()
-        for scrape in scrapes { _ = await scrape.value }
+        for scrape in [first] + others { _ = await scrape.value }
         #expect(reads.withLock { $0 } == 2)
     }
 
