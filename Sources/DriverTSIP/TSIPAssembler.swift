@@ -273,14 +273,10 @@ public final class TSIPAssembler: DriverAssembler {
     /// Announces the pulse of `second` just past, with its quantisation error in
     /// nanoseconds (0x8F-AC's, or A1-00's for its own second).
     func announcePulse(of second: Int, quantisationError nanoseconds: Float) {
-        // Picoseconds, as u-blox gives it: a million attoseconds each. Not a number fails
-        // the limit too.
-        let picoseconds = Double(nanoseconds) * 1000
-        guard abs(picoseconds) < PulseAnnouncement.quantisationErrorLimit / .nanoseconds(1) * 1000 else {
+        guard let error = PulseAnnouncement.quantisationError(picoseconds: Double(nanoseconds) * 1000) else {
             reports.statistics.valuesOutOfRange += 1
             return
         }
-        let error = Duration(secondsComponent: 0, attosecondsComponent: Int64(picoseconds.rounded()) * 1_000_000)
         pulse = PulseAnnouncement(second: second, quantisationError: error, pulse: .past)
     }
 

@@ -78,14 +78,17 @@ public struct PulseAnnouncement: Hashable, Sendable {
     /// Whether the pulse is still to come or has just been.
     public var pulse: Pulse
 
-    /// A quantisation error this large or larger is no tick of any receiver's oscillator
-    /// (a u-blox 8's are about 20 ns, a Trimble's a few): a damaged or misread message,
-    /// which would move the pulse's sample by as much.
-    public static let quantisationErrorLimit = Duration.microseconds(1)
+    /// A quantisation error of a microsecond or more (a million picoseconds) is no tick
+    /// of any receiver's oscillator (a u-blox 8's are about 20 ns, a Trimble's a few): a
+    /// damaged or misread message, which would move the pulse's sample by as much.
+    public static let quantisationErrorLimit = 1_000_000.0
 
-    /// Whether `quantisationError` is within ``quantisationErrorLimit`` either way.
-    public static func isTick(_ quantisationError: Duration) -> Bool {
-        quantisationError < quantisationErrorLimit && .zero - quantisationError < quantisationErrorLimit
+    /// A receiver's quantisation error of `picoseconds` (u-blox's unit) as a duration;
+    /// `nil` at ``quantisationErrorLimit`` or past it either way, or not a number.
+    public static func quantisationError(picoseconds: Double) -> Duration? {
+        guard abs(picoseconds) < quantisationErrorLimit else { return nil }
+        // A million attoseconds a picosecond.
+        return Duration(secondsComponent: 0, attosecondsComponent: Int64(picoseconds.rounded()) * 1_000_000)
     }
 
     public init(second: Int, quantisationError: Duration, pulse: Pulse = .next) {

@@ -141,9 +141,7 @@ extension UBXAssembler {
         else { return }
         let second = GPSTime.gpsEpochSince1970 + pulse.week * 604_800 + Int(pulse.towMilliseconds / 1000)
             - (pulse.isUTC ? 0 : leapSeconds ?? 0)
-        // Picoseconds: a million attoseconds each.
-        let error = Duration(secondsComponent: 0, attosecondsComponent: Int64(pulse.quantisationError) * 1_000_000)
-        guard PulseAnnouncement.isTick(error) else {
+        guard let error = PulseAnnouncement.quantisationError(picoseconds: Double(pulse.quantisationError)) else {
             statistics.valuesOutOfRange += 1
             return
         }

@@ -270,8 +270,8 @@ public struct UBXAssembler {
     /// counted in seconds since 1970 it would become the next midnight, which the fix
     /// after it is (gpsd's reports name it so; the time service must tell them apart).
     func utcTime(_ utc: UBXCalendarTime) -> GPSTime? {
-        guard (1980...9999).contains(utc.year), NMEADate.isDay(utc.day, ofMonth: utc.month, year: utc.year), utc.hour < 24,
-            utc.minute < 60, utc.second < 60 || (utc.hour == 23 && utc.minute == 59 && utc.second == 60)
+        guard (1980...9999).contains(utc.year), NMEADate.isDay(utc.day, ofMonth: utc.month, year: utc.year),
+            NMEATime.isTimeOfDay(hour: utc.hour, minute: utc.minute, second: utc.second)
         else { return nil }
         let days = GPSTime(year: utc.year, month: utc.month, day: utc.day, time: NMEATime(hour: 0, minute: 0, second: 0))
             .daysSince1970

@@ -190,8 +190,7 @@ public struct FieldCursor {
         guard bytes.count >= 6, let hour = Self.twoDigits(bytes, 0), let minute = Self.twoDigits(bytes, 2),
             let second = Self.twoDigits(bytes, 4)
         else { throw failure(.notANumber, at: field) }
-        // A 61st second only at the end of a day: a leap second.
-        guard hour < 24, minute < 60, second < 60 || (hour == 23 && minute == 59 && second == 60) else {
+        guard NMEATime.isTimeOfDay(hour: Int(hour), minute: Int(minute), second: Int(second)) else {
             throw failure(.outOfRange, at: field)
         }
         var nanosecond: UInt32 = 0

@@ -18,6 +18,13 @@ public struct NMEATime: Hashable, Sendable, Comparable {
         (Int64(hour) * 3600 + Int64(minute) * 60 + Int64(second)) * 1_000_000_000 + Int64(nanosecond)
     }
 
+    /// Whether `hour`, `minute` and `second` name a time of day: a 61st second only at
+    /// 23:59, a leap second.
+    public static func isTimeOfDay(hour: Int, minute: Int, second: Int) -> Bool {
+        (0..<24).contains(hour) && (0..<60).contains(minute)
+            && ((0..<60).contains(second) || (hour == 23 && minute == 59 && second == 60))
+    }
+
     public static func < (lhs: NMEATime, rhs: NMEATime) -> Bool {
         lhs.nanosecondsSinceMidnight < rhs.nanosecondsSinceMidnight
     }
