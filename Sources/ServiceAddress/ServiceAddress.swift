@@ -95,14 +95,14 @@ public struct ServiceAddress: Equatable, Sendable {
 
     /// Where the password is in `text` when it holds an address with one (offsets from
     /// its start): what the daemon overwrites in its own command line, and masks in the
-    /// configuration it prints.
+    /// configuration it prints and in its messages. Text without `://` that holds
+    /// `USER:PASSWORD@` is read as an address whose scheme was forgotten or mistyped
+    /// (`rover:pw@caster/M`, `ntrip:/u:pw@caster/M`): its password is found all the same.
     public static func passwordRange(in text: some RandomAccessCollection<UInt8>) -> Range<Int>? {
         let bytes = Array(text)
         let separator = Array("://".utf8)
-        guard let scheme = (0..<max(0, bytes.count - 2)).first(where: { bytes[$0...].starts(with: separator) }) else {
-            return nil
-        }
-        let authorityStart = scheme + separator.count
+        let scheme = (0..<max(0, bytes.count - 2)).first { bytes[$0...].starts(with: separator) }
+        let authorityStart = scheme.map { $0 + separator.count } ?? 0
         // The same reading as ``init(parsing:role:)``: the user and password end at the last `@`.
         guard let at = bytes[authorityStart...].lastIndex(of: UInt8(ascii: "@")),
             let colon = bytes[authorityStart..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at

@@ -25,8 +25,10 @@ enum Secrets {
             text = line.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         }
         let password = text.filter { $0 != "\n" && $0 != "\r" && $0 != "\r\n" }
-        // Cut short (no line end, and more to read) or longer than a password may be.
-        if (!text.hasSuffix("\n") && feof(file) == 0) || password.utf8.count > longestPassword {
+        // Cut short (no line end, and more to read) or longer than a password may be. The
+        // line end is looked for in bytes: a `String` reads CR LF as one character, which
+        // `hasSuffix("\n")` would not match.
+        if (text.utf8.last != UInt8(ascii: "\n") && feof(file) == 0) || password.utf8.count > longestPassword {
             throw ValidationError("\(option) \(path): its first line is longer than \(longestPassword) bytes")
         }
         guard !password.isEmpty else { throw ValidationError("\(option) \(path) is empty: write the password on its first line") }

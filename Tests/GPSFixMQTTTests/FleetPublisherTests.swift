@@ -223,6 +223,8 @@ struct BrokerAddressTests {
         for url in [
             "mqtt://fleet:hunter2@host:99999", "mqtt://fleet:hun/ter2@[::1", "mqtt://fleet:hunter2@host/a/#", "mqtt://fleet:hunter2@",
             "mqtt://fleet:hun/ter2@host:x", "mqtt://fleet:hun@ter2@",
+            // Without `://` (a scheme forgotten, a slash dropped) it is still an address.
+            "fleet:hunter2@host", "mqtt:/fleet:hunter2@host", "mqtt:fleet:hunter2@host",
         ] {
             do {
                 _ = try MQTTBroker(url: url)

@@ -42,7 +42,11 @@ struct NTRIPProtocolTests {
 
     @Test("a malformed address is refused, and the message never holds the password")
     func malformedAddress() {
-        for url in ["http://u:secret@h/M", "ntrip://u:secret@h:99999/M", "ntrip://u:secret@/M", "ntrip://u:secret@h/M N"] {
+        for url in [
+            "http://u:secret@h/M", "ntrip://u:secret@h:99999/M", "ntrip://u:secret@/M", "ntrip://u:secret@h/M N",
+            // Without `://` (a scheme forgotten, a slash dropped) it is still an address.
+            "u:secret@h:2101/M", "ntrip:/u:secret@h/M",
+        ] {
             #expect {
                 try NTRIPCaster(url: url)
             } throws: { error in

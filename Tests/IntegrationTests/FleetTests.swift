@@ -137,13 +137,13 @@ struct FleetTests {
         #expect(daemon.errorText.components(separatedBy: "MQTT connected").count >= 3)
     }
 
-    @Test("A broker that requires a user and password: the password from a file is accepted, a wrong one is refused and said so")
+    @Test("A broker that requires a user and password: the password from a file (its line ended as Windows ends it) is accepted, a wrong one is refused and said so")
     func credentials() throws {
         let folder = try makeTemporaryFolder("mqtt")
         defer { try? FileManager.default.removeItem(at: folder) }
         let broker = try TestBroker(folder: folder, user: ("van7", "s3cret pass"))
         let passwordFile = folder.appendingPathComponent("password")
-        try "s3cret pass\n".write(to: passwordFile, atomically: true, encoding: .utf8)
+        try "s3cret pass\r\n".write(to: passwordFile, atomically: true, encoding: .utf8)
         let (daemon, _) = try Self.daemon(folder: folder, arguments: [
             "--mqtt", "mqtt://van7@127.0.0.1:\(broker.port)", "--mqtt-password-file", passwordFile.path,
         ])

@@ -45,6 +45,13 @@ struct ServiceAddressTests {
         #expect(ServiceAddress.redacted("ntrip://a:b:c@host/M") == "ntrip://a:***@host/M")
         #expect(ServiceAddress.redacted("ntrip://user@host/M") == "ntrip://user@host/M")
         #expect(ServiceAddress.redacted("--mqtt") == "--mqtt")
+        // Text without `://` that holds `USER:PASSWORD@` is an address whose scheme was
+        // forgotten or mistyped: its password is masked all the same.
+        #expect(ServiceAddress.redacted("rover:s3cret@caster:2101/M") == "rover:***@caster:2101/M")
+        #expect(ServiceAddress.redacted("ntrip:/u:s3cret@h/M") == "ntrip:***@h/M")
+        #expect(ServiceAddress.passwordRange(in: Array("--ntrip=u:pw@h/M".utf8)) == 10..<12)
+        #expect(ServiceAddress.redacted("/dev/serial/by-path/pci-0000:00:14.0-usb-0:2:1.0") == "/dev/serial/by-path/pci-0000:00:14.0-usb-0:2:1.0")
+        #expect(ServiceAddress.redacted("user@host") == "user@host")
         let argument = Array("--mqtt=mqtt://u:pw@h".utf8)
         #expect(ServiceAddress.passwordRange(in: argument) == 16..<18)
         #expect(ServiceAddress.passwordRange(in: Array("mqtt://u:@h".utf8)) == nil)
