@@ -327,7 +327,11 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
     private var reader: NTRIPResponseReader
     private var finder = RTCMFrameFinder()
     private var isAccepted = false
-    private var lastData = NIODeadline.now()
+    /// When the last RTCM 3 frame arrived (or the connection was made): bytes that hold
+    /// none (another format, a proxy's page) are not corrections, and keep no stream alive.
+    private var lastFrame = NIODeadline.now()
+    /// Bytes received since the last frame.
+    private var bytesWithoutFrames = 0
     private var watch: Scheduled<Void>?
     /// Whether frames arrived on this connection.
     private(set) var streamed = false
@@ -344,7 +348,7 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
     func channelActive(context: ChannelHandlerContext) {
         let request = client.configuration.caster.request(userAgent: client.configuration.userAgent)
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: request)), promise: nil)
-        lastData = .now()
+        lastFrame = .now()
         watchSilence(context: context, reason: "no answer within \(timeout.nanoseconds / 1_000_000_000) s")
         context.fireChannelActive()
     }
@@ -364,10 +368,15 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
                 isAccepted = true
                 client.accepted(context.channel, version: version)
             case .data(let payload):
-                lastData = arrivedAt
                 let before = finder.statistics
                 var frames: [RTCMFrame] = []
                 finder.feed(payload) { frames.append($0) }
+                if frames.isEmpty {
+                    bytesWithoutFrames += payload.count
+                } else {
+                    lastFrame = arrivedAt
+                    bytesWithoutFrames = 0
+                }
                 streamed = streamed || !frames.isEmpty
                 client.received(
                     bytes: payload.count, frames: frames, badCRC: finder.statistics.badCRC - before.badCRC,
@@ -398,14 +407,19 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     /// Ends the connection once nothing arrived for the timeout: no answer, or a stream
-    /// gone silent. One timer, set again for the time left after the last data.
+    /// gone silent or sending no frame. One timer, set again for the time left after the
+    /// last frame.
     private func watchSilence(context: ChannelHandlerContext, reason: String) {
-        let deadline = lastData + timeout
+        let deadline = lastFrame + timeout
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         watch = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
             let context = loopBound.value
-            if lastData + timeout <= .now() {
-                let silence = isAccepted ? "no corrections for \(timeout.nanoseconds / 1_000_000_000) s" : reason
+            if lastFrame + timeout <= .now() {
+                let seconds = timeout.nanoseconds / 1_000_000_000
+                let silence = !isAccepted ? reason
+                    : bytesWithoutFrames > 0
+                    ? "no RTCM 3 frame for \(seconds) s, only \(bytesWithoutFrames) bytes of something else: is the mountpoint's format RTCM 3?"
+                    : "no corrections for \(seconds) s"
                 end(context, because: silence)
             } else {
                 watchSilence(context: context, reason: reason)

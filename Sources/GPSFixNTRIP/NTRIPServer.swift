@@ -90,10 +90,18 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
 
     private let shared = NIOLockedValueBox(Shared())
 
+    /// The kernel's send buffer asked for the stream (Linux doubles it): room for some
+    /// seconds of a base's frames, and 32 KB a second over a link of 0.5 s round trip.
+    /// Left to the kernel, it grows to megabytes: a caster that stops reading would take
+    /// minutes of frames, stale on arrival, before the stall below could be seen.
+    static let streamSendBuffer = 8 * 1024
+
     // On the event loop only.
     private var stream: (any Channel)?
-    /// Since when the stream's socket has been full, while it is.
-    private var fullSince: NIODeadline?
+    /// Frames given to the stream whose writes have not completed.
+    private var framesWaiting = 0
+    /// While frames wait: when the socket last took one, or when the first began waiting.
+    private var waitingSince: NIODeadline?
 
     /// Pushes on `eventLoop`. Throws when the certificate authorities cannot be read.
     public init(configuration: Configuration, eventLoop: any EventLoop, logger: Logger) throws {
@@ -183,7 +191,9 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
     private func connectOnce(bareMountpoint: Bool) async -> Outcome {
         let handler = PushHandler(server: self, request: handshake.request(bareMountpoint: bareMountpoint))
         do {
-            let channel = try await connector.connect(on: eventLoop, timeout: configuration.timeout, writeBuffer: configuration.writeBuffer) {
+            let channel = try await connector.connect(
+                on: eventLoop, timeout: configuration.timeout, writeBuffer: configuration.writeBuffer, sendBuffer: Self.streamSendBuffer
+            ) {
                 try $0.addHandler(ByteToMessageHandler(StatusLineDecoder()))
                 try $0.addHandler(handler)
             }.get()
@@ -201,15 +211,19 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
     // MARK: The stream, on the event loop
 
     private func send(_ frame: ByteBuffer) {
-        guard let stream, stream.isWritable else {
+        guard let stream, !leftIfStalled(stream), stream.isWritable else {
             shared.withLockedValue { $0.counters.framesDropped += 1 }
-            leaveIfStalled()
             return
         }
-        fullSince = nil
         let size = frame.readableBytes
         let written = eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenComplete { [shared] result in
+        if framesWaiting == 0 { waitingSince = .now() }
+        framesWaiting += 1
+        written.futureResult.whenComplete { [self] result in
+            if stream === self.stream {
+                framesWaiting -= 1
+                waitingSince = framesWaiting > 0 ? .now() : nil
+            }
             shared.withLockedValue { shared in
                 switch result {
                 case .success:
@@ -223,24 +237,22 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
         stream.writeAndFlush(handshake.framed(frame), promise: written)
     }
 
-    /// Closes a stream whose caster has not read for the timeout (it reconnects), so a
-    /// caster that stopped reading does not take every frame to be dropped for good.
-    private func leaveIfStalled() {
-        guard let stream else { return }
-        let now = NIODeadline.now()
-        guard let since = fullSince else {
-            fullSince = now
-            return
-        }
-        if now - since > TimeAmount(configuration.timeout) {
-            logger.warning("NTRIP server: \(configuration.caster.description) has read nothing for \(configuration.timeout); reconnecting")
-            stream.close(promise: nil)
-        }
+    /// Closes `stream` (it reconnects) when its socket has taken nothing for the timeout
+    /// while frames waited: a caster that stopped reading, once the kernels' buffers
+    /// between are full. Measured by the writes' progress, not by SwiftNIO's buffer
+    /// filling, which at a base's rate would take a minute more.
+    private func leftIfStalled(_ stream: any Channel) -> Bool {
+        guard let since = waitingSince, NIODeadline.now() - since > TimeAmount(configuration.timeout) else { return false }
+        logger.warning("NTRIP server: \(configuration.caster.description) has read nothing for \(configuration.timeout); reconnecting")
+        waitingSince = nil
+        stream.close(promise: nil)
+        return true
     }
 
     fileprivate func accepted(_ channel: any Channel) {
         stream = channel
-        fullSince = nil
+        framesWaiting = 0
+        waitingSince = nil
         let outage = shared.withLockedValue { shared in
             defer {
                 shared.counters.connected = true

@@ -12,10 +12,18 @@ extension SourceTable {
         let request = tableCaster.request(userAgent: userAgent)
         let eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         let received = eventLoop.makePromise(of: [UInt8].self)
-        let connector = try CasterConnector(caster: caster, certificateAuthorities: certificateAuthorities)
-        let channel = try await connector.connect(on: eventLoop, timeout: timeout) {
-            try $0.addHandler(TableHandler(caster: caster, request: request, received: received))
-        }.get()
+        let channel: any Channel
+        do {
+            let connector = try CasterConnector(caster: caster, certificateAuthorities: certificateAuthorities)
+            channel = try await connector.connect(on: eventLoop, timeout: timeout) {
+                try $0.addHandler(TableHandler(caster: caster, request: request, received: received))
+            }.get()
+        } catch {
+            // No connection, so no handler to complete the promise: failed here, as every
+            // promise must be completed.
+            received.fail(error)
+            throw error
+        }
         let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) {
             received.fail(NTRIPError.protocolViolation("no source table within \(timeout)"))
         }

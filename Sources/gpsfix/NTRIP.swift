@@ -58,7 +58,8 @@ struct SourceTableCommand: AsyncParsableCommand {
             table = try await SourceTable.fetch(
                 from: caster, userAgent: GPSFixCommand.userAgent, certificateAuthorities: ca, timeout: .milliseconds(Int64(timeout * 1000)))
         } catch {
-            throw ValidationError("\(caster.description): \(error)")
+            // Not a usage error: the caster could not be asked (status 1, without the usage).
+            throw ConnectionError("\(caster.description): \(error)")
         }
         let here = try position()
         print(["MOUNT", "FORMAT", "MESSAGES", "SYSTEMS", "COUNTRY", "LAT", "LON", "GGA", "AUTH"].joined(separator: "\t") + (here == nil ? "" : "\tKM"))

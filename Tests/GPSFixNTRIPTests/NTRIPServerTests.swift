@@ -128,6 +128,29 @@ struct NTRIPServerTests {
         #expect(!logs.lines.contains { $0.contains(wrong) } && !status.contains(wrong), "\(logs.lines) \(status)")
     }
 
+    @Test("a caster that stops reading is left once its socket has taken nothing for the timeout, not after SwiftNIO's buffer fills")
+    func stalledCaster() async throws {
+        let caster = try PushCaster(mountpoint: "BASE", password: Self.password, readsStreams: false)
+        let logs = LogRecorder()
+        let (server, task) = try Self.push(to: caster, version: .one, logs: logs)
+        try waitUntil("the caster accepts", within: 10) { server.counters.connected }
+        // A base's frames at 4 kB a second. The kernels take some seconds of them, and
+        // the timeout is 5 s; SwiftNIO's 64 KiB would take 16 s more.
+        let accepted = ContinuousClock.now
+        var next = 0
+        while server.counters.connections < 2, ContinuousClock.now - accepted < .seconds(40) {
+            let frame = Self.frames[next % Self.frames.count]
+            next += 1
+            server.receive(rtcm3: frame)
+            try await Task.sleep(for: .microseconds(frame.readableBytes * 250))
+        }
+        let left = ContinuousClock.now - accepted
+        await Self.stop(task)
+        #expect(server.counters.connections >= 2, "\(server.counters)")
+        #expect(left < .seconds(18), "left after \(left)")
+        #expect(logs.lines.contains { $0.contains("has read nothing for 5") }, "\(logs.lines)")
+    }
+
     @Test("a caster that wants the mountpoint without its slash: the other form after a refusal, kept for the next connection")
     func bareMountpoint() async throws {
         let caster = try PushCaster(mountpoint: "BASE", password: Self.password, form: .bare)

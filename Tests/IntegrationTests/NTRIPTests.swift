@@ -272,6 +272,15 @@ struct NTRIPTests {
         #expect(!commandLine().contains(Self.password) && tool.isRunning, "\(commandLine())")
     }
 
+    @Test("gpsfix ntrip sourcetable of a caster nothing listens for: status 1, saying why, without the usage")
+    func toolCasterAbsent() throws {
+        let tool = try RunningProcess(Binaries.gpsfix, ["ntrip", "sourcetable", "ntrip://127.0.0.1:\(freePort())", "--timeout", "5"])
+        let status = tool.wait(timeout: 20)
+        if status == nil { tool.stop() }
+        #expect(status == 1, "\(tool.errorText.suffix(600))")
+        #expect(tool.errorText.contains("refused") && !tool.errorText.contains("Usage"), "\(tool.errorText.suffix(600))")
+    }
+
     @Test("a source table, the nearest first; a 401 from the caster; a caster that accepts and never sends")
     func tableRefusalAndSilence() throws {
         let folder = try makeTemporaryFolder("ntrip")
@@ -304,6 +313,22 @@ struct NTRIPTests {
         let times = watcher.tpvs.compactMap { $0["time"] as? String }.compactMap(Self.seconds)
         #expect(times.count >= 8)
         #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 0.5) < 0.01 || $1 < $0 }, "no cycle missed meanwhile")
+    }
+
+    @Test("a stream of bytes that hold no RTCM 3 frame (another format) is no stream of corrections: left after the timeout, saying why")
+    func foreignStream() throws {
+        let folder = try makeTemporaryFolder("ntrip")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (caster, port, record) = try Self.ownCaster(folder, mode: "foreign")
+        defer { caster.stop() }
+        let (replay, link, _) = try Self.receiver(folder)
+        defer { replay.stop() }
+        let (daemon, _) = try Self.daemon(
+            folder, device: link, ntrip: "ntrip://user:\(Self.password)@127.0.0.1:\(port)/MOUNT", extra: ["--ntrip-timeout", "1"])
+        defer { daemon.stop() }
+        try waitUntil("the stream left", within: 15) { daemon.errorText.contains("no RTCM 3 frame for 1 s, only ") }
+        #expect(daemon.errorText.contains("is the mountpoint's format RTCM 3?"), "\(daemon.errorText.suffix(1500))")
+        try waitUntil("a reconnection", within: 20) { Self.lines(record, "REQUEST /MOUNT").count >= 2 }
     }
 
     @Test("a caster that streams a second, then closes (another rover on the account): reconnected after a backoff that grows, not every second")

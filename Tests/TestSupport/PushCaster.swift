@@ -53,17 +53,24 @@ public final class PushCaster: @unchecked Sendable {
     private let user: String
     private let password: String
     private let form: MountpointForm
+    /// Whether it reads a stream it accepted; one that does not stands for a caster that
+    /// hung, whose kernel takes only its small receive buffer's worth.
+    private let readsStreams: Bool
     private let lock = NSLock()
     private var listener: Int32 = -1
     private var connections: Set<Int32> = []
     private var recorded: [Stream] = []
 
     /// Listens on loopback, on `port` (0: one the system picks, kept for restarts).
-    public init(mountpoint: String, user: String = "base", password: String, form: MountpointForm = .withSlash, port: Int = 0) throws {
+    public init(
+        mountpoint: String, user: String = "base", password: String, form: MountpointForm = .withSlash, port: Int = 0,
+        readsStreams: Bool = true
+    ) throws {
         self.mountpoint = mountpoint
         self.user = user
         self.password = password
         self.form = form
+        self.readsStreams = readsStreams
         self.port = port
         try start()
     }
@@ -77,6 +84,11 @@ public final class PushCaster: @unchecked Sendable {
     public func start() throws {
         let (listener, bound) = try LoopbackListener.open(port: port)
         port = bound
+        if !readsStreams {
+            // Inherited by each connection, so the window it offers is small from the start.
+            var size: Int32 = 4096
+            setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         lock.withLock { self.listener = listener }
         Thread { [self] in
             while true {
@@ -124,6 +136,12 @@ public final class PushCaster: @unchecked Sendable {
         }
         _ = Array(answer.utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard accepted else { return }
+        if !readsStreams {
+            // Waits, reading nothing, until the source closes or the caster is stopped.
+            var watched = pollfd(fd: client, events: 0x2000, revents: 0)  // POLLRDHUP, which Glibc's module leaves out
+            while poll(&watched, 1, -1) < 0 && errno == EINTR {}
+            return
+        }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
             guard count > 0 else { return }

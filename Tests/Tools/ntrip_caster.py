@@ -11,7 +11,9 @@ credentials answers per MODE:
   deaf     as chunked, but never reads what the rover uploads: its receive buffer, kept
            small, fills, and so does the rover's send buffer;
   kick     as chunked for a second, then closes the stream (an account another rover
-           logs in with).
+           logs in with);
+  foreign  as chunked, but bytes of another format that hold no RTCM 3 frame (a
+           mountpoint of RTCM 2 or CMR chosen by mistake).
 Wrong or missing credentials get a 401. RECORD gets a line per request ("REQUEST path
 user-agent ntrip-version"), per stream begun ("STREAM seconds", on a monotonic clock),
 per uploaded line ("UPLOAD line"), and per chunk of payload sent
@@ -78,7 +80,7 @@ def serve(connection):
     offset, sizes, turn = 0, [37, 300, 1, 512, 96], 0
     while mode != "kick" or turn < 10:
         size = sizes[turn % len(sizes)]
-        piece = payload[offset:offset + size]
+        piece = payload[offset:offset + size] if mode != "foreign" else b"\x66\x59" * (size // 2 + 1)
         offset = offset + size if offset + size < len(payload) else 0
         turn += 1
         connection.sendall(chunk(piece))
