@@ -12,7 +12,8 @@ private struct TOMLParser {
     private var index = 0
     private var line = 1
 
-    /// How deep arrays and inline tables may nest: a configuration needs two.
+    /// How deep arrays and inline tables may nest, and how many parts a dotted key may
+    /// have: a configuration needs two.
     static let maximumDepth = 32
     private var depth = 0
 
@@ -60,6 +61,8 @@ private struct TOMLParser {
         var path: [String] = []
         while true {
             skipBlanks()
+            // Each part is a table on the way, made by a call of its own: bounded as nesting is.
+            guard path.count < Self.maximumDepth else { throw fail("a key of more than \(Self.maximumDepth) parts") }
             path.append(try key())
             skipBlanks()
             switch current {

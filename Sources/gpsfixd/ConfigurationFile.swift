@@ -64,14 +64,16 @@ struct ConfigurationFile {
             case (.positional, .array(let elements)), (.repeating, .array(let elements)):
                 for element in elements {
                     guard let text = Self.text(of: element) else { throw fail("\(key) holds strings or numbers") }
-                    arguments += kind == .positional ? [text] : ["--\(key)", text]
+                    arguments += kind == .positional ? [text] : ["--\(key)=\(text)"]
                 }
             case (.positional, _), (.repeating, _):
                 guard let text = Self.text(of: value) else { throw fail("\(key) is a list, as [\"...\"]") }
-                arguments = kind == .positional ? [text] : ["--\(key)", text]
+                arguments = kind == .positional ? [text] : ["--\(key)=\(text)"]
             case (.option, _):
                 guard let text = Self.text(of: value) else { throw fail("\(key) is a string or a number") }
-                arguments = ["--\(key)", text]
+                // One argument, `--KEY=VALUE`: a value beginning with `-` (a negative
+                // offset, a southern latitude) is then not read as an option.
+                arguments = ["--\(key)=\(text)"]
             }
             settings.append(Setting(key: key, line: entry.line, arguments: arguments))
         }
@@ -130,9 +132,19 @@ struct ConfigurationFile {
     /// The setting whose option an error message names, for pointing at its line.
     func setting(namedIn message: String) -> Setting? {
         settings.first { setting in
-            setting.arguments.contains { $0.hasPrefix("--") && message.contains($0) }
+            Self.message(message, namesWhole: "--\(setting.key)")
                 || (setting.key == "devices" && setting.arguments.contains { message.contains($0) })
         }
+    }
+
+    /// Whether `message` names `option` whole: `--ntrip-timeout` does not name `--ntrip`.
+    private static func message(_ message: String, namesWhole option: String) -> Bool {
+        var rest = message[...]
+        while let found = rest.firstRange(of: option) {
+            rest = rest[found.upperBound...]
+            guard let next = rest.first, next.isLetter || next.isNumber || next == "-" else { return true }
+        }
+        return false
     }
 }
 

@@ -78,18 +78,20 @@ extension GPSFixDaemon {
             default: break
             }
         }
+        // A number bare when the file reads it back as the same text; anything else
+        // quoted (`"0042"` is an identifier, and a bare 0042 no TOML number).
         func quoted(_ value: String) -> String {
             let text = ServiceAddress.redacted(value)
-            if Double(text) != nil || text == "true" { return text }
+            if Int(text).map({ String($0) }) == text || Double(text).map({ "\($0)" }) == text { return text }
             return "\"" + text.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         }
         return options.order.map { key in
             let kind = options.kinds[key]
+            if kind == .flag { return "\(key) = \(values[key] != nil)" }
             if let given = values[key] {
                 let list = kind == .positional || kind == .repeating
                 return "\(key) = " + (list ? "[" + given.map(quoted).joined(separator: ", ") + "]" : quoted(given[0]))
             }
-            if kind == .flag { return "\(key) = false" }
             if let value = options.defaults[key] { return "\(key) = \(quoted(value))" }
             return "# \(key) is not set"
         }.joined(separator: "\n")

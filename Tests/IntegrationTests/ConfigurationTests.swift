@@ -45,6 +45,30 @@ struct ConfigurationTests {
         #expect(!output.contains("Secret-99") && !errors.contains("Secret-99"))
     }
 
+    @Test("values beginning with a minus (a time offset, a southern position) are taken; what --check-config prints reads back the same")
+    func negativeValuesAndRoundTrip() throws {
+        let folder = try makeTemporaryFolder("config")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = try Self.write("""
+            devices = ["/dev/ttyUSB0"]
+            time-offset = -0.05
+            ntrip = "ntrip://rover@caster.example.net:2101/MOUNT"
+            ntrip-position = "-33.9,151.2"
+            traccar = "http://traccar.example:5055/"
+            traccar-id = "0042"
+            """, in: folder)
+        let (status, output, errors) = try Self.check(["--config", path, "--check-config"])
+        #expect(status == 0, "\(errors)")
+        let lines = Set(output.split(separator: "\n").map(String.init))
+        #expect(lines.isSuperset(of: ["time-offset = -0.05", #"ntrip-position = "-33.9,151.2""#, #"traccar-id = "0042""#]), "\(output)")
+
+        let printed = folder.appendingPathComponent("printed.conf").path
+        try output.write(toFile: printed, atomically: true, encoding: .utf8)
+        let again = try Self.check(["--config", printed, "--check-config"])
+        #expect(again.status == 0, "\(again.errors)")
+        #expect(again.output == output)
+    }
+
     @Test("devices on the command line replace the file's")
     func devicesOverridden() throws {
         let folder = try makeTemporaryFolder("config")
@@ -63,6 +87,8 @@ struct ConfigurationTests {
             ("devices = [\"/dev/x\"]\nno-shm = \"yes\"\n", 2, "no-shm is true or false"),
             ("devices = [\"/dev/x\"]\n[mqtt]\nurl = \"x\"\n", 2, "[mqtt] is a table"),
             ("tcp = 127.0.0.1\n", 1, "write text in quotes"),
+            // The line of the option the message names, not of one whose name begins it.
+            ("devices = [\"/dev/x\"]\nntrip = \"ntrip://caster.example/M\"\nntrip-timeout = 9999\n", 3, "ntrip-timeout"),
         ])
     func refused(text: String, line: Int, words: String) throws {
         let folder = try makeTemporaryFolder("config")

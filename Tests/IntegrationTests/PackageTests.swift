@@ -131,7 +131,7 @@ struct PackageTests {
     }
 
     @Test(
-        "in a bare root of its release: apt installs it with its dependencies; gpsfixd serves the demo, and a gpsd through the release's libgps; gpsfix polls and decodes; purge leaves nothing",
+        "in a bare root of its release: apt installs it with its dependencies; gpsfixd serves the demo, and a gpsd through the release's libgps; gpsfix polls and decodes; installed again after removal, no unit masked; purge leaves nothing",
         arguments: [("deb12", "bookworm", "libgps.so.28"), ("deb13", "trixie", "libgps.so.30")])
     func bareRoot(release: String, suite: String, libgps: String) throws {
         let deb = try Self.package(release)
@@ -164,6 +164,7 @@ struct PackageTests {
         #expect(steps.contains("upstream through \(libgps)"), "gpsd read through the release's own libgps: \(steps)")
         let decoded = try run(Binaries.gpsfix, ["decode", capture]).components(separatedBy: "\"class\":\"TPV\"").count - 1
         #expect(steps.contains("decode \(decoded) TPVs"), "the same TPVs as this build's gpsfix decode: \(steps)")
+        #expect(steps.contains("masked after reinstalling: 0"), "removing masks the units; installing again unmasks them: \(steps)")
         #expect(steps.contains("purged 3"), "binaries, configuration and state gone")
     }
 }

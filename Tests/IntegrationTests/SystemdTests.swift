@@ -119,6 +119,23 @@ struct SystemdTests {
         #expect(errors.isEmpty, "\(errors)")
     }
 
+    @Test("a configuration the daemon refuses ends it with a status the unit does not restart on: no restart every 2 s, for ever")
+    func refusedConfigurationNotRestarted() throws {
+        let folder = try makeTemporaryFolder("units")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let service = try String(contentsOf: Self.repository.appendingPathComponent("systemd/gpsfixd.service"), encoding: .utf8)
+        let kept = service.split(separator: "\n").filter { $0.hasPrefix("RestartPreventExitStatus=") }
+            .flatMap { $0.dropFirst("RestartPreventExitStatus=".count).split(separator: " ") }.compactMap { Int32($0) }
+        let file = folder.appendingPathComponent("gpsfixd.conf").path
+        try "devices = [\"/dev/ttyUSB0\"]\nmqtt-intervall = 5\n".write(toFile: file, atomically: true, encoding: .utf8)
+        for arguments in [["--config", file], ["--demo", "--time-offset", "9"]] {
+            let daemon = try RunningProcess(Binaries.gpsfixd, arguments)
+            let status = daemon.wait(timeout: 20)
+            if status == nil { daemon.stop() }
+            #expect(status != nil && kept.contains(status!), "\(arguments): exit \(String(describing: status)); not restarted: \(kept)")
+        }
+    }
+
     @Test("the environment: watchdog interval and passed sockets only when they are for this process")
     func environment() {
         let ours = ServiceEnvironment(environment: ["WATCHDOG_USEC": "5000000", "LISTEN_FDS": "2", "LISTEN_PID": "42"], pid: 42)

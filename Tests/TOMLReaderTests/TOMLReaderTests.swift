@@ -82,6 +82,9 @@ struct TOMLReaderTests {
             ("a = -_1", 1, "not a value"),
             ("a = \"\\u+041\"", 1, "hexadecimal digits"),
             ("a = " + String(repeating: "[", count: 40), 1, "nest more than 32"),
+            // A key of many parts makes a table for each: bounded as nesting is.
+            (String(repeating: "a.", count: 100_000) + "b = 1", 1, "more than 32 parts"),
+            ("[" + String(repeating: "a.", count: 40) + "b]", 1, "more than 32 parts"),
         ])
     func refusals(text: String, line: Int, message: String) {
         #expect {

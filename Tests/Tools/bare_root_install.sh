@@ -11,7 +11,7 @@
 # --demo serves (without loading libgps or libmosquitto, which it needs for neither),
 # gpsfix poll reads a TPV; gpsfixd reads the gpsd serving on 127.0.0.1:GPSD_PORT outside
 # the root through the root's own libgps, and gpsfix poll reads its TPV; gpsfix decode
-# decodes CAPTURE, and the package is purged.
+# decodes CAPTURE; the package is removed and installed again, then purged.
 # Each step prints a line starting with "STEP"; anything failing ends the script non-zero.
 set -eu
 root=$1 deb=$2 capture=$3 gpsd_port=$4
@@ -91,6 +91,12 @@ echo "STEP upstream through $(grep -o 'libgps\.so\.[0-9]*' "$root/proc/$daemon/m
 stop_daemon
 
 echo "STEP decode $(in_root gpsfix decode /tmp/capture.nmea | grep -c '"class":"TPV"') TPVs"
+
+# Removed (its units masked, as a removed package's are) and installed again: no unit of
+# it left masked.
+in_root apt-get remove -y -qq gpsfix > /dev/null
+in_root apt-get install -y -qq /tmp/gpsfix.deb > /dev/null
+echo "STEP masked after reinstalling: $(find "$root/etc/systemd/system" -maxdepth 1 -name 'gpsfixd.*' -lname /dev/null | wc -l)"
 
 in_root apt-get purge -y -qq gpsfix > /dev/null
 echo "STEP purged $(in_root sh -c 'ls /usr/sbin/gpsfixd /etc/gpsfix /var/lib/gpsfixd 2>&1 | grep -c "No such file"')"
