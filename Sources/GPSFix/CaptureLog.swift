@@ -33,7 +33,14 @@ public struct CaptureLog: Sendable {
     /// in runs as long as the comments allow: a log without comments past its header is
     /// handed on in the chunks it came in, not line by line.
     public struct Splitter: Sendable {
-        /// The header's `Key: value` pairs read so far, in order.
+        /// The most `Key: value` pairs kept (gpsfake writes some ten), and the most bytes of
+        /// a comment line kept (the rest of the line is read and dropped): a log of endless
+        /// comments, or one comment line without an end, is read in bounded memory.
+        public static let maximumHeaderLines = 256
+        public static let maximumCommentLength = 1024
+
+        /// The header's `Key: value` pairs read so far, in order: the first
+        /// ``maximumHeaderLines``.
         public private(set) var header: [(key: String, value: String)] = []
         private var cookie: UInt8?
         private var atLineStart = true
@@ -65,7 +72,8 @@ public struct CaptureLog: Sendable {
                 if comment != nil {
                     let newline = Self.find(UInt8(ascii: "\n"), in: bytes, from: index)
                     let end = newline.map { $0 + 1 } ?? bytes.count
-                    comment?.append(contentsOf: bytes[index..<end])
+                    let room = Self.maximumCommentLength - comment!.count
+                    comment?.append(contentsOf: bytes[index..<min(end, index + max(0, room))])
                     if newline != nil { finish() }
                     atLineStart = newline != nil
                     index = end
@@ -140,8 +148,8 @@ public struct CaptureLog: Sendable {
             guard let colon = text.firstIndex(of: ":") else { return }
             let key = String(text[..<colon]).trimmingCharacters(in: " \t")
             let value = String(text[text.index(after: colon)...]).trimmingCharacters(in: " \t")
-            header.append((key, value))
             if key == "Delay-Cookie" { cookie = value.utf8.first }
+            if header.count < Self.maximumHeaderLines { header.append((key, value)) }
         }
     }
 

@@ -92,7 +92,7 @@ final class DaemonConnection {
 
     /// The next report line, without its CR LF; `nil` when the daemon closes the connection,
     /// or when `deadline` (on the monotonic clock) passes first. Throws on a line longer
-    /// than ``maximumLineLength``.
+    /// than ``maximumLineLength``, and when the connection fails (reset by the daemon).
     func nextLine(before deadline: ContinuousClock.Instant? = nil) throws -> String? {
         while true {
             if let newline = pending[searched...].firstIndex(of: 10) {
@@ -114,6 +114,9 @@ final class DaemonConnection {
             }
             var buffer = [UInt8](repeating: 0, count: 16384)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            // A connection reset is the daemon gone, not the end of what it had to say.
+            guard count >= 0 else { throw ConnectionError("cannot read from the daemon: \(String(cString: strerror(errno)))") }
             guard count > 0 else { return nil }
             pending += buffer[0..<count]
         }

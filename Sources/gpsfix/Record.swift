@@ -32,7 +32,12 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         guard let name = DeviceName(device) else { throw ValidationError("'\(device)' is not a device") }
         let source = name.source(settings: SerialSettings(speed: speed))
-        let file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // Opened, not emptied: a log already there is replaced only when the device gives
+        // its first bytes, so a device that cannot be read (a name mistyped) costs no
+        // recording; a log made here and never written is removed.
+        let made = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let created = made >= 0
+        let file = made >= 0 || errno != EEXIST ? made : open(output, O_WRONLY | O_CLOEXEC)
         guard file >= 0 else { throw ValidationError("cannot write \(output): \(String(cString: strerror(errno)))") }
         defer { close(file) }
         // The chunks are written on the reading thread, as they are read: a disk slower
@@ -46,6 +51,7 @@ struct Record: AsyncParsableCommand {
                 guard failure.withLock({ $0 == nil }) else { return }
                 do throws(RecordingError) {
                     if !headerWritten.exchange(true, ordering: .relaxed) {
+                        try Self.empty(file)
                         try Self.write(Array(Self.header(device: device, speed: source.line?.bps ?? speed).utf8), to: file)
                     }
                     try Self.write(chunk.bytes, to: file)
@@ -70,9 +76,20 @@ struct Record: AsyncParsableCommand {
             try await reading.value
         } catch is CancellationError {
         } catch {
+            if created && !headerWritten.load(ordering: .relaxed) { unlink(output) }
             throw RecordingError(description: "recording \(device) failed: \(error)")
         }
         if let failed = failure.withLock({ $0 }) { throw failed }
+        // The recording ended before the device sent a byte: an empty log, as asked for.
+        if !headerWritten.load(ordering: .relaxed) { try Self.empty(file) }
+    }
+
+    /// Empties the log at `file`, which is then written from its start; a pipe or a device
+    /// (EINVAL) has nothing to empty.
+    static func empty(_ file: Int32) throws(RecordingError) {
+        guard ftruncate(file, 0) == 0 || errno == EINVAL else {
+            throw RecordingError(description: "cannot empty the log: \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Why a recording stopped; printed as it is.

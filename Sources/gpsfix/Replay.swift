@@ -54,14 +54,21 @@ struct Replay: AsyncParsableCommand {
         guard !replayer.isEmpty else { throw ValidationError("\(log) holds no NMEA sentence to replay") }
         let terminal = try PseudoTerminal()
         if let link {
-            unlink(link)
+            // Only a link is replaced (one a replay before left): anything else at the path
+            // is someone's file.
+            var status = stat()
+            if lstat(link, &status) == 0 {
+                guard status.st_mode & S_IFMT == S_IFLNK else { throw ValidationError("--link \(link) exists and is not a link: not replaced") }
+                unlink(link)
+            }
             guard symlink(terminal.path, link) == 0 else {
                 throw ValidationError("--link \(link) cannot be made: \(String(cString: strerror(errno)))")
             }
         }
-        // The link goes before the terminal closes, however the replay ends.
+        // The link goes before the terminal closes, however the replay ends; not when
+        // something else has been put in its place since.
         defer {
-            if let link { unlink(link) }
+            if let link, Self.target(of: link) == terminal.path { unlink(link) }
             withExtendedLifetime(terminal) {}
         }
         var copy: (file: Int32, running: WrittenCopy)?
@@ -76,7 +83,7 @@ struct Replay: AsyncParsableCommand {
                 close(copy.file)
             }
         }
-        writeLine(terminal.path)
+        try writeLine(terminal.path)
         try await withThrowingTaskGroup { group in
             group.addTask {
                 try await replayer.play(into: terminal, loop: loop, retime: retime)
@@ -87,5 +94,13 @@ struct Replay: AsyncParsableCommand {
             try await group.next()
             group.cancelAll()
         }
+    }
+
+    /// Where the link at `path` leads; `nil` when it is not a link.
+    static func target(of path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

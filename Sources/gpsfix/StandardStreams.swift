@@ -21,7 +21,15 @@ func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
     return true
 }
 
-/// Writes a line to standard output at once.
-func writeLine(_ text: String) {
-    writeAll((text + "\n").utf8, to: 1)
+/// Writes a line to standard output at once; throws, saying why, when standard output
+/// refuses it (a full disk), so that the command does not end as if it had succeeded.
+func writeLine(_ text: String) throws(OutputError) {
+    guard writeAll((text + "\n").utf8, to: 1) else {
+        throw OutputError(description: "cannot write to standard output: \(String(cString: strerror(errno)))")
+    }
+}
+
+/// Standard output refused what a command wrote.
+struct OutputError: Error, CustomStringConvertible {
+    let description: String
 }

@@ -28,18 +28,26 @@ struct Watch: ParsableCommand {
         try connection.send(nmea ? #"?WATCH={"enable":true,"nmea":true}"# + "\n" : #"?WATCH={"enable":true,"json":true}"# + "\n")
         let human = !json && !nmea && isatty(STDOUT_FILENO) == 1
         var fixes = 0
-        while let line = try connection.nextLine() {
+        // A daemon greets a client at once (VERSION); a socket that takes connections while
+        // nothing serves it (systemd's, with the daemon failed) does not leave us waiting.
+        var greetingDeadline: ContinuousClock.Instant? = .now + .seconds(Poll.answerTimeout)
+        while let line = try connection.nextLine(before: greetingDeadline) {
+            greetingDeadline = nil
             let isFix = line.contains(#""class":"TPV""#)
             if human {
-                if let text = CompactView.describe(line) { writeLine(text) }
+                if let text = CompactView.describe(line) { try writeLine(text) }
             } else if !line.contains(#""class":"VERSION""#) {
-                writeLine(line)
+                try writeLine(line)
             }
             if isFix {
                 fixes += 1
                 if let count, fixes >= count { return }
             }
         }
+        if greetingDeadline != nil, ContinuousClock.now >= greetingDeadline! {
+            throw ConnectionError("no answer from the daemon within \(Poll.answerTimeout) seconds")
+        }
+        throw ConnectionError("the daemon closed the connection" + (count.map { " after \(fixes) of \($0) fixes" } ?? ""))
     }
 }
 
@@ -61,7 +69,7 @@ struct Poll: ParsableCommand {
         let deadline = ContinuousClock.now + .seconds(Self.answerTimeout)
         while let line = try connection.nextLine(before: deadline) {
             if line.contains(#""class":"POLL""#) || line.contains(#""class":"ERROR""#) {
-                writeLine(line)
+                try writeLine(line)
                 return
             }
         }

@@ -48,4 +48,25 @@ struct CaptureLogTests {
         }
         #expect(String(decoding: CaptureLog(bytes).payload, as: UTF8.self) == Self.payload)
     }
+
+    @Test("a log of endless comments is read in bounded memory: the header keeps its first lines, each cut to a kilobyte")
+    func boundedComments() {
+        var splitter = CaptureLog.Splitter()
+        var payload: [UInt8] = []
+        let comments = Array(String(repeating: "# Key: value\n", count: 10_000).utf8)
+        for _ in 0..<10 { comments.withUnsafeBytes { splitter.split($0, into: &payload) } }
+        // One comment line of 8 MB, without a line end, streamed in blocks.
+        let long = [UInt8](repeating: UInt8(ascii: "x"), count: 1 << 20)
+        Array("# Long: ".utf8).withUnsafeBytes { splitter.split($0, into: &payload) }
+        for _ in 0..<8 { long.withUnsafeBytes { splitter.split($0, into: &payload) } }
+        splitter.finish()
+        #expect(payload.isEmpty)
+        #expect(splitter.header.count == CaptureLog.Splitter.maximumHeaderLines)
+        #expect(splitter.header.allSatisfy { $0.key == "Key" && $0.value == "value" })
+
+        var first = CaptureLog.Splitter()
+        (Array("# Date: 2014-05-26 ".utf8) + long + Array("\n$GPGGA\n".utf8)).withUnsafeBytes { first.split($0, into: &payload) }
+        #expect(first.header.count == 1 && first.header[0].value.utf8.count < CaptureLog.Splitter.maximumCommentLength)
+        #expect(String(decoding: payload, as: UTF8.self) == "$GPGGA\n")
+    }
 }

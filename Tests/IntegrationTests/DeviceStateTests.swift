@@ -108,15 +108,56 @@ struct DeviceStateTests {
         #expect(process.errorText.contains("\(option[0]) ") && process.errorText.contains("out of range"), "\(process.errorText)")
     }
 
-    @Test("gpsfix record of a device that is not there fails saying why")
+    @Test("gpsfix record of a device that is not there fails saying why, leaving a log already there as it was, and making none")
     func recordMissingDevice() throws {
         let folder = try makeTemporaryFolder("record")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try RunningProcess(
-            Binaries.gpsfix, ["record", "/dev/ttyGPSFIX-none", "-o", folder.appendingPathComponent("log").path, "--duration", "2"])
-        let status = process.wait(timeout: 20)
-        #expect(status != nil && status != 0)
-        #expect(process.errorText.contains("/dev/ttyGPSFIX-none does not exist"), "\(process.errorText)")
+        let kept = folder.appendingPathComponent("kept.log").path, made = folder.appendingPathComponent("log").path
+        try "$GPGGA,last week's recording\n".write(toFile: kept, atomically: true, encoding: .utf8)
+        for output in [made, kept] {
+            let process = try RunningProcess(Binaries.gpsfix, ["record", "/dev/ttyGPSFIX-none", "-o", output, "--duration", "2"])
+            let status = process.wait(timeout: 20)
+            #expect(status != nil && status != 0)
+            #expect(process.errorText.contains("/dev/ttyGPSFIX-none does not exist"), "\(process.errorText)")
+        }
+        #expect(try String(contentsOfFile: kept, encoding: .utf8) == "$GPGGA,last week's recording\n")
+        #expect(!FileManager.default.fileExists(atPath: made))
+    }
+
+    @Test("gpsfix watch and poll fail, saying why, when the daemon leaves early or never speaks, and when standard output is full")
+    func toolEndsAreErrors() throws {
+        // A daemon that sends one fix and closes, and a socket nothing serves.
+        let (early, earlyPort) = try LoopbackListener.open()
+        let (silent, silentPort) = try LoopbackListener.open()
+        defer {
+            for listener in [early, silent] {
+                shutdown(listener, Int32(SHUT_RDWR))
+                close(listener)
+            }
+        }
+        Thread {
+            let client = accept(early, nil, nil)
+            guard client >= 0 else { return }
+            let lines = #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"# + "\r\n"
+                + #"{"class":"TPV","device":"/dev/x","mode":3,"lat":1.0,"lon":2.0}"# + "\r\n"
+            _ = Array(lines.utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            // The ?WATCH read before closing, so that the close is an end, not a reset.
+            var request = [UInt8](repeating: 0, count: 1024)
+            _ = request.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+            close(client)
+        }.start()
+        let cut = try RunningProcess(Binaries.gpsfix, ["watch", "--tcp", "127.0.0.1:\(earlyPort)", "--count", "5", "--json"])
+        #expect(cut.wait(timeout: 20) == 1, "\(cut.errorText)")
+        #expect(cut.errorText.contains("the daemon closed the connection after 1 of 5 fixes"), "\(cut.errorText)")
+        let mute = try RunningProcess(Binaries.gpsfix, ["watch", "--tcp", "127.0.0.1:\(silentPort)"])
+        let muteStatus = mute.wait(timeout: 30)
+        if muteStatus == nil { mute.stop() }
+        #expect(muteStatus == 1 && mute.errorText.contains("no answer from the daemon within 10 seconds"), "\(mute.errorText)")
+
+        let daemon = try DaemonUnderTest()
+        let full = try RunningProcess("/bin/sh", ["-c", "exec \"$0\" poll --tcp 127.0.0.1:\(daemon.tcpPort) > /dev/full", Binaries.gpsfix])
+        #expect(full.wait(timeout: 20) == 1, "\(full.errorText)")
+        #expect(full.errorText.contains("cannot write to standard output: No space left on device"), "\(full.errorText)")
     }
 
     @Test("gpsfix poll reaches the daemon by host name over TCP, and says so when nothing listens")

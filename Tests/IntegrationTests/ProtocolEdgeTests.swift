@@ -194,6 +194,20 @@ struct StartupTests {
         #expect(process.errorText.contains("holds no NMEA sentence"))
     }
 
+    @Test("gpsfix replay --link replaces a link, and nothing else: a file at the path is left as it is")
+    func replayLinkOverFile() throws {
+        let folder = try makeTemporaryFolder("link")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("gps0").path
+        try "precious\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let process = try RunningProcess(Binaries.gpsfix, ["replay", Binaries.fixtures.appendingPathComponent("gpsd/cat-ms352.log").path, "--link", path])
+        let status = process.wait(timeout: 20)
+        if status == nil { process.stop(SIGKILL) }
+        #expect(status != nil && status != 0)
+        #expect(process.errorText.contains("exists and is not a link"), "\(process.errorText)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious\n")
+    }
+
     @Test("gpsfix replay stopped by a signal removes its link: left, it would lead to the next terminal given the number", arguments: [SIGINT, SIGTERM])
     func replayStoppedRemovesLink(_ signal: Int32) throws {
         let folder = try makeTemporaryFolder("link")
