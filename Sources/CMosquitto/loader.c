@@ -12,12 +12,13 @@
     X(void, mosquitto_destroy, (struct mosquitto *m), (m)) \
     X(int, mosquitto_will_set, (struct mosquitto *m, const char *t, int n, const void *p, int q, bool r), (m, t, n, p, q, r)) \
     X(int, mosquitto_username_pw_set, (struct mosquitto *m, const char *u, const char *p), (m, u, p)) \
-    X(int, mosquitto_connect_async, (struct mosquitto *m, const char *h, int p, int k), (m, h, p, k)) \
+    X(int, mosquitto_connect, (struct mosquitto *m, const char *h, int p, int k), (m, h, p, k)) \
+    X(int, mosquitto_reconnect, (struct mosquitto *m), (m)) \
     X(int, mosquitto_disconnect, (struct mosquitto *m), (m)) \
     X(int, mosquitto_publish, (struct mosquitto *m, int *id, const char *t, int n, const void *p, int q, bool r), (m, id, t, n, p, q, r)) \
     X(int, mosquitto_subscribe, (struct mosquitto *m, int *id, const char *s, int q), (m, id, s, q)) \
-    X(int, mosquitto_loop_start, (struct mosquitto *m), (m)) \
-    X(int, mosquitto_loop_stop, (struct mosquitto *m, bool f), (m, f)) \
+    X(int, mosquitto_loop_forever, (struct mosquitto *m, int t, int n), (m, t, n)) \
+    X(int, mosquitto_threaded_set, (struct mosquitto *m, bool t), (m, t)) \
     X(int, mosquitto_reconnect_delay_set, (struct mosquitto *m, unsigned int d, unsigned int x, bool e), (m, d, x, e)) \
     X(void, mosquitto_user_data_set, (struct mosquitto *m, void *o), (m, o)) \
     X(int, mosquitto_tls_set, \

@@ -82,13 +82,24 @@ public final class FleetPublisher<C: Clock>: ReportSubscriber where C.Duration =
         for device in devices {
             let topics = FleetTopics(device: device, configuration: configuration)
             let will = MQTTMessage(topic: topics.device, payload: DeviceLink<C>.offlineReport(of: device), qos: configuration.qos, retain: true)
-            let clientID = "gpsfix-\(configuration.hostName)-\(topics.name)-\(getpid())"
-            let publisher = try connect(String(clientID.prefix(64)), will)
+            let publisher = try connect(Self.clientID("gpsfix-\(configuration.hostName)-\(topics.name)-\(getpid())"), will)
             links.append(DeviceLink(device: device, topics: topics, publisher: publisher, configuration: configuration,
                                     clock: clock, logger: logger))
         }
         orderedLinks = links
         self.links = Dictionary(links.map { ($0.device, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// `name` when it is at most 64 bytes (what every broker takes); otherwise its first
+    /// 55 bytes and a hash of the whole: cut short alone, two devices whose paths share
+    /// their beginning (`/dev/serial/by-id/usb-...`) would share an id, and a broker drops
+    /// the older of two connections with one.
+    static func clientID(_ name: String) -> String {
+        guard name.utf8.count > 64 else { return name }
+        var hash: UInt32 = 2_166_136_261  // FNV-1a
+        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let hex = String(hash, radix: 16)
+        return String(decoding: name.utf8.prefix(55), as: UTF8.self) + "-" + String(repeating: "0", count: 8 - hex.count) + hex
     }
 
     public func receive(_ report: PublishedReport) {

@@ -1,12 +1,23 @@
 import CMosquitto
 import NIOConcurrencyHelpers
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A ``MessagePublisher`` on libmosquitto, the Eclipse Mosquitto client library.
 ///
-/// libmosquitto's own thread (`mosquitto_loop_start`) does the network: it connects,
-/// keeps the session alive and reconnects after a loss, waiting 1 s, then twice as long
-/// each time up to 30 s. ``publish(_:)`` only queues the packet, so no caller waits for
-/// the broker.
+/// A thread of the publisher's own runs libmosquitto's network loop: it connects, keeps
+/// the session alive and reconnects after a loss, waiting 1 s, then twice as long each time
+/// up to 30 s. ``publish(_:)`` only queues the packet, so no caller waits for the broker.
+///
+/// The loop is libmosquitto's `mosquitto_loop_forever`, not the thread of
+/// `mosquitto_loop_start`: that loop gives up for good, without a callback, on a TLS
+/// failure (a certificate refused while a broker's is renewed, a captive portal on 8883),
+/// and its thread then ends; here the loop is run again after the same wait. The first
+/// connection is made on that thread too, blocking: `mosquitto_connect_async` with TLS spins
+/// a core while the broker refuses (libmosquitto's issue 2594), and a broker's name that
+/// does not resolve yet (no network at boot) is retried, not taken as a malformed address.
 public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     /// How to connect.
     public struct Options: Sendable {
@@ -35,8 +46,14 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     /// Where libmosquitto's callbacks report; set by ``start(events:)``.
     /// Read on libmosquitto's thread: a pthread mutex, which ThreadSanitizer sees.
     private let listener = NIOLockedValueBox<Listener?>(nil)
-    /// Whether the network thread runs.
-    private let started = NIOLockedValueBox(false)
+    /// The network thread, while it runs.
+    private let networkThread = NIOLockedValueBox<pthread_t?>(nil)
+    /// True once ``stop()`` is called: ends the network thread's waits between loops.
+    private let stopping = ConditionLock(value: false)
+    /// True once the network thread has left libmosquitto for good.
+    private let finished = ConditionLock(value: false)
+    /// Whether a connection was made since the network loop last gave up.
+    private let connectedSinceFailure = NIOLockedValueBox(false)
     /// Subscribed to at every connect; set before the network thread starts.
     private let subscriptions = NIOLockedValueBox<[String]>([])
 
@@ -72,9 +89,13 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
                 "setting up TLS")
         }
         try Self.check(mosquitto_reconnect_delay_set(handle, 1, 30, true), "setting the reconnection delay")
+        try Self.check(mosquitto_threaded_set(handle, true), "setting up the network thread")
         mosquitto_connect_callback_set(handle) { _, context, code in
             let publisher = Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeUnretainedValue()
-            if code == 0 { publisher.subscribeAll() }
+            if code == 0 {
+                publisher.connectedSinceFailure.withLockedValue { $0 = true }
+                publisher.subscribeAll()
+            }
             publisher.report(code == 0 ? .connected : .disconnected(reason: String(cString: mosquitto_connack_string(code))))
         }
         mosquitto_message_callback_set(handle) { _, context, message in
@@ -113,16 +134,40 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
 
     public func start(events: @escaping @Sendable (MessagePublisherEvent) -> Void) throws(MQTTError) {
         listener.withLockedValue { $0 = Listener(events: events) }
-        let broker = options.broker
-        // A broker that is not there yet fails this first attempt (MOSQ_ERR_ERRNO); the
-        // loop thread keeps trying, so only a malformed request is an error here.
-        let code = mosquitto_connect_async(handle, broker.host, Int32(broker.port), Int32(options.keepAlive))
-        if code != MOSQ_ERR_SUCCESS.rawValue, code != MOSQ_ERR_ERRNO.rawValue {
-            throw MQTTError("cannot connect to \(broker.description): \(Self.message(code))")
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let code = pthread_create(&thread, nil, { context in
+            Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeRetainedValue().runNetwork()
+            return nil
+        }, context)
+        guard code == 0 else {
+            Unmanaged<MosquittoPublisher>.fromOpaque(context).release()
+            throw MQTTError("cannot start the network thread: \(String(cString: strerror(code)))")
         }
-        if code == MOSQ_ERR_ERRNO.rawValue { report(.trouble("cannot reach the broker")) }
-        try Self.check(mosquitto_loop_start(handle), "starting the network thread")
-        started.withLockedValue { $0 = true }
+        networkThread.withLockedValue { $0 = thread }
+    }
+
+    /// The network thread's body: connects, then runs libmosquitto's loop until
+    /// ``stop()``, again after a wait whenever it gives up.
+    private func runNetwork() {
+        let broker = options.broker
+        // Failed, the connection is made again by the loop (its host and port are kept).
+        let first = mosquitto_connect(handle, broker.host, Int32(broker.port), Int32(options.keepAlive))
+        if first != MOSQ_ERR_SUCCESS.rawValue { report(.trouble("cannot reach the broker: \(Self.message(first))")) }
+        var wait = 1
+        while !stopping.lock(whenValue: true, timeoutSeconds: 0) {
+            let code = mosquitto_loop_forever(handle, -1, 1)
+            if stopping.lock(whenValue: true, timeoutSeconds: 0) { break }
+            if connectedSinceFailure.withLockedValue({ connected in defer { connected = false }; return connected }) { wait = 1 }
+            report(.disconnected(reason: Self.message(code)))
+            if stopping.lock(whenValue: true, timeoutSeconds: Double(wait)) { break }
+            wait = min(wait * 2, 30)
+            // Failed, the loop's own reconnection takes over.
+            _ = mosquitto_reconnect(handle)
+        }
+        stopping.unlock()
+        finished.lock()
+        finished.unlock(withValue: true)
     }
 
     public func subscribe(to topics: [String]) {
@@ -147,14 +192,20 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     }
 
     public func stop() {
-        guard started.withLockedValue({ started in defer { started = false }; return started }) else { return }
-        // Queued packets are written before the DISCONNECT, and the loop thread then ends.
-        // Not connected, the call still marks the client disconnecting, which wakes the loop
-        // thread from its wait to reconnect and ends it: it is joined, never cancelled (a
-        // thread cancelled inside the library leaves its locks and ThreadSanitizer's state
-        // as they were).
-        mosquitto_disconnect(handle)
-        mosquitto_loop_stop(handle, false)
+        guard let thread = networkThread.withLockedValue({ thread in defer { thread = nil }; return thread }) else { return }
+        stopping.lock()
+        stopping.unlock(withValue: true)
+        // Queued packets are written before the DISCONNECT, and the loop then ends. Not
+        // connected, the call still marks the client disconnecting, which wakes the loop
+        // from its wait to reconnect and ends it. Said again each second: a connection
+        // being made meanwhile marks the client connecting once more. The thread is
+        // joined, never cancelled (a thread cancelled inside the library leaves its locks
+        // and ThreadSanitizer's state as they were).
+        repeat {
+            mosquitto_disconnect(handle)
+        } while !finished.lock(whenValue: true, timeoutSeconds: 1)
+        finished.unlock()
+        pthread_join(thread, nil)
     }
 
     private func report(_ event: MessagePublisherEvent) {

@@ -39,7 +39,11 @@ struct OutboundQueue {
     mutating func enqueue(_ message: MQTTMessage) {
         let entry = Entry(message: message, sequence: nextSequence)
         nextSequence += 1
-        if message.retain { retained[message.topic] = entry }
+        if message.retain {
+            retained[message.topic] = entry
+            // Newer than the copy waiting to be published again on this connection.
+            republish.removeAll { $0.topic == message.topic }
+        }
         if pending.count == capacity {
             pending.removeFirst()
             counters.dropped += 1

@@ -3,6 +3,7 @@ import GPSDProtocol
 import GPSFix
 @testable import GPSFixMQTT
 import GPSFixServer
+import Logging
 import TestSupport
 import Testing
 
@@ -201,6 +202,21 @@ struct BrokerAddressTests {
         #expect(broker.description == "mqtts://fleet@broker.example.org:8884")
         #expect(broker.with(password: "from-file").password == "from-file")
         #expect(broker.with(password: nil).password == "s@cr:t")
+    }
+
+    @Test("two devices whose names share their first 50 characters get two client ids, each within 64 bytes: no broker drops one for the other")
+    func distinctClientIDs() throws {
+        let devices = ["A", "B"].map { "/dev/serial/by-id/usb-Silicon_Labs_CP2102N_USB_to_UART_Bridge_Controller_\($0)-if00-port0" }
+        let ids = Locked<[String]>([])
+        _ = try FleetPublisher(
+            devices: devices, configuration: FleetConfiguration(hostName: "raspberrypi"), clock: ManualClock(), logger: Logger(label: "test")
+        ) { clientID, will throws(MQTTError) in
+            ids.withLock { $0.append(clientID) }
+            return FakePublisher(clientID: clientID, will: will)
+        }
+        let made = ids.withLock { $0 }
+        #expect(made.count == 2 && Set(made).count == 2, "\(made)")
+        #expect(made.allSatisfy { $0.utf8.count <= 64 && $0.hasPrefix("gpsfix-raspberrypi-usb-Silicon_Labs") }, "\(made)")
     }
 
     @Test func defaults() throws {

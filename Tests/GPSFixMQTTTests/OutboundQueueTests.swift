@@ -7,6 +7,21 @@ struct OutboundQueueTests {
         MQTTMessage(topic: "gpsfix/test/sky", payload: ArraySlice("\(number)".utf8))
     }
 
+    @Test("a retained message enqueued as the connection comes back replaces the copy waiting to be published again: sent once, not twice")
+    func retainedNotTwice() {
+        var queue = OutboundQueue(capacity: 8, window: 8)
+        let config = MQTTMessage(topic: "homeassistant/device_tracker/x/config", payload: ArraySlice("{}".utf8), retain: true)
+        queue.connectionChanged(connected: true)
+        queue.enqueue(config)
+        #expect(queue.next() == config)
+        queue.connectionChanged(connected: false)
+        queue.connectionChanged(connected: true)
+        queue.enqueue(config)  // what the link does at each connect: a broker may have lost it
+        var sent: [MQTTMessage] = []
+        while let message = queue.next() { sent.append(message) }
+        #expect(sent == [config])
+    }
+
     @Test("a message the client refuses as its connection drops goes back to the front, or, the queue full, is counted as dropped")
     func refusedWhenFull() throws {
         var queue = OutboundQueue(capacity: 2, window: 1)

@@ -195,6 +195,65 @@ struct FleetTests {
         #expect(try broker.subscribe("untrusted/#", count: 1, seconds: 2, arguments: ["--cafile", certificate]).isEmpty)
     }
 
+    @Test("mqtts://: a broker whose certificate is refused for a while (renewed wrong, then right) is published to again: the network thread does not end")
+    func tlsFailureRecovered() throws {
+        let folder = try makeTemporaryFolder("mqtts")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func certificate(_ name: String) throws -> (path: String, key: String) {
+            let made = (folder.appendingPathComponent("\(name).pem").path, folder.appendingPathComponent("\(name).key").path)
+            _ = try run("/usr/bin/openssl", [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", made.1, "-out", made.0, "-days", "1",
+                "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            ])
+            return made
+        }
+        let trusted = try certificate("trusted"), other = try certificate("other"), served = try certificate("served")
+        func serve(_ pair: (path: String, key: String)) throws {
+            for (from, to) in [(pair.path, served.path), (pair.key, served.key)] {
+                try? FileManager.default.removeItem(atPath: to)
+                try FileManager.default.copyItem(atPath: from, toPath: to)
+            }
+        }
+        try serve(trusted)
+        let broker = try TestBroker(folder: folder, certificate: served)
+        let (daemon, _) = try Self.daemon(folder: folder, arguments: ["--mqtt", "mqtts://127.0.0.1:\(broker.port)/secure", "--mqtt-ca", trusted.path])
+        defer { daemon.stop() }
+        #expect(try broker.subscribe("secure/#", count: 1, arguments: ["--cafile", trusted.path]).count == 1, "\(daemon.errorText)")
+
+        try serve(other)
+        try broker.restart()
+        // Long enough for the connection to be tried again, and refused, more than once
+        // (after 1 s, then 2 s): the outage itself is logged once, at the broker's restart.
+        sleep(6)
+        try serve(trusted)
+        try broker.restart()
+        let again = try broker.subscribe("secure/+/tpv", count: 1, seconds: 45, arguments: ["--cafile", trusted.path])
+        #expect(again.count == 1, "\(daemon.errorText.suffix(2000))")
+    }
+
+    @Test("a broker whose name does not resolve yet, or that refuses TLS connections: retried, not switched off, and no core spun meanwhile")
+    func unreachableAtStart() throws {
+        let folder = try makeTemporaryFolder("mqtt")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let unresolved = try RunningProcess(Binaries.gpsfixd, [
+            "--demo", "--socket", folder.appendingPathComponent("a.sock").path, "--mqtt", "mqtt://broker.invalid",
+        ])
+        defer { unresolved.stop() }
+        let refused = try RunningProcess(Binaries.gpsfixd, [
+            "--demo", "--socket", folder.appendingPathComponent("b.sock").path, "--mqtt", "mqtts://127.0.0.1:\(freePort())",
+        ])
+        defer { refused.stop() }
+        try waitUntil("both outages logged", within: 20) {
+            unresolved.errorText.contains("MQTT broker not connected") && refused.errorText.contains("MQTT broker not connected")
+        }
+        let before = FaultInjectionTests.cpuSeconds(of: refused.pid)
+        sleep(5)
+        #expect(FaultInjectionTests.cpuSeconds(of: refused.pid) - before < 2.5, "a core spun while the broker refused")
+        for daemon in [unresolved, refused] {
+            #expect(daemon.isRunning && !daemon.errorText.contains("MQTT publishing is off"), "\(daemon.errorText.suffix(1500))")
+        }
+    }
+
     @Test("/metrics parses with Python's prometheus_client, twice, and its sentence and cycle counters grow")
     func metrics() throws {
         let python = "/usr/bin/python3"
