@@ -51,6 +51,9 @@ final class PositionJournal: @unchecked Sendable {
     private(set) var acknowledgedThrough: Int
     /// `P` lines in the file.
     private(set) var positionLines: Int
+    /// Lines found malformed when the journal was opened (a page zeroed by a power cut):
+    /// skipped, the lines after them read.
+    private(set) var malformedLines = 0
     /// Whether something was written since the last ``sync()``.
     private var dirty = false
 
@@ -65,6 +68,7 @@ final class PositionJournal: @unchecked Sendable {
             path: path, descriptor: descriptor, length: contents.wholeLength,
             writtenThrough: contents.lastSequence, acknowledgedThrough: contents.acknowledged,
             positionLines: contents.positionLines)
+        journal.malformedLines = contents.malformedLines
         if ftruncate(descriptor, contents.wholeLength) != 0 { journal.isDamaged = true }
         return (journal, contents.entries.filter { $0.sequence > contents.acknowledged })
     }
@@ -195,13 +199,14 @@ final class PositionJournal: @unchecked Sendable {
     static let sequences = 1...(1 << 53)
 
     /// What the journal at `path` holds: its positions (all, acknowledged or not), the
-    /// last acknowledgement, the last sequence named, and the length of its whole lines;
-    /// nothing when it does not exist. A last line cut short ends the reading.
+    /// last acknowledgement, the last sequence named, the length of its whole lines and
+    /// how many of them are malformed; nothing when it does not exist. A last line cut
+    /// short ends the reading.
     private static func read(_ path: String) throws(JournalError)
-        -> (entries: [Entry], acknowledged: Int, lastSequence: Int, positionLines: Int, wholeLength: off_t)
+        -> (entries: [Entry], acknowledged: Int, lastSequence: Int, positionLines: Int, wholeLength: off_t, malformedLines: Int)
     {
         guard let file = fopen(path, "r") else {
-            if errno == ENOENT { return ([], 0, 0, 0, 0) }
+            if errno == ENOENT { return ([], 0, 0, 0, 0, 0) }
             throw .system(path: path, call: "open", errno: errno)
         }
         defer { fclose(file) }
@@ -210,19 +215,28 @@ final class PositionJournal: @unchecked Sendable {
         var lastSequence = 0
         var positionLines = 0
         var wholeLength: off_t = 0
+        var malformedLines = 0
         var line: UnsafeMutablePointer<CChar>?
         var capacity = 0
         defer { free(line) }
         while true {
             let count = getline(&line, &capacity, file)
             guard count > 0, let line else { break }
-            let text = String(cString: line)
-            guard text.hasSuffix("\n") else { break }
+            // Read as the bytes getline counted: a NUL (a page zeroed by a power cut) is
+            // part of a malformed line, not its end.
+            let bytes = UnsafeRawBufferPointer(start: line, count: count)
+            guard bytes.last == UInt8(ascii: "\n") else { break }
             wholeLength += off_t(count)
-            let fields = text.dropLast().split(separator: " ", maxSplits: 2)
+            let text = bytes.dropLast().contains(0) ? "" : String(decoding: bytes.dropLast(), as: UTF8.self)
+            let fields = text.split(separator: " ", maxSplits: 2)
             // A sequence out of range is corruption, read as a malformed line: counting on
             // from it would overflow.
-            guard fields.count >= 2, let sequence = Int(fields[1]), Self.sequences.contains(sequence) else { continue }
+            guard fields.count >= 2, let sequence = Int(fields[1]), Self.sequences.contains(sequence),
+                fields[0] == "A" || (fields[0] == "P" && fields.count == 3)
+            else {
+                malformedLines += 1
+                continue
+            }
             lastSequence = max(lastSequence, sequence)
             if fields[0] == "P", fields.count == 3 {
                 entries.append(Entry(sequence: sequence, query: String(fields[2])))
@@ -231,7 +245,7 @@ final class PositionJournal: @unchecked Sendable {
                 acknowledged = max(acknowledged, sequence)
             }
         }
-        return (entries, acknowledged, lastSequence, positionLines, wholeLength)
+        return (entries, acknowledged, lastSequence, positionLines, wholeLength, malformedLines)
     }
 }
 

@@ -122,6 +122,11 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
         if queue.count > 0 {
             logger.info("Traccar: positions from before are sent first", metadata: ["queued": "\(queue.count)"])
         }
+        if journal.malformedLines > 0 {
+            logger.warning(
+                "Traccar: the journal's malformed lines were skipped (a power cut?); the positions on them are lost",
+                metadata: ["journal": "\(configuration.journalPath)", "lines": "\(journal.malformedLines)"])
+        }
     }
 
     public func receive(_ report: PublishedReport) {

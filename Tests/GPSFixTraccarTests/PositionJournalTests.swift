@@ -41,6 +41,17 @@ struct PositionJournalTests {
         #expect(queue.waiting(after: 1).map(\.sequence) == [2])
     }
 
+    @Test("a line zeroed by a power cut (NUL bytes) is one malformed line, counted: the lines after it are read, and the file is not cut there")
+    func zeroedLine() throws {
+        let text = "P 1 a=1\nP 2 a=\0\0\nP 3 a=3\nA 1\nP 4 a=4\nbroken\n"
+        let (path, folder) = try Self.journal(text)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (journal, waiting) = try PositionJournal.open(path: path)
+        #expect(waiting.map(\.sequence) == [3, 4])
+        #expect(journal.malformedLines == 2)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+    }
+
     @Test("an acknowledgement never written: read back, the position is sent again (at least once), nothing lost")
     func acknowledgementLost() throws {
         let (path, folder) = try Self.journal("P 1 a=1\nP 2 a=2\n")
