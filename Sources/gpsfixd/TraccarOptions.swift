@@ -38,6 +38,10 @@ struct TraccarOptions: ParsableArguments {
         guard traccar.hasPrefix("http://") || traccar.hasPrefix("https://") else {
             throw ValidationError("--traccar wants the OsmAnd endpoint's address, as http://traccar.example:5055/")
         }
+        guard (try? ServiceAddress(parsing: traccar, role: "Traccar server")).map({ $0.username == nil && $0.password == nil }) ?? true else {
+            throw ValidationError(
+                "--traccar \(ServiceAddress.redacted(traccar)): the OsmAnd endpoint takes no user or password; the device is known by --traccar-id")
+        }
         guard let traccarId, !traccarId.isEmpty else { throw ValidationError("--traccar needs --traccar-id, the device's identifier in Traccar") }
         guard (0...86_400).contains(traccarInterval) else {
             throw ValidationError("--traccar-interval \(traccarInterval) is out of range: give 0 to 86400 seconds")
@@ -69,7 +73,9 @@ struct TraccarOptions: ParsableArguments {
         let configuration = TraccarForwarder.Configuration(
             url: traccar, deviceID: traccarId, device: device, interval: .milliseconds(Int64(traccarInterval * 1000)),
             minimumDistance: traccarMinDistance, capacity: traccarQueue, journalPath: directory + "/traccar.journal")
-        logger.info("forwarding to Traccar", metadata: ["device": "\(device)", "id": "\(traccarId)", "journal": "\(configuration.journalPath)"])
+        // Not the identifier: to OsmAnd's protocol, which has no login, it is the device's
+        // credential, and logs are shared.
+        logger.info("forwarding to Traccar", metadata: ["device": "\(device)", "journal": "\(configuration.journalPath)"])
         do {
             return try TraccarForwarder(
                 configuration: configuration, uploader: HTTPPositionUploader(url: traccar), clock: clock, logger: logger)

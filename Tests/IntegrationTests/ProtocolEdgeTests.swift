@@ -154,6 +154,9 @@ struct StartupTests {
             (["gpsfixd", "/dev/ttyS0", "--speed", "38400", "--receiver", "baud=115200;save=true"], "--speed 38400 differs from"),
             (["gpsfixd", "/dev/ttyS0", "--receiver", "rate=1", "--receiver", "device=/dev/ttyS0;rate=2"], "two --receiver tables for /dev/ttyS0"),
             (["gpsfixd", "/dev/ttyS0", "--receiver", "rate=0.2"], "not within --silence-timeout 3"),
+            // OsmAnd's protocol has no login: a user and password would be dropped, and a
+            // server behind one answer 401 for ever.
+            (["gpsfixd", "--demo", "--traccar", "http://van:hunter2@127.0.0.1:5055/", "--traccar-id", "7"], "takes no user or password"),
           ])
     func refusedInputs(_ command: [String], _ message: String) throws {
         let binary = command[0] == "gpsfix" ? Binaries.gpsfix : Binaries.gpsfixd
