@@ -13,6 +13,9 @@ public struct DoctorSettings: Sendable {
     public var user = "gpsfix"
     /// `chronyc -n sources`' output, when chronyc can be run here; `nil` otherwise.
     public var chronySources: String?
+    /// Why the configuration file cannot be read, when it is there and cannot: the
+    /// daemon refuses to start with it.
+    public var configurationProblem: String?
     /// The listeners the configuration asks for beside the socket (gpsd's TCP, HTTP,
     /// NMEA 0183 out), and whether each answered a connection.
     public var listeners: [Listener] = []
@@ -38,6 +41,9 @@ public struct DoctorSettings: Sendable {
 public enum Doctor {
     public static func examine(root: SystemRoot, daemon: DaemonObservation, settings: DoctorSettings) -> [Finding] {
         var findings = daemonFindings(daemon) + connectionFindings(daemon)
+        if let problem = settings.configurationProblem {
+            findings.append(Finding("configuration", .fail, problem, fix: "gpsfixd --config FILE --check-config names the line; the daemon does not start until it is mended"))
+        }
         let processes = root.processes()
         findings += portFindings(root: root, processes: processes)
         let devices = daemon.devices.isEmpty ? settings.devices.map { DaemonObservation.Device(path: $0) } : daemon.devices

@@ -87,7 +87,14 @@ struct DoctorCommand: ParsableCommand {
 
     /// The devices, PPS devices and chrony socket directory of the configuration file.
     private func readConfiguration(_ path: String, into settings: inout DoctorSettings) {
-        guard let text = SmallFile.text(at: path), let table = try? TOMLTable(parsing: text) else { return }
+        guard let text = SmallFile.text(at: path) else { return }
+        let table: TOMLTable
+        do throws(TOMLError) {
+            table = try TOMLTable(parsing: text)
+        } catch {
+            settings.configurationProblem = "\(config):\(error.line): \(error.message)"
+            return
+        }
         settings.devices = table["devices"]?.array?.compactMap { $0.string } ?? []
         settings.ppsDevices = table["pps"]?.array?.compactMap { $0.string } ?? []
         if let directory = table["chrony-socket-dir"]?.string { settings.chronySocketDirectory = directory }

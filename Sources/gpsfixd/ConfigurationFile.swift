@@ -101,10 +101,12 @@ struct ConfigurationFile {
             for entry in settings {
                 let text: String? = switch entry.value {
                 case .boolean(let on): on ? "true" : "false"
-                case .array(let elements): elements.compactMap { Self.text(of: $0) }.joined(separator: ",")
+                case .array(let elements):
+                    // Every element, or none: a `true` left out would change what is asked.
+                    elements.allSatisfy { Self.text(of: $0) != nil } ? elements.compactMap { Self.text(of: $0) }.joined(separator: ",") : nil
                 default: Self.text(of: entry.value)
                 }
-                guard let text else { return .failure(.init("[receiver] \(entry.key) is a string, a number, true or false, or a list")) }
+                guard let text else { return .failure(.init("[receiver] \(entry.key) is a string, a number, true or false, or a list of strings and numbers")) }
                 parts.append("\(entry.key)=\(text)")
             }
             arguments += ["--receiver", parts.joined(separator: ";")]

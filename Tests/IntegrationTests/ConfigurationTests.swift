@@ -89,6 +89,7 @@ struct ConfigurationTests {
             ("tcp = 127.0.0.1\n", 1, "write text in quotes"),
             // The line of the option the message names, not of one whose name begins it.
             ("devices = [\"/dev/x\"]\nntrip = \"ntrip://caster.example/M\"\nntrip-timeout = 9999\n", 3, "ntrip-timeout"),
+            ("devices = [\"/dev/x\"]\n[receiver]\ngnss = [\"gps\", true]\n", 2, "a list of strings and numbers"),
         ])
     func refused(text: String, line: Int, words: String) throws {
         let folder = try makeTemporaryFolder("config")

@@ -46,13 +46,17 @@ struct DoctorLiveTests {
         #expect((status["services"] as? [String: Any])?["timeService"] is String)
     }
 
-    @Test("without a daemon: the failure, how to start it, and status 1")
+    @Test("without a daemon, whose configuration file is not TOML: both failures, how to mend them, and status 1")
     func noDaemon() throws {
         let folder = try makeTemporaryFolder("doctor")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let process = try RunningProcess(Binaries.gpsfix, ["doctor", "--socket", folder.appendingPathComponent("none.sock").path, "--seconds", "1"])
+        let configuration = folder.appendingPathComponent("gpsfixd.conf").path
+        try "devices = [\"/dev/ttyUSB0\"]\ntcp = 127.0.0.1\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let process = try RunningProcess(
+            Binaries.gpsfix, ["doctor", "--socket", folder.appendingPathComponent("none.sock").path, "--config", configuration, "--seconds", "1"])
         #expect(process.wait(timeout: 20) == 1)
         #expect(process.outputText.contains("fail  daemon"))
         #expect(process.outputText.contains("fix: systemctl start gpsfixd.socket gpsfixd.service"))
+        #expect(process.outputText.contains("fail  configuration") && process.outputText.contains("\(configuration):2:"), "\(process.outputText)")
     }
 }
