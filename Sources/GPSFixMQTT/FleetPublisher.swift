@@ -99,7 +99,13 @@ public final class FleetPublisher<C: Clock>: ReportSubscriber where C.Duration =
         var hash: UInt32 = 2_166_136_261  // FNV-1a
         for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
         let hex = String(hash, radix: 16)
-        return String(decoding: name.utf8.prefix(55), as: UTF8.self) + "-" + String(repeating: "0", count: 8 - hex.count) + hex
+        // Cut between characters: a character cut through would become U+FFFD, 3 bytes.
+        var bytes = 0
+        let head = name.unicodeScalars.prefix { scalar in
+            bytes += scalar.utf8.count
+            return bytes <= 55
+        }
+        return String(String.UnicodeScalarView(head)) + "-" + String(repeating: "0", count: 8 - hex.count) + hex
     }
 
     public func receive(_ report: PublishedReport) {

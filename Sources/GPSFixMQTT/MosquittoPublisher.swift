@@ -8,8 +8,9 @@ import Glibc
 /// A ``MessagePublisher`` on libmosquitto, the Eclipse Mosquitto client library.
 ///
 /// A thread of the publisher's own runs libmosquitto's network loop: it connects, keeps
-/// the session alive and reconnects after a loss, waiting 1 s, then twice as long each time
-/// up to 30 s. ``publish(_:)`` only queues the packet, so no caller waits for the broker.
+/// the session alive and reconnects after a loss, waiting 1 s, then longer each time (4,
+/// 9, 16, 25 s) up to 30 s. ``publish(_:)`` only queues the packet, so no caller waits for
+/// the broker.
 ///
 /// The loop is libmosquitto's `mosquitto_loop_forever`, not the thread of
 /// `mosquitto_loop_start`: that loop gives up for good, without a callback, on a TLS
@@ -48,10 +49,13 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     private let listener = NIOLockedValueBox<Listener?>(nil)
     /// The network thread, while it runs.
     private let networkThread = NIOLockedValueBox<pthread_t?>(nil)
-    /// True once ``stop()`` is called: ends the network thread's waits between loops.
-    private let stopping = ConditionLock(value: false)
-    /// True once the network thread has left libmosquitto for good.
-    private let finished = ConditionLock(value: false)
+    /// Readable once ``stop()`` is called (a byte written, never read): ends the network
+    /// thread's waits between loops. A pipe, waited on with `poll`, whose timeout counts
+    /// on the monotonic clock: a condition variable's deadline is on the wall clock, which
+    /// the daemon's own time service may step.
+    private let stopping = WakePipe()
+    /// Readable once the network thread has left libmosquitto for good.
+    private let finished = WakePipe()
     /// Whether a connection was made since the network loop last gave up.
     private let connectedSinceFailure = NIOLockedValueBox(false)
     /// Subscribed to at every connect; set before the network thread starts.
@@ -150,24 +154,23 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     /// The network thread's body: connects, then runs libmosquitto's loop until
     /// ``stop()``, again after a wait whenever it gives up.
     private func runNetwork() {
+        defer { finished.ring() }
+        guard !stopping.isRung(within: .zero) else { return }
         let broker = options.broker
         // Failed, the connection is made again by the loop (its host and port are kept).
         let first = mosquitto_connect(handle, broker.host, Int32(broker.port), Int32(options.keepAlive))
         if first != MOSQ_ERR_SUCCESS.rawValue { report(.trouble("cannot reach the broker: \(Self.message(first))")) }
         var wait = 1
-        while !stopping.lock(whenValue: true, timeoutSeconds: 0) {
+        while !stopping.isRung(within: .zero) {
             let code = mosquitto_loop_forever(handle, -1, 1)
-            if stopping.lock(whenValue: true, timeoutSeconds: 0) { break }
+            if stopping.isRung(within: .zero) { break }
             if connectedSinceFailure.withLockedValue({ connected in defer { connected = false }; return connected }) { wait = 1 }
             report(.disconnected(reason: Self.message(code)))
-            if stopping.lock(whenValue: true, timeoutSeconds: Double(wait)) { break }
+            if stopping.isRung(within: .seconds(wait)) { break }
             wait = min(wait * 2, 30)
             // Failed, the loop's own reconnection takes over.
             _ = mosquitto_reconnect(handle)
         }
-        stopping.unlock()
-        finished.lock()
-        finished.unlock(withValue: true)
     }
 
     public func subscribe(to topics: [String]) {
@@ -193,8 +196,7 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
 
     public func stop() {
         guard let thread = networkThread.withLockedValue({ thread in defer { thread = nil }; return thread }) else { return }
-        stopping.lock()
-        stopping.unlock(withValue: true)
+        stopping.ring()
         // Queued packets are written before the DISCONNECT, and the loop then ends. Not
         // connected, the call still marks the client disconnecting, which wakes the loop
         // from its wait to reconnect and ends it. Said again each second: a connection
@@ -203,8 +205,7 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
         // and ThreadSanitizer's state as they were).
         repeat {
             mosquitto_disconnect(handle)
-        } while !finished.lock(whenValue: true, timeoutSeconds: 1)
-        finished.unlock()
+        } while !finished.isRung(within: .seconds(1))
         pthread_join(thread, nil)
     }
 
@@ -236,5 +237,45 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     private static func check(_ code: Int32, _ what: String) throws(MQTTError) {
         guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
         throw MQTTError("\(what): \(Self.message(code))")
+    }
+}
+
+/// A signal between threads that a `poll` waits for, with a timeout on the monotonic clock.
+private final class WakePipe: Sendable {
+    private let readEnd: Int32
+    private let writeEnd: Int32
+
+    init() {
+        var ends: [Int32] = [-1, -1]
+        if pipe(&ends) != 0 { ends = [-1, -1] }
+        for end in ends where end >= 0 {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+        }
+        (readEnd, writeEnd) = (ends[0], ends[1])
+    }
+
+    deinit {
+        close(readEnd)
+        close(writeEnd)
+    }
+
+    /// Rings it, for good (the byte is never read).
+    func ring() {
+        var byte: UInt8 = 1
+        _ = write(writeEnd, &byte, 1)
+    }
+
+    /// Whether it has rung, or rings within `timeout`; `true` too when the pipe could not
+    /// be made, so that no wait lasts for ever.
+    func isRung(within timeout: Duration) -> Bool {
+        guard readEnd >= 0 else { return true }
+        var watched = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        while true {
+            let ready = poll(&watched, 1, milliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            return ready != 0
+        }
     }
 }

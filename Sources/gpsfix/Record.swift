@@ -35,11 +35,12 @@ struct Record: AsyncParsableCommand {
         // Opened, not emptied: a log already there is replaced only when the device gives
         // its first bytes, so a device that cannot be read (a name mistyped) costs no
         // recording; a log made here and never written is removed.
-        let made = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        let created = made >= 0
-        let file = made >= 0 || errno != EEXIST ? made : open(output, O_WRONLY | O_CLOEXEC)
+        let created = access(output, F_OK) != 0  // a link to a log not made yet too
+        let file = open(output, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard file >= 0 else { throw ValidationError("cannot write \(output): \(String(cString: strerror(errno)))") }
         defer { close(file) }
+        // The file made here: the log, or the one a link leads to.
+        let made = created ? realpath(output, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) } : nil
         // The chunks are written on the reading thread, as they are read: a disk slower
         // than the device holds the device back, and nothing queues. A write that fails
         // stops the recording, with its reason.
@@ -76,7 +77,7 @@ struct Record: AsyncParsableCommand {
             try await reading.value
         } catch is CancellationError {
         } catch {
-            if created && !headerWritten.load(ordering: .relaxed) { unlink(output) }
+            if let made, !headerWritten.load(ordering: .relaxed) { unlink(made) }
             throw RecordingError(description: "recording \(device) failed: \(error)")
         }
         if let failed = failure.withLock({ $0 }) { throw failed }

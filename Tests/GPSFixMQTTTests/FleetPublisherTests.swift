@@ -217,6 +217,9 @@ struct BrokerAddressTests {
         let made = ids.withLock { $0 }
         #expect(made.count == 2 && Set(made).count == 2, "\(made)")
         #expect(made.allSatisfy { $0.utf8.count <= 64 && $0.hasPrefix("gpsfix-raspberrypi-usb-Silicon_Labs") }, "\(made)")
+        // Cut between characters, never through one.
+        let accented = FleetPublisher<ManualClock>.clientID("gpsfix-" + String(repeating: "é", count: 40))
+        #expect(accented.utf8.count <= 64 && !accented.contains("\u{FFFD}"), "\(accented)")
     }
 
     @Test func defaults() throws {

@@ -137,12 +137,16 @@ struct NTRIPServerTests {
         // A base's frames at 4 kB a second. The kernels take some seconds of them, and
         // the timeout is 5 s; SwiftNIO's 64 KiB would take 16 s more.
         let accepted = ContinuousClock.now
-        var next = 0
+        var next = 0, fed = 0
         while server.counters.connections < 2, ContinuousClock.now - accepted < .seconds(40) {
-            let frame = Self.frames[next % Self.frames.count]
-            next += 1
-            server.receive(rtcm3: frame)
-            try await Task.sleep(for: .microseconds(frame.readableBytes * 250))
+            // Paced by the clock, not by sleeps that a busy machine lengthens.
+            while Double(fed) < (ContinuousClock.now - accepted) / .milliseconds(1) * 4 {
+                let frame = Self.frames[next % Self.frames.count]
+                next += 1
+                fed += frame.readableBytes
+                server.receive(rtcm3: frame)
+            }
+            try await Task.sleep(for: .milliseconds(50))
         }
         let left = ContinuousClock.now - accepted
         await Self.stop(task)

@@ -114,14 +114,17 @@ struct DeviceStateTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let kept = folder.appendingPathComponent("kept.log").path, made = folder.appendingPathComponent("log").path
         try "$GPGGA,last week's recording\n".write(toFile: kept, atomically: true, encoding: .utf8)
-        for output in [made, kept] {
+        // A link to a log not made yet: the log is made there, as it would be written.
+        let link = folder.appendingPathComponent("current.log").path, today = folder.appendingPathComponent("today.log").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: today)
+        for output in [made, kept, link] {
             let process = try RunningProcess(Binaries.gpsfix, ["record", "/dev/ttyGPSFIX-none", "-o", output, "--duration", "2"])
             let status = process.wait(timeout: 20)
             #expect(status != nil && status != 0)
             #expect(process.errorText.contains("/dev/ttyGPSFIX-none does not exist"), "\(process.errorText)")
         }
         #expect(try String(contentsOfFile: kept, encoding: .utf8) == "$GPGGA,last week's recording\n")
-        #expect(!FileManager.default.fileExists(atPath: made))
+        #expect(!FileManager.default.fileExists(atPath: made) && !FileManager.default.fileExists(atPath: today))
     }
 
     @Test("gpsfix watch and poll fail, saying why, when the daemon leaves early or never speaks, and when standard output is full")
