@@ -15,7 +15,8 @@ import Glibc
 /// The loop is libmosquitto's `mosquitto_loop_forever`, not the thread of
 /// `mosquitto_loop_start`: that loop gives up for good, without a callback, on a TLS
 /// failure (a certificate refused while a broker's is renewed, a captive portal on 8883),
-/// and its thread then ends; here the loop is run again after the same wait. The first
+/// and its thread then ends; here the loop is run again, after a wait that doubles from 1 s
+/// to 30 s. The first
 /// connection is made on that thread too, blocking: `mosquitto_connect_async` with TLS spins
 /// a core while the broker refuses (libmosquitto's issue 2594), and a broker's name that
 /// does not resolve yet (no network at boot) is retried, not taken as a malformed address.
@@ -53,9 +54,9 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     /// thread's waits between loops. A pipe, waited on with `poll`, whose timeout counts
     /// on the monotonic clock: a condition variable's deadline is on the wall clock, which
     /// the daemon's own time service may step.
-    private let stopping = WakePipe()
+    private let stopping: WakePipe
     /// Readable once the network thread has left libmosquitto for good.
-    private let finished = WakePipe()
+    private let finished: WakePipe
     /// Whether a connection was made since the network loop last gave up.
     private let connectedSinceFailure = NIOLockedValueBox(false)
     /// Subscribed to at every connect; set before the network thread starts.
@@ -72,6 +73,10 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     public init(options: Options) throws(MQTTError) {
         if let failure = Self.libraryFailure { throw MQTTError("MQTT needs libmosquitto (Debian: libmosquitto1): \(failure)") }
         self.options = options
+        guard let stopping = WakePipe(), let finished = WakePipe() else {
+            throw MQTTError("cannot make the network thread's pipes: \(String(cString: strerror(errno)))")
+        }
+        (self.stopping, self.finished) = (stopping, finished)
         guard let handle = mosquitto_new(options.clientID, true, nil) else {
             throw MQTTError("cannot create an MQTT client: out of memory or a bad client id")
         }
@@ -245,10 +250,10 @@ private final class WakePipe: Sendable {
     private let readEnd: Int32
     private let writeEnd: Int32
 
-    init() {
+    init?() {
         var ends: [Int32] = [-1, -1]
-        if pipe(&ends) != 0 { ends = [-1, -1] }
-        for end in ends where end >= 0 {
+        guard pipe(&ends) == 0 else { return nil }
+        for end in ends {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             _ = fcntl(end, F_SETFL, O_NONBLOCK)
         }
@@ -266,12 +271,10 @@ private final class WakePipe: Sendable {
         _ = write(writeEnd, &byte, 1)
     }
 
-    /// Whether it has rung, or rings within `timeout`; `true` too when the pipe could not
-    /// be made, so that no wait lasts for ever.
+    /// Whether it has rung, or rings within `timeout`.
     func isRung(within timeout: Duration) -> Bool {
-        guard readEnd >= 0 else { return true }
         var watched = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(timeout / .milliseconds(1))
         while true {
             let ready = poll(&watched, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }

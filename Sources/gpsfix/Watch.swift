@@ -44,7 +44,7 @@ struct Watch: ParsableCommand {
                 if let count, fixes >= count { return }
             }
         }
-        if greetingDeadline != nil, ContinuousClock.now >= greetingDeadline! {
+        if let greetingDeadline, ContinuousClock.now >= greetingDeadline {
             throw ConnectionError("no answer from the daemon within \(Poll.answerTimeout) seconds")
         }
         throw ConnectionError("the daemon closed the connection" + (count.map { " after \(fixes) of \($0) fixes" } ?? ""))
