@@ -117,6 +117,8 @@ let package = Package(
             name: "GPSFixMQTT",
             dependencies: [
                 "GPSFixServer", "GPSDProtocol", "GPSFix", "CMosquitto", "ServiceAddress", "OutputFormats",
+                // Its network thread, and the pipes that wake it.
+                "GPSFixDevices",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The thread pool: libmosquitto's connect and stop block.

@@ -190,38 +190,3 @@ final class DeviceReading: Sendable {
         }
     }
 }
-
-/// A pipe that wakes a thread sleeping in `poll()`: the self-pipe trick. (Glibc's module
-/// exports neither `eventfd` nor `pipe2`.) Both ends are non-blocking and close-on-exec.
-final class WakeupPipe: Sendable {
-    let readEnd: Int32
-    private let writeEnd: Int32
-
-    init() throws(DeviceError) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw .system(path: "pipe", call: "pipe", errno: errno) }
-        for end in ends {
-            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-        }
-        readEnd = ends[0]
-        writeEnd = ends[1]
-    }
-
-    deinit {
-        close(readEnd)
-        close(writeEnd)
-    }
-
-    /// Makes the read end readable. A full pipe already is, so a failed write loses nothing.
-    func signal() {
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    /// Empties the pipe, so the next `poll()` sleeps until the next signal.
-    func drain() {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while bytes.withUnsafeMutableBytes({ read(readEnd, $0.baseAddress, $0.count) }) > 0 {}
-    }
-}

@@ -1,9 +1,6 @@
 import CMosquitto
+import GPSFixDevices
 import NIOConcurrencyHelpers
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// A ``MessagePublisher`` on libmosquitto, the Eclipse Mosquitto client library.
 ///
@@ -48,15 +45,13 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     /// Where libmosquitto's callbacks report; set by ``start(events:)``.
     /// Read on libmosquitto's thread: a pthread mutex, which ThreadSanitizer sees.
     private let listener = NIOLockedValueBox<Listener?>(nil)
-    /// The network thread, while it runs.
-    private let networkThread = NIOLockedValueBox<pthread_t?>(nil)
-    /// Readable once ``stop()`` is called (a byte written, never read): ends the network
-    /// thread's waits between loops. A pipe, waited on with `poll`, whose timeout counts
-    /// on the monotonic clock: a condition variable's deadline is on the wall clock, which
-    /// the daemon's own time service may step.
-    private let stopping: WakePipe
-    /// Readable once the network thread has left libmosquitto for good.
-    private let finished: WakePipe
+    /// Whether the network thread was started, and not yet stopped.
+    private let running = NIOLockedValueBox(false)
+    /// Signalled, for good, once ``stop()`` is called: ends the network thread's waits
+    /// between loops (on the monotonic clock).
+    private let stopping: WakeupPipe
+    /// Signalled once the network thread has left libmosquitto for good.
+    private let finished: WakeupPipe
     /// Whether a connection was made since the network loop last gave up.
     private let connectedSinceFailure = NIOLockedValueBox(false)
     /// Subscribed to at every connect; set before the network thread starts.
@@ -73,10 +68,11 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     public init(options: Options) throws(MQTTError) {
         if let failure = Self.libraryFailure { throw MQTTError("MQTT needs libmosquitto (Debian: libmosquitto1): \(failure)") }
         self.options = options
-        guard let stopping = WakePipe(), let finished = WakePipe() else {
-            throw MQTTError("cannot make the network thread's pipes: \(String(cString: strerror(errno)))")
+        do {
+            (stopping, finished) = (try WakeupPipe(), try WakeupPipe())
+        } catch {
+            throw MQTTError("cannot make the network thread's pipes: \(error)")
         }
-        (self.stopping, self.finished) = (stopping, finished)
         guard let handle = mosquitto_new(options.clientID, true, nil) else {
             throw MQTTError("cannot create an MQTT client: out of memory or a bad client id")
         }
@@ -143,35 +139,28 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
 
     public func start(events: @escaping @Sendable (MessagePublisherEvent) -> Void) throws(MQTTError) {
         listener.withLockedValue { $0 = Listener(events: events) }
-        let context = Unmanaged.passRetained(self).toOpaque()
-        var thread = pthread_t()
-        let code = pthread_create(&thread, nil, { context in
-            Unmanaged<MosquittoPublisher>.fromOpaque(context!).takeRetainedValue().runNetwork()
-            return nil
-        }, context)
-        guard code == 0 else {
-            Unmanaged<MosquittoPublisher>.fromOpaque(context).release()
-            throw MQTTError("cannot start the network thread: \(String(cString: strerror(code)))")
+        guard DeviceThread.start(named: "gpsfix-mqtt", { [self] in runNetwork() }) else {
+            throw MQTTError("cannot start the network thread: the system has no thread to give")
         }
-        networkThread.withLockedValue { $0 = thread }
+        running.withLockedValue { $0 = true }
     }
 
     /// The network thread's body: connects, then runs libmosquitto's loop until
     /// ``stop()``, again after a wait whenever it gives up.
     private func runNetwork() {
-        defer { finished.ring() }
-        guard !stopping.isRung(within: .zero) else { return }
+        defer { finished.signal() }
+        guard !stopping.isSignalled(within: .zero) else { return }
         let broker = options.broker
         // Failed, the connection is made again by the loop (its host and port are kept).
         let first = mosquitto_connect(handle, broker.host, Int32(broker.port), Int32(options.keepAlive))
         if first != MOSQ_ERR_SUCCESS.rawValue { report(.trouble("cannot reach the broker: \(Self.message(first))")) }
         var wait = 1
-        while !stopping.isRung(within: .zero) {
+        while !stopping.isSignalled(within: .zero) {
             let code = mosquitto_loop_forever(handle, -1, 1)
-            if stopping.isRung(within: .zero) { break }
+            if stopping.isSignalled(within: .zero) { break }
             if connectedSinceFailure.withLockedValue({ connected in defer { connected = false }; return connected }) { wait = 1 }
             report(.disconnected(reason: Self.message(code)))
-            if stopping.isRung(within: .seconds(wait)) { break }
+            if stopping.isSignalled(within: .seconds(wait)) { break }
             wait = min(wait * 2, 30)
             // Failed, the loop's own reconnection takes over.
             _ = mosquitto_reconnect(handle)
@@ -200,18 +189,17 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     }
 
     public func stop() {
-        guard let thread = networkThread.withLockedValue({ thread in defer { thread = nil }; return thread }) else { return }
-        stopping.ring()
+        guard running.withLockedValue({ running in defer { running = false }; return running }) else { return }
+        stopping.signal()
         // Queued packets are written before the DISCONNECT, and the loop then ends. Not
         // connected, the call still marks the client disconnecting, which wakes the loop
         // from its wait to reconnect and ends it. Said again each second: a connection
         // being made meanwhile marks the client connecting once more. The thread is
-        // joined, never cancelled (a thread cancelled inside the library leaves its locks
-        // and ThreadSanitizer's state as they were).
+        // waited for, never cancelled (a thread cancelled inside the library leaves its
+        // locks and ThreadSanitizer's state as they were).
         repeat {
             mosquitto_disconnect(handle)
-        } while !finished.isRung(within: .seconds(1))
-        pthread_join(thread, nil)
+        } while !finished.isSignalled(within: .seconds(1))
     }
 
     private func report(_ event: MessagePublisherEvent) {
@@ -242,43 +230,5 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     private static func check(_ code: Int32, _ what: String) throws(MQTTError) {
         guard code != MOSQ_ERR_SUCCESS.rawValue else { return }
         throw MQTTError("\(what): \(Self.message(code))")
-    }
-}
-
-/// A signal between threads that a `poll` waits for, with a timeout on the monotonic clock.
-private final class WakePipe: Sendable {
-    private let readEnd: Int32
-    private let writeEnd: Int32
-
-    init?() {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return nil }
-        for end in ends {
-            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(end, F_SETFL, O_NONBLOCK)
-        }
-        (readEnd, writeEnd) = (ends[0], ends[1])
-    }
-
-    deinit {
-        close(readEnd)
-        close(writeEnd)
-    }
-
-    /// Rings it, for good (the byte is never read).
-    func ring() {
-        var byte: UInt8 = 1
-        _ = write(writeEnd, &byte, 1)
-    }
-
-    /// Whether it has rung, or rings within `timeout`.
-    func isRung(within timeout: Duration) -> Bool {
-        var watched = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(timeout / .milliseconds(1))
-        while true {
-            let ready = poll(&watched, 1, milliseconds)
-            if ready < 0 && errno == EINTR { continue }
-            return ready != 0
-        }
     }
 }
