@@ -49,8 +49,12 @@ final class DaemonConnection {
         }
     }
 
+    /// How long a connection may take: an address whose packets go nowhere (a host that is
+    /// down, a firewall that drops) would hold the kernel's connect for two minutes.
+    static let connectTimeout = 10
+
     /// Resolves `host` (a name, IPv4 or IPv6) and connects to the first address that
-    /// answers; the caller closes the descriptor.
+    /// answers within ``connectTimeout`` seconds; the caller closes the descriptor.
     static func connect(host: String, port: UInt16, name: String) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -67,8 +71,11 @@ final class DaemonConnection {
             candidate = address.pointee.ai_next
             let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { continue }
+            // A blocking connect waits at most the send timeout, then fails with EINPROGRESS.
+            var limit = timeval(tv_sec: Self.connectTimeout, tv_usec: 0)
+            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
             if Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return descriptor }
-            reason = String(cString: strerror(errno))
+            reason = errno == EINPROGRESS ? "no answer within \(Self.connectTimeout) seconds" : String(cString: strerror(errno))
             close(descriptor)
         }
         throw ConnectionError("cannot connect to \(name): \(reason); is gpsfixd running?")

@@ -127,7 +127,7 @@ struct DeviceStateTests {
         #expect(!FileManager.default.fileExists(atPath: made) && !FileManager.default.fileExists(atPath: today))
     }
 
-    @Test("gpsfix watch and poll fail, saying why, when the daemon leaves early or never speaks, and when standard output is full")
+    @Test("gpsfix watch and poll fail, saying why, when the daemon leaves early, never speaks or never answers the connection, and when standard output is full")
     func toolEndsAreErrors() throws {
         // A daemon that sends one fix and closes, and a socket nothing serves.
         let (early, earlyPort) = try LoopbackListener.open()
@@ -156,6 +156,18 @@ struct DeviceStateTests {
         let muteStatus = mute.wait(timeout: 30)
         if muteStatus == nil { mute.stop() }
         #expect(muteStatus == 1 && mute.errorText.contains("no answer from the daemon within 10 seconds"), "\(mute.errorText)")
+
+        // A port whose connections wait unanswered: its backlog of one is taken, so the
+        // kernel drops the next SYNs, as a firewall that drops them does.
+        let (crowded, crowdedPort) = try LoopbackListener.open()
+        defer { close(crowded) }
+        listen(crowded, 0)
+        let first = try LineClient(tcpPort: crowdedPort)
+        let stuck = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "127.0.0.1:\(crowdedPort)"])
+        let stuckStatus = stuck.wait(timeout: 40)
+        if stuckStatus == nil { stuck.stop() }
+        #expect(stuckStatus == 1 && stuck.errorText.contains("no answer within 10 seconds"), "\(stuck.errorText)")
+        withExtendedLifetime(first) {}
 
         let daemon = try DaemonUnderTest()
         let full = try RunningProcess("/bin/sh", ["-c", "exec \"$0\" poll --tcp 127.0.0.1:\(daemon.tcpPort) > /dev/full", Binaries.gpsfix])
