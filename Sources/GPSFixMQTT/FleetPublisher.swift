@@ -96,8 +96,7 @@ public final class FleetPublisher<C: Clock>: ReportSubscriber where C.Duration =
     /// the older of two connections with one.
     static func clientID(_ name: String) -> String {
         guard name.utf8.count > 64 else { return name }
-        var hash: UInt32 = 2_166_136_261  // FNV-1a
-        for byte in name.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let hash = name.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }  // FNV-1a
         let hex = String(hash, radix: 16)
         // Cut between characters: a character cut through would become U+FFFD, 3 bytes.
         var bytes = 0

@@ -53,7 +53,7 @@ final class PositionJournal: @unchecked Sendable {
     private(set) var positionLines: Int
     /// Lines found malformed when the journal was opened (a page zeroed by a power cut):
     /// skipped, the lines after them read.
-    private(set) var malformedLines = 0
+    let malformedLines: Int
     /// Whether something was written since the last ``sync()``.
     private var dirty = false
 
@@ -67,19 +67,22 @@ final class PositionJournal: @unchecked Sendable {
         let journal = PositionJournal(
             path: path, descriptor: descriptor, length: contents.wholeLength,
             writtenThrough: contents.lastSequence, acknowledgedThrough: contents.acknowledged,
-            positionLines: contents.positionLines)
-        journal.malformedLines = contents.malformedLines
+            positionLines: contents.positionLines, malformedLines: contents.malformedLines)
         if ftruncate(descriptor, contents.wholeLength) != 0 { journal.isDamaged = true }
         return (journal, contents.entries.filter { $0.sequence > contents.acknowledged })
     }
 
-    private init(path: String, descriptor: Int32, length: off_t, writtenThrough: Int, acknowledgedThrough: Int, positionLines: Int) {
+    private init(
+        path: String, descriptor: Int32, length: off_t, writtenThrough: Int, acknowledgedThrough: Int, positionLines: Int,
+        malformedLines: Int
+    ) {
         self.path = path
         self.descriptor = descriptor
         self.length = length
         self.writtenThrough = writtenThrough
         self.acknowledgedThrough = acknowledgedThrough
         self.positionLines = positionLines
+        self.malformedLines = malformedLines
     }
 
     deinit {
@@ -238,7 +241,7 @@ final class PositionJournal: @unchecked Sendable {
                 continue
             }
             lastSequence = max(lastSequence, sequence)
-            if fields[0] == "P", fields.count == 3 {
+            if fields[0] == "P" {
                 entries.append(Entry(sequence: sequence, query: String(fields[2])))
                 positionLines += 1
             } else if fields[0] == "A" {

@@ -35,7 +35,7 @@ public struct ProcessTable: Sendable {
         entries(of: "/proc").compactMap { entry in
             guard let id = Int(entry) else { return nil }
             let name = String((text(of: "/proc/\(id)/comm") ?? "?").prefix { $0 != "\n" })
-            let files = entries(of: "/proc/\(id)/fd").compactMap { link(at: "/proc/\(id)/fd/\($0)") }
+            let files = entries(of: "/proc/\(id)/fd").compactMap { SmallFile.linkTarget(at: under("/proc/\(id)/fd/\($0)")) }
             return Process(id: id, name: name, openFiles: files)
         }
     }
@@ -90,10 +90,4 @@ public struct ProcessTable: Sendable {
         return names.sorted()
     }
 
-    private func link(at absolute: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let count = readlink(under(absolute), &buffer, buffer.count - 1)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
 }

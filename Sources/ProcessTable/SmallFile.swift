@@ -69,6 +69,14 @@ public enum SmallFile {
         }
     }
 
+    /// Where the symbolic link at `path` leads, as written; `nil` when it is not a link.
+    public static func linkTarget(at path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The file's text, or `nil` when it cannot be read.
     public static func text(at path: String, limit: Int = 1 << 20) -> String? {
         (try? bytes(at: path, limit: limit).get()).map { String(decoding: $0, as: UTF8.self) }

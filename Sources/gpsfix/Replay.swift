@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import GPSFix
 import GPSFixDevices
+import ProcessTable
 import StopSignals
 
 /// `gpsfix replay`: a recorded log played into a pseudo-terminal, a fake serial GPS.
@@ -68,7 +69,7 @@ struct Replay: AsyncParsableCommand {
         // The link goes before the terminal closes, however the replay ends; not when
         // something else has been put in its place since.
         defer {
-            if let link, Self.target(of: link) == terminal.path { unlink(link) }
+            if let link, SmallFile.linkTarget(at: link) == terminal.path { unlink(link) }
             withExtendedLifetime(terminal) {}
         }
         var copy: (file: Int32, running: WrittenCopy)?
@@ -94,13 +95,5 @@ struct Replay: AsyncParsableCommand {
             try await group.next()
             group.cancelAll()
         }
-    }
-
-    /// Where the link at `path` leads; `nil` when it is not a link.
-    static func target(of path: String) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(path, &buffer, buffer.count - 1)
-        guard count >= 0 else { return nil }
-        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -101,9 +101,7 @@ struct ConfigurationFile {
             for entry in settings {
                 let text: String? = switch entry.value {
                 case .boolean(let on): on ? "true" : "false"
-                case .array(let elements):
-                    // Every element, or none: a `true` left out would change what is asked.
-                    elements.allSatisfy { Self.text(of: $0) != nil } ? elements.compactMap { Self.text(of: $0) }.joined(separator: ",") : nil
+                case .array(let elements): Self.list(of: elements)
                 default: Self.text(of: entry.value)
                 }
                 guard let text else { return .failure(.init("[receiver] \(entry.key) is a string, a number, true or false, or a list of strings and numbers")) }
@@ -112,6 +110,13 @@ struct ConfigurationFile {
             arguments += ["--receiver", parts.joined(separator: ";")]
         }
         return .success(arguments)
+    }
+
+    /// A list of strings and numbers as one argument, joined by commas; `nil` when an
+    /// element is neither (a `true` left out would change what is asked).
+    private static func list(of elements: [TOMLValue]) -> String? {
+        let texts = elements.compactMap(Self.text(of:))
+        return texts.count == elements.count ? texts.joined(separator: ",") : nil
     }
 
     /// A string or a number as an argument; `nil` for anything else.
