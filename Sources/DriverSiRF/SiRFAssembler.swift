@@ -178,7 +178,7 @@ public final class SiRFAssembler: DriverAssembler {
 
     func apply(_ pulse: SiRFPulseTime) {
         guard pulse.isValidUTC else { return }
-        reports.leapSeconds = pulse.utcOffset
+        reports.takeLeapSeconds(pulse.utcOffset)
     }
 
     func apply(_ extended: SiRFExtendedNavigation) {

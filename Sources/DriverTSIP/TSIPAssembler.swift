@@ -170,9 +170,10 @@ public final class TSIPAssembler: DriverAssembler {
         return reports.utc(week: week, milliseconds: Int((seconds * 1000).rounded()))
     }
 
-    /// Takes the receiver's GPS-UTC offset: gpsd ignores one of 10 s or less (unset).
+    /// Takes the receiver's GPS-UTC offset. Trimble's say 0 while they do not know it
+    /// (for up to 12.5 minutes after a cold start): not a value out of range.
     func takeLeapSeconds(_ offset: Int) {
-        if offset > 10 && offset < 100 { reports.leapSeconds = offset }
+        if offset != 0 { reports.takeLeapSeconds(offset) }
     }
 
     private func apply(_ time: TSIPGPSTime) {

@@ -34,7 +34,7 @@ public struct EpochReports {
     public var sky = SkyView()
     public var statistics = Statistics()
     /// GPS-UTC leap seconds as the receiver last gave them; `nil` until it has.
-    public var leapSeconds: Int?
+    public private(set) var leapSeconds: Int?
     /// The rule for receivers that lost 1024 weeks.
     public let rolloverRule: RolloverRule
     /// The fixes climb and, where missing, speed are derived from.
@@ -91,6 +91,13 @@ public struct EpochReports {
         guard !completed.isEmpty else { return }
         for update in completed { emit(update) }
         completed.removeAll(keepingCapacity: true)
+    }
+
+    /// Takes the receiver's GPS-UTC leap seconds when they are in
+    /// ``ValueRanges/receiverLeapSeconds``; others are counted out of range, and the last
+    /// ones taken stay.
+    public mutating func takeLeapSeconds(_ offset: Int) {
+        ValueRanges.take(leapSeconds: offset, into: &leapSeconds, &statistics.valuesOutOfRange)
     }
 
     /// UTC from a GPS week and time of week in milliseconds, by the receiver's leap

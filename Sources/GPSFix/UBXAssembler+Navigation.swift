@@ -84,7 +84,7 @@ extension UBXAssembler {
 
     mutating func apply(_ time: NavTIMEGPS) {
         open(time.iTOW, NavTIMEGPS.message)
-        if time.hasValidLeapSeconds { leapSeconds = time.leapSeconds }
+        if time.hasValidLeapSeconds { ValueRanges.take(leapSeconds: time.leapSeconds, into: &leapSeconds, &statistics.valuesOutOfRange) }
         guard time.hasValidTime else { return }
         week = time.week
         fix.timeError = fix.timeError ?? time.timeAccuracy
@@ -106,7 +106,9 @@ extension UBXAssembler {
     /// of in its last day (``LeapSecondSchedule``).
     mutating func apply(_ leap: NavTIMELS) {
         open(leap.iTOW, NavTIMELS.message)
-        if leap.hasValidCurrent { leapSeconds = leap.currentLeapSeconds }
+        if leap.hasValidCurrent {
+            ValueRanges.take(leapSeconds: leap.currentLeapSeconds, into: &leapSeconds, &statistics.valuesOutOfRange)
+        }
         leapSchedule.announce(change: leap.change, secondsToEvent: leap.hasValidTimeToEvent ? leap.secondsToEvent : nil)
     }
 

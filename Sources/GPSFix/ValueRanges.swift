@@ -37,6 +37,15 @@ public enum ValueRanges {
     public static let year = 1980...9999
     /// GPS time minus UTC, seconds: 0 in 1980, 18 since 2017; room for a century of leap seconds either way.
     public static let leapSeconds = -100...100
+    /// GPS time minus UTC as a receiver may give it to time fixes by: more than 10 s (so
+    /// since 1996) and less than 100 s, the bound gpsd keeps for Trimble's. Another value
+    /// (an unset 0, a damaged 32767) would move every time converted with it by as much,
+    /// and that time would go to the clock as confirmed.
+    public static let receiverLeapSeconds = 11...99
+    /// A differential reference station's identifier: ten bits in RTCM 2 and NMEA.
+    public static let differentialStation = 0...1023
+    /// Satellites a receiver says it used: none up to as many as a sky view holds.
+    public static let satellitesUsed = 0...SkyView.maximumSatellites
     /// A pseudorange residual, metres.
     public static let residual = -100_000.0...100_000.0
 
@@ -45,6 +54,16 @@ public enum ValueRanges {
     static func check(_ value: inout Double?, _ range: ClosedRange<Double>, _ dropped: inout Int) {
         if let number = value, !range.contains(number) {
             value = nil
+            dropped += 1
+        }
+    }
+
+    /// Sets `leapSeconds` to a receiver's `offset` when it is in ``receiverLeapSeconds``;
+    /// otherwise counts it, and the leap seconds taken before stay.
+    static func take(leapSeconds offset: Int, into leapSeconds: inout Int?, _ dropped: inout Int) {
+        if receiverLeapSeconds.contains(offset) {
+            leapSeconds = offset
+        } else {
             dropped += 1
         }
     }
@@ -96,6 +115,10 @@ extension Fix {
         ValueRanges.check(&longitudeError, ValueRanges.error, &dropped)
         ValueRanges.check(&latitudeError, ValueRanges.error, &dropped)
         ValueRanges.check(&differentialAge, ValueRanges.differentialAge, &dropped)
+        if let station = differentialStation, !ValueRanges.differentialStation.contains(station) {
+            differentialAge = nil
+            dropped += 1
+        }
         if differentialAge == nil { differentialStation = nil }
         return dropped
     }
@@ -116,6 +139,10 @@ extension SkyView {
         ValueRanges.check(&xdop, ValueRanges.dilution, &dropped)
         ValueRanges.check(&ydop, ValueRanges.dilution, &dropped)
         ValueRanges.check(&gdop, ValueRanges.dilution, &dropped)
+        if let used = reportedUsedCount, !ValueRanges.satellitesUsed.contains(used) {
+            reportedUsedCount = nil
+            dropped += 1
+        }
         for index in satellites.indices where !satellites[index].isInRange {
             ValueRanges.check(&satellites[index].elevation, ValueRanges.elevation, &dropped)
             ValueRanges.check(&satellites[index].azimuth, ValueRanges.direction, &dropped)
@@ -132,7 +159,8 @@ extension SkyView {
         func inRange(_ dilution: Double?) -> Bool { dilution.map(ValueRanges.dilution.contains) ?? true }
         return time.map { ValueRanges.year.contains($0.year) } ?? true
             && inRange(hdop) && inRange(vdop) && inRange(pdop) && inRange(tdop) && inRange(xdop) && inRange(ydop)
-            && inRange(gdop) && satellites.allSatisfy(\.isInRange)
+            && inRange(gdop) && (reportedUsedCount.map(ValueRanges.satellitesUsed.contains) ?? true)
+            && satellites.allSatisfy(\.isInRange)
     }
 }
 

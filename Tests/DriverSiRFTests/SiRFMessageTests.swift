@@ -74,6 +74,20 @@ struct SiRFMessageTests {
         #expect(fix.leapSeconds == 13)
     }
 
+    @Test("MID 52's UTC offset that no GPS - UTC offset can be (32767, 0) is not taken: the next fix is timed by the default and unconfirmed")
+    func absurdPulseTimeLeapSeconds() throws {
+        func fix(offset: UInt16) throws -> Fix {
+            let pulse = sirfFrame([52, 14, 33, 59, 9, 6, 0x07, 0xD5, UInt8(offset >> 8), UInt8(offset & 0xFF), 0, 0, 0, 0, 0x07, 0, 0, 0, 0])
+            return try #require(assemble([pulse, bu303Navigation], assembler: SiRFAssembler(rolloverRule: Self.june2005)).compactMap(\.fix).first)
+        }
+        let without = try #require(assemble([bu303Navigation], assembler: SiRFAssembler(rolloverRule: Self.june2005)).compactMap(\.fix).first)
+        for offset: UInt16 in [0x7FFF, 0, 0x8000] {
+            let timed = try fix(offset: offset)
+            #expect(timed.leapSeconds == nil && timed.timeIsUnconfirmed, "\(offset)")
+            #expect(timed.time == without.time, "\(offset)")
+        }
+    }
+
     @Test("MID 6 names the firmware as DEVICE's subtype, once")
     func softwareVersion() {
         let assembler = SiRFAssembler()

@@ -25,6 +25,24 @@ struct SkyBoundsTests {
         sentence("$GPRMC,0814\(String(format: "%02d", second)).000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A")
     }
 
+    @Test("a GGA's count of satellites used or differential station no receiver can have (-5, 999999999; station 4000) is left out and counted; the position stays")
+    func absurdCounts() throws {
+        func gga(satellites: String, station: String) -> String {
+            sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,2,\(satellites),0.9,66.2,M,14.5,M,1.4,\(station)")
+        }
+        for (satellites, station) in [("-5", "4000"), ("999999999", "-7")] {
+            let (updates, decoder) = decode(gga(satellites: satellites, station: station) + rmc(second: 12) + rmc(second: 13))
+            let fix = try #require(updates.compactMap(\.fix).first, "\(satellites)")
+            #expect(fix.latitude != nil && fix.differentialStation == nil && fix.differentialAge == nil, "\(station)")
+            #expect(updates.compactMap(\.sky).allSatisfy { $0.usedCount == nil }, "\(satellites)")
+            #expect(decoder.assembler.statistics.valuesOutOfRange >= 2, "\(satellites), \(station)")
+        }
+        let (plausible, decoder) = decode(gga(satellites: "12", station: "1023") + rmc(second: 12) + rmc(second: 13))
+        #expect(plausible.compactMap(\.fix).first?.differentialStation == 1023)
+        #expect(plausible.compactMap(\.sky).first?.usedCount == 12)
+        #expect(decoder.assembler.statistics.valuesOutOfRange == 0)
+    }
+
     @Test("a GSV group claiming more satellites than a sky view holds is refused and counted, not reported")
     func oversizedGroup() throws {
         let parts = 100  // 400 satellites

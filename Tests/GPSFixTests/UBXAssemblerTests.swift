@@ -93,6 +93,38 @@ struct UBXAssemblerTests {
         #expect(report.contains("\"eph\":1.500") && report.contains("\"epv\":2.500") && report.contains("\"leapseconds\":18"))
     }
 
+    @Test("leap seconds no GPS - UTC offset can be (127, -128 in NAV-TIMEGPS or NAV-TIMELS) are not taken: the time stays the one by the last plausible offset, or unconfirmed")
+    func absurdLeapSeconds() throws {
+        func timeLS(iTOW: UInt32, current: Int8) -> [UInt8] {
+            var p = Payload(count: 24)
+            p.set(0, iTOW)
+            p.set(9, current)
+            p.set(23, UInt8(0x01))  // validCurrLs
+            return UBXFrame.encode(messageClass: 0x01, id: 0x26, payload: p.bytes)
+        }
+        func fixes(_ offsets: [Int8], timeLS useTimeLS: Bool = false) -> [Fix] {
+            var stream: [UInt8] = []
+            for (index, offset) in offsets.enumerated() {
+                let iTOW = UInt32(1000 * (index + 1))
+                stream += useTimeLS
+                    ? timeLS(iTOW: iTOW, current: offset) + navTIMEGPS(iTOW: iTOW, week: 2412, leapSeconds: 18, valid: 0x03)
+                    : navTIMEGPS(iTOW: iTOW, week: 2412, leapSeconds: offset)
+                stream += navEOE(iTOW: iTOW)
+            }
+            return decodedUpdates(stream).compactMap(\.fix)
+        }
+        let plausible = fixes([18, 18])
+        for absurd: Int8 in [127, -128, 0] {
+            let alone = fixes([absurd])
+            #expect(alone.count == 1 && alone.allSatisfy { $0.leapSeconds == nil && $0.timeIsUnconfirmed }, "\(absurd)")
+            #expect(alone.first?.time == plausible.first?.time, "\(absurd): timed by the default 18 s")
+            let after = fixes([18, absurd])
+            #expect(after.map(\.leapSeconds) == [18, 18] && after.map(\.time) == plausible.map(\.time), "\(absurd)")
+            #expect(after.allSatisfy { !$0.timeIsUnconfirmed }, "\(absurd)")
+            #expect(fixes([18, absurd], timeLS: true).map(\.leapSeconds) == [18, 18], "NAV-TIMELS \(absurd)")
+        }
+    }
+
     @Test("a time the receiver has not resolved, or computed before the leap seconds are known, is reported but gives the time service no sample")
     func unconfirmedTime() throws {
         var sampler = ReceiverTimeSampler()

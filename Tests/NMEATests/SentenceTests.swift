@@ -312,6 +312,18 @@ struct SentenceTests {
         }
     }
 
+    @Test("a coordinate of 18 fraction digits, the most a number may have, converts without overflowing")
+    func longestCoordinateFraction() throws {
+        for (latitude, degrees) in [("0.000000000000000000", 0.0), ("0.500000000000000000", 0.5 / 60)] {
+            let text = withChecksum("$GPGLL,\(latitude),N,00418.0000,E,081412.000,A,A")
+            guard case .gll(let gll) = try decode(text) else {
+                Issue.record("\(text) not a GLL")
+                continue
+            }
+            #expect(gll.latitude?.degrees == degrees, "\(text)")
+        }
+    }
+
     @Test("no time or date: a second 60 before 23:59, a 31 February, a 29 February of a common year, a month 0 or 13")
     func impossibleTimesAndDates() throws {
         let refused: [(String, Int)] = [

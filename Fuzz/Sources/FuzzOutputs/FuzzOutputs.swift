@@ -54,11 +54,14 @@ func checkRanges(_ update: LocationUpdate) {
             inRange(value, ValueRanges.error, name)
         }
         inRange(fix.differentialAge, ValueRanges.differentialAge, "dgpsAge")
+        if let station = fix.differentialStation { check(ValueRanges.differentialStation.contains(station), "dgpsSta \(station)") }
+        if let leap = fix.leapSeconds { check(ValueRanges.receiverLeapSeconds.contains(leap), "leapseconds \(leap)") }
     case .sky(let sky):
         checkTime(sky.time)
         for dop in [sky.hdop, sky.vdop, sky.pdop, sky.tdop, sky.xdop, sky.ydop, sky.gdop] {
             inRange(dop, ValueRanges.dilution, "DOP")
         }
+        if let used = sky.usedCount { check(ValueRanges.satellitesUsed.contains(used), "uSat \(used)") }
         for satellite in sky.satellites {
             inRange(satellite.elevation, ValueRanges.elevation, "el")
             inRange(satellite.azimuth, ValueRanges.direction, "az")
