@@ -69,6 +69,12 @@ public struct NMEALocationProvider: LocationProvider {
         if ended { deliver([.fix(Self.noFix), .device(DeviceEvent(device: device, kind: .ended))]) }
     }
 
+    /// The wait before the first reopening after a steady opening.
+    static let firstBackoff = Duration.milliseconds(50)
+    /// How long an opening must have lasted, sending sentences, for its failure to be
+    /// retried after ``firstBackoff`` again rather than after the doubled wait.
+    static let steadyOpening = Duration.seconds(10)
+
     /// What a device's fix decays to.
     private static var noFix: Fix {
         var fix = Fix()
@@ -96,8 +102,9 @@ public struct NMEALocationProvider: LocationProvider {
             // Out of the reading's lock: ending the opening closes the device's channel.
             if speedLost { search?.request() }
         }
-        var backoff = Duration.milliseconds(50)
+        var backoff = Self.firstBackoff
         while !Task.isCancelled {
+            let opened = activity.now
             do {
                 if let search {
                     try await search.run {
@@ -115,8 +122,11 @@ public struct NMEALocationProvider: LocationProvider {
                 return !Task.isCancelled
             } catch {
                 if Task.isCancelled { return false }
-                // A source that sent sentences before failing is retried soon again.
-                if reading.exclusively({ reading.takeSentencesSinceOpening() }) { backoff = .milliseconds(50) }
+                // A source that sent sentences for a while before failing is retried soon
+                // again; one that fails as soon as it sends (a flapping cable, an upstream
+                // that drops each client) backs off as one that sends nothing does.
+                let sentSentences = reading.exclusively { reading.takeSentencesSinceOpening() }
+                if sentSentences, activity.now - opened >= Self.steadyOpening { backoff = Self.firstBackoff }
                 reading.exclusively {
                     reading.lose(reason: "\(error)")
                     reading.deliverPending(to: deliver)

@@ -70,6 +70,8 @@ public final class ReceiverWriter: @unchecked Sendable {
     private var waiting = 0
     private var channel: (any Channel)?
     private var opening = false
+    /// The port closed while a channel was being opened on a duplicate taken before.
+    private var closeWhenOpened = false
     /// When each batch handed to the channel and not yet written was handed, oldest first.
     private var handedAt = CircularBuffer<NIODeadline>()
     /// The pending look at whether the port took the oldest batch within ``maximumWait``.
@@ -86,6 +88,13 @@ public final class ReceiverWriter: @unchecked Sendable {
         self.maximumAge = maximumAge
         self.maximumWait = maximumWait
         self.openReceiver = openReceiver
+    }
+
+    /// The writer of `port`: it writes through a duplicate of the reader's descriptor, and
+    /// lets it go when the reader closes the port (``portClosed()``).
+    public convenience init(eventLoop: any EventLoop, capacity: Int = 16 * 1024, port: SerialPort) {
+        self.init(eventLoop: eventLoop, capacity: capacity, openReceiver: { port.duplicateOpenDescriptor() })
+        port.whenClosed { [weak self] in self?.portClosed() }
     }
 
     /// The counters now.
@@ -154,6 +163,16 @@ public final class ReceiverWriter: @unchecked Sendable {
         stallCheck = nil
         channel?.close(promise: nil)
         channel = nil
+    }
+
+    /// The reader closed the port: the channel on the writer's duplicate is closed too (a
+    /// batch it was handed is lost, its waiters told), so that nothing keeps the device
+    /// open after its reader let go. Queued frames wait for the port's next opening.
+    public func portClosed() {
+        eventLoop.execute { [self] in
+            if opening { closeWhenOpened = true }
+            channel?.close(promise: nil)
+        }
     }
 
     /// Hands the port as many frames as it takes now.
@@ -261,10 +280,14 @@ public final class ReceiverWriter: @unchecked Sendable {
             }
             .whenComplete { [self] result in
                 opening = false
-                if case .success(let channel) = result {
-                    self.channel = channel
-                    pump()
+                guard case .success(let channel) = result else { return }
+                if closeWhenOpened {
+                    closeWhenOpened = false
+                    channel.close(promise: nil)
+                    return
                 }
+                self.channel = channel
+                pump()
             }
     }
 

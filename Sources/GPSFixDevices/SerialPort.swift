@@ -13,11 +13,21 @@ final class SharedSetting<Value: Sendable>: Sendable {
 }
 
 /// The descriptor of the port while the reader has it open, shared by the copies of a
-/// port value, so that a pulse source (another thread) can wait on the same line.
+/// port value, so that a pulse source (another thread) can wait on the same line and the
+/// writer write to it; those holding a copy are told when the reader closes it.
 final class OpenDescriptor: Sendable {
     private let descriptor = NIOLockedValueBox<Int32?>(nil)
+    private let closeObservers = NIOLockedValueBox<[@Sendable () -> Void]>([])
 
     func set(_ value: Int32?) { descriptor.withLockedValue { $0 = value } }
+
+    /// Forgets the descriptor, which the reader is closing, and tells the observers.
+    func clear() {
+        set(nil)
+        for observer in closeObservers.withLockedValue({ $0 }) { observer() }
+    }
+
+    func whenCleared(_ observer: @escaping @Sendable () -> Void) { closeObservers.withLockedValue { $0.append(observer) } }
 
     /// How many bytes wait unread on the open descriptor (`FIONREAD`); 0 while closed.
     func unreadBytes() -> Int {
@@ -88,6 +98,11 @@ public struct SerialPort: ByteSource {
     /// closes it), for waiting on the line's modem signals; `nil` while it is closed.
     public func duplicateOpenDescriptor() -> Int32? { openDescriptor.duplicate() }
 
+    /// Runs `body` each time the reader closes the port: a duplicate of its descriptor
+    /// should be let go then, since it keeps the device open (an unplugged receiver comes
+    /// back under another name while anything holds its old one).
+    public func whenClosed(_ body: @escaping @Sendable () -> Void) { openDescriptor.whenCleared(body) }
+
     /// Opens and configures the port, returning its descriptor and its original settings.
     public func open() throws(DeviceError) -> (descriptor: Int32, original: termios) {
         let descriptor = Glibc.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)
@@ -136,8 +151,12 @@ public struct SerialPort: ByteSource {
             let opened = try configured.open()
             port.openDescriptor.set(opened.descriptor)
             return (opened.descriptor, prelude, { [path = port.path] in
-                port.openDescriptor.set(nil)
                 try? Termios.set(opened.original, on: opened.descriptor, path: path)
+                // Not exclusive any more before the reader lets go: a duplicate another
+                // thread has not closed yet (a pulse source waiting on the line) would
+                // otherwise keep the flag, and every reopening out (EBUSY) but root's.
+                _ = ioctl(opened.descriptor, UInt(TIOCNXCL))
+                port.openDescriptor.clear()
                 Glibc.close(opened.descriptor)
             })
         }

@@ -24,13 +24,18 @@ public struct CarrierDetectPulses: PulseSource {
     public func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {
         let port = self.port
         return PulseThread.pulses(of: port.path) { outlet, isStopped in
+            var waitedBefore = false
             while !isStopped() {
+                // A wait failed: the reader may not have seen the line go yet, and a copy
+                // of its descriptor taken at once would fail at once, again and again.
+                if waitedBefore { usleep(500_000) }
                 // The port is reopened after an unplug: wait for the reader to open it.
                 guard let descriptor = port.duplicateOpenDescriptor() else {
                     usleep(500_000)
                     continue
                 }
                 defer { close(descriptor) }
+                waitedBefore = true  // the loop below ends only when stopped, or when a wait fails
                 while !isStopped() {
                     let level = gpsfix_wait_for_carrier_change(descriptor)
                     let stamp = WallTime.systemNow()

@@ -195,6 +195,15 @@ struct GPSFixDaemon: AsyncParsableCommand {
         if let twice = names.firstRepeated {
             throw ValidationError("\(twice) is named twice: a device can be read once")
         }
+        // One port by two names (a /dev/serial/by-id link and its /dev/ttyACM0) would be
+        // read twice, its bytes split between two readers.
+        var ports: [String: String] = [:]
+        for case .serial(let path)? in devices.map(DeviceName.init) {
+            let port = SerialPort.resolved(path) ?? path
+            if let other = ports.updateValue(path, forKey: port) {
+                throw ValidationError("\(other) and \(path) are one device, \(port): a device can be read once")
+            }
+        }
         if let speed, SerialSettings.commonSpeeds.contains(speed) == false {
             throw ValidationError("--speed \(speed) is not one of \(SerialSettings.commonSpeeds.sorted())")
         }

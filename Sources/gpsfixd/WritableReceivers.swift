@@ -12,9 +12,7 @@ struct WritableReceivers: Sendable {
     init(sources: [any ByteSource], capacity: Int, group: any EventLoopGroup) {
         var controls: [String: ReceiverControl] = [:]
         for case let port as SerialPort in sources {
-            let writer = ReceiverWriter(
-                eventLoop: group.next(), capacity: capacity,
-                openReceiver: { port.duplicateOpenDescriptor() })
+            let writer = ReceiverWriter(eventLoop: group.next(), capacity: capacity, port: port)
             controls[port.name] = ReceiverControl(writer: writer, replies: ReceiverReplies(), port: port)
         }
         self.controls = controls

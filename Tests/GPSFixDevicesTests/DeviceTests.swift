@@ -1,6 +1,7 @@
 import Foundation
 import GPSFix
 import GPSFixDevices
+import NIOPosix
 import ReceiverFraming
 import TestSupport
 import Testing
@@ -141,6 +142,52 @@ struct DeviceTests {
         if getuid() != 0 {
             #expect(throws: DeviceError.busy(path: terminal.path)) { try port.open() }
         }
+    }
+
+    @Test("a port its reader closes is let go by the writer's copy too, and is no longer exclusive: a copy left does not keep a reopening out")
+    func closedPortLetGo() async throws {
+        let terminal = try PseudoTerminal()
+        let probe = open(terminal.path, O_RDWR | O_NOCTTY)
+        defer { close(probe) }
+        // The probe's, and the one the pseudo-terminal keeps.
+        let before = copies(of: terminal.path)
+        let port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 38400))
+        let writer = ReceiverWriter(eventLoop: MultiThreadedEventLoopGroup.singleton.next(), port: port)
+        let provider = NMEALocationProvider(source: port)
+        let activated = Locked(false)
+        let reading = Task {
+            for await update in provider.updateStream() {
+                if case .device(let event) = update, event.kind == .activated { activated.withLock { $0 = true } }
+            }
+        }
+        defer { reading.cancel() }  // when the test fails first
+        // The receiver talks until the port is open and its sentences read.
+        let sentence = Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n".utf8)
+        let talking = Task {
+            while !activated.withLock({ $0 }) {
+                try await terminal.write(sentence)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        defer { talking.cancel() }
+        try waitUntil("the port opened", within: 10) { activated.withLock { $0 } }
+        // The writer's channel on its copy of the port is open once it has written a frame.
+        writer.send(Array("$PGPSFIX,1*00\r\n".utf8))
+        try waitUntil("the frame written", within: 10) { writer.counters.written == 1 }
+        // A pulse source's copy, which waits in the kernel and may not be let go at once.
+        let pulseCopy = try #require(port.duplicateOpenDescriptor())
+        defer { close(pulseCopy) }
+        #expect(copies(of: terminal.path) == before + 3)  // the reader's, the writer's, the pulses'
+        reading.cancel()
+        await reading.value
+        try waitUntil("the writer's copy closed with the reader's", within: 10) { copies(of: terminal.path) == before + 1 }
+        #expect(Self.isExclusive(probe) == false, "the copy left keeps the port exclusive")
+    }
+
+    /// How many of this process's open descriptors refer to `path`.
+    func copies(of path: String) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }.count
     }
 
     /// The terminal's exclusive-mode flag (`TIOCGEXCL`, Linux 3.8 and later).

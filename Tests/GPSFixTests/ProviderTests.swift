@@ -14,6 +14,8 @@ final class ScriptedSource: ByteSource {
     let name = "/dev/scripted"
     let sessions: [([UInt8], Ending)]
     private let calls = Locked(0)
+    /// How many times the source was opened.
+    var openings: Int { calls.withLock { $0 } }
     /// What ``hasUnreadInput`` says: the test sets it.
     let unread = Locked(false)
     var hasUnreadInput: Bool { unread.withLock { $0 } }
@@ -126,6 +128,23 @@ struct ProviderTests {
         #expect(events.count == 4)
         #expect(events.first == .activated && events.dropLast().last == .recovered && events.last == .ended)
         if events.count > 1, case .lost(let reason) = events[1] { #expect(reason.contains("DeviceGone")) } else { Issue.record("no lost event") }
+    }
+
+    @Test("a source that sends a cycle and fails at once, again and again, is reopened after a doubling wait, not every 50 ms")
+    func shortOpeningsBackOff() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource(Array(repeating: (cycle, .fail), count: 30))
+        let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(60))
+        let running = Task { await provider.run { _ in } }
+        // 750 ms on the provider's clock, in steps: reopened every 50 ms, fifteen openings;
+        // after 50, 100, 200 and 400 ms, five.
+        for _ in 0..<75 {
+            try await Task.sleep(for: .milliseconds(2))
+            clock.advance(by: .milliseconds(10))
+        }
+        running.cancel()
+        await running.value
+        #expect((2...5).contains(source.openings), "\(source.openings) openings")
     }
 
     @Test("with sentence forwarding on, every accepted sentence is passed on as received")
