@@ -1,4 +1,5 @@
 import GPSFix
+import ReceiverFraming
 
 // The SiRF messages GPSFix reads, each a view over a frame's payload, read in place.
 // Offsets count from the message id (0), as the SiRF Binary Protocol Reference Manual
@@ -185,7 +186,6 @@ public struct SiRFSoftwareVersion {
 
     /// The version text, up to its first NUL, printable ASCII only.
     public var version: String {
-        let text = fields.bytes[1...].prefix { $0 != 0 }.map { (0x20..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }
-        return String(decoding: text, as: UTF8.self)
+        String(receiverText: fields.bytes[1...].prefix { $0 != 0 })
     }
 }

@@ -106,6 +106,8 @@ private final class Connection: @unchecked Sendable {
             try answers.send("?DEVICES;\n")
             let paths = try answers.await(class: "DEVICES").devicePaths
             guard paths.count == 1 else {
+                // The upstream's words, as an error and the log show them.
+                let paths = paths.map { $0.printable(limit: 100) }
                 let found = paths.isEmpty ? "no device yet" : "\(paths.count) devices (\(paths.joined(separator: ", ")))"
                 throw .refused(path: name, message: "gpsd has \(found): name one, as \(name)\(paths.first ?? "/dev/ttyUSB0")")
             }

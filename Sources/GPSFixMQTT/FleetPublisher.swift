@@ -53,12 +53,14 @@ public struct FleetConfiguration: Sendable {
     }
 
     /// The name a device's topics use: its path's last component (`/dev/ttyUSB0` →
-    /// `ttyUSB0`), joined to the one before when it is only a number (`/dev/pts/3` → `pts3`).
+    /// `ttyUSB0`), joined to the one before when it is only a number (`/dev/pts/3` → `pts3`),
+    /// with MQTT's wildcards (`+`, `#`) and NUL, which no topic published to may hold (udev
+    /// lets them into a `/dev/serial/by-id` name), as `_`.
     public static func topicName(forDevice path: String) -> String {
         let components = path.split(separator: "/")
         guard let last = components.last else { return path }
-        if components.count > 1, last.allSatisfy(\.isNumber) { return "\(components[components.count - 2])\(last)" }
-        return String(last)
+        let name = components.count > 1 && last.allSatisfy(\.isNumber) ? "\(components[components.count - 2])\(last)" : String(last)
+        return String(name.map { $0 == "+" || $0 == "#" || $0 == "\0" ? "_" : $0 })
     }
 }
 

@@ -193,7 +193,7 @@ struct ChunkedDecoder: Sendable {
         case .size:
             let digits = String(decoding: line.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self).trimmingSpaces
             guard let size = Int(digits, radix: 16), size >= 0 else {
-                throw .protocolViolation("'\(digits.prefix(20))' is not a chunk size")
+                throw .protocolViolation("'\(digits.printable(limit: 20))' is not a chunk size")
             }
             phase = size == 0 ? .trailer : .data(remaining: size)
         case .dataEnd:

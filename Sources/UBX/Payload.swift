@@ -17,11 +17,10 @@ extension UnsafeRawBufferPointer {
         Int32(littleEndian: loadUnaligned(fromByteOffset: offset, as: Int32.self))
     }
 
-    /// A NUL-padded text field of `length` bytes at `offset`, as MON-VER's, without its padding.
+    /// A NUL-padded text field of `length` bytes at `offset`, as MON-VER's, without its
+    /// padding, printable ASCII only (``Swift/String/init(receiverText:)``).
     func text(_ offset: Int, length: Int) -> String {
-        let field = self[offset..<(offset + length)]
-        let end = field.firstIndex(of: 0) ?? field.endIndex
-        return String(decoding: self[offset..<end], as: UTF8.self)
+        String(receiverText: self[offset..<(offset + length)].prefix { $0 != 0 })
     }
 }
 

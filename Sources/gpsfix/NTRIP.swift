@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import GPSFix
+import GPSFixDevices
 import GPSFixNTRIP
 import OutputFormats
 import ServiceAddress
@@ -70,7 +71,8 @@ struct SourceTableCommand: AsyncParsableCommand {
                 stream.wantsPosition ? "yes" : "no", stream.authentication,
             ]
             if here != nil { columns.append(kilometres.map { FixedPoint.string($0, decimals: 0) } ?? "") }
-            print(columns.joined(separator: "\t"))
+            // The caster's words: no tab of theirs makes a column, no escape reaches the terminal.
+            print(columns.map { $0.printable(limit: 200) }.joined(separator: "\t"))
         }
     }
 }

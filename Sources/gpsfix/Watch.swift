@@ -26,7 +26,8 @@ struct Watch: ParsableCommand {
     func run() throws {
         let connection = try DaemonConnection(address)
         try connection.send(nmea ? #"?WATCH={"enable":true,"nmea":true}"# + "\n" : #"?WATCH={"enable":true,"json":true}"# + "\n")
-        let human = !json && !nmea && isatty(STDOUT_FILENO) == 1
+        let terminal = isatty(STDOUT_FILENO) == 1
+        let human = !json && !nmea && terminal
         var fixes = 0
         // A daemon greets a client at once (VERSION); a socket that takes connections while
         // nothing serves it (systemd's, with the daemon failed) does not leave us waiting.
@@ -37,7 +38,7 @@ struct Watch: ParsableCommand {
             if human {
                 if let text = CompactView.describe(line) { try writeLine(text) }
             } else if !line.contains(#""class":"VERSION""#) {
-                try writeLine(line)
+                try writeLine(terminal ? line.withoutControlCharacters : line)
             }
             if isFix {
                 fixes += 1
@@ -69,7 +70,7 @@ struct Poll: ParsableCommand {
         let deadline = ContinuousClock.now + .seconds(Self.answerTimeout)
         while let line = try connection.nextLine(before: deadline) {
             if line.contains(#""class":"POLL""#) || line.contains(#""class":"ERROR""#) {
-                try writeLine(line)
+                try writeLine(isatty(STDOUT_FILENO) == 1 ? line.withoutControlCharacters : line)
                 return
             }
         }
@@ -85,22 +86,32 @@ enum CompactView {
         func number(_ value: Double?, _ decimals: Int) -> String {
             value.map { FixedPoint.string($0, decimals: decimals) } ?? "-"
         }
+        func text(_ value: String?) -> String? { value?.withoutControlCharacters }
         switch report.class {
         case "TPV":
             let mode = ["unknown", "no fix", "2D", "3D"][min(3, max(0, report.mode ?? 0))]
-            return "\(report.time ?? "(no time)")  \(mode)  lat \(number(report.lat, 7))  lon \(number(report.lon, 7))"
+            return "\(text(report.time) ?? "(no time)")  \(mode)  lat \(number(report.lat, 7))  lon \(number(report.lon, 7))"
                 + "  alt \(number(report.altMSL, 1)) m  speed \(number(report.speed, 2)) m/s  track \(number(report.track, 1))"
         case "SKY":
             guard report.satellites != nil else { return nil }
             return "    satellites \(report.uSat ?? 0)/\(report.nSat ?? 0) used"
                 + "  hdop \(number(report.hdop, 2))  pdop \(number(report.pdop, 2))"
         case "DEVICE":
-            return "device \(report.path ?? "?")  online \(report.online ?? false)"
+            return "device \(text(report.path) ?? "?")  online \(report.online ?? false)"
         case "ERROR":
-            return "error: \(report.message ?? "")"
+            return "error: \(text(report.message) ?? "")"
         default:
             return nil
         }
     }
 }
 
+
+extension String {
+    /// The text with each control character (C0, DEL, C1) as `?`: a server's words (a
+    /// gpsd's, which may be anyone's) as a terminal may be given them, no escape sequence
+    /// or line break of theirs reaching it. gpsd's own lines hold none: JSON escapes them.
+    var withoutControlCharacters: String {
+        String(String.UnicodeScalarView(unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
+    }
+}

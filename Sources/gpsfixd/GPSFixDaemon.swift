@@ -204,6 +204,10 @@ struct GPSFixDaemon: AsyncParsableCommand {
                 throw ValidationError("\(other) and \(path) are one device, \(port): a device can be read once")
             }
         }
+        // Written into response heads as it is: a line break would start a header of its own.
+        if let httpCors, httpCors.isEmpty || !httpCors.unicodeScalars.allSatisfy({ (0x21..<0x7F).contains($0.value) }) {
+            throw ValidationError("--http-cors '\(httpCors.printable(limit: 80))' is not an origin: give one as https://dashboard.example")
+        }
         if let speed, SerialSettings.commonSpeeds.contains(speed) == false {
             throw ValidationError("--speed \(speed) is not one of \(SerialSettings.commonSpeeds.sorted())")
         }

@@ -110,6 +110,28 @@ struct ReadingTests {
         #expect(reason?.contains("Can't assign /dev/none") == true)
     }
 
+    @Test("a gpsd with several devices, none named, is a lost device whose reason names them without their control characters")
+    func upstreamDevicesShownPrintable() async throws {
+        // Raw control characters, as a gpsd that is not one may send them.
+        let devices = "{\"class\":\"DEVICES\",\"devices\":[{\"path\":\"/dev/a\r\u{1B}[2Kforged\"},{\"path\":\"/dev/b\"}]}"
+        let gpsd = try FakeGPSD(answeringWatch: devices, request: "?DEVICES")
+        let provider = NMEALocationProvider(
+            source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: nil), maximumBackoff: .seconds(5))
+        let watching = Task { () -> String? in
+            for await update in provider.updateStream() {
+                if case .device(let event) = update, case .lost(let why) = event.kind { return why }
+            }
+            return nil
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(20))
+            watching.cancel()
+        }
+        let reason = await watching.value
+        deadline.cancel()
+        #expect(reason?.contains("2 devices (/dev/a??[2Kforged, /dev/b)") == true, "\(reason.debugDescription)")
+    }
+
     @Test("a gpsd whose answer line runs past any line gpsd writes is refused, not buffered: a lost device saying why")
     func overlongAnswerLine() async throws {
         let padding = String(repeating: "x", count: 4 * GPSDSource.maximumAnswerLine)

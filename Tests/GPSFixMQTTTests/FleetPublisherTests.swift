@@ -259,5 +259,7 @@ struct BrokerAddressTests {
         #expect(FleetConfiguration.topicName(forDevice: "/dev/pts/3") == "pts3")
         #expect(FleetConfiguration.topicName(forDevice: "/dev/serial/by-id/usb-u-blox_GNSS-if00") == "usb-u-blox_GNSS-if00")
         #expect(FleetConfiguration.topicName(forDevice: "gpsd://10.0.0.2:2947") == "10.0.0.2:2947")
+        // No wildcard: the broker refuses a topic holding one, and the will set with it.
+        #expect(FleetConfiguration.topicName(forDevice: "/dev/serial/by-id/usb-GPS#1+2-if00") == "usb-GPS_1_2-if00")
     }
 }

@@ -90,6 +90,19 @@ struct NTRIPProtocolTests {
         #expect(Self.data(events) == Array(Self.stream.prefix(offset)))
     }
 
+    @Test("a chunk size that is not one is shown in the error without the caster's control characters")
+    func chunkSizeShownPrintable() {
+        let answer = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\u{1B}[2K\u{1B}]52;c;eA==\u{07}\r\n".utf8)
+        do throws(NTRIPError) {
+            _ = try Self.read(answer, size: 4096)
+            Issue.record("the chunk size was taken")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains("is not a chunk size"), "\(message)")
+            #expect(!message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(message.debugDescription)")
+        }
+    }
+
     @Test("a 401 is a refusal that says why; an answer that is not NTRIP is a violation")
     func refusals() {
         #expect(throws: NTRIPError.refused("the caster refused the user name or password (401 Unauthorized)")) {

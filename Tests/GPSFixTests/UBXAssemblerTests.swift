@@ -232,6 +232,16 @@ struct UBXAssemblerTests {
         #expect(version.protocolVersion == 18)
     }
 
+    @Test("MON-VER's texts keep no line break or terminal escape: the subtype is logged and shown")
+    func monVERControlCharacters() throws {
+        func field(_ text: String, _ width: Int) -> [UInt8] { Array(text.utf8) + [UInt8](repeating: 0, count: width - text.utf8.count) }
+        let payload = field("1.0\n2026 critical: forged\u{1B}[2J", 30) + field("0008\r", 10) + field("MOD=\u{7F}\u{9B}", 30)
+        let frame = UBXFrame.encode(messageClass: 0x0A, id: 0x04, payload: payload)
+        let version = try #require(frame.withUnsafeBytes { UBXFrame(validating: $0).flatMap(MonVER.init) })
+        #expect(version.subtype == "SW 1.0?2026 critical: forged?[2J,HW 0008?")
+        #expect(version.subtype1 == "MOD=???")
+    }
+
     @Test("a receiver sending NMEA and UBX gives one fix per epoch, UBX's")
     func oneFixPerEpoch() throws {
         let log = try Fixtures.bytes("gpsd-ubx/ublox-zed-f9t-ubx_nmea_l5.log")

@@ -127,6 +127,21 @@ struct DeviceStateTests {
         #expect(!FileManager.default.fileExists(atPath: made) && !FileManager.default.fileExists(atPath: today))
     }
 
+    @Test("gpsfix watch shows a server's texts without their control characters: no escape of a gpsd's reaches the terminal")
+    func watchShowsPrintable() throws {
+        let lines = #"{"class":"DEVICE","path":"/dev/\u001b[2J","online":true}"# + "\r\n"
+            + #"{"class":"TPV","device":"/dev/x","mode":3,"time":"\u001b]0;owned\u0007","lat":1.0,"lon":2.0}"#
+        let gpsd = try FakeGPSD(answeringWatch: lines)
+        // On a terminal (script's), where the compact view is shown.
+        let command = "\(Binaries.gpsfix) watch --tcp 127.0.0.1:\(gpsd.port) --count 1"
+        let watch = try RunningProcess("/usr/bin/script", ["--quiet", "--return", "--command", command, "/dev/null"])
+        let status = watch.wait(timeout: 20)
+        if status == nil { watch.stop() }
+        #expect(status == 0, "\(watch.errorText)")
+        #expect(watch.outputText.contains("device /dev/?[2J") && watch.outputText.contains("?]0;owned?"), "\(watch.outputText.debugDescription)")
+        #expect(!watch.outputText.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 })
+    }
+
     @Test("gpsfix watch and poll fail, saying why, when the daemon leaves early, never speaks or never answers the connection, and when standard output is full")
     func toolEndsAreErrors() throws {
         // A daemon that sends one fix and closes, and a socket nothing serves.

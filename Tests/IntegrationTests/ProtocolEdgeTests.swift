@@ -148,6 +148,7 @@ struct StartupTests {
             (["gpsfix", "decode", "--max-length", "5", "/dev/null"], "--max-length 5 is out of range"),
             (["gpsfixd", "/dev/ttyS0", "/dev/ttyS0"], "/dev/ttyS0 is named twice"),
             (["gpsfixd", "/dev/null", "/dev/./null"], "/dev/null and /dev/./null are one device, /dev/null"),
+            (["gpsfixd", "--demo", "--http-cors", "https://a.example\r\nSet-Cookie: x=y"], "'https://a.example?Set-Cookie: x=y' is not an origin"),
             (["gpsfixd", "--demo", "--tcp", "127.evil.example:2947"], "is not a loopback address"),
             (["gpsfixd", "--demo", "--mqtt", "mqtt://fleet:hunter2@host:99999"], "mqtt://fleet:***@host:99999"),
             // After the keeper changed the receiver's speed, a restart would open the port

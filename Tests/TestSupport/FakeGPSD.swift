@@ -5,13 +5,14 @@ import Glibc
 #endif
 
 /// A stand-in for gpsd on a loopback port, for the cases a real gpsd will not act out on
-/// demand: it greets each client with VERSION, answers its `?WATCH` with a line the test
-/// chooses, and then holds the connection open until the client leaves.
+/// demand: it greets each client with VERSION, answers its `?WATCH` (or the request
+/// named) with a line the test chooses, and then holds the connection open until the
+/// client leaves.
 public final class FakeGPSD: Sendable {
     public let port: Int
     private let listener: Int32
 
-    public init(answeringWatch answer: String) throws {
+    public init(answeringWatch answer: String, request: String = "?WATCH") throws {
         let (listener, port) = try LoopbackListener.open()
         self.listener = listener
         self.port = port
@@ -19,7 +20,7 @@ public final class FakeGPSD: Sendable {
             while true {
                 let client = accept(listener, nil, nil)
                 guard client >= 0 else { return }  // the listener was shut down
-                Thread { Self.serve(client, answer: answer) }.start()
+                Thread { Self.serve(client, request: request, answer: answer) }.start()
             }
         }
         thread.start()
@@ -30,7 +31,7 @@ public final class FakeGPSD: Sendable {
         close(listener)
     }
 
-    private static func serve(_ client: Int32, answer: String) {
+    private static func serve(_ client: Int32, request: String, answer: String) {
         defer { close(client) }
         send(#"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"# + "\r\n", to: client)
         var received: [UInt8] = []
@@ -40,7 +41,7 @@ public final class FakeGPSD: Sendable {
             let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
             guard count > 0 else { return }
             received += buffer[0..<count]
-            if !answered, String(decoding: received, as: UTF8.self).contains("?WATCH") {
+            if !answered, String(decoding: received, as: UTF8.self).contains(request) {
                 answered = true
                 send(answer + "\r\n", to: client)
             }

@@ -6,7 +6,8 @@
 // payload as bare noise or text). The frames are built with each protocol's own envelope,
 // so payload values of every size and sign reach the decoders. Besides not crashing, it checks:
 // - the same stream fed whole and in chunks gives the same updates and counters;
-// - every fix has its latitude in [-90, 90] and its longitude in [-180, 180].
+// - every fix has its latitude in [-90, 90] and its longitude in [-180, 180], and leap
+//   seconds only a receiver's GPS - UTC offset can be.
 
 import DriverCASIC
 import DriverSiRF
@@ -98,6 +99,7 @@ func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CC
         for case .fix(let fix) in whole.updates {
             if let latitude = fix.latitude { precondition((-90...90).contains(latitude), "latitude \(latitude)") }
             if let longitude = fix.longitude { precondition((-180...180).contains(longitude), "longitude \(longitude)") }
+            if let leap = fix.leapSeconds { precondition(ValueRanges.receiverLeapSeconds.contains(leap), "leap seconds \(leap)") }
         }
         return 0
     }
