@@ -22,12 +22,16 @@ public enum ClientRequest: Equatable, Sendable {
     public static func parse(line: some Collection<UInt8>) -> [ClientRequest] {
         let bytes = Array(line)
         var index = 0
+        // A request split after its JSON argument leaves the `;` gpsd ignores to start the
+        // next line.
+        while index < bytes.count, bytes[index] == UInt8(ascii: ";") { index += 1 }
+        let lineStart = index
         var requests: [ClientRequest] = []
         while true {
             while index < bytes.count, Self.isSpace(bytes[index]) { index += 1 }
             guard index < bytes.count else { break }
             guard bytes[index] == UInt8(ascii: "?") else {
-                if requests.isEmpty && index == 0 { return [] }
+                if requests.isEmpty && index == lineStart { return [] }
                 requests.append(.unrecognized(String(decoding: bytes[index...], as: UTF8.self)))
                 break
             }
@@ -92,7 +96,9 @@ public struct WatchRequest: Equatable, Sendable {
         split24 = object.bool("split24")
         pps = object.bool("pps")
         timing = object.bool("timing")
-        device = object.string("device")
+        // An empty path is every device, as gpsd reads it (libgps sends one for a source
+        // named `host:port:`).
+        device = object.string("device").flatMap { $0.isEmpty ? nil : $0 }
     }
 }
 

@@ -38,10 +38,6 @@ public struct WatchSettings: Equatable, Sendable {
         device = request.device
     }
 
-    /// Whether the session streams anything: JSON reports, sentences, bytes or the time
-    /// service's reports.
-    public var streamsAnything: Bool { enable && (json || nmea || raw > 0 || pps) }
-
     /// Whether the session wants reports (TPV, SKY, ...) of `device`.
     public func wantsReports(of device: String) -> Bool { enable && json && self.device.map { $0 == device } ?? true }
 
@@ -172,10 +168,10 @@ public enum SessionReport {
     }
 
     /// POLL: the latest fix, error estimate and sky view of each active device.
-    public static func poll(time: GPSTime?, active: Int, fixes: [(String, Fix)], estimates: [(String, ErrorEstimate)],
+    public static func poll(time: GPSTime, active: Int, fixes: [(String, Fix)], estimates: [(String, ErrorEstimate)],
                             skies: [(String, SkyView)]) -> [UInt8] {
         var json = JSONWriter(class: "POLL")
-        if let time { json.time("time", time) }
+        json.time("time", time)
         json.field("active", active)
         json.embed("tpv", fixes.map { GPSDReport.tpv($0.1, device: $0.0) })
         json.embed("gst", estimates.map { GPSDReport.gst($0.1, device: $0.0) })

@@ -184,10 +184,11 @@ final class ClientSession: ChannelInboundHandler {
         context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
     }
 
-    /// Tells the connection's bounds whether it watches: a watcher is never idle. A WATCH
-    /// that streams nothing (enabled without json, nmea, raw or pps) is no watcher.
+    /// Tells the connection's bounds whether it watches: a watcher is never idle. As in
+    /// gpsd, a WATCH enabled is one, whatever it streams: a poller enables a WATCH that
+    /// streams nothing and asks `?POLL;` as seldom as it likes. Connection caps bound them.
     private func tellWatching() {
-        context?.triggerUserOutboundEvent(SessionActivity.watching(settings.streamsAnything), promise: nil)
+        context?.triggerUserOutboundEvent(SessionActivity.watching(settings.enable), promise: nil)
     }
 
     private func take(_ line: RequestLine) {
@@ -220,7 +221,7 @@ final class ClientSession: ChannelInboundHandler {
             answer(ByteBuffer(bytes: hub.devicesReport()))
             answer(ByteBuffer(bytes: SessionReport.watch(settings)))
         case .poll:
-            answer(ByteBuffer(bytes: hub.pollReport()))
+            answer(ByteBuffer(bytes: hub.pollReport(device: settings.device)))
         case .device(let device):
             answer(ByteBuffer(bytes: hub.deviceReport(for: device)))
         case .status:

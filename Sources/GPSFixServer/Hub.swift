@@ -459,21 +459,27 @@ final class Hub: @unchecked Sendable {
         return SessionReport.device(device.info)
     }
 
-    /// POLL answers with every device's latest reports, watching or not (gpsd answers
-    /// `active:0` to a session that is not itself watching, which helps no client).
-    func pollReport() -> [UInt8] {
+    /// POLL answers with the latest reports of every device, or of the one the session's
+    /// WATCH named, watching or not (gpsd answers `active:0` to a session that is not
+    /// itself watching, which helps no client), at the time it answers, as gpsd does: a
+    /// client compares the reports' times with it to see how old they are.
+    func pollReport(device: String?) -> [UInt8] {
         eventLoop.assertInEventLoop()
-        let states = deviceOrder.compactMap { path in devices[path].map { (path, $0) } }
+        let paths = device.map { [$0] } ?? deviceOrder
+        let states = paths.compactMap { path in devices[path].map { (path, $0) } }
         let fixes = states.compactMap { path, state in state.fix.map { (path, $0) } }
         return SessionReport.poll(
-            time: fixes.compactMap(\.1.time).max(), active: states.filter { $0.1.info.online }.count, fixes: fixes,
+            time: Self.currentTime(), active: states.filter { $0.1.info.online }.count, fixes: fixes,
             estimates: states.compactMap { path, state in state.estimate.map { (path, $0) } },
             skies: states.compactMap { path, state in state.sky.map { (path, $0) } })
     }
 
     /// The current UTC time as gpsd writes it, for `activated`.
-    static func now() -> String {
+    static func now() -> String { currentTime().iso8601 }
+
+    /// The current UTC time, to the millisecond.
+    static func currentTime() -> GPSTime {
         let now = WallTime.systemNow()
-        return GPSTime(millisecondsSince1970: now.seconds * 1000 + now.nanoseconds / 1_000_000).iso8601
+        return GPSTime(millisecondsSince1970: now.seconds * 1000 + now.nanoseconds / 1_000_000)
     }
 }

@@ -34,7 +34,7 @@ public struct SessionLimits: Sendable {
 
     public init(
         queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
-        idleTimeout: Duration = .seconds(300), httpIdleTimeout: Duration = .seconds(5),
+        idleTimeout: Duration = .seconds(900), httpIdleTimeout: Duration = .seconds(5),
         network: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
         local: ConnectionCap = ConnectionCap(connections: 192, perListener: 128)
     ) {

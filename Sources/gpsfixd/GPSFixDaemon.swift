@@ -89,8 +89,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
         """)
     var maxClients: Int = 192
 
-    @Option(help: "Seconds (10 to 86400) a gpsd client that watches nothing and asks nothing is kept.")
-    var idleTimeout: Double = 300
+    @Option(help: "Seconds (10 to 86400) a gpsd client that watches nothing and asks nothing is kept (gpsd's 15 minutes).")
+    var idleTimeout: Double = 900
 
     @Option(help: """
         Seconds (0 to 3600) a lagging client may hold back a source that can wait (a pseudo-terminal, a file, \

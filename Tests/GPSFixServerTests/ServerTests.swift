@@ -160,10 +160,26 @@ struct ServerTests {
         await harness.stop()
     }
 
-    @Test("POLL gives each device's latest fix and sky; a watcher filtered to one device hears only that one")
+    @Test("POLL gives each device's latest fix and sky at the time it answers, before any fix too; a watcher filtered to one device hears, and polls, only that one")
     func pollAndDeviceFilter() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0", "/dev/mock1"])
         let (first, second) = (harness.providers[0], harness.providers[1])
+        /// The POLL `client` is answered next, as an object, and its time against this machine's clock.
+        func polled(_ client: LineClient) async throws -> (object: [String: Any], seconds: Double) {
+            client.send("?POLL;\n")
+            var line = await client.line()
+            while let text = line, !text.contains(#""class":"POLL""#) { line = await client.line() }
+            let data = try #require(line?.data(using: .utf8))
+            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let text = try #require(object["time"] as? String)
+            let format = ISO8601DateFormatter()
+            format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let time = try #require(format.date(from: text))
+            return (object, abs(time.timeIntervalSinceNow))
+        }
+        let early = try await polled(try await harness.client(watching: nil))
+        #expect(early.seconds < 60, "a POLL before any fix is at the time it answers")
+        #expect((early.object["tpv"] as? [Any])?.isEmpty == true)
         let filtered = try await harness.client(watching: #"?WATCH={"enable":true,"json":true,"device":"/dev/mock1"};"#)
         var older = Self.fix
         older.latitude = 10
@@ -181,6 +197,9 @@ struct ServerTests {
         #expect(tpvs.count == 2)
         #expect(tpvs.first { $0["device"] as? String == "/dev/mock0" }?["lat"] as? Double == Self.fix.latitude)
         #expect(tpvs.first { $0["device"] as? String == "/dev/mock1" }?["lat"] as? Double == 10)
+        let own = try await polled(filtered)
+        #expect((own.object["tpv"] as? [[String: Any]])?.compactMap { $0["device"] as? String } == ["/dev/mock1"])
+        #expect(own.seconds < 60)
         await harness.stop()
     }
 

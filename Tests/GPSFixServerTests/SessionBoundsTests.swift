@@ -69,25 +69,30 @@ struct SessionBoundsTests {
         await harness.stop()
     }
 
-    @Test("a client that watches nothing and asks nothing is closed after the idle timeout; a watcher and a client that asks stay")
+    @Test("a client that watches nothing and asks nothing is closed after the idle timeout; a watcher, a poller that enabled a WATCH streaming nothing (as gpsd's watchers) and a client that asks stay")
     func idleClientsAreClosed() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"], limits: SessionLimits(idleTimeout: .seconds(1)))
         let idle = try await harness.client(watching: nil)
-        // Enabled, but streaming nothing (no json, nmea, raw or pps): no watcher.
-        let enabledOnly = try await harness.client(watching: #"?WATCH={"enable":true};"#)
+        // Enabled, streaming nothing (no json, nmea, raw or pps): a poller, which gpsd
+        // never closes for its silence.
+        let poller = try await harness.client(watching: #"?WATCH={"enable":true};"#)
         let watcher = try await harness.client()
         let asking = try await harness.client(watching: nil)
-        var idleClosed = false, enabledOnlyClosed = false
-        for _ in 0..<20 where !(idleClosed && enabledOnlyClosed) {
+        // Past the idle timeout (15 rounds, each of at least one 100 ms poll for the poller's
+        // close), the client that asks asking on.
+        var idleClosed = false, pollerClosed = false
+        for _ in 0..<15 {
             asking.send("?VERSION;\n")
             #expect(await asking.line()?.contains(#""class":"VERSION""#) == true)
-            if !idleClosed { idleClosed = Self.isClosed(idle, within: 0.125) }
-            if !enabledOnlyClosed { enabledOnlyClosed = Self.isClosed(enabledOnly, within: 0.125) }
+            idleClosed = idleClosed || Self.isClosed(idle, within: 0.06)
+            pollerClosed = pollerClosed || Self.isClosed(poller, within: 0.06)
         }
         #expect(idleClosed, "the idle client was kept")
-        #expect(enabledOnlyClosed, "a WATCH that streams nothing kept its client from being idle")
+        #expect(!pollerClosed, "a poller that enabled a WATCH was closed for its silence")
         #expect(!Self.isClosed(watcher, within: 0.2) && !Self.isClosed(asking, within: 0.2))
-        #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 2)
+        poller.send("?POLL;\n")
+        #expect(await poller.line()?.contains(#""class":"POLL""#) == true)
+        #expect(try #require(await harness.server.snapshot()?.clients).idleClosed == 1)
         await harness.stop()
     }
 

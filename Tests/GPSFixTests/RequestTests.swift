@@ -27,6 +27,19 @@ struct RequestTests {
         #expect(Self.parse(#"?WATCH={"enable":tru"#) == [.unrecognized(#"?WATCH={"enable":tru"#)])
     }
 
+    @Test("a request split after its JSON argument: the ';' that starts the next line is ignored, as gpsd ignores it, and the requests after it answered")
+    func splitAfterArgument() {
+        #expect(Self.parse(";?POLL;") == [.poll])
+        #expect(Self.parse(";;?VERSION; ?POLL;") == [.version, .poll])
+        #expect(Self.parse(";hello").isEmpty)
+    }
+
+    @Test("a WATCH naming the empty device watches every device, as gpsd reads it")
+    func emptyDevice() {
+        #expect(WatchSettingsTests.watch(#"{"enable":true,"device":""}"#).device == nil)
+        #expect(WatchSettingsTests.watch(#"{"enable":true,"device":"/dev/ttyACM0"}"#).device == "/dev/ttyACM0")
+    }
+
     @Test("?STATUS; is GPSFix's own request; with an argument it is not one")
     func status() {
         #expect(Self.parse("?STATUS;?POLL;") == [.status, .poll])
