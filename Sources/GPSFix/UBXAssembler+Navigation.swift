@@ -15,6 +15,9 @@ extension UBXAssembler {
         }
         fix.timeError = pvt.timeAccuracy
         setSolution(fixType: pvt.fixType, differential: pvt.differentialSolution, carrier: pvt.carrierSolution)
+        // A solution outside the receiver's DOP and accuracy masks is no fix (u-blox: a fix
+        // is valid only with gnssFixOK), as NAV-STATUS says it.
+        if !pvt.gnssFixOK { fix.mode = min(fix.mode, .noFix) }
         guard fix.mode >= .twoDimensional else { return }
         setPosition(pvt)
         fix.speed = pvt.groundSpeed
@@ -32,6 +35,7 @@ extension UBXAssembler {
             fix.timeIsUnconfirmed = leapSeconds == nil
         }
         setSolution(fixType: solution.fixType, differential: false, carrier: 0)
+        if !solution.gnssFixOK { fix.mode = min(fix.mode, .noFix) }
         if solution.differentialSolution { fix.status = .differential }
         let position = solution.position
         // An ECEF point at the Earth's centre is none (gpsd's test).

@@ -339,7 +339,9 @@ private final class ReadingState: @unchecked Sendable {
             for line in FixSentences.sentences(for: fix, satellitesUsed: lastView?.usedCount, hdop: lastView?.hdop) {
                 pending.append(.sentence(line))
             }
-        case .sky(let sky) where !sky.satellitesReportedEarlier && sentencesSinceFix == 0:
+        // A view of signals (u-blox's NAV-SIG) lists a satellite once per signal, its used
+        // flags the signals': GSA, GSV and GGA's count are the satellites'.
+        case .sky(let sky) where !sky.satellitesReportedEarlier && sentencesSinceFix == 0 && !sky.satellites.contains { $0.signal != nil }:
             lastView = sky
             for line in FixSentences.sentences(for: sky, mode: lastMode) { pending.append(.sentence(line)) }
         default:

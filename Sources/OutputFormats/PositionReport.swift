@@ -72,38 +72,63 @@ public struct PositionReport: Equatable, Sendable {
     }
 
     /// The GGA sentence (`$GPGGA...*CS\r\n`) stamped with `time`, UTC.
-    public func gga(at time: WallTime) -> [UInt8] {
-        var fields: [String] = ["GPGGA", NMEAFields.clock(time)]
+    public func gga(at time: WallTime) -> [UInt8] { gga(clock: NMEAFields.clock(time)) }
+
+    /// The GGA sentence stamped with `clock` (`hhmmss.ss`, or empty for no time), within
+    /// NMEA's 82 characters: millimetres where they fit, fewer decimals where not.
+    func gga(clock: String) -> [UInt8] {
         // A position outside the Earth's ranges (only a caller's own values can be: fixes
         // and the configured position are checked) is sent as none, quality 0.
         let hasPosition = ValueRanges.latitude.contains(latitude) && ValueRanges.longitude.contains(longitude)
-        if hasPosition {
-            fields += [NMEAFields.angle(abs(latitude), degreeDigits: 2), latitude < 0 ? "S" : "N"]
-            fields += [NMEAFields.angle(abs(longitude), degreeDigits: 3), longitude < 0 ? "W" : "E"]
-        } else {
-            fields += ["", "", "", ""]
+        let checksummed = NMEAFields.fitted { minuteDecimals in
+            // Heights to a millimetre with positions to one, a decimetre with the fewest.
+            let heightDecimals = minuteDecimals - 4
+            var fields: [String] = ["GPGGA", clock]
+            if hasPosition {
+                fields += [NMEAFields.angle(abs(latitude), degreeDigits: 2, decimals: minuteDecimals), latitude < 0 ? "S" : "N"]
+                fields += [NMEAFields.angle(abs(longitude), degreeDigits: 3, decimals: minuteDecimals), longitude < 0 ? "W" : "E"]
+            } else {
+                fields += ["", "", "", ""]
+            }
+            let hdopText = hdop.map { FixedPoint.string($0, decimals: 1) } ?? ""
+            fields += [hasPosition ? String(quality) : "0", satellitesUsed.map { NMEAFields.digits(min(max($0, 0), 99), 2) } ?? "", hdopText]
+            fields += [altitude.map { FixedPoint.string($0, decimals: heightDecimals) } ?? "", "M"]
+            fields += [geoidSeparation.map { FixedPoint.string($0, decimals: heightDecimals) } ?? "", "M", "", ""]
+            return NMEALine.checksummed(Array(("$" + fields.joined(separator: ",")).utf8))
         }
-        let hdopText = hdop.map { FixedPoint.string($0, decimals: 1) } ?? ""
-        fields += [hasPosition ? String(quality) : "0", satellitesUsed.map { NMEAFields.digits(min(max($0, 0), 99), 2) } ?? "", hdopText]
-        fields += [altitude.map { FixedPoint.string($0, decimals: 3) } ?? "", "M"]
-        fields += [geoidSeparation.map { FixedPoint.string($0, decimals: 3) } ?? "", "M", "", ""]
-        return NMEALine.terminated(Array(("$" + fields.joined(separator: ",")).utf8))
+        return checksummed + [13, 10]
     }
 }
 
 /// The fields NMEA 0183 writes alike in every sentence.
 enum NMEAFields {
-    /// `ddmm.mmmmmmm` (or `dddmm...`): degrees and decimal minutes, to about a millimetre.
-    static func angle(_ degrees: Double, degreeDigits: Int) -> String {
+    /// The longest sentence NMEA 0183 allows, `$` to CR LF.
+    static let maximumLength = 82
+
+    /// The sentence `build` makes with as many decimals of a minute (7, about a
+    /// millimetre; 6; 5, about 2 cm) as fit within ``maximumLength`` with CR LF: a
+    /// multiplexer or a chartplotter may drop a longer one.
+    static func fitted(_ build: (_ minuteDecimals: Int) -> [UInt8]) -> [UInt8] {
+        for decimals in [7, 6] {
+            let sentence = build(decimals)
+            if sentence.count + 2 <= maximumLength { return sentence }
+        }
+        return build(5)
+    }
+
+    /// `ddmm.mmmmmmm` (or `dddmm...`): degrees and minutes, with `decimals` of a minute
+    /// (seven: about a millimetre).
+    static func angle(_ degrees: Double, degreeDigits: Int, decimals: Int = 7) -> String {
         var whole = Int(degrees)
-        // Minutes are rounded to the seven decimals written before the padding is chosen:
+        // Minutes are rounded to the decimals written before the padding is chosen:
         // 9.99999999 is written 10.0000000, two digits, and 59.99999999 carries a degree.
-        var minutes = ((degrees - Double(whole)) * 60 * 1e7).rounded() / 1e7
+        let scale = (0..<decimals).reduce(1.0) { value, _ in value * 10 }
+        var minutes = ((degrees - Double(whole)) * 60 * scale).rounded() / scale
         if minutes >= 60 {
             whole += 1
             minutes = 0
         }
-        let text = FixedPoint.string(minutes, decimals: 7)
+        let text = FixedPoint.string(minutes, decimals: decimals)
         return digits(whole, degreeDigits) + (minutes < 10 ? "0" : "") + text
     }
 
@@ -111,6 +136,13 @@ enum NMEAFields {
     static func digits(_ value: Int, _ count: Int) -> String {
         let text = String(value)
         return String(repeating: "0", count: max(0, count - text.count)) + text
+    }
+
+    /// `hhmmss.ss` of a receiver's time, as its clock read: 23:59:60 for a leap second.
+    static func clock(_ time: GPSTime) -> String {
+        let clock = time.time
+        return digits(Int(clock.hour), 2) + digits(Int(clock.minute), 2) + digits(Int(clock.second), 2) + "."
+            + digits(Int(clock.nanosecond) / 10_000_000, 2)
     }
 
     /// `hhmmss.ss`, UTC.

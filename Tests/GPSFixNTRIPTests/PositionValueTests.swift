@@ -26,8 +26,9 @@ struct PositionValueTests {
     func hugeAltitude() {
         let report = PositionReport(latitude: 52.1, longitude: 4.3, altitude: Double("99999999999999999")!)
         let line = String(decoding: report.gga(at: Self.noon), as: UTF8.self)
-        // The double nearest 99999999999999999 is 1e17, written exactly.
-        #expect(line.contains(",100000000000000000.000,M,"), "\(line)")
+        // The double nearest 99999999999999999 is 1e17, written exactly (to a decimetre:
+        // more decimals would not fit NMEA's 82 characters).
+        #expect(line.contains(",100000000000000000.0,M,"), "\(line)")
         #expect(line.hasSuffix("\r\n"))
     }
 

@@ -125,6 +125,18 @@ struct UBXAssemblerTests {
         }
     }
 
+    @Test("a NAV-PVT or NAV-SOL solution without gnssFixOK (outside the receiver's DOP and accuracy masks) is no fix, as NAV-STATUS says it")
+    func solutionOutsideMasks() throws {
+        let masked = decodedUpdates(navPVT(iTOW: 1000, flags: 0x00) + navEOE(iTOW: 1000)).compactMap(\.fix)
+        #expect(masked.count == 1 && masked.allSatisfy { $0.mode == .noFix && $0.latitude == nil }, "\(masked)")
+        let kept = decodedUpdates(navPVT(iTOW: 1000) + navEOE(iTOW: 1000)).compactMap(\.fix)
+        #expect(kept.first?.mode == .threeDimensional && kept.first?.latitude != nil)
+        var payload = Array(GPSFixTests.navSOL(iTOW: 1000).dropFirst(6).dropLast(2))
+        payload[11] = 0x0C  // weekSet and towSet, without gnssFixOK
+        let sol = UBXFrame.encode(messageClass: 0x01, id: 0x06, payload: payload)
+        #expect(decodedUpdates(sol + navEOE(iTOW: 1000)).compactMap(\.fix).allSatisfy { $0.mode == .noFix && $0.latitude == nil })
+    }
+
     @Test("a time the receiver has not resolved, or computed before the leap seconds are known, is reported but gives the time service no sample")
     func unconfirmedTime() throws {
         var sampler = ReceiverTimeSampler()
