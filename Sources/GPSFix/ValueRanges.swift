@@ -42,8 +42,9 @@ public enum ValueRanges {
     /// (an unset 0, a damaged 32767) would move every time converted with it by as much,
     /// and that time would go to the clock as confirmed.
     public static let receiverLeapSeconds = 11...99
-    /// A differential reference station's identifier: ten bits in RTCM 2 and NMEA.
-    public static let differentialStation = 0...1023
+    /// A differential reference station's identifier: ten bits in RTCM 2, twelve in
+    /// RTCM 3 (an RTK receiver's GGA gives its base's).
+    public static let differentialStation = 0...4095
     /// Satellites a receiver says it used: none up to as many as a sky view holds.
     public static let satellitesUsed = 0...SkyView.maximumSatellites
     /// A pseudorange residual, metres.
@@ -116,7 +117,7 @@ extension Fix {
         ValueRanges.check(&latitudeError, ValueRanges.error, &dropped)
         ValueRanges.check(&differentialAge, ValueRanges.differentialAge, &dropped)
         if let station = differentialStation, !ValueRanges.differentialStation.contains(station) {
-            differentialAge = nil
+            differentialStation = nil
             dropped += 1
         }
         if differentialAge == nil { differentialStation = nil }

@@ -3,6 +3,7 @@ import CLibGPS
 import Glibc
 #endif
 import GPSFix
+import ReceiverFraming
 
 /// A running gpsd as a byte source: one of its devices' raw NMEA.
 ///

@@ -187,9 +187,12 @@ private final class ReadingState: @unchecked Sendable {
     /// NMEA sentences the receiver sent since the last fix: one that sends its own gets
     /// none written for it.
     private var sentencesSinceFix = 0
-    /// The last fix's mode and view, for the NMEA written for a UBX receiver.
+    /// The last fix's mode, and the last view's satellites used and HDOP, for the NMEA
+    /// written for a binary receiver.
     private var lastMode = FixMode.unknown
-    private var lastView: SkyView?
+    private var lastView: (satellitesUsed: Int?, hdop: Double?)?
+    /// Whether a view of satellites (not of signals) was written since the last fix.
+    private var satelliteViewSinceFix = false
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
@@ -334,15 +337,23 @@ private final class ReadingState: @unchecked Sendable {
         switch update {
         case .fix(let fix):
             lastMode = fix.mode
-            defer { sentencesSinceFix = 0 }
+            defer {
+                sentencesSinceFix = 0
+                satelliteViewSinceFix = false
+            }
             guard sentencesSinceFix == 0 else { return }
-            for line in FixSentences.sentences(for: fix, satellitesUsed: lastView?.usedCount, hdop: lastView?.hdop) {
+            for line in FixSentences.sentences(for: fix, satellitesUsed: lastView?.satellitesUsed, hdop: lastView?.hdop) {
                 pending.append(.sentence(line))
             }
-        // A view of signals (u-blox's NAV-SIG) lists a satellite once per signal, its used
-        // flags the signals': GSA, GSV and GGA's count are the satellites'.
-        case .sky(let sky) where !sky.satellitesReportedEarlier && sentencesSinceFix == 0 && !sky.satellites.contains { $0.signal != nil }:
-            lastView = sky
+        case .sky(let sky) where !sky.satellitesReportedEarlier && sentencesSinceFix == 0:
+            // A view of signals (u-blox's NAV-SIG) lists a satellite once per signal: it is
+            // written only for a receiver that sent no view of satellites (NAV-SAT) this
+            // epoch, and GGA counts the satellites with a signal used.
+            let ofSignals = sky.satellites.contains { $0.signal != nil }
+            guard !(ofSignals && satelliteViewSinceFix) else { return }
+            satelliteViewSinceFix = satelliteViewSinceFix || !ofSignals
+            let used = ofSignals ? Set(sky.satellites.filter(\.used).map(\.identity.prn)).count : sky.usedCount
+            lastView = (used, sky.hdop)
             for line in FixSentences.sentences(for: sky, mode: lastMode) { pending.append(.sentence(line)) }
         default:
             break

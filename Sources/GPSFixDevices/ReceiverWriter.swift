@@ -24,7 +24,8 @@ import NIOPosix
 /// has the channel closed after ``maximumWait``, which fails what waits in it (telling its
 /// waiters); the next frame opens the port again.
 ///
-/// ``enqueue(_:arrivedAt:)`` and ``close()`` run on ``eventLoop``; ``send(_:)`` from anywhere.
+/// ``enqueue(_:arrivedAt:)`` and ``close()`` run on ``eventLoop``; ``send(_:)`` and
+/// ``portClosed()`` from anywhere.
 public final class ReceiverWriter: @unchecked Sendable {
     public struct Counters: Sendable {
         public var written = 0
@@ -167,7 +168,8 @@ public final class ReceiverWriter: @unchecked Sendable {
 
     /// The reader closed the port: the channel on the writer's duplicate is closed too (a
     /// batch it was handed is lost, its waiters told), so that nothing keeps the device
-    /// open after its reader let go. Queued frames wait for the port's next opening.
+    /// open after its reader let go. Frames still queued are written when the next frame
+    /// comes after the port opened again, or given up after their waits. From any thread.
     public func portClosed() {
         eventLoop.execute { [self] in
             if opening { closeWhenOpened = true }
@@ -280,12 +282,10 @@ public final class ReceiverWriter: @unchecked Sendable {
             }
             .whenComplete { [self] result in
                 opening = false
+                let portClosedMeanwhile = closeWhenOpened
+                closeWhenOpened = false
                 guard case .success(let channel) = result else { return }
-                if closeWhenOpened {
-                    closeWhenOpened = false
-                    channel.close(promise: nil)
-                    return
-                }
+                if portClosedMeanwhile { return channel.close(promise: nil) }
                 self.channel = channel
                 pump()
             }

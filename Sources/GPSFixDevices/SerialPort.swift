@@ -118,6 +118,16 @@ public struct SerialPort: ByteSource {
         }
     }
 
+    /// Closes what ``open()`` gave, its original settings restored, and no longer
+    /// exclusive first: a duplicate another thread has not closed yet (a pulse source
+    /// waiting on the line) would otherwise keep the flag, and every opening after it out
+    /// (EBUSY) but root's.
+    private static func close(_ opened: (descriptor: Int32, original: termios), path: String) {
+        try? Termios.set(opened.original, on: opened.descriptor, path: path)
+        _ = ioctl(opened.descriptor, UInt(TIOCNXCL))
+        Glibc.close(opened.descriptor)
+    }
+
     /// The line as set: the speed and framing given, or those autobaud found (or the
     /// speed switched to since) once it has.
     public var line: SerialLine? {
@@ -151,13 +161,8 @@ public struct SerialPort: ByteSource {
             let opened = try configured.open()
             port.openDescriptor.set(opened.descriptor)
             return (opened.descriptor, prelude, { [path = port.path] in
-                try? Termios.set(opened.original, on: opened.descriptor, path: path)
-                // Not exclusive any more before the reader lets go: a duplicate another
-                // thread has not closed yet (a pulse source waiting on the line) would
-                // otherwise keep the flag, and every reopening out (EBUSY) but root's.
-                _ = ioctl(opened.descriptor, UInt(TIOCNXCL))
                 port.openDescriptor.clear()
-                Glibc.close(opened.descriptor)
+                Self.close(opened, path: path)
             })
         }
     }
@@ -170,10 +175,7 @@ public struct SerialPort: ByteSource {
             var trial = self
             trial.settings.take(line)
             let opened = try trial.open()
-            defer {
-                try? Termios.set(opened.original, on: opened.descriptor, path: path)
-                Glibc.close(opened.descriptor)
-            }
+            defer { Self.close(opened, path: path) }
             return FileDescriptorReader.listen(to: opened.descriptor, for: .milliseconds(1500), stopped: stopped, enough: enough)
         }
         if let found { lineFound.withLock { $0 = found.line } }

@@ -1,4 +1,5 @@
 import GPSFixDevices
+import ReceiverFraming
 
 /// Reads a caster's answer as it arrives, however it is cut into reads: NTRIP 1.0's
 /// `ICY 200 OK` followed by the raw stream, NTRIP 2.0's HTTP/1.1 (chunked or not), or a

@@ -1,6 +1,7 @@
 import GPSFixDevices
 import NIOCore
 import NTRIPCasting
+import ReceiverFraming
 
 /// The two ways NTRIP gives a source to hand its stream to a caster.
 public enum NTRIPServerVersion: Int, Sendable, CaseIterable {

@@ -17,15 +17,16 @@ public enum FixSentences {
         let position = PositionReport(fix: fix, satellitesUsed: satellitesUsed, hdop: hdop)
             ?? PositionReport(latitude: .nan, longitude: .nan, quality: 0)
         result.append(Array(position.gga(clock: clock).dropLast(2)))
-        let valid = fix.mode >= .twoDimensional && fix.latitude != nil && fix.longitude != nil
+        let valid = fix.mode >= .twoDimensional && fix.latitude != nil && fix.longitude != nil && fix.time != nil
         // NMEA 2.3: the status is A only for an autonomous or differential position; a
-        // dead-reckoned one (mode E) is V.
+        // dead-reckoned one (mode E) or a simulated one (S) is V.
         let mode = if !valid {
             "N"
         } else {
             switch fix.status {
             case .differential, .rtkFixed, .rtkFloat: "D"
             case .deadReckoning: "E"
+            case .simulated: "S"
             default: "A"
             }
         }

@@ -64,6 +64,7 @@ public struct PositionReport: Equatable, Sendable {
         case .rtkFixed: 4
         case .rtkFloat: 5
         case .deadReckoning: 6
+        case .simulated: 8
         default: 1
         }
         self.init(

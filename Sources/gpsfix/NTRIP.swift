@@ -1,9 +1,9 @@
 import ArgumentParser
 import Glibc
 import GPSFix
-import GPSFixDevices
 import GPSFixNTRIP
 import OutputFormats
+import ReceiverFraming
 import ServiceAddress
 
 /// `gpsfix ntrip`: an NTRIP caster's mountpoints.
@@ -72,7 +72,7 @@ struct SourceTableCommand: AsyncParsableCommand {
             ]
             if here != nil { columns.append(kilometres.map { FixedPoint.string($0, decimals: 0) } ?? "") }
             // The caster's words: no tab of theirs makes a column, no escape reaches the terminal.
-            print(columns.map { $0.printable(limit: 200) }.joined(separator: "\t"))
+            print(columns.map(\.withoutControlCharacters).joined(separator: "\t"))
         }
     }
 }

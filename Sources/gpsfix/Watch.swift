@@ -1,6 +1,7 @@
 import ArgumentParser
 import GPSFix
 import GPSFixDoctor
+import ReceiverFraming
 
 #if canImport(Glibc)
 import Glibc
@@ -103,15 +104,5 @@ enum CompactView {
         default:
             return nil
         }
-    }
-}
-
-
-extension String {
-    /// The text with each control character (C0, DEL, C1) as `?`: a server's words (a
-    /// gpsd's, which may be anyone's) as a terminal may be given them, no escape sequence
-    /// or line break of theirs reaching it. gpsd's own lines hold none: JSON escapes them.
-    var withoutControlCharacters: String {
-        String(String.UnicodeScalarView(unicodeScalars.map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 }

@@ -14,6 +14,7 @@ import Glibc
 import Logging
 import NIOCore
 import NIOPosix
+import ReceiverFraming
 import ServiceAddress
 import StopSignals
 import SystemdSupport

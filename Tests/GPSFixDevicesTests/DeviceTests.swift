@@ -184,6 +184,24 @@ struct DeviceTests {
         #expect(Self.isExclusive(probe) == false, "the copy left keeps the port exclusive")
     }
 
+    @Test("a speed search's trial openings leave the port not exclusive, whatever copy of it lives on")
+    func speedTrialLetGo() async throws {
+        let terminal = try PseudoTerminal()
+        // A copy that outlives the trial's, as a pulse source's does.
+        let probe = open(terminal.path, O_RDWR | O_NOCTTY)
+        defer { close(probe) }
+        let sentence = Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n".utf8)
+        let talking = Task {
+            while !Task.isCancelled {
+                try await terminal.write(sentence)
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        defer { talking.cancel() }
+        #expect(try SerialPort(path: terminal.path).findSpeed() != nil)
+        #expect(Self.isExclusive(probe) == false)
+    }
+
     /// How many of this process's open descriptors refer to `path`.
     func copies(of path: String) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []

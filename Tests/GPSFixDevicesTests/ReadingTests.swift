@@ -89,11 +89,9 @@ struct ReadingTests {
         }
     }
 
-    @Test("a gpsd that answers the WATCH with an ERROR is a lost device, with gpsd's message as the reason")
-    func refusedWatch() async throws {
-        let gpsd = try FakeGPSD(answeringWatch: #"{"class":"ERROR","message":"Can't assign /dev/none"}"#)
-        let provider = NMEALocationProvider(
-            source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/none"), maximumBackoff: .seconds(5))
+    /// Why `source` was first reported lost; `nil` when it was not within 20 s.
+    static func lossReason(of source: GPSDSource) async -> String? {
+        let provider = NMEALocationProvider(source: source, maximumBackoff: .seconds(5))
         let watching = Task { () -> String? in
             for await update in provider.updateStream() {
                 if case .device(let event) = update, case .lost(let why) = event.kind { return why }
@@ -104,8 +102,14 @@ struct ReadingTests {
             try await Task.sleep(for: .seconds(20))
             watching.cancel()
         }
-        let reason = await watching.value
-        deadline.cancel()
+        defer { deadline.cancel() }
+        return await watching.value
+    }
+
+    @Test("a gpsd that answers the WATCH with an ERROR is a lost device, with gpsd's message as the reason")
+    func refusedWatch() async throws {
+        let gpsd = try FakeGPSD(answeringWatch: #"{"class":"ERROR","message":"Can't assign /dev/none"}"#)
+        let reason = await Self.lossReason(of: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/none"))
         #expect(reason?.contains("refused the request") == true, "\(reason ?? "no loss reported")")
         #expect(reason?.contains("Can't assign /dev/none") == true)
     }
@@ -115,20 +119,7 @@ struct ReadingTests {
         // Raw control characters, as a gpsd that is not one may send them.
         let devices = "{\"class\":\"DEVICES\",\"devices\":[{\"path\":\"/dev/a\r\u{1B}[2Kforged\"},{\"path\":\"/dev/b\"}]}"
         let gpsd = try FakeGPSD(answeringWatch: devices, request: "?DEVICES")
-        let provider = NMEALocationProvider(
-            source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: nil), maximumBackoff: .seconds(5))
-        let watching = Task { () -> String? in
-            for await update in provider.updateStream() {
-                if case .device(let event) = update, case .lost(let why) = event.kind { return why }
-            }
-            return nil
-        }
-        let deadline = Task {
-            try await Task.sleep(for: .seconds(20))
-            watching.cancel()
-        }
-        let reason = await watching.value
-        deadline.cancel()
+        let reason = await Self.lossReason(of: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: nil))
         #expect(reason?.contains("2 devices (/dev/a??[2Kforged, /dev/b)") == true, "\(reason.debugDescription)")
     }
 
@@ -136,20 +127,7 @@ struct ReadingTests {
     func overlongAnswerLine() async throws {
         let padding = String(repeating: "x", count: 4 * GPSDSource.maximumAnswerLine)
         let gpsd = try FakeGPSD(answeringWatch: #"{"class":"WATCH","enable":true,"padding":""# + padding + #""}"#)
-        let provider = NMEALocationProvider(
-            source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0"), maximumBackoff: .seconds(5))
-        let watching = Task { () -> String? in
-            for await update in provider.updateStream() {
-                if case .device(let event) = update, case .lost(let why) = event.kind { return why }
-            }
-            return nil
-        }
-        let deadline = Task {
-            try await Task.sleep(for: .seconds(10))
-            watching.cancel()
-        }
-        let reason = await watching.value
-        deadline.cancel()
+        let reason = await Self.lossReason(of: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0"))
         #expect(reason?.contains("a line of over \(GPSDSource.maximumAnswerLine) bytes") == true, "\(reason ?? "no loss reported")")
     }
 

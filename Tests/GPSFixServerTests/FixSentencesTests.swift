@@ -46,6 +46,8 @@ struct FixSentencesTests {
         }
         let autonomous = Self.sentences(Self.fix())
         #expect(autonomous["RMC"]?[2] == "A" && autonomous["RMC"]?.last == "A")
+        let simulated = Self.sentences(Self.fix(status: .simulated))
+        #expect(simulated["RMC"]?[2] == "V" && simulated["RMC"]?.last == "S" && simulated["GGA"]?[6] == "8", "\(simulated)")
     }
 
     @Test("a leap second is written 23:59:60 of its own day, not the next midnight with the day before's date")
@@ -62,6 +64,9 @@ struct FixSentencesTests {
         #expect(written["GGA"]?[1] == "" && written["GGA"]?[6] == "0", "\(written)")
         #expect(written["RMC"]?[1] == "" && written["RMC"]?[2] == "V" && written["RMC"]?.last == "N")
         #expect(written["ZDA"] == nil)
+        // A position without a time: not one RMC may call valid.
+        let untimed = Self.sentences(Self.fix(time: nil))
+        #expect(untimed["RMC"]?[2] == "V" && untimed["RMC"]?.last == "N", "\(untimed)")
     }
 
     @Test("every sentence fits NMEA's 82 characters: a millimetre where it fits, fewer decimals where not")

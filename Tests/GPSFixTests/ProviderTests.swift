@@ -137,14 +137,15 @@ struct ProviderTests {
         let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(60))
         let running = Task { await provider.run { _ in } }
         // 750 ms on the provider's clock, in steps: reopened every 50 ms, fifteen openings;
-        // after 50, 100, 200 and 400 ms, five.
+        // after 50, 100, 200 and 400 ms, five at most (fewer on a machine too busy to
+        // reopen within a step's 5 ms).
         for _ in 0..<75 {
-            try await Task.sleep(for: .milliseconds(2))
+            try await Task.sleep(for: .milliseconds(5))
             clock.advance(by: .milliseconds(10))
         }
         running.cancel()
         await running.value
-        #expect((2...5).contains(source.openings), "\(source.openings) openings")
+        #expect((1...5).contains(source.openings), "\(source.openings) openings")
     }
 
     @Test("with sentence forwarding on, every accepted sentence is passed on as received")

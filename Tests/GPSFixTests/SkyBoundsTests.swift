@@ -25,20 +25,20 @@ struct SkyBoundsTests {
         sentence("$GPRMC,0814\(String(format: "%02d", second)).000,A,5541.1956,N,03737.2877,E,0.52,301.26,260514,,,A")
     }
 
-    @Test("a GGA's count of satellites used or differential station no receiver can have (-5, 999999999; station 4000) is left out and counted; the position stays")
+    @Test("a GGA's count of satellites used or differential station no receiver can have (-5, 999999999; station 9999, -7) is left out and counted; the position and the corrections' age stay")
     func absurdCounts() throws {
         func gga(satellites: String, station: String) -> String {
             sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,2,\(satellites),0.9,66.2,M,14.5,M,1.4,\(station)")
         }
-        for (satellites, station) in [("-5", "4000"), ("999999999", "-7")] {
+        for (satellites, station) in [("-5", "9999"), ("999999999", "-7")] {
             let (updates, decoder) = decode(gga(satellites: satellites, station: station) + rmc(second: 12) + rmc(second: 13))
             let fix = try #require(updates.compactMap(\.fix).first, "\(satellites)")
-            #expect(fix.latitude != nil && fix.differentialStation == nil && fix.differentialAge == nil, "\(station)")
+            #expect(fix.latitude != nil && fix.differentialStation == nil && fix.differentialAge == 1.4, "\(station)")
             #expect(updates.compactMap(\.sky).allSatisfy { $0.usedCount == nil }, "\(satellites)")
             #expect(decoder.assembler.statistics.valuesOutOfRange >= 2, "\(satellites), \(station)")
         }
-        let (plausible, decoder) = decode(gga(satellites: "12", station: "1023") + rmc(second: 12) + rmc(second: 13))
-        #expect(plausible.compactMap(\.fix).first?.differentialStation == 1023)
+        let (plausible, decoder) = decode(gga(satellites: "12", station: "4095") + rmc(second: 12) + rmc(second: 13))
+        #expect(plausible.compactMap(\.fix).first?.differentialStation == 4095)
         #expect(plausible.compactMap(\.sky).first?.usedCount == 12)
         #expect(decoder.assembler.statistics.valuesOutOfRange == 0)
     }
