@@ -27,6 +27,7 @@ final class OpenDescriptor: Sendable {
         for observer in closeObservers.withLockedValue({ $0 }) { observer() }
     }
 
+    /// Runs `observer` at each ``clear()``, on the closing thread, out of the lock.
     func whenCleared(_ observer: @escaping @Sendable () -> Void) { closeObservers.withLockedValue { $0.append(observer) } }
 
     /// How many bytes wait unread on the open descriptor (`FIONREAD`); 0 while closed.
