@@ -269,8 +269,9 @@ struct Outputs {
         let fixes = latest.fix.map { [("/dev/fuzz", $0)] } ?? []
         let estimates = latest.estimate.map { [("/dev/fuzz", $0)] } ?? []
         let skies = latest.sky.map { [("/dev/fuzz", $0)] } ?? []
-        checkReport(
-            SessionReport.poll(time: latest.fix?.time, active: 1, fixes: fixes, estimates: estimates, skies: skies), "POLL")
+        // The time it answers: the fix's here, or a fixed instant before one.
+        let now = latest.fix?.time ?? GPSTime(millisecondsSince1970: 1_795_694_400_000)
+        checkReport(SessionReport.poll(time: now, active: 1, fixes: fixes, estimates: estimates, skies: skies), "POLL")
     }
 }
 
