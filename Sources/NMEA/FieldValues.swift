@@ -78,10 +78,11 @@ public struct NMEACoordinate: Hashable, Sendable {
     public var degrees: Double {
         let raw = degreesAndMinutes
         let unit = NMEADecimal.powerOfTen(Int(raw.scale))
-        // Divided in two steps: `100 * unit` overflows for 18 fraction digits, and a
-        // whole degree's `100 * unit` below is no more than the magnitude.
-        let wholeDegrees = raw.magnitude / unit / 100
-        let minutes = raw.magnitude - wholeDegrees * 100 * unit
+        // `100 * unit` overflows for 18 fraction digits, where the magnitude (at most 18
+        // digits) holds no whole degree.
+        let (degree, overflow) = unit.multipliedReportingOverflow(by: 100)
+        let wholeDegrees = overflow ? 0 : raw.magnitude / degree
+        let minutes = raw.magnitude - wholeDegrees &* degree
         let value = Double(wholeDegrees) + Double(minutes) / (Double(unit) * 60)
         return hemisphere == UInt8(ascii: "S") || hemisphere == UInt8(ascii: "W") ? -value : value
     }

@@ -89,5 +89,4 @@ public struct ProcessTable: Sendable {
         }
         return names.sorted()
     }
-
 }

@@ -109,14 +109,14 @@ struct DeviceTests {
         // else the test process holds is not this provider's.
         unplugged.remove(try #require(receiver.terminal).path)
         try waitUntil("the descriptors of the 20 unplugged terminals closed") {
-            openDescriptorTargets().isDisjoint(with: unplugged)
+            unplugged.isDisjoint(with: openDescriptorTargets())
         }
     }
 
-    /// What this process's open descriptors refer to.
-    func openDescriptorTargets() -> Set<String> {
+    /// What this process's open descriptors refer to, one entry a descriptor.
+    func openDescriptorTargets() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return Set(names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) })
+        return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
     }
 
     @Test("a missing device and one without permission give clear typed errors")
@@ -203,10 +203,7 @@ struct DeviceTests {
     }
 
     /// How many of this process's open descriptors refer to `path`.
-    func copies(of path: String) -> Int {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }.count
-    }
+    func copies(of path: String) -> Int { openDescriptorTargets().count { $0 == path } }
 
     /// The terminal's exclusive-mode flag (`TIOCGEXCL`, Linux 3.8 and later).
     static func isExclusive(_ descriptor: Int32) -> Bool? {

@@ -108,7 +108,7 @@ struct ReadingTests {
 
     @Test("a gpsd that answers the WATCH with an ERROR is a lost device, with gpsd's message as the reason")
     func refusedWatch() async throws {
-        let gpsd = try FakeGPSD(answeringWatch: #"{"class":"ERROR","message":"Can't assign /dev/none"}"#)
+        let gpsd = try FakeGPSD(with: #"{"class":"ERROR","message":"Can't assign /dev/none"}"#)
         let reason = await Self.lossReason(of: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/none"))
         #expect(reason?.contains("refused the request") == true, "\(reason ?? "no loss reported")")
         #expect(reason?.contains("Can't assign /dev/none") == true)
@@ -118,7 +118,7 @@ struct ReadingTests {
     func upstreamDevicesShownPrintable() async throws {
         // Raw control characters, as a gpsd that is not one may send them.
         let devices = "{\"class\":\"DEVICES\",\"devices\":[{\"path\":\"/dev/a\r\u{1B}[2Kforged\"},{\"path\":\"/dev/b\"}]}"
-        let gpsd = try FakeGPSD(answeringWatch: devices, request: "?DEVICES")
+        let gpsd = try FakeGPSD(answering: "?DEVICES", with: devices)
         let reason = await Self.lossReason(of: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: nil))
         #expect(reason?.contains("2 devices (/dev/a??[2Kforged, /dev/b)") == true, "\(reason.debugDescription)")
     }
@@ -126,7 +126,7 @@ struct ReadingTests {
     @Test("a gpsd whose answer line runs past any line gpsd writes is refused, not buffered: a lost device saying why")
     func overlongAnswerLine() async throws {
         let padding = String(repeating: "x", count: 4 * GPSDSource.maximumAnswerLine)
-        let gpsd = try FakeGPSD(answeringWatch: #"{"class":"WATCH","enable":true,"padding":""# + padding + #""}"#)
+        let gpsd = try FakeGPSD(with: #"{"class":"WATCH","enable":true,"padding":""# + padding + #""}"#)
         let reason = await Self.lossReason(of: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0"))
         #expect(reason?.contains("a line of over \(GPSDSource.maximumAnswerLine) bytes") == true, "\(reason ?? "no loss reported")")
     }

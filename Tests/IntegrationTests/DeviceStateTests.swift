@@ -131,7 +131,7 @@ struct DeviceStateTests {
     func watchShowsPrintable() throws {
         let lines = #"{"class":"DEVICE","path":"/dev/\u001b[2J","online":true}"# + "\r\n"
             + #"{"class":"TPV","device":"/dev/x","mode":3,"time":"\u001b]0;owned\u0007","lat":1.0,"lon":2.0}"#
-        let gpsd = try FakeGPSD(answeringWatch: lines)
+        let gpsd = try FakeGPSD(with: lines)
         // On a terminal (script's), where the compact view is shown.
         let command = "\(Binaries.gpsfix) watch --tcp 127.0.0.1:\(gpsd.port) --count 1"
         let watch = try RunningProcess("/usr/bin/script", ["--quiet", "--return", "--command", command, "/dev/null"])

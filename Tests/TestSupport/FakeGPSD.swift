@@ -12,7 +12,7 @@ public final class FakeGPSD: Sendable {
     public let port: Int
     private let listener: Int32
 
-    public init(answeringWatch answer: String, request: String = "?WATCH") throws {
+    public init(answering request: String = "?WATCH", with answer: String) throws {
         let (listener, port) = try LoopbackListener.open()
         self.listener = listener
         self.port = port
