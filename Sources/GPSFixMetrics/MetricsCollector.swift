@@ -179,10 +179,13 @@ public final class MetricsCollector: Sendable {
         }
     }
 
-    /// Traccar's forwarding: positions queued now, sent, dropped, failed requests by kind.
+    /// Traccar's forwarding: positions queued now, sent, dropped, failed requests by kind,
+    /// whether the journal is written and how often the disk refused it.
     public func record(traccar counters: TraccarForwarder.Counters) {
         set("gpsfix_traccar_queued", to: Double(counters.queued))
         set("gpsfix_traccar_reachable", to: counters.reachable ? 1 : 0)
+        set("gpsfix_traccar_journal_written", to: counters.journalWritten ? 1 : 0)
+        count("gpsfix_traccar_journal_refusals_total", to: counters.journalRefusals)
         count("gpsfix_traccar_sent_total", to: counters.sent)
         count("gpsfix_traccar_dropped_total", to: counters.dropped)
         for (kind, failures) in counters.failures { count("gpsfix_traccar_failures_total", [("kind", kind)], to: failures) }

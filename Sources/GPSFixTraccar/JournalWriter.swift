@@ -30,13 +30,24 @@ final class JournalWriter: @unchecked Sendable {
         self.logger = logger
     }
 
+    /// What a ``write(final:)`` did.
+    enum Outcome: Equatable {
+        /// The journal is up to the queue (synced or not yet).
+        case written
+        /// The disk refused: the positions stay in memory.
+        case refused
+        /// Nothing tried: the disk refused less than a second ago.
+        case waiting
+    }
+
     /// Brings the journal up to the queue, and syncs it when a second has passed since the
     /// last sync (always when `final`). Blocks on the disk: call it off the event loop.
-    func write(final: Bool = false) {
+    @discardableResult
+    func write(final: Bool = false) -> Outcome {
         let now = ContinuousClock.now
         let secondPassed = now - lastSync >= .seconds(1)
         // While the disk refuses, about once a second is enough (the forwarder rings once a second).
-        if failure != nil, !final, now - lastAttempt < .milliseconds(900) { return }
+        if failure != nil, !final, now - lastAttempt < .milliseconds(900) { return .waiting }
         lastAttempt = now
         var error = appendAll()
         // Lines of positions gone: what a rewrite gives back.
@@ -72,6 +83,7 @@ final class JournalWriter: @unchecked Sendable {
             break
         }
         failure = error
+        return error == nil ? .written : .refused
     }
 
     /// Appends the latest acknowledgement and the positions not written yet, a batch at a

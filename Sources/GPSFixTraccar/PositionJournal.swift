@@ -123,11 +123,17 @@ final class PositionJournal: @unchecked Sendable {
         throw .system(path: path, call: "write", errno: error)
     }
 
-    /// Makes what was written durable (`fdatasync`), if anything was.
+    /// Makes what was written durable (`fdatasync`), if anything was. A failed sync leaves
+    /// the journal damaged: the kernel has dropped the pages it could not write, so a later
+    /// sync would succeed without them, and only ``rewrite(_:)`` puts them on disk again.
     func sync() throws(JournalError) {
         guard dirty else { return }
         dirty = false
-        guard fdatasync(descriptor) == 0 else { throw .system(path: path, call: "fdatasync", errno: errno) }
+        guard fdatasync(descriptor) == 0 else {
+            let error = errno
+            isDamaged = true
+            throw .system(path: path, call: "fdatasync", errno: error)
+        }
     }
 
     /// Writes the journal anew with `entries`, the positions waiting, alone. On failure
@@ -201,18 +207,27 @@ final class PositionJournal: @unchecked Sendable {
     /// The sequences a journal names: a position a millisecond for 285,000 years.
     static let sequences = 1...(1 << 53)
 
-    /// What the journal at `path` holds: its positions (all, acknowledged or not), the
-    /// last acknowledgement, the last sequence named, the length of its whole lines and
-    /// how many of them are malformed; nothing when it does not exist. A last line cut
-    /// short ends the reading.
-    private static func read(_ path: String) throws(JournalError)
-        -> (entries: [Entry], acknowledged: Int, lastSequence: Int, positionLines: Int, wholeLength: off_t, malformedLines: Int)
-    {
+    /// What a journal holds: its positions (all, acknowledged or not), the last
+    /// acknowledgement, the last sequence named, the length of its whole lines and how many
+    /// of them are malformed.
+    typealias Contents = (
+        entries: [Entry], acknowledged: Int, lastSequence: Int, positionLines: Int, wholeLength: off_t, malformedLines: Int
+    )
+
+    /// What the journal at `path` holds; nothing when it does not exist.
+    private static func read(_ path: String) throws(JournalError) -> Contents {
         guard let file = fopen(path, "r") else {
             if errno == ENOENT { return ([], 0, 0, 0, 0, 0) }
             throw .system(path: path, call: "open", errno: errno)
         }
         defer { fclose(file) }
+        return try read(file, path: path)
+    }
+
+    /// What `file` holds, read to its end. A last line cut short ends the reading; a read
+    /// that fails (a bad block) throws, so that the journal is neither cut back to what was
+    /// read before it nor taken for all there is.
+    static func read(_ file: UnsafeMutablePointer<FILE>, path: String) throws(JournalError) -> Contents {
         var entries: [Entry] = []
         var acknowledged = 0
         var lastSequence = 0
@@ -224,7 +239,10 @@ final class PositionJournal: @unchecked Sendable {
         defer { free(line) }
         while true {
             let count = getline(&line, &capacity, file)
-            guard count > 0, let line else { break }
+            guard count > 0, let line else {
+                if ferror(file) != 0 { throw .system(path: path, call: "read", errno: errno) }
+                break
+            }
             // Read as the bytes getline counted: a NUL (a page zeroed by a power cut) is
             // part of a malformed line, not its end.
             let bytes = UnsafeRawBufferPointer(start: line, count: count)

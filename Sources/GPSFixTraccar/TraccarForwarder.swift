@@ -28,7 +28,10 @@ public protocol PositionUploader: Sendable {
 /// pool (``JournalWriter``), so a slow or full disk never holds up the hub. A disk that
 /// refuses a write leaves the positions queued in memory until it takes them again; a
 /// position is on disk within moments of being queued, so a SIGKILL loses at most those
-/// moments' positions, and a power cut at most the last second's.
+/// moments' positions, and a power cut at most the last second's. A journal that cannot
+/// be opened or read (a bad block, a file the service user may not open) is left as it is,
+/// said in the log and the status line, and the positions are kept in memory alone: Traccar
+/// does not keep the daemon from serving.
 public final class TraccarForwarder: ReportSubscriber, Sendable {
     public struct Configuration: Sendable {
         /// The OsmAnd endpoint: `http://traccar.example:5055/` (or `https://`).
@@ -72,6 +75,11 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
         public var failures: [String: Int] = [:]
         /// Whether the last request was answered 200.
         public var reachable = false
+        /// Whether the positions waiting are on disk: false while the disk refuses them, and
+        /// for the whole run when the journal could not be opened.
+        public var journalWritten = true
+        /// Writes of the journal the disk refused (about one a second while it refuses).
+        public var journalRefusals = 0
     }
 
     private struct State {
@@ -89,7 +97,8 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
     private let state: NIOLockedValueBox<State>
     /// The positions waiting; behind its own lock, which the journal's writer takes too.
     private let queue: NIOLockedValueBox<PositionQueue>
-    private let writer: JournalWriter
+    /// The journal's writer; none when the journal could not be opened.
+    private let writer: JournalWriter?
     /// Rung when a position is queued: the sender's.
     private let doorbell: AsyncStream<Void>.Continuation
     private let rings: AsyncStream<Void>
@@ -102,27 +111,36 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
     public init(
         configuration: Configuration, uploader: any PositionUploader, clock: any Clock<Duration> = ContinuousClock(),
         logger: Logger
-    ) throws(JournalError) {
+    ) {
         self.configuration = configuration
         self.clock = clock
         self.uploader = uploader
         self.logger = logger
-        let (journal, waiting) = try PositionJournal.open(path: configuration.journalPath)
+        let opened: (journal: PositionJournal, waiting: [PositionJournal.Entry])?
+        do {
+            opened = try PositionJournal.open(path: configuration.journalPath)
+        } catch {
+            opened = nil
+            logger.error(
+                "Traccar: the journal cannot be opened (\(error)); it is left as it is, and this run keeps positions in memory alone, up to \(configuration.capacity)")
+        }
         let queue = PositionQueue(
-            capacity: configuration.capacity, waiting: waiting, acknowledged: journal.acknowledgedThrough,
-            lastSequence: journal.writtenThrough)
+            capacity: configuration.capacity, waiting: opened?.waiting ?? [],
+            acknowledged: opened?.journal.acknowledgedThrough ?? 0, lastSequence: opened?.journal.writtenThrough ?? 0)
         var initial = State()
         initial.counters.queued = queue.count
         initial.counters.dropped = queue.dropped
+        initial.counters.journalWritten = opened != nil
         state = NIOLockedValueBox(initial)
-        self.queue = NIOLockedValueBox(queue)
-        writer = JournalWriter(journal: journal, queue: self.queue, logger: logger)
+        let queued = NIOLockedValueBox(queue)
+        self.queue = queued
+        writer = opened.map { JournalWriter(journal: $0.journal, queue: queued, logger: logger) }
         (rings, doorbell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         (journalRings, journalDoorbell) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         if queue.count > 0 {
             logger.info("Traccar: positions from before are sent first", metadata: ["queued": "\(queue.count)"])
         }
-        if journal.malformedLines > 0 {
+        if let journal = opened?.journal, journal.malformedLines > 0 {
             logger.warning(
                 "Traccar: the journal's malformed lines were skipped (a power cut?); the positions on them are lost",
                 metadata: ["journal": "\(configuration.journalPath)", "lines": "\(journal.malformedLines)"])
@@ -180,9 +198,10 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.send() }
+            guard let writer = self.writer else { return }
             group.addTask {
                 for await _ in self.journalRings {
-                    try? await NIOThreadPool.singleton.runIfActive { self.writer.write() }
+                    self.count(try? await NIOThreadPool.singleton.runIfActive { writer.write() })
                 }
             }
             group.addTask {
@@ -190,9 +209,20 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
             }
         }
         // Not in the cancelled task: the pool would refuse its work.
-        await Task { try? await NIOThreadPool.singleton.runIfActive { self.writer.write(final: true) } }.value
+        if let writer {
+            count(await Task { try? await NIOThreadPool.singleton.runIfActive { writer.write(final: true) } }.value)
+        }
         doorbell.finish()
         journalDoorbell.finish()
+    }
+
+    /// Counts what a write of the journal did.
+    private func count(_ outcome: JournalWriter.Outcome?) {
+        guard let outcome, outcome != .waiting else { return }
+        state.withLockedValue { state in
+            state.counters.journalWritten = outcome == .written
+            if outcome == .refused { state.counters.journalRefusals += 1 }
+        }
     }
 
     private func send() async {
@@ -271,9 +301,12 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
 
     public var counters: Counters { state.withLockedValue { $0.counters } }
 
-    /// For the status line: `traccar: 3 queued, 1200 sent`.
+    /// For the status line: `traccar: 3 queued, 1200 sent`, and `, journal not written`
+    /// while the positions are in memory alone.
     public var status: String {
         let counters = self.counters
-        return "traccar: \(counters.queued) queued, \(counters.sent) sent\(counters.dropped > 0 ? ", \(counters.dropped) dropped" : "")"
+        return "traccar: \(counters.queued) queued, \(counters.sent) sent"
+            + (counters.dropped > 0 ? ", \(counters.dropped) dropped" : "")
+            + (counters.journalWritten ? "" : ", journal not written")
     }
 }

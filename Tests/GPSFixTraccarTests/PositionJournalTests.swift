@@ -52,6 +52,24 @@ struct PositionJournalTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
     }
 
+    @Test("a read that fails part-way (a bad block) is an error, not the end of the journal: nothing after it is taken for lost")
+    func readFailure() throws {
+        // A file that gives two lines, then fails with EIO: a pseudo-terminal's master once
+        // its slave has written them and closed, as a bad block of an SD card fails a read.
+        var master: Int32 = -1, slave: Int32 = -1
+        try #require(openpty(&master, &slave, nil, nil, nil) == 0)
+        var raw = termios()
+        tcgetattr(slave, &raw)
+        cfmakeraw(&raw)
+        tcsetattr(slave, TCSANOW, &raw)
+        let lines = Array("P 1 a=1\nP 2 a=2\n".utf8)
+        #expect(write(slave, lines, lines.count) == lines.count)
+        close(slave)
+        let file = try #require(fdopen(master, "r"))
+        defer { fclose(file) }
+        #expect(throws: JournalError.self) { try PositionJournal.read(file, path: "traccar.journal") }
+    }
+
     @Test("an acknowledgement never written: read back, the position is sent again (at least once), nothing lost")
     func acknowledgementLost() throws {
         let (path, folder) = try Self.journal("P 1 a=1\nP 2 a=2\n")

@@ -12,6 +12,11 @@ private struct Away: PositionUploader {
     func upload(_ query: String) async throws -> Int { throw Refused() }
 }
 
+/// A server that takes every position.
+private struct Taking: PositionUploader {
+    func upload(_ query: String) async throws -> Int { 200 }
+}
+
 @Suite("Traccar's forwarder and the event loop")
 struct TraccarForwarderTests {
     static let device = "/dev/gps0"
@@ -29,7 +34,7 @@ struct TraccarForwarderTests {
     func receiveTouchesNoDisk() async throws {
         let (path, folder) = try PositionJournalTests.journal("")
         defer { try? FileManager.default.removeItem(at: folder) }
-        let forwarder = try TraccarForwarder(
+        let forwarder = TraccarForwarder(
             configuration: .init(url: "http://127.0.0.1:9/", deviceID: "boat7", device: Self.device, journalPath: path),
             uploader: Away(), logger: Logger(label: "test"))
         forwarder.receive(Self.report(second: 0))
@@ -47,5 +52,26 @@ struct TraccarForwarderTests {
         #expect(journal.hasPrefix("P 1 id=boat7&lat=52.37"), "\(journal)")
         running.cancel()
         await running.value
+    }
+
+    @Test("a journal that cannot be opened keeps Traccar in memory alone, said in the counters and the status line; positions still go")
+    func journalUnopenable() async throws {
+        let (file, folder) = try PositionJournalTests.journal("")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A folder that is a file: open(2) answers ENOTDIR, as a journal the service user
+        // may not open answers EACCES.
+        let forwarder = TraccarForwarder(
+            configuration: .init(url: "http://127.0.0.1:9/", deviceID: "boat7", device: Self.device, journalPath: file + "/traccar.journal"),
+            uploader: Taking(), logger: Logger(label: "test"))
+        #expect(!forwarder.counters.journalWritten)
+        #expect(forwarder.status.hasSuffix(", journal not written"), "\(forwarder.status)")
+        forwarder.receive(Self.report(second: 0))
+        let running = Task { await forwarder.run() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while forwarder.counters.sent == 0, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        running.cancel()
+        await running.value
+        #expect(forwarder.counters.sent == 1 && forwarder.counters.queued == 0)
+        #expect(try String(contentsOfFile: file, encoding: .utf8) == "", "the file in the journal's way untouched")
     }
 }
