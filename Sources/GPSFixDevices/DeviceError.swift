@@ -6,8 +6,11 @@ import Glibc
 public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The path does not exist (unplugged, or a wrong name).
     case notFound(path: String)
-    /// The process may not open the device.
+    /// The process may not open the device: the file's mode and group.
     case permissionDenied(path: String)
+    /// The kernel refuses the device to the process whatever the file's mode: a device
+    /// cgroup's allow-list (systemd's `DeviceAllow=`) that does not name it.
+    case notAllowed(path: String)
     /// Another process holds the port exclusively.
     case busy(path: String)
     /// The device went away while being read (unplugged, hang-up, pty master closed).
@@ -30,6 +33,8 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(path) does not exist: check the device is plugged in, or name it by its /dev/serial/by-id link"
         case .permissionDenied(let path):
             "Permission denied on \(path): add the service user to the dialout group"
+        case .notAllowed(let path):
+            "\(path) is not allowed to the service: add it to the unit's device list (systemctl edit gpsfixd.service: DeviceAllow=\(path) rw)"
         case .busy(let path):
             "\(path) is held by another process (gpsd, ModemManager, a terminal): stop it or choose another port"
         case .vanished(let path):
@@ -51,7 +56,9 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     static func from(errno code: Int32, path: String, call: String) -> DeviceError {
         switch code {
         case ENOENT, ENODEV, ENXIO: .notFound(path: path)
-        case EACCES, EPERM: .permissionDenied(path: path)
+        case EACCES: .permissionDenied(path: path)
+        // A file's mode answers EACCES; only an allow-list of devices answers EPERM to an open.
+        case EPERM: .notAllowed(path: path)
         case EBUSY: .busy(path: path)
         case EIO, EBADF: .vanished(path: path)
         default: .system(path: path, call: call, errno: code)

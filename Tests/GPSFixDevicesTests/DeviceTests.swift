@@ -1,6 +1,6 @@
 import Foundation
 import GPSFix
-import GPSFixDevices
+@testable import GPSFixDevices
 import NIOPosix
 import ReceiverFraming
 import TestSupport
@@ -125,6 +125,9 @@ struct DeviceTests {
         #expect(DeviceError.permissionDenied(path: "/dev/ttyUSB0").description
             == "Permission denied on /dev/ttyUSB0: add the service user to the dialout group")
         #expect(throws: DeviceError.self) { try SerialPort(path: "/etc/hostname").open() }
+        // A device cgroup (systemd's DevicePolicy=closed) answers EPERM: not the dialout group's business.
+        #expect(DeviceError.from(errno: EPERM, path: "/dev/rfcomm0", call: "open") == .notAllowed(path: "/dev/rfcomm0"))
+        #expect(DeviceError.from(errno: EACCES, path: "/dev/ttyUSB0", call: "open") == .permissionDenied(path: "/dev/ttyUSB0"))
     }
 
     @Test("a port is opened exclusive: the kernel's flag is set on it, and others are refused")
