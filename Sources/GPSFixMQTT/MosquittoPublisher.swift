@@ -196,11 +196,18 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
         // from its wait to reconnect and ends it. Said again each second: a connection
         // being made meanwhile marks the client connecting once more. The thread is
         // waited for, never cancelled (a thread cancelled inside the library leaves its
-        // locks and ThreadSanitizer's state as they were).
-        repeat {
+        // locks and ThreadSanitizer's state as they were), for a bounded time: a connect
+        // blocked on a broker whose replies are dropped (a firewall, a dead link) lasts
+        // the kernel's two minutes, longer than a stop may. The thread then ends on its own,
+        // or with the process; its closure keeps this publisher, and so its handle, alive.
+        for _ in 0..<Self.stopAttempts {
             mosquitto_disconnect(handle)
-        } while !finished.isSignalled(within: .seconds(1))
+            if finished.isSignalled(within: .seconds(1)) { return }
+        }
     }
+
+    /// Seconds ``stop()`` waits for the network thread.
+    static let stopAttempts = 3
 
     private func report(_ event: MessagePublisherEvent) {
         listener.withLockedValue { $0 }?.events(event)

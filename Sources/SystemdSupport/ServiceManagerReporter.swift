@@ -47,6 +47,8 @@ public struct ServiceManagerReporter: Sendable {
         while !Task.isCancelled {
             if sinceStatus >= .seconds(1) {
                 let current = await status()
+                // Nothing after a stop began: the daemon's STOPPING=1 is the last word.
+                guard !Task.isCancelled else { return }
                 if current != lastStatus {
                     notifier.notify("STATUS=" + current)
                     lastStatus = current
@@ -54,7 +56,7 @@ public struct ServiceManagerReporter: Sendable {
                 }
             }
             if let watchdogInterval, sincePing >= watchdogInterval / 2 {
-                if await isResponsive(watchdogInterval / 4) { notifier.notify("WATCHDOG=1") }
+                if await isResponsive(watchdogInterval / 4), !Task.isCancelled { notifier.notify("WATCHDOG=1") }
                 sincePing = .zero
             }
             do { try await clock.sleep(for: tick) } catch { return }

@@ -75,11 +75,14 @@ struct DaemonService: Sendable {
             // Serving ends only when cancelled: here, by the signal.
             await serving.next()
             serving.cancelAll()
+            // Said at once, not after the winding down: the watchdog's pings ended with the
+            // cancel, and a stop systemd did not ask for (SIGINT, SIGHUP, kill) would
+            // otherwise be taken for a hang after WatchdogSec, aborted and restarted.
+            notifier?.notify("STOPPING=1")
         }
         logger.info("stopping")
         await announcement?.withdraw(clock: clock)
         await logCounters()
-        notifier?.notify("STOPPING=1")
         await server.shutdown()
     }
 

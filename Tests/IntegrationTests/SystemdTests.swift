@@ -69,11 +69,42 @@ struct SystemdTests {
         let pings = messages.filter { $0.message == "WATCHDOG=1" }.map(\.at)
         #expect(pings.count >= 4)
         let gaps = zip(pings.dropFirst(), pings).map { $0.timeIntervalSince($1) }
-        // Pings go every second (half of WATCHDOG_USEC); generous bounds, as other tests load the machine.
+        // Pings go every second (half of WATCHDOG_USEC); a gap of 2 s is systemd's own limit, past
+        // which it would kill the service: what is checked is that, not a speed.
         // A sanitised daemon, many times slower, may miss one responsiveness check (0.5 s): one skipped ping.
         let longest = Binaries.isSanitized ? 3.0 : 2.0
         #expect(gaps.allSatisfy { $0 > 0.5 && $0 < longest }, "watchdog gaps \(gaps)")
         #expect(texts.last == "STOPPING=1")
+    }
+
+    @Test("a stop that winds down slowly (a broker's connect hanging) says STOPPING=1 at once: the watchdog never lapses before it")
+    func stoppingBeforeWindingDown() throws {
+        let notifications = try NotificationSocket()
+        let folder = try makeTemporaryFolder("sd-stop")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // MQTT to a broker whose SYNs go unanswered: its stop waits for the connect a while.
+        let broker = try UnansweringPort()
+        let daemon = try RunningProcess(
+            Binaries.gpsfixd,
+            ["--demo", "--socket", folder.appendingPathComponent("s").path, "--mqtt", "mqtt://127.0.0.1:\(broker.port)", "--log-level", "warning"],
+            environment: ["NOTIFY_SOCKET": notifications.path, "WATCHDOG_USEC": "2000000"])
+        defer { daemon.stop() }
+        var messages: [(message: String, at: Date)] = []
+        let pinging = Date().addingTimeInterval(20)
+        while messages.filter({ $0.message == "WATCHDOG=1" }).count < 2, Date() < pinging {
+            if let next = notifications.next(timeout: 0.5) { messages.append(next) }
+        }
+        // SIGINT: a stop systemd did not ask for, so its watchdog still runs.
+        kill(daemon.pid, SIGINT)
+        let ending = Date().addingTimeInterval(30)
+        while daemon.isRunning || !messages.contains(where: { $0.message == "STOPPING=1" }), Date() < ending {
+            if let next = notifications.next(timeout: 0.2) { messages.append(next) }
+        }
+        let lastPing = try #require(messages.last { $0.message == "WATCHDOG=1" }?.at)
+        let stopping = try #require(messages.first { $0.message == "STOPPING=1" }?.at, "\(messages.map(\.message))")
+        // systemd's own limit: a service silent for WATCHDOG_USEC after its last ping is killed.
+        #expect(stopping.timeIntervalSince(lastPing) < 2, "STOPPING=1 \(stopping.timeIntervalSince(lastPing)) s after the last ping")
+        #expect(daemon.wait(timeout: 30) != nil, "the daemon ended")
     }
 
     @Test("under systemd-socket-activate, the passed Unix socket and the command line's TCP both serve: gpspipe reads TPVs")

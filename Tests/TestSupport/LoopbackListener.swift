@@ -29,3 +29,45 @@ public enum LoopbackListener {
         return (listener, Int(UInt16(bigEndian: address.sin_port)))
     }
 }
+
+/// A port on 127.0.0.1 whose SYNs go unanswered, as behind a firewall that drops them: a
+/// listener with no backlog, its queue filled, so the kernel drops the next SYNs. A blocking
+/// connect to it waits the kernel's two minutes.
+public final class UnansweringPort {
+    public let port: Int
+    private let descriptors: [Int32]
+
+    public init() throws {
+        let (listener, port) = try LoopbackListener.open()
+        listen(listener, 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        address.sin_port = UInt16(port).bigEndian
+        var fillers: [Int32] = []
+        for _ in 0..<3 {
+            let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            fillers.append(filler)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+        }
+        self.port = port
+        descriptors = [listener] + fillers
+    }
+
+    deinit {
+        descriptors.forEach { close($0) }
+    }
+
+    /// The connections to the port waiting for their SYN's answer (`SYN_SENT` in
+    /// `/proc/net/tcp`), the fillers' own among them.
+    public func waitingConnections() -> Int {
+        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+        let remote = String(format: ":%04X", port)
+        return table.split(separator: "\n").dropFirst().count { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "02"
+        }
+    }
+}
