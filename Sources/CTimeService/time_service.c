@@ -5,6 +5,7 @@
 #include <sys/ioctl.h>
 #include <sys/ipc.h>
 #include <sys/shm.h>
+#include <time.h>
 #include <linux/pps.h>
 
 #define GPSFIX_NTPD_BASE 0x4E545030
@@ -71,8 +72,14 @@ int gpsfix_pps_fetch(int descriptor, int timeout_seconds, unsigned *sequence, lo
     return 0;
 }
 
-int gpsfix_wait_for_carrier_change(int descriptor) {
+int gpsfix_wait_for_carrier_change(int descriptor, long long *sec, long *nsec) {
     if (ioctl(descriptor, TIOCMIWAIT, TIOCM_CD) == -1) return -1;
+    /* Stamped before TIOCMGET: on a USB adapter (cp210x, FTDI) that is a control transfer
+       of about a millisecond, with its jitter, which would be in every pulse's time. */
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    *sec = now.tv_sec;
+    *nsec = now.tv_nsec;
     int lines = 0;
     if (ioctl(descriptor, TIOCMGET, &lines) == -1) return -1;
     return (lines & TIOCM_CD) != 0;

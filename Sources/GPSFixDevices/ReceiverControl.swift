@@ -29,10 +29,13 @@ public struct ReceiverControl: Sendable {
     }
 
     /// Switches the port to `bps` once every frame queued before was written (the one that
-    /// told the receiver to switch among them); `done` says whether it did.
-    public func changeSpeed(to bps: Int, then done: @escaping @Sendable (Bool) -> Void) {
+    /// told the receiver to switch among them), if `stillWanted` holds then; `done` says
+    /// whether it did.
+    public func changeSpeed(
+        to bps: Int, while stillWanted: @escaping @Sendable () -> Bool = { true }, then done: @escaping @Sendable (Bool) -> Void
+    ) {
         writer.afterQueued { [port] written in
-            guard written else { return done(false) }
+            guard written, stillWanted() else { return done(false) }
             // tcdrain waits for the line: off the event loop, and off SwiftNIO's small
             // blocking pool that other work needs, on a thread that ends with the change.
             let started = DeviceThread.start(named: "gpsfix-speed") { done((try? port.changeSpeedWhileOpen(to: bps)) != nil) }
@@ -59,7 +62,13 @@ public final class DaemonReceiverLink: ReceiverLink {
 
     public func send(_ frame: [UInt8]) throws {
         guard control.conversations.holds(turn) else { throw TurnOver() }
-        control.writer.send(frame)
+        // Asked again where the turn changes, on the event loop: it may end meanwhile.
+        control.writer.send(frame, while: stillHeld)
+    }
+
+    /// Whether the turn is still under way.
+    private var stillHeld: @Sendable () -> Bool {
+        { [conversations = control.conversations, turn] in conversations.holds(turn) }
     }
 
     public func receive(timeout: Duration) throws -> [UInt8] {
@@ -72,11 +81,13 @@ public final class DaemonReceiverLink: ReceiverLink {
         guard control.conversations.holds(turn) else { throw TurnOver() }
         let finished = DispatchSemaphore(value: 0)
         let changed = NIOLockedValueBox(false)
-        control.changeSpeed(to: bps) { done in
+        control.changeSpeed(to: bps, while: stillHeld) { done in
             changed.withLockedValue { $0 = done }
             finished.signal()
         }
-        guard finished.wait(timeout: .now() + 30) == .success, changed.withLockedValue({ $0 }) else {
+        let waited = finished.wait(timeout: .now() + 30) == .success
+        guard control.conversations.holds(turn) else { throw TurnOver() }
+        guard waited, changed.withLockedValue({ $0 }) else {
             throw DeviceError.from(errno: EIO, path: control.port.path, call: "tcsetattr")
         }
     }

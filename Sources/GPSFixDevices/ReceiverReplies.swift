@@ -15,9 +15,10 @@ public final class ReceiverReplies: Sendable {
     public let limit: Int
     /// Whether anyone listens: read for every UBX frame, without a lock.
     private let listened = Atomic<Bool>(false)
-    /// The value is 1 while frames wait, 0 while none does: a listener sleeps until it is 1.
-    /// The queue and the sink are only touched with it held.
-    private let condition = ConditionLock(value: 0)
+    /// Rung when a frame is queued: a listener sleeps on it, timed by the monotonic clock.
+    private let arrived = MonotonicCondition()
+    /// The queue and the sink; a sink is called with it held, so none is called after
+    /// ``stopForwarding(for:)`` returns.
     private let shared = NIOLockedValueBox(Shared())
 
     private struct Shared {
@@ -66,18 +67,15 @@ public final class ReceiverReplies: Sendable {
     }
 
     private func start(_ turn: ConversationTurn, sink: (@Sendable ([UInt8]) -> Void)?) {
-        condition.lock()
         shared.withLockedValue { shared in
             shared.frames.removeAll()
             shared.sink = sink
             shared.listener = turn
+            listened.store(true, ordering: .releasing)
         }
-        listened.store(true, ordering: .releasing)
-        condition.unlock(withValue: 0)
     }
 
     private func stop(_ turn: ConversationTurn) {
-        condition.lock()
         shared.withLockedValue { shared in
             guard shared.listener == turn else { return }
             listened.store(false, ordering: .releasing)
@@ -85,7 +83,6 @@ public final class ReceiverReplies: Sendable {
             shared.sink = nil
             shared.listener = nil
         }
-        condition.unlock(withValue: 0)
     }
 
     /// Whether a UBX frame of class and id is one the tool may be waiting for.
@@ -101,32 +98,26 @@ public final class ReceiverReplies: Sendable {
             return
         }
         let copy = Array(frame)
-        condition.lock()
         // Looked at again under the lock: the listener may have gone since.
-        let waiting = shared.withLockedValue { shared -> Int in
-            guard listened.load(ordering: .relaxed) else { return 0 }
+        let queued = shared.withLockedValue { shared -> Bool in
+            guard listened.load(ordering: .relaxed) else { return false }
             if let sink = shared.sink {
                 sink(copy)
-                return 0
+                return false
             }
             shared.frames.append(copy)
             if shared.frames.count > limit {
                 shared.frames.removeFirst()
                 shared.dropped += 1
             }
-            return shared.frames.count
+            return true
         }
-        condition.unlock(withValue: waiting > 0 ? 1 : 0)
+        if queued { arrived.signal() }
     }
 
     /// The next frame, waiting up to `timeout`; `nil` when none came.
     public func next(timeout: Duration) -> [UInt8]? {
-        let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        guard condition.lock(whenValue: 1, timeoutSeconds: max(0.001, seconds)) else { return nil }
-        let (frame, left) = shared.withLockedValue { shared in
-            (shared.frames.isEmpty ? nil : shared.frames.removeFirst(), shared.frames.count)
-        }
-        condition.unlock(withValue: left > 0 ? 1 : 0)
-        return frame
+        guard arrived.wait(timeout: timeout, until: { shared.withLockedValue { !$0.frames.isEmpty } }) else { return nil }
+        return shared.withLockedValue { $0.frames.isEmpty ? nil : $0.frames.removeFirst() }
     }
 }

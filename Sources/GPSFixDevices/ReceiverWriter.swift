@@ -33,6 +33,9 @@ public final class ReceiverWriter: @unchecked Sendable {
         public var droppedStale = 0
         /// Frames lost in a write that failed (the port went away under them).
         public var failedWrites = 0
+        /// Frames of a conversation whose turn was over by the time they reached the event
+        /// loop (taken away at its deadline): not written.
+        public var droppedTurnOver = 0
         /// Frames and actions refused because ``ReceiverWriter/maximumWaiting`` waited already.
         public var refusedWaiting = 0
         /// Frames and actions someone waited for, given up after ``ReceiverWriter/maximumWait``
@@ -134,6 +137,16 @@ public final class ReceiverWriter: @unchecked Sendable {
     /// Queues `frame` from any thread.
     public func send(_ frame: [UInt8]) {
         eventLoop.execute { [self] in enqueue(frame, arrivedAt: .now()) }
+    }
+
+    /// Queues `frame` from any thread if `stillWanted` holds when it reaches the event loop,
+    /// where a conversation's turn is taken away: a turn that ended between its holder's
+    /// asking and the queueing writes nothing more into the next one's (counted).
+    public func send(_ frame: [UInt8], while stillWanted: @escaping @Sendable () -> Bool) {
+        eventLoop.execute { [self] in
+            guard stillWanted() else { return update { $0.droppedTurnOver += 1 } }
+            enqueue(frame, arrivedAt: .now())
+        }
     }
 
     /// Queues `frame` from any thread; `then` runs (on the event loop) once it was written

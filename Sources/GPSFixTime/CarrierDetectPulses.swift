@@ -37,10 +37,11 @@ public struct CarrierDetectPulses: PulseSource {
                 defer { close(descriptor) }
                 waitedBefore = true  // the loop below ends only when stopped, or when a wait fails
                 while !isStopped() {
-                    let level = gpsfix_wait_for_carrier_change(descriptor)
-                    let stamp = WallTime.systemNow()
+                    var seconds: Int64 = 0
+                    var nanoseconds = 0
+                    let level = gpsfix_wait_for_carrier_change(descriptor, &seconds, &nanoseconds)
                     if level == 1 {
-                        outlet.send(stamp)
+                        outlet.send(WallTime(seconds: Int(seconds), nanoseconds: nanoseconds))
                     } else if level < 0 {
                         if errno == EINTR { continue }
                         if errno == EINVAL || errno == ENOTTY {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 
 @testable import GPSFixDevices
+import Dispatch
 import NIOConcurrencyHelpers
 import NIOPosix
 import TestSupport
@@ -31,6 +32,22 @@ struct ReceiverWriterTests {
         writer.afterQueued { done in answers.withLockedValue { $0.append(done) } }
         try await writer.eventLoop.submit {}.get()
         #expect(writer.counters.refusedWaiting == 2)
+    }
+
+    @Test("a conversation's frame whose turn ended before it reached the event loop is not queued, and is counted")
+    func turnOverBeforeQueued() async throws {
+        let writer = ReceiverWriter(eventLoop: MultiThreadedEventLoopGroup.singleton.next(), openReceiver: { nil })
+        let held = NIOLockedValueBox(true)
+        // The loop busy until the turn is over: the frame was asked for while the turn was held.
+        let gate = DispatchSemaphore(value: 0)
+        writer.eventLoop.execute { gate.wait() }
+        writer.send([0xB5, 0x62, 0x06, 0x8A], while: { held.withLockedValue { $0 } })
+        held.withLockedValue { $0 = false }
+        gate.signal()
+        writer.send([0xB5, 0x62, 0x06, 0x8B], while: { true })
+        try await writer.eventLoop.submit {}.get()
+        // The first dropped; the second, still wanted, queued (it waits: the port is closed).
+        #expect(writer.counters.droppedTurnOver == 1)
     }
 
     @Test("a frame someone waits for, the port closed, is given up after its wait: the waiter told, counted, its room freed")

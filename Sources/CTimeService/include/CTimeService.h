@@ -61,9 +61,10 @@ int gpsfix_pps_capture_assert(int descriptor);
 /// edge and its sequence number; -1 and errno (ETIMEDOUT when none came).
 int gpsfix_pps_fetch(int descriptor, int timeout_seconds, unsigned *sequence, long long *sec, long *nsec);
 
-/// Blocks until the serial line's carrier detect (DCD) changes (TIOCMIWAIT), then tells
-/// whether it is now up (TIOCMGET): 1 up, 0 down, -1 and errno on failure (EINVAL or
-/// ENOTTY: the line has no modem-status interrupts, as a pseudo-terminal).
-int gpsfix_wait_for_carrier_change(int descriptor);
+/// Blocks until the serial line's carrier detect (DCD) changes (TIOCMIWAIT), stamps the
+/// change (CLOCK_REALTIME, into sec and nsec) at once, then tells whether the line is now
+/// up (TIOCMGET): 1 up, 0 down, -1 and errno on failure (EINVAL or ENOTTY: the line has no
+/// modem-status interrupts, as a pseudo-terminal).
+int gpsfix_wait_for_carrier_change(int descriptor, long long *sec, long *nsec);
 
 #endif
