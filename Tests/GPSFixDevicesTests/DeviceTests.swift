@@ -339,7 +339,7 @@ struct AutobaudTests {
         #expect(Autobaud.detect(listen: Self.receiver(at: SerialLine(bps: 1))) == nil)
     }
 
-    @Test("a port opened without a speed autobauds on a pty, losing none of the bytes heard while listening")
+    @Test("a port opened without a speed autobauds on a pty, losing none of the bytes heard while listening", .timeLimit(.minutes(1)))
     func autobaudOnPty() async throws {
         let terminal = try PseudoTerminal()
         let port = SerialPort(path: terminal.path)
@@ -360,7 +360,7 @@ struct AutobaudTests {
         #expect(port.detectedSpeed == 9600)  // a pty accepts the first speed tried
     }
 
-    @Test("a device read faster than it is consumed waits in the kernel: nothing is read while the consumer holds a chunk, and nothing is lost")
+    @Test("a device read faster than it is consumed waits in the kernel: nothing is read while the consumer holds a chunk, and nothing is lost", .timeLimit(.minutes(1)))
     func readingIsBounded() async throws {
         let terminal = try PseudoTerminal()
         let payload = (0..<2_000_000).map { UInt8(0x20 + $0 % 95) }

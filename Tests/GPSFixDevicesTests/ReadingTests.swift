@@ -10,7 +10,7 @@ import Glibc
 
 /// How sources read: without waking when idle, files in bounded chunks, a gpsd's refusal
 /// reported, and replays that keep their blocking writes off Swift's cooperative pool.
-@Suite("Reading", .serialized)
+@Suite("Reading", .serialized, .timeLimit(.minutes(1)))
 struct ReadingTests {
     @Test("raw mode sets VMIN and VTIME by their names and leaves the other control characters alone")
     func controlCharacters() throws {

@@ -6,7 +6,7 @@ import Testing
 /// A port that finds its speed is opened again, to find it anew, when what it reads has
 /// made no frame for a whole silence timeout: a receiver back from a power cycle at another
 /// speed sends noise. A stray burst of noise is not that.
-@Suite("Finding a lost speed again")
+@Suite("Finding a lost speed again", .timeLimit(.minutes(1)))
 struct SpeedSearchTests {
     /// A line that finds its speed, scripted: each opening reads what the test sends
     /// while it is open, and counts what it has handed over.

@@ -36,7 +36,7 @@ final class ScriptedSource: ByteSource {
     }
 }
 
-@Suite("NMEA location provider")
+@Suite("NMEA location provider", .timeLimit(.minutes(1)))
 struct ProviderTests {
     let cycle = Array(
         (sentence("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,")
@@ -52,7 +52,7 @@ struct ProviderTests {
                 == .device(DeviceEvent(device: "/dev/scripted", kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))))
         // The cycle is open until its end is known: no fix yet, nothing until the clock moves.
         // The watch sleeps until a timeout after the last sentence: still asleep after 1.9 s.
-        while clock.sleeping == 0 { await Task.yield() }
+        await clock.waitForSleepers()
         clock.advance(by: .milliseconds(1900))
         try await Task.sleep(for: .milliseconds(20))
         #expect(clock.sleeping == 1)
@@ -77,13 +77,13 @@ struct ProviderTests {
         func silenced() -> Bool { updates.withLock { $0.contains(.device(DeviceEvent(device: "/dev/scripted", kind: .silent))) } }
         // Three timeouts with bytes waiting: the watch sets itself again each time.
         for _ in 0..<3 {
-            while clock.sleeping == 0 { await Task.yield() }
+            await clock.waitForSleepers()
             clock.advance(by: .seconds(2))
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(!silenced())
         // A fourth: the bytes waiting are no sign of life any more.
-        while clock.sleeping == 0 { await Task.yield() }
+        await clock.waitForSleepers()
         clock.advance(by: .seconds(2))
         for _ in 0..<100 where !silenced() { try await Task.sleep(for: .milliseconds(10)) }
         #expect(silenced())

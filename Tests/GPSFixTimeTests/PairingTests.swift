@@ -72,7 +72,7 @@ func eventually(_ condition: () -> Bool) async throws {
     while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
 }
 
-@Suite("Pulses paired with the receiver's time")
+@Suite("Pulses paired with the receiver's time", .timeLimit(.minutes(1)))
 struct PairingTests {
     let epoch = WallTime(seconds: 1_800_000_000)
 

@@ -12,7 +12,7 @@ import Testing
 let kernelPPSDevices = ((try? FileManager.default.contentsOfDirectory(atPath: "/dev")) ?? [])
     .filter { $0.hasPrefix("pps") }.sorted().map { "/dev/" + $0 }
 
-@Suite("Pulse sources")
+@Suite("Pulse sources", .timeLimit(.minutes(1)))
 struct PulseSourceTests {
     @Test("the kernel PPS device of a serial port is found through /sys/class/pps/*/path, links resolved")
     func findsAttachedDevice() throws {

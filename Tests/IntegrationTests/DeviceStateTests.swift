@@ -87,7 +87,9 @@ struct DeviceStateTests {
         _ = client.readLine()
         client.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
         var tpvs: [[String: Any]] = []
-        while tpvs.count < 4, let line = client.readLine(timeout: 10) {
+        // SKY and DEVICE lines keep coming if the TPVs stop: one deadline for the four.
+        let deadline = Date().addingTimeInterval(30)
+        while tpvs.count < 4, let line = client.readLine(timeout: max(0.01, deadline.timeIntervalSinceNow)) {
             if let object = line.json, object["class"] as? String == "TPV" { tpvs.append(object) }
         }
         try #require(tpvs.count == 4)

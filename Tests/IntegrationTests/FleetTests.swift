@@ -63,7 +63,7 @@ final class TestBroker {
     deinit { process.stop() }
 }
 
-@Suite("Fleets and monitoring: a real mosquitto broker, Prometheus' parser", .serialized, .enabled(if: TestBroker.isUsable, "needs mosquitto and mosquitto-clients"))
+@Suite("Fleets and monitoring: a real mosquitto broker, Prometheus' parser", .serialized, .enabled(if: installedOrInCI(TestBroker.isUsable), "needs mosquitto and mosquitto-clients"))
 struct FleetTests {
     static func daemon(folder: URL, arguments: [String]) throws -> (RunningProcess, socket: String) {
         let socket = folder.appendingPathComponent("gpsfixd.sock").path

@@ -8,7 +8,7 @@ import Glibc
 
 /// Home Assistant's MQTT discovery, through a real mosquitto broker, read as Home
 /// Assistant reads it.
-@Suite("Home Assistant discovery through a real mosquitto", .serialized, .enabled(if: TestBroker.isUsable, "needs mosquitto and mosquitto-clients"))
+@Suite("Home Assistant discovery through a real mosquitto", .serialized, .enabled(if: installedOrInCI(TestBroker.isUsable), "needs mosquitto and mosquitto-clients"))
 struct HomeAssistantTests {
     static func json(_ text: String) -> [String: Any]? {
         (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any]

@@ -205,10 +205,17 @@ struct HostileClientTests {
         // The good watcher and the raw watcher read on their own threads throughout.
         let goodLines = Locked<[String]>([]), rawBytes = Locked<[UInt8]>([])
         let reading = Atomic<Bool>(true)
+        // Stopped on every way out of the test, a failure's included: a reader left spinning
+        // would take a core from the suites after it.
+        defer { reading.store(false, ordering: .relaxed) }
         let readers = [
             Thread {
                 while reading.load(ordering: .relaxed) {
-                    if let line = good.readLine(timeout: 0.5) { goodLines.withLock { $0.append(line) } }
+                    if let line = good.readLine(timeout: 0.5) {
+                        goodLines.withLock { $0.append(line) }
+                    } else if good.reachedEnd {
+                        return
+                    }
                 }
             },
             Thread {
@@ -235,6 +242,7 @@ struct HostileClientTests {
             case .control: try LineClient(unixPath: control)
             }
         }
+        defer { attackers.forEach { $0.stop() } }
         var peakMemory = baselineMemory
         var unanswered: [String] = []
         // How long a fresh client may wait, and the descriptors may take to come back: a

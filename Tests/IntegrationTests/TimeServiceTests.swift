@@ -65,7 +65,7 @@ final class TestChronyd {
     deinit { process.stop() }
 }
 
-@Suite("Time service, against the real chronyd and ntpshmmon", .serialized, .enabled(if: TestChronyd.isUsable, "needs root and chronyd (Debian chrony)"))
+@Suite("Time service, against the real chronyd and ntpshmmon", .serialized, .enabled(if: installedOrInCI(TestChronyd.isUsable), "needs root and chronyd (Debian chrony)"))
 struct TimeServiceTests {
     @Test("chronyd reaches gpsfixd's SOCK and SHM refclocks with offsets well under 0.5 s, and again after a restart; ntpshmmon and a pps watcher see the samples")
     func chronyd() throws {

@@ -63,7 +63,11 @@ struct SmallFileSystem {
         path = folder.path
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         _ = try run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(bytes)", "tmpfs", path])
-        guard available != nil, size == bytes else { throw TimedOut(description: "a \(bytes)-byte tmpfs at \(path) was not mounted") }
+        guard available != nil, size == bytes else {
+            // Not the caller's to undo: it has no file system yet.
+            unmount()
+            throw TimedOut(description: "a \(bytes)-byte tmpfs at \(path) was not mounted at that size (\(size.map(String.init) ?? "none"))")
+        }
     }
 
     private var statistics: statvfs? {
@@ -102,10 +106,19 @@ struct FreezableFileSystem {
             throw POSIXError(.init(rawValue: errno) ?? .EIO)
         }
         _ = try run("/sbin/mkfs.ext4", ["-q", "-F", image])
-        _ = try run("/bin/mount", ["-o", "loop", image, path])
+        do {
+            _ = try run("/bin/mount", ["-o", "loop", image, path])
+        } catch {
+            unlink(image)
+            throw error
+        }
         var mounted = stat(), parent = stat()
         guard stat(path, &mounted) == 0, stat(folder.deletingLastPathComponent().path, &parent) == 0, mounted.st_dev != parent.st_dev
-        else { throw TimedOut(description: "an ext4 image at \(path) was not mounted") }
+        else {
+            // Not the caller's to undo: it has no file system yet.
+            remove()
+            throw TimedOut(description: "an ext4 image at \(path) was not mounted")
+        }
     }
 
     /// Freezes it for `seconds`, in a process of its own that thaws it whatever becomes of

@@ -200,6 +200,8 @@ struct UBXConfigurationToolTests {
             if let report = line.json, report["class"] as? String == "TPV", let time = report["time"] as? String { times.append(time) }
         }
         #expect(times.count == 10, "\(times)")
+        let milliseconds = times.compactMap { Int($0.dropLast().suffix(3)) }
+        #expect(zip(milliseconds.dropFirst(), milliseconds).allSatisfy { ($0 - $1 + 1000) % 1000 == 200 }, "\(times)")
         // The port's new speed is the daemon's now, in DEVICES and after a reopening.
         watcher.send("?DEVICES;\n")
         let devices = watcher.readLines(until: { $0.contains(#""class":"DEVICES""#) })?.last?.json?["devices"] as? [[String: Any]]
@@ -211,8 +213,6 @@ struct UBXConfigurationToolTests {
         let other = try SimulatedUBXReceiver(.m8)
         let direct = try Self.ubx(["show", other.path, "--control-socket", control, "--speed", "9600", "--json"])
         #expect(direct.status == 0 && direct.output.json?["module"] as? String == "NEO-M8T-0", "\(direct.errors)")
-        let milliseconds = times.compactMap { Int($0.dropLast().suffix(3)) }
-        #expect(zip(milliseconds.dropFirst(), milliseconds).allSatisfy { ($0 - $1 + 1000) % 1000 == 200 }, "\(times)")
     }
 
     @Test("the control socket serves root and the daemon's user only, even when its mode would let another in", .enabled(if: getuid() == 0))

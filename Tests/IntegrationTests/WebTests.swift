@@ -25,7 +25,7 @@ struct WebTests {
     }
 
     @Test("a real browser shows one sky mark per satellite of the SKY, the latest position, and follows the demo as it moves",
-          .enabled(if: browserIsUsable, "needs chromium, chromium-driver and python3-selenium"))
+          .enabled(if: installedOrInCI(browserIsUsable), "needs chromium, chromium-driver and python3-selenium"))
     func browser() throws {
         let folder = try makeTemporaryFolder("web")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -38,7 +38,7 @@ struct WebTests {
         let screenshot = Binaries.folder.appendingPathComponent("status-page.png").path
         let page = try RunningProcess("/usr/bin/python3", [Self.tools.appendingPathComponent("page_check.py").path, "http://127.0.0.1:\(port)/", screenshot])
         let status = page.wait(timeout: 60)
-        if status == nil { page.stop(SIGKILL) }
+        if status == nil { page.stop() }
         let seen = try #require(page.outputText.json, "\(page.outputText) \(page.errorText.suffix(400))")
         print("status page screenshot: \(screenshot)")
         #expect(FileManager.default.fileExists(atPath: screenshot))

@@ -59,6 +59,13 @@ struct ServiceAnnouncementTests {
         let announcement = await started
         #expect(announcement.isAnnounced)
         let child = try #require(announcement.processID)
+        // Stopped and reaped on a failure's way out too (the test's end withdraws it, reaped).
+        defer {
+            if kill(child, 0) == 0 {
+                kill(child, SIGKILL)
+                waitpid(child, nil, 0)
+            }
+        }
         // What the child was started with, in its own words: `/proc/PID/environ` reads
         // empty while the stand-in's shell is replaced by `sleep`.
         let environment = try await Self.environment(ofPublisher: publisher)

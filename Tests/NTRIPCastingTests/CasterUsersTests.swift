@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import TestSupport
 import Testing
 
 @testable import NTRIPCasting
@@ -25,7 +26,7 @@ struct CasterUsersTests {
         return paths.first { access($0, X_OK) == 0 }
     }()
 
-    @Test("a line htpasswd -B wrote is checked through libcrypt's bcrypt", .enabled(if: htpasswd != nil))
+    @Test("a line htpasswd -B wrote is checked through libcrypt's bcrypt", .enabled(if: installedOrInCI(htpasswd != nil), "needs htpasswd (apache2-utils)"))
     func bcrypt() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try #require(Self.htpasswd))

@@ -17,7 +17,7 @@ final class FakeDaemon: Sendable {
     let status = Locked("waiting for data, 0 clients")
 }
 
-@Suite("Service manager reporter")
+@Suite("Service manager reporter", .timeLimit(.minutes(1)))
 struct ReporterTests {
     @Test("READY once the daemon is ready, STATUS only on change, WATCHDOG only while the loop answers")
     func reports() async throws {

@@ -110,6 +110,10 @@ public final class LineClient: @unchecked Sendable {
         return Array(pending[0..<count])
     }
 
+    /// Whether the server ended the stream: a `nil` from ``readLine(timeout:)`` then is not
+    /// a timeout, and every later one is immediate.
+    public private(set) var reachedEnd = false
+
     /// The next line (without CR LF), or `nil` at end of stream or after `timeout` seconds.
     public func readLine(timeout: Double = 5) -> String? {
         let deadline = Date().addingTimeInterval(timeout)
@@ -128,7 +132,10 @@ public final class LineClient: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 65536)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return nil }
+            guard count > 0 else {
+                reachedEnd = true
+                return nil
+            }
             pending += buffer[0..<count]
         }
     }

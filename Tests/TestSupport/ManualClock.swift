@@ -71,8 +71,9 @@ extension ManualClock {
     }
 
     /// Waits (yielding) until `count` tasks sleep on the clock: they have done all they
-    /// do before their next sleep.
+    /// do before their next sleep. Ends when the task is cancelled too, as a test's time
+    /// limit cancels it: a regression that never sleeps fails the test, not hangs it.
     public func waitForSleepers(_ count: Int = 1) async {
-        while sleeping < count { await Task.yield() }
+        while sleeping < count, !Task.isCancelled { await Task.yield() }
     }
 }

@@ -8,11 +8,16 @@ TEXT and prints {"text": bool}.
 Usage: page_check.py URL [SCREENSHOT [TEXT]]
 """
 import json
+import signal
 import sys
 import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+
+# Stopped with SIGTERM (a test out of patience), it quits the browser on its way out: a
+# SIGKILL would leave Chromium and chromedriver running.
+signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
 
 url = sys.argv[1]
 options = webdriver.ChromeOptions()
