@@ -25,14 +25,38 @@ public struct AddressInUse: Error, CustomStringConvertible {
     }
 }
 
+/// An address or a socket path the daemon cannot listen on for another reason: the error
+/// names it (the system's own names only the call that failed), and what to do for the
+/// common ones.
+public struct CannotListen: Error, CustomStringConvertible {
+    /// `127.0.0.1:2947`, `/run/gpsfixd/gpsfixd.sock`.
+    public let address: String
+    public let errno: Int32
+
+    public var description: String {
+        let isPath = address.hasPrefix("/")
+        let advice: String? = switch errno {
+        case ENOENT where isPath: "its folder does not exist: make it, or choose another path"
+        case EACCES where isPath, EPERM where isPath, EROFS: "this user may not write its folder: choose another path"
+        case EACCES, EPERM: "a port below 1024 takes a privilege the daemon does not keep: choose a port above it"
+        case EADDRNOTAVAIL: "no interface of this machine has that address"
+        default: nil
+        }
+        return "cannot listen on \(address): \(String(cString: strerror(errno)))" + (advice.map { " (\($0))" } ?? "")
+    }
+}
+
 extension GPSFixServer {
-    /// Binds `bootstrap` on TCP `host`:`port`; an address in use is an ``AddressInUse``.
+    /// Binds `bootstrap` on TCP `host`:`port`; an address in use is an ``AddressInUse``,
+    /// another refusal a ``CannotListen``.
     func bind(_ bootstrap: ServerBootstrap, host: String, port: Int) async throws -> any Channel {
+        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         do {
             return try await bootstrap.bind(host: host, port: port).get()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
             throw AddressInUse(address: address, holders: ProcessTable().listeners(ofTCPPort: port))
+        } catch let error as IOError {
+            throw CannotListen(address: address, errno: error.errnoCode)
         }
     }
 }

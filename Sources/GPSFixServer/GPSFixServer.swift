@@ -140,9 +140,13 @@ public final class GPSFixServer: Sendable {
         try SocketPath.prepare(path)
         let previousMask = umask(mask)
         defer { umask(previousMask) }
-        let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
-        boundSocketPaths.withLockedValue { $0.append(path) }
-        return channel
+        do {
+            let channel = try await bootstrap.bind(unixDomainSocketPath: path).get()
+            boundSocketPaths.withLockedValue { $0.append(path) }
+            return channel
+        } catch let error as IOError {
+            throw CannotListen(address: path, errno: error.errnoCode)
+        }
     }
 
     /// The TCP port actually bound (useful with port 0).

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
+import Logging
 import ServiceAddress
 
 /// The addresses the daemon listens on, as its options give them.
@@ -30,8 +31,11 @@ extension GPSFixDaemon {
     }
 
     /// The Unix socket to bind: the one asked for; else none when the service manager
-    /// passed a Unix socket (it stands in for the default); else the default.
-    static func socketPath(asked: String?, passed descriptors: [Int32]) -> String? {
+    /// passed a Unix socket (it stands in for the default); else the default, its folder
+    /// made when missing (a run by hand, without the package's units). A default this user
+    /// cannot make or write is left out, said in the log: the other listeners serve, as a
+    /// default control socket that cannot be bound is left out.
+    static func socketPath(asked: String?, passed descriptors: [Int32], logger: Logger) -> String? {
         if let asked { return asked }
         let passesUnixSocket = descriptors.contains { descriptor in
             var address = sockaddr_storage()
@@ -41,6 +45,13 @@ extension GPSFixDaemon {
             }
             return named == 0 && Int32(address.ss_family) == AF_UNIX
         }
-        return passesUnixSocket ? nil : defaultSocket
+        guard !passesUnixSocket else { return nil }
+        let folder = String(defaultSocket[..<(defaultSocket.lastIndex(of: "/") ?? defaultSocket.startIndex)])
+        guard mkdir(folder, 0o755) == 0 || errno == EEXIST, access(folder, W_OK) == 0 else {
+            let reason = String(cString: strerror(errno))
+            logger.warning("no Unix socket: the default's folder \(folder) cannot be made or written (\(reason)); give --socket PATH")
+            return nil
+        }
+        return defaultSocket
     }
 }

@@ -316,7 +316,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let clientCap = ConnectionCap(connections: maxClients, perListener: max(1, maxClients * 2 / 3))
         let server = GPSFixServer(
             configuration: .init(
-                socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors), tcpHost: address?.host,
+                socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors, logger: logger), tcpHost: address?.host,
                 tcpPort: address?.port, release: Self.release, revision: BuildInfo.commit,
                 limits: SessionLimits(
                     stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),

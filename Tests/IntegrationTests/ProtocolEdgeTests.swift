@@ -112,6 +112,32 @@ struct StartupTests {
         #expect(daemon.errorText.contains("(pid \(getpid()))"), "\(daemon.errorText)")
     }
 
+    @Test("a socket path that cannot be bound ends the daemon naming the path and why, not the system call")
+    func unboundSocketNamed() throws {
+        let folder = try makeTemporaryFolder("nopath")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socketPath = folder.appendingPathComponent("missing/s.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socketPath])
+        let status = daemon.wait(timeout: 20)
+        #expect(status != nil && status != 0)
+        #expect(daemon.errorText.contains("cannot listen on \(socketPath): No such file or directory (its folder does not exist"), "\(daemon.errorText.suffix(400))")
+    }
+
+    @Test("a run by hand without the package's /run/gpsfixd, where it cannot be made: the default socket left out, said, and TCP serves",
+          .enabled(if: getuid() == 0, "mounts a read-only /run in a mount namespace of its own, which takes root"))
+    func defaultSocketFolderUnwritable() throws {
+        let port = freePort()
+        // /run read-only in a private mount namespace: the host's is untouched.
+        let daemon = try RunningProcess("/usr/bin/unshare", [
+            "--mount", "--propagation", "private", "/bin/sh", "-c", "mount -t tmpfs -o ro,size=64k tmpfs /run && exec \"$0\" --demo --tcp 127.0.0.1:\"$1\"",
+            Binaries.gpsfixd, "\(port)",
+        ])
+        defer { daemon.stop() }
+        let client = try #require(LineClient.connect(tcpPort: port, within: 20), "no TCP: \(daemon.errorText.suffix(400))")
+        #expect(client.readLine(timeout: 20)?.json?["class"] as? String == "VERSION")
+        #expect(daemon.errorText.contains("no Unix socket: the default's folder /run/gpsfixd cannot be made or written"), "\(daemon.errorText.suffix(400))")
+    }
+
     @Test("SIGHUP ends the daemon as cleanly as SIGTERM: exit 0, its socket removed")
     func hangUpIsClean() throws {
         let folder = try makeTemporaryFolder("hup")
