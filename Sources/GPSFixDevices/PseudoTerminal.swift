@@ -55,6 +55,8 @@ public final class PseudoTerminal: Sendable {
 
     /// Copies every byte the slave's reader writes (corrections to a receiver, say) into
     /// `file`, as it comes, on a thread of its own, until the returned copy is stopped.
+    /// A write `file` refuses (a full disk) ends the copying, kept as the copy's
+    /// ``WrittenCopy/failure``; the terminal is still read, so its reader never blocks.
     /// The file descriptor stays the caller's.
     public func copyWritten(to file: Int32) -> WrittenCopy {
         let copy = WrittenCopy()
@@ -67,12 +69,15 @@ public final class PseudoTerminal: Sendable {
                     var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
                     guard poll(&poller, 1, 100) > 0 else { continue }
                     let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
-                    guard count > 0 else { continue }
+                    guard count > 0, copy.failure == nil else { continue }
                     var offset = 0
                     while offset < count {
                         let written = buffer.withUnsafeBytes { Glibc.write(file, $0.baseAddress! + offset, count - offset) }
                         if written < 0, errno == EINTR { continue }
-                        guard written > 0 else { break }
+                        guard written > 0 else {
+                            copy.failed(errno: written == 0 ? ENOSPC : errno)
+                            break
+                        }
                         offset += written
                     }
                 }
@@ -102,9 +107,18 @@ public final class PseudoTerminal: Sendable {
 public final class WrittenCopy: Sendable {
     private let stopped = Atomic<Bool>(false)
     private let done = Atomic<Bool>(false)
+    private let refusal = Atomic<Int32>(0)
 
     var isStopped: Bool { stopped.load(ordering: .acquiring) }
     func finished() { done.store(true, ordering: .releasing) }
+    func failed(errno: Int32) { refusal.store(errno, ordering: .releasing) }
+
+    /// The error of the write that ended the copying (`ENOSPC` for a full disk); `nil`
+    /// while every byte read was written.
+    public var failure: Int32? {
+        let code = refusal.load(ordering: .acquiring)
+        return code == 0 ? nil : code
+    }
 
     /// Stops the copy, and waits (a fifth of a second at most) for what was read to be written.
     public func stop() {

@@ -49,9 +49,9 @@ struct DoctorCommand: ParsableCommand {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(findings), as: UTF8.self))
+            try writeLine(String(decoding: try encoder.encode(findings), as: UTF8.self))
         } else {
-            print(findings.checklist)
+            try writeLine(findings.checklist)
         }
         if findings.worst == .fail { throw ExitCode(1) }
     }

@@ -63,7 +63,7 @@ struct SourceTableCommand: AsyncParsableCommand {
             throw ConnectionError("\(caster.description): \(error)")
         }
         let here = try position()
-        print(["MOUNT", "FORMAT", "MESSAGES", "SYSTEMS", "COUNTRY", "LAT", "LON", "GGA", "AUTH"].joined(separator: "\t") + (here == nil ? "" : "\tKM"))
+        try writeLine(["MOUNT", "FORMAT", "MESSAGES", "SYSTEMS", "COUNTRY", "LAT", "LON", "GGA", "AUTH"].joined(separator: "\t") + (here == nil ? "" : "\tKM"))
         for (stream, kilometres) in table.sorted(near: here) {
             var columns = [
                 stream.mountpoint, stream.format, stream.formatDetails, stream.navigationSystems, stream.country,
@@ -72,7 +72,7 @@ struct SourceTableCommand: AsyncParsableCommand {
             ]
             if here != nil { columns.append(kilometres.map { FixedPoint.string($0, decimals: 0) } ?? "") }
             // The caster's words: no tab of theirs makes a column, no escape reaches the terminal.
-            print(columns.map(\.withoutControlCharacters).joined(separator: "\t"))
+            try writeLine(columns.map(\.withoutControlCharacters).joined(separator: "\t"))
         }
     }
 }

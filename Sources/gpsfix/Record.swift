@@ -83,6 +83,10 @@ struct Record: AsyncParsableCommand {
         if let failed = failure.withLock({ $0 }) { throw failed }
         // The recording ended before the device sent a byte: an empty log, as asked for.
         if !headerWritten.load(ordering: .relaxed) { try Self.empty(file) }
+        // Write-back errors (a USB stick pulled, NFS) show here, not in the writes.
+        guard fsync(file) == 0 || errno == EINVAL else {
+            throw RecordingError(description: "cannot write \(output): \(String(cString: strerror(errno)))")
+        }
     }
 
     /// Empties the log at `file`, which is then written from its start; a pipe or a device

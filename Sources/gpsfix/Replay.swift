@@ -95,5 +95,12 @@ struct Replay: AsyncParsableCommand {
             try await group.next()
             group.cancelAll()
         }
+        if let copy, let written {
+            copy.running.stop()
+            // Ended without every byte the reader wrote: not a success.
+            if let failure = copy.running.failure {
+                throw OutputError(description: "--written \(written): bytes were lost: \(String(cString: strerror(failure)))")
+            }
+        }
     }
 }

@@ -83,7 +83,7 @@ struct UBXCommand: ParsableCommand {
             defer { link.close() }
             var report = try configurator.report()
             report.baudRate = report.baudRate ?? (report.port?.isUART == true ? link.speed : nil)
-            print(json ? String(decoding: report.json, as: UTF8.self) : report.lines.joined(separator: "\n"))
+            try writeLine(json ? String(decoding: report.json, as: UTF8.self) : report.lines.joined(separator: "\n"))
         }
     }
 
@@ -157,15 +157,15 @@ struct UBXCommand: ParsableCommand {
             let layers: ConfigurationLayers = save ? [.ram, .batteryBacked, .flash] : .ram
             let steps = try configurator.plan(try settings(), layers: layers)
             if let version = configurator.version {
-                print(ReceiverReport(version: version, protocolVersion: configurator.protocolVersion).lines.joined(separator: "\n"))
+                try writeLine(ReceiverReport(version: version, protocolVersion: configurator.protocolVersion).lines.joined(separator: "\n"))
             }
             if dryRun {
-                print("would send, and sends nothing:")
-                for step in steps { print("  \(step)") }
+                try writeLine("would send, and sends nothing:")
+                for step in steps { try writeLine("  \(step)") }
                 return
             }
             try configurator.apply(steps)
-            print("applied\(save ? " and saved" : ""): \(steps.map(\.settings).filter { !$0.isEmpty }.joined(separator: ", "))")
+            try writeLine("applied\(save ? " and saved" : ""): \(steps.map(\.settings).filter { !$0.isEmpty }.joined(separator: ", "))")
         }
     }
 
@@ -189,7 +189,7 @@ struct UBXCommand: ParsableCommand {
                 link.close()
                 _ = try connection.open()
             }
-            print("restarted (\(restart.rawValue)); the receiver answers again")
+            try writeLine("restarted (\(restart.rawValue)); the receiver answers again")
         }
     }
 }

@@ -18,7 +18,8 @@ import ProcessTable
 /// saved is forgotten first (opening a receiver whose table is saved writes nothing, to
 /// its flash or here). The digests are FNV-1a: they tell a change, they guard nothing.
 /// When the file cannot be read or written the record lives in memory, for this run only,
-/// and the failure is said once.
+/// and the failure is said once (``readFailure``, and what ``remember(device:receiver:table:)``
+/// returns).
 final class FlashRecord: Sendable {
     /// The file; `nil` keeps the record in memory.
     let path: String?
@@ -27,6 +28,9 @@ final class FlashRecord: Sendable {
     static let entryLimit = 64
     /// Least recently saved first.
     private let entries: NIOLockedValueBox<[Entry]>
+    /// Why the file there could not be read (not its absence): every saved table is then
+    /// written to flash once more, and the caller says so.
+    let readFailure: String?
 
     struct Entry: Equatable {
         var device: String
@@ -36,7 +40,17 @@ final class FlashRecord: Sendable {
 
     init(path: String?) {
         self.path = path
-        entries = NIOLockedValueBox(path.map(Self.read) ?? [])
+        var entries: [Entry] = []
+        var failure: String?
+        if let path {
+            switch SmallFile.bytes(at: path, limit: 1 << 16) {
+            case .success(let bytes): entries = Self.entries(in: String(decoding: bytes, as: UTF8.self))
+            case .failure(.system(ENOENT)): break
+            case .failure(let reason): failure = "\(path) cannot be read (\(reason))"
+            }
+        }
+        self.entries = NIOLockedValueBox(entries)
+        readFailure = failure
     }
 
     /// Whether `table` was saved to the flash of `receiver`, on `device`.
@@ -71,8 +85,7 @@ final class FlashRecord: Sendable {
         text.utf8.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
     }
 
-    private static func read(_ path: String) -> [Entry] {
-        guard let text = SmallFile.text(at: path, limit: 1 << 16) else { return [] }
+    private static func entries(in text: String) -> [Entry] {
         var entries: [Entry] = []
         for line in text.split(separator: "\n") {
             // The digests are the last two fields: a path may hold spaces.
@@ -87,19 +100,35 @@ final class FlashRecord: Sendable {
     }
 
     /// Writes `text` to a temporary file beside `path` and renames it over `path`, so a
-    /// crash leaves the old record or the new one, never half of one.
+    /// crash leaves the old record or the new one, never half of one; the folder is synced
+    /// after, so that a power cut does not undo the rename (and the table is not written to
+    /// flash once more).
     private static func write(_ text: String, to path: String) -> String? {
         let temporary = path + ".new"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { return "\(temporary): \(String(cString: strerror(errno)))" }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor) == 0
+        var rest = Array(text.utf8)[...]
+        var failure: Int32 = 0
+        while !rest.isEmpty, failure == 0 {
+            let written = rest.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written > 0 {
+                rest = rest.dropFirst(written)
+            } else if written == 0 || errno != EINTR {
+                failure = written == 0 ? ENOSPC : errno
+            }
+        }
+        if failure == 0, fsync(descriptor) != 0 { failure = errno }
         close(descriptor)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        guard failure == 0 else {
             unlink(temporary)
-            return "\(path): \(reason)"
+            return "\(path): \(String(cString: strerror(failure)))"
+        }
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let directory = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directory >= 0 {
+            fsync(directory)
+            close(directory)
         }
         return nil
     }

@@ -111,6 +111,9 @@ struct ReceiverOptions: ParsableArguments {
             }
         }
         let flash = FlashRecord(path: recordPath)
+        if let failure = flash.readFailure {
+            logger.warning("\(failure): a table saved before is saved to its receiver's flash once more")
+        }
         return try tables.map { table in
             let matching = sources.filter { source in table.device.map { DeviceName($0)?.description == source.name } ?? true }
             guard matching.count == 1, let port = matching.first as? SerialPort, let control = receivers[port.name] else {

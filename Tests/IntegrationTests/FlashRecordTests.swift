@@ -49,4 +49,16 @@ struct FlashRecordTests {
         #expect(!record.holds(device: "/dev/ttyACM0", receiver: "ZED-F9T", table: "rate=2"))
         #expect(!record.holds(device: "/dev/ttyACM1", receiver: "ZED-F9T", table: "rate=1"))
     }
+
+    @Test("a record that cannot be read (not one that is absent) is said, for the log: its tables go to flash once more")
+    func unreadableSaid() throws {
+        let folder = try makeTemporaryFolder("flash-record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(FlashRecord(path: folder.appendingPathComponent("receiver-flash").path).readFailure == nil, "absent: nothing to say")
+        // A folder where the file should be: read(2) answers EISDIR, as a bad block answers EIO.
+        let path = folder.appendingPathComponent("in-the-way").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        let failure = try #require(FlashRecord(path: path).readFailure)
+        #expect(failure.hasPrefix("\(path) cannot be read ("), "\(failure)")
+    }
 }

@@ -239,6 +239,32 @@ struct StartupTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "precious\n")
     }
 
+    @Test("gpsfix replay --written to a full disk ends with an error naming the loss, not a success")
+    func replayWrittenToFullDisk() throws {
+        let folder = try makeTemporaryFolder("written")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("gps0").path
+        let log = Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path
+        // /dev/full refuses every write with ENOSPC, as a full disk does.
+        let process = try RunningProcess(Binaries.gpsfix, ["replay", log, "--link", link, "--written", "/dev/full", "--as-fast-as-possible"])
+        defer { process.stop(SIGKILL) }
+        try waitUntil("the link") { FileManager.default.fileExists(atPath: link) }
+        // A reader writing to the receiver, as the daemon writes corrections, and reading
+        // the log to its end.
+        let reader = open(link, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)
+        try #require(reader >= 0)
+        defer { close(reader) }
+        #expect(write(reader, "\u{D3}\0\u{13}correction", 13) == 13)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        try waitUntil("the replay's end", within: 60) {
+            while buffer.withUnsafeMutableBytes({ read(reader, $0.baseAddress, $0.count) }) > 0 {}
+            return !process.isRunning
+        }
+        let status = process.wait(timeout: 1)
+        #expect(status != nil && status != 0, "\(process.errorText.suffix(300))")
+        #expect(process.errorText.contains("--written /dev/full: bytes were lost: No space left on device"), "\(process.errorText.suffix(300))")
+    }
+
     @Test("gpsfix replay stopped by a signal removes its link: left, it would lead to the next terminal given the number", arguments: [SIGINT, SIGTERM])
     func replayStoppedRemovesLink(_ signal: Int32) throws {
         let folder = try makeTemporaryFolder("link")
