@@ -172,8 +172,8 @@ let package = Package(
         // SCHEME://USER:PASSWORD@HOST:PORT/PATH, read one way for every output that takes
         // one (MQTT, NTRIP), and its password kept out of messages and of `ps`.
         .target(name: "ServiceAddress"),
-        // TLS for the connections the daemon makes (ntrips://, https://), through
-        // swift-nio-ssl: compiled only with the TLS trait (see `traits`).
+        // The connections the daemon makes (ntrips://, https://): TLS through swift-nio-ssl,
+        // compiled only with the TLS trait (see `traits`), and connects a stop does not wait for.
         .target(
             name: "ClientTLS",
             dependencies: [

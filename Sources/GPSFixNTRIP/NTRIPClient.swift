@@ -1,3 +1,4 @@
+import ClientTLS
 import GPSFix
 import GPSFixDevices
 import GPSFixServer
@@ -221,7 +222,7 @@ public final class NTRIPClient: ReportSubscriber, @unchecked Sendable {
         do {
             let channel = try await connector.connect(
                 on: eventLoop, timeout: configuration.timeout, writeBuffer: Self.uploadBuffer, sendBuffer: Self.uploadSendBuffer
-            ) { try $0.addHandler(handler) }.get()
+            ) { try $0.addHandler(handler) }.channelUnlessCancelled()
             await withTaskCancellationHandler {
                 try? await channel.closeFuture.get()
             } onCancel: {

@@ -1,3 +1,4 @@
+import ClientTLS
 import GPSFixServer
 import Logging
 import NIOConcurrencyHelpers
@@ -196,7 +197,7 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
             ) {
                 try $0.addHandler(ByteToMessageHandler(StatusLineDecoder()))
                 try $0.addHandler(handler)
-            }.get()
+            }.channelUnlessCancelled()
             await withTaskCancellationHandler {
                 try? await channel.closeFuture.get()
             } onCancel: {

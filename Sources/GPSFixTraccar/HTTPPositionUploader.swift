@@ -81,7 +81,7 @@ public actor HTTPPositionUploader: PositionUploader {
                     try pipeline.addHandler(OsmAndExchange(host: endpoint.hostHeader))
                 }
             }
-            .connect(host: endpoint.host, port: endpoint.port).get()
+            .connect(host: endpoint.host, port: endpoint.port).channelUnlessCancelled()
         self.channel = channel
         return channel
     }

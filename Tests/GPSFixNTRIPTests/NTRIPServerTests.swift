@@ -41,6 +41,24 @@ struct NTRIPServerTests {
         await task.value
     }
 
+    @Test("a stop while the caster's connect hangs (its SYNs dropped, as a firewall drops them) ends the push at once, not at the connect's timeout")
+    func stopWhileConnecting() async throws {
+        let caster = try UnansweringPort()
+        let address = try NTRIPCaster(url: "ntrip://base@127.0.0.1:\(caster.port)/BASE").with(password: Self.password)
+        let server = try NTRIPServer(
+            configuration: .init(caster: address, version: .one, timeout: .seconds(120), userAgent: "GPSFix/test"),
+            eventLoop: MultiThreadedEventLoopGroup.singleton.next(), logger: Logger(label: "test"))
+        let task = Task { await server.run() }
+        try waitUntil("the connect waiting for an answer", within: 10) { caster.isBeingConnectedTo }
+        task.cancel()
+        let ended = Atomic<Bool>(false)
+        Task {
+            await task.value
+            ended.store(true, ordering: .releasing)
+        }
+        try waitUntil("the push ended", within: 20) { ended.load(ordering: .acquiring) }
+    }
+
     @Test("NTRIP 1.0: SOURCE, ICY 200 OK, then every frame byte for byte")
     func version1() async throws {
         let caster = try PushCaster(mountpoint: "BASE", password: Self.password)

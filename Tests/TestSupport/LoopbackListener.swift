@@ -36,6 +36,8 @@ public enum LoopbackListener {
 public final class UnansweringPort {
     public let port: Int
     private let descriptors: [Int32]
+    /// The local ports of the connections that fill the queue.
+    private let fillerPorts: Set<String>
 
     public init() throws {
         let (listener, port) = try LoopbackListener.open()
@@ -44,15 +46,20 @@ public final class UnansweringPort {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
         address.sin_port = UInt16(port).bigEndian
-        var fillers: [Int32] = []
+        var fillers: [Int32] = [], fillerPorts: Set<String> = []
         for _ in 0..<3 {
             let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             fillers.append(filler)
             _ = withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(filler, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
+            var local = sockaddr_in()
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(filler, $0, &length) } }
+            fillerPorts.insert(String(format: "%04X", UInt16(bigEndian: local.sin_port)))
         }
         self.port = port
+        self.fillerPorts = fillerPorts
         descriptors = [listener] + fillers
     }
 
@@ -60,14 +67,15 @@ public final class UnansweringPort {
         descriptors.forEach { close($0) }
     }
 
-    /// The connections to the port waiting for their SYN's answer (`SYN_SENT` in
-    /// `/proc/net/tcp`), the fillers' own among them.
-    public func waitingConnections() -> Int {
+    /// Whether a connection to the port other than the fillers' waits for its SYN's answer
+    /// (`SYN_SENT` in `/proc/net/tcp`): the code under test is in its connect.
+    public var isBeingConnectedTo: Bool {
         let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
         let remote = String(format: ":%04X", port)
-        return table.split(separator: "\n").dropFirst().count { line in
+        return table.split(separator: "\n").dropFirst().contains { line in
             let fields = line.split(separator: " ")
-            return fields.count > 3 && fields[2].hasSuffix(remote) && fields[3] == "02"
+            guard fields.count > 3, fields[2].hasSuffix(remote), fields[3] == "02" else { return false }
+            return !fillerPorts.contains(String(fields[1].suffix(4)))
         }
     }
 }
