@@ -130,7 +130,7 @@ let package = Package(
         .target(
             name: "GPSFixTraccar",
             dependencies: [
-                "GPSFixServer", "GPSFix", "OutputFormats", "ServiceAddress", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSFix", "OutputFormats", "ServiceAddress", "ProcessTable", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The journal's writes and syncs (on its thread pool), and the connection.

@@ -18,13 +18,12 @@ public struct ReceiverControl: Sendable {
     /// The port, held open by the daemon's reader.
     public let port: SerialPort
 
-    public init(
-        writer: ReceiverWriter, replies: ReceiverReplies, conversations: ReceiverConversations = ReceiverConversations(),
-        port: SerialPort
-    ) {
+    /// Without `conversations`, their turns are timed on the writer's event loop: a turn
+    /// taken away there is seen by every frame the writer has not queued yet.
+    public init(writer: ReceiverWriter, replies: ReceiverReplies, conversations: ReceiverConversations? = nil, port: SerialPort) {
         self.writer = writer
         self.replies = replies
-        self.conversations = conversations
+        self.conversations = conversations ?? ReceiverConversations(eventLoop: writer.eventLoop)
         self.port = port
     }
 

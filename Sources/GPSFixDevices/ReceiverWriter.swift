@@ -139,9 +139,11 @@ public final class ReceiverWriter: @unchecked Sendable {
         eventLoop.execute { [self] in enqueue(frame, arrivedAt: .now()) }
     }
 
-    /// Queues `frame` from any thread if `stillWanted` holds when it reaches the event loop,
-    /// where a conversation's turn is taken away: a turn that ended between its holder's
-    /// asking and the queueing writes nothing more into the next one's (counted).
+    /// Queues `frame` from any thread if `stillWanted` holds when it reaches the event loop
+    /// (where ``ReceiverControl``'s conversations take a turn away): a turn that ended
+    /// between its holder's asking and the queueing writes nothing into the next one's
+    /// (counted). A frame queued before the turn ended is written: a conversation keeps at
+    /// most one in flight, waiting for its answer.
     public func send(_ frame: [UInt8], while stillWanted: @escaping @Sendable () -> Bool) {
         eventLoop.execute { [self] in
             guard stillWanted() else { return update { $0.droppedTurnOver += 1 } }

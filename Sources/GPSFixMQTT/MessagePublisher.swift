@@ -59,7 +59,8 @@ public protocol MessagePublisher: AnyObject, Sendable {
     func publish(_ message: MQTTMessage) throws(MQTTError) -> Int32
 
     /// Disconnects cleanly (so the broker does not publish the last will) and stops,
-    /// once what was handed over has been written.
+    /// once what was handed over has been written; for a few seconds at most (a broker
+    /// that does not answer is left to its last will), after which it reports nothing more.
     func stop()
 }
 

@@ -131,8 +131,9 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
     }
 
     deinit {
-        // The network thread is stopped as in ``stop()``, joined, never cancelled: a thread
-        // cancelled inside the library leaves its locks (and ThreadSanitizer's state) held.
+        // The network thread's closure holds this publisher: deinit runs only once it has
+        // ended (never cancelled: a thread cancelled inside the library leaves its locks,
+        // and ThreadSanitizer's state, held).
         stop()
         mosquitto_destroy(handle)
     }
@@ -204,9 +205,11 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
             mosquitto_disconnect(handle)
             if finished.isSignalled(within: .seconds(1)) { return }
         }
+        // Given up: whatever the thread still sees reaches no one.
+        listener.withLockedValue { $0 = nil }
     }
 
-    /// Seconds ``stop()`` waits for the network thread.
+    /// The tries ``stop()`` makes, a second each, before it leaves the network thread be.
     static let stopAttempts = 3
 
     private func report(_ event: MessagePublisherEvent) {

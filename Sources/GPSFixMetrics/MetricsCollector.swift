@@ -231,8 +231,8 @@ public final class MetricsCollector: Sendable {
 
     /// Each serial receiver the daemon can write to: its conversations by who held them
     /// (as each began), requests folded into one already waiting, turns taken away at their
-    /// deadline, what its writer refused for waiting room and gave up after waiting for the
-    /// port, and the answers a conversation had no room for; with a `[receiver]` table, the
+    /// deadline, what its writer refused for waiting room, gave up after waiting for the
+    /// port and dropped for a turn over, and the answers a conversation had no room for; with a `[receiver]` table, the
     /// keeper's conversations (as each ended), the table's applications, its flash writes
     /// and the differences left.
     public func record(receivers: [(device: String, control: ReceiverControl, table: ReceiverTableCounters?)]) {
@@ -247,6 +247,7 @@ public final class MetricsCollector: Sendable {
             count("gpsfix_receiver_conversations_expired_total", labels, to: conversations.expired)
             count("gpsfix_receiver_writes_refused_total", labels, to: writes.refusedWaiting)
             count("gpsfix_receiver_writes_expired_total", labels, to: writes.expiredWaiting)
+            count("gpsfix_receiver_writes_turn_over_total", labels, to: writes.droppedTurnOver)
             count("gpsfix_receiver_replies_dropped_total", labels, to: control.replies.dropped)
             guard let table else { continue }
             count("gpsfix_receiver_table_conversations_total", labels, to: table.conversations)

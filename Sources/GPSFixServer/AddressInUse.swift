@@ -29,20 +29,35 @@ public struct AddressInUse: Error, CustomStringConvertible {
 /// names it (the system's own names only the call that failed), and what to do for the
 /// common ones.
 public struct CannotListen: Error, CustomStringConvertible {
-    /// `127.0.0.1:2947`, `/run/gpsfixd/gpsfixd.sock`.
-    public let address: String
+    /// What was to be listened on.
+    public enum Address: Sendable {
+        case unixSocket(path: String)
+        case tcp(host: String, port: Int)
+    }
+
+    public let address: Address
     public let errno: Int32
 
     public var description: String {
-        let isPath = address.hasPrefix("/")
-        let advice: String? = switch errno {
-        case ENOENT where isPath: "its folder does not exist: make it, or choose another path"
-        case EACCES where isPath, EPERM where isPath, EROFS: "this user may not write its folder: choose another path"
-        case EACCES, EPERM: "a port below 1024 takes a privilege the daemon does not keep: choose a port above it"
-        case EADDRNOTAVAIL: "no interface of this machine has that address"
-        default: nil
+        let named: String, advice: String?
+        switch address {
+        case .unixSocket(let path):
+            named = path
+            advice = switch errno {
+            case ENOENT: "its folder does not exist: make it, or choose another path"
+            case EACCES, EPERM, EROFS: "this user may not write its folder: choose another path"
+            default: nil
+            }
+        case .tcp(let host, let port):
+            named = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            advice = switch errno {
+            case EACCES where port < 1024, EPERM where port < 1024:
+                "a port below 1024 takes a privilege the daemon does not keep: choose a port above it"
+            case EADDRNOTAVAIL: "no interface of this machine has that address"
+            default: nil
+            }
         }
-        return "cannot listen on \(address): \(String(cString: strerror(errno)))" + (advice.map { " (\($0))" } ?? "")
+        return "cannot listen on \(named): \(String(cString: strerror(errno)))" + (advice.map { " (\($0))" } ?? "")
     }
 }
 
@@ -56,7 +71,7 @@ extension GPSFixServer {
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
             throw AddressInUse(address: address, holders: ProcessTable().listeners(ofTCPPort: port))
         } catch let error as IOError {
-            throw CannotListen(address: address, errno: error.errnoCode)
+            throw CannotListen(address: .tcp(host: host, port: port), errno: error.errnoCode)
         }
     }
 }

@@ -145,7 +145,7 @@ public final class GPSFixServer: Sendable {
             boundSocketPaths.withLockedValue { $0.append(path) }
             return channel
         } catch let error as IOError {
-            throw CannotListen(address: path, errno: error.errnoCode)
+            throw CannotListen(address: .unixSocket(path: path), errno: error.errnoCode)
         }
     }
 

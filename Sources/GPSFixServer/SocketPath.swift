@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ProcessTable
 
 /// The Unix socket's file: a stale one from a crashed run is replaced, a live one is
 /// never stolen.
@@ -25,13 +26,20 @@ enum SocketPath {
     }
 
     /// Makes `path` free to bind: removes a socket nobody answers on (a connection to it
-    /// is refused), refuses a live one, and leaves alone one it cannot tell (a connection
-    /// denied by its permissions: a live server of another user's).
-    static func prepare(_ path: String) throws {
+    /// is refused), refuses a live one, and leaves alone one it cannot tell. A connection
+    /// its permissions deny is told by the kernel's table of sockets: a live server of
+    /// another user's listens there, and is left alone; a stale socket of another user's
+    /// (root's, from a run by hand, kept in /run/gpsfixd across restarts) listens nowhere
+    /// and is removed, where it would have kept the service from starting.
+    static func prepare(_ path: String, processes: ProcessTable = ProcessTable()) throws {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }  // nothing there
         guard status.st_mode & S_IFMT == S_IFSOCK else { throw Problem.notASocket(path) }
-        if try isAnswering(path) { throw Problem.inUse(path) }
+        do {
+            if try isAnswering(path) { throw Problem.inUse(path) }
+        } catch Problem.unknown(_, let errno) where errno == EACCES || errno == EPERM {
+            if processes.isListening(unixPath: path) { throw Problem.unknown(path, errno: errno) }
+        }
         unlink(path)
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ProcessTable
 
 /// The file behind Traccar's queue: an append-only journal that a restart (or a SIGKILL)
 /// reads back.
@@ -167,7 +168,7 @@ final class PositionJournal: @unchecked Sendable {
         if let last = entries.reversed().first { writtenThrough = max(writtenThrough, last.sequence) }
         acknowledgedThrough = (entries.first?.sequence ?? writtenThrough + 1) - 1
         // The rename is durable once the folder is.
-        Self.syncFolder(of: path)
+        SmallFile.syncFolder(of: path)
     }
 
     /// Empties the journal in place, when none of its positions waits any more: unlike
@@ -179,16 +180,6 @@ final class PositionJournal: @unchecked Sendable {
         isDamaged = false
         positionLines = 0
         acknowledgedThrough = writtenThrough
-    }
-
-    /// `fsync` on the folder holding `path`; a failure only leaves the rename as durable
-    /// as the file system makes it by itself.
-    private static func syncFolder(of path: String) {
-        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
-        let descriptor = Glibc.open(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        fsync(descriptor)
-        close(descriptor)
     }
 
     /// Writes `bytes` until done or refused: how many were written, and the error that

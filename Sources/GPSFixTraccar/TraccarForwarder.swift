@@ -192,9 +192,9 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
         journalDoorbell.yield()
     }
 
-    /// Sends the queue's positions until the task is cancelled, and keeps the journal up
-    /// with the queue (on SwiftNIO's thread pool), synced once a second; at the end, the
-    /// journal is brought up to date and synced a last time.
+    /// Sends the queue's positions until the task is cancelled, and keeps the journal (when
+    /// it could be opened) up with the queue on SwiftNIO's thread pool, synced once a
+    /// second; at the end, it is brought up to date and synced a last time.
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.send() }

@@ -58,6 +58,20 @@ public struct ProcessTable: Sendable {
         return inodes
     }
 
+    /// Whether a socket in this network namespace listens on the Unix socket `path`
+    /// (`/proc/net/unix`: flags `00010000`, the kernel's accepting connections, and the
+    /// path the socket was bound to, last on its line).
+    public func isListening(unixPath path: String) -> Bool {
+        var listening = false
+        SmallFile.forEachLine(at: under("/proc/net/unix")) { line in
+            // Num, RefCount, Protocol, Flags, Type, St, Inode, Path.
+            guard !listening, line.hasSuffix(" " + path) else { return }
+            let fields = line.split(separator: " ", maxSplits: 7)
+            listening = fields.count == 8 && fields[3] == "00010000" && fields[7] == path
+        }
+        return listening
+    }
+
     /// The processes listening on TCP `port`.
     public func listeners(ofTCPPort port: Int) -> [Process] {
         let inodes = listeningInodes(port: port)

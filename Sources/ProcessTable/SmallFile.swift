@@ -81,4 +81,15 @@ public enum SmallFile {
     public static func text(at path: String, limit: Int = 1 << 20) -> String? {
         (try? bytes(at: path, limit: limit).get()).map { String(decoding: $0, as: UTF8.self) }
     }
+
+    /// `fsync` on the folder holding `path`, after a rename into it: the rename is durable
+    /// once the folder is. A failure only leaves it as durable as the file system makes it
+    /// by itself.
+    public static func syncFolder(of path: String) {
+        let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let descriptor = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        fsync(descriptor)
+        close(descriptor)
+    }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// Tells the service manager how the daemon is doing: the seam to systemd, so tests can
 /// give the daemon a fake and check what it says.
@@ -74,6 +75,27 @@ public struct ServiceEnvironment: Sendable {
             listenDescriptors = Array(3..<(3 + count))
         } else {
             listenDescriptors = []
+        }
+    }
+}
+
+/// A notifier whose `STOPPING=1` is the last word: what a reporter still winding down sends
+/// after it (a `WATCHDOG=1`, a `STATUS=`) is dropped, so a stop said at its start is not
+/// followed by signs of a service that carries on.
+public final class StoppingLastNotifier: ServiceNotifier {
+    private let base: any ServiceNotifier
+    private let stopping = Mutex(false)
+
+    public init(_ base: any ServiceNotifier) {
+        self.base = base
+    }
+
+    public func notify(_ state: String) {
+        // Sent under the lock: a notification let through goes before STOPPING=1.
+        stopping.withLock { stopping in
+            guard !stopping else { return }
+            if state == "STOPPING=1" { stopping = true }
+            base.notify(state)
         }
     }
 }

@@ -84,8 +84,8 @@ struct Record: AsyncParsableCommand {
         // The recording ended before the device sent a byte: an empty log, as asked for.
         if !headerWritten.load(ordering: .relaxed) { try Self.empty(file) }
         // Write-back errors (a USB stick pulled, NFS) show here, not in the writes.
-        guard fsync(file) == 0 || errno == EINVAL else {
-            throw RecordingError(description: "cannot write \(output): \(String(cString: strerror(errno)))")
+        if fsync(file) != 0, case let error = errno, error != EINVAL {
+            throw RecordingError(description: "cannot write \(output): \(String(cString: strerror(error)))")
         }
     }
 

@@ -124,12 +124,7 @@ final class FlashRecord: Sendable {
             unlink(temporary)
             return "\(path): \(String(cString: strerror(failure)))"
         }
-        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        let directory = open(folder.isEmpty ? "/" : folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
+        SmallFile.syncFolder(of: path)
         return nil
     }
 }

@@ -33,9 +33,10 @@ extension GPSFixDaemon {
     /// The Unix socket to bind: the one asked for; else none when the service manager
     /// passed a Unix socket (it stands in for the default); else the default, its folder
     /// made when missing (a run by hand, without the package's units). A default this user
-    /// cannot make or write is left out, said in the log: the other listeners serve, as a
-    /// default control socket that cannot be bound is left out.
-    static func socketPath(asked: String?, passed descriptors: [Int32], logger: Logger) -> String? {
+    /// cannot make or write is left out, said in the log, when clients are `servedElsewhere`
+    /// (TCP, HTTP, NMEA out), as a default control socket that cannot be bound is left out;
+    /// with no other way in, it is kept, and its bind's error ends the daemon.
+    static func socketPath(asked: String?, passed descriptors: [Int32], servedElsewhere: Bool, logger: Logger) -> String? {
         if let asked { return asked }
         let passesUnixSocket = descriptors.contains { descriptor in
             var address = sockaddr_storage()
@@ -47,11 +48,10 @@ extension GPSFixDaemon {
         }
         guard !passesUnixSocket else { return nil }
         let folder = String(defaultSocket[..<(defaultSocket.lastIndex(of: "/") ?? defaultSocket.startIndex)])
-        guard mkdir(folder, 0o755) == 0 || errno == EEXIST, access(folder, W_OK) == 0 else {
-            let reason = String(cString: strerror(errno))
-            logger.warning("no Unix socket: the default's folder \(folder) cannot be made or written (\(reason)); give --socket PATH")
-            return nil
-        }
-        return defaultSocket
+        let usable = (mkdir(folder, 0o755) == 0 || errno == EEXIST) && access(folder, W_OK) == 0
+        if usable || !servedElsewhere { return defaultSocket }
+        let reason = String(cString: strerror(errno))
+        logger.warning("no Unix socket: the default's folder \(folder) cannot be made or written (\(reason)); give --socket PATH")
+        return nil
     }
 }

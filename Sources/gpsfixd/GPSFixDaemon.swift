@@ -314,9 +314,11 @@ struct GPSFixDaemon: AsyncParsableCommand {
             logger: logger)
         let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
         let clientCap = ConnectionCap(connections: maxClients, perListener: max(1, maxClients * 2 / 3))
+        // Other ways in for clients, beside which the default socket may be left out.
+        let servedElsewhere = tcp != nil || http != nil || nmeaOut.nmeaTcp != nil || nmeaOut.nmeaSocket != nil
         let server = GPSFixServer(
             configuration: .init(
-                socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors, logger: logger), tcpHost: address?.host,
+                socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors, servedElsewhere: servedElsewhere, logger: logger), tcpHost: address?.host,
                 tcpPort: address?.port, release: Self.release, revision: BuildInfo.commit,
                 limits: SessionLimits(
                     stallTimeout: .milliseconds(Int64(stallTimeout * 1000)), idleTimeout: .milliseconds(Int64(idleTimeout * 1000)),
@@ -346,7 +348,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             control: receivers.controls.isEmpty ? nil : (receiverOptions.controlSocket(beside: socket), receivers.controls, receiverOptions.controlSocket != nil),
             httpAddresses: httpAddresses, httpCORS: httpCors,
             demo: demoReplay,
-            notifier: notifier.isActive ? notifier : nil, watchdogInterval: service.watchdogInterval,
+            notifier: notifier.isActive ? StoppingLastNotifier(notifier) : nil, watchdogInterval: service.watchdogInterval,
             statusInterval: .milliseconds(Int64(statusInterval * 1000)), clock: clock, logger: logger)
         try await daemon.run(until: stopSignals)
     }

@@ -206,8 +206,11 @@ extension FaultInjectionTests {
         try await terminal.write(sentences[0..<4].flatMap { $0 })
         let early = watcher.readLines(until: { $0.contains(#""class":"TPV""#) }, timeout: 1.5)
         #expect(early == nil || early?.last?.contains(#""mode":3"#) == false, "a fix before its cycle could be known complete")
+        let written = Date()
         try await terminal.write(sentences[4])
         let lines = try #require(watcher.readLines(until: { $0.contains(#""class":"TPV""#) && $0.contains(#""mode":3"#) }, timeout: 5))
+        // Not a speed: sent by the next cycle's first sentence, not by the silence timeout (3 s) after it.
+        #expect(Date().timeIntervalSince(written) < 1.5, "the first fix took \(Date().timeIntervalSince(written)) s")
         #expect(lines.last?.contains(#""time":"2014-05-26T08:14:11.000Z""#) == true, "\(lines)")
 
         // Nothing came back up the line: the daemon reads, it does not probe.

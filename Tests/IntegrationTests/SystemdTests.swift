@@ -103,7 +103,9 @@ struct SystemdTests {
         let lastPing = try #require(messages.last { $0.message == "WATCHDOG=1" }?.at)
         let stopping = try #require(messages.first { $0.message == "STOPPING=1" }?.at, "\(messages.map(\.message))")
         // systemd's own limit: a service silent for WATCHDOG_USEC after its last ping is killed.
-        #expect(stopping.timeIntervalSince(lastPing) < 2, "STOPPING=1 \(stopping.timeIntervalSince(lastPing)) s after the last ping")
+        // A sanitised daemon, many times slower, may miss one responsiveness check, as in the test above.
+        let longest = Binaries.isSanitized ? 3.0 : 2.0
+        #expect(stopping.timeIntervalSince(lastPing) < longest, "STOPPING=1 \(stopping.timeIntervalSince(lastPing)) s after the last ping")
         #expect(daemon.wait(timeout: 30) != nil, "the daemon ended")
     }
 

@@ -69,4 +69,15 @@ struct ReporterTests {
         await task.value
         #expect(notifier.sent == ["READY=1", "STATUS=no fix"])
     }
+
+    @Test("STOPPING=1 is the last word: what a reporter still winding down sends after it is dropped")
+    func stoppingIsLast() {
+        let fake = FakeNotifier()
+        let notifier = StoppingLastNotifier(fake)
+        notifier.notify("WATCHDOG=1")
+        notifier.notify("STOPPING=1")
+        notifier.notify("WATCHDOG=1")
+        notifier.notify("STATUS=3D fix")
+        #expect(fake.sent == ["WATCHDOG=1", "STOPPING=1"])
+    }
 }
