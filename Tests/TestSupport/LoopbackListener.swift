@@ -1,4 +1,5 @@
 import Foundation
+import ProcessTable
 
 #if canImport(Glibc)
 import Glibc
@@ -68,14 +69,17 @@ public final class UnansweringPort {
     }
 
     /// Whether a connection to the port other than the fillers' waits for its SYN's answer
-    /// (`SYN_SENT` in `/proc/net/tcp`): the code under test is in its connect.
+    /// (`SYN_SENT` in `/proc/net/tcp`): the code under test is in its connect. The table is
+    /// read line by line to its end (Foundation's reading of a `/proc` file stops at its
+    /// first page, and a suite's sockets make it many).
     public var isBeingConnectedTo: Bool {
-        let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
         let remote = String(format: ":%04X", port)
-        return table.split(separator: "\n").dropFirst().contains { line in
+        var waiting = false
+        _ = SmallFile.forEachLine(at: "/proc/net/tcp") { line in
             let fields = line.split(separator: " ")
-            guard fields.count > 3, fields[2].hasSuffix(remote), fields[3] == "02" else { return false }
-            return !fillerPorts.contains(String(fields[1].suffix(4)))
+            guard !waiting, fields.count > 3, fields[2].hasSuffix(remote), fields[3] == "02" else { return }
+            waiting = !fillerPorts.contains(String(fields[1].suffix(4)))
         }
+        return waiting
     }
 }
