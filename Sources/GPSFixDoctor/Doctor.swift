@@ -85,7 +85,12 @@ public enum Doctor {
         if let failure = daemon.failure {
             return [Finding("daemon", .fail, failure, fix: "systemctl start gpsfixd.socket gpsfixd.service (journalctl -u gpsfixd says why it stopped)")]
         }
-        let release = daemon.release ?? "an unknown release"
+        // Connections accepted and nothing said: a socket systemd holds while the daemon
+        // behind it fails to start, or a daemon stuck.
+        guard let release = daemon.release else {
+            return [Finding("daemon", .fail, "\(daemon.address) accepts connections, but no daemon answers on it",
+                fix: "journalctl -u gpsfixd says why it does not start (gpsfixd --config /etc/gpsfix/gpsfixd.conf --check-config checks its file)")]
+        }
         return [Finding("daemon", .ok, "\(release) answers on \(daemon.address)")]
     }
 

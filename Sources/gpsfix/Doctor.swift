@@ -87,7 +87,14 @@ struct DoctorCommand: ParsableCommand {
 
     /// The devices, PPS devices and chrony socket directory of the configuration file.
     private func readConfiguration(_ path: String, into settings: inout DoctorSettings) {
-        guard let text = SmallFile.text(at: path) else { return }
+        let text: String
+        switch SmallFile.bytes(at: path) {
+        case .success(let bytes): text = String(decoding: bytes, as: UTF8.self)
+        case .failure(.system(ENOENT)): return  // none: the daemon's defaults
+        case .failure(let reason):
+            settings.configurationProblem = "\(config) cannot be read (\(reason)): run the doctor as root, or as gpsfix"
+            return
+        }
         let table: TOMLTable
         do throws(TOMLError) {
             table = try TOMLTable(parsing: text)

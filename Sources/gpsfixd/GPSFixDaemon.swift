@@ -332,7 +332,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             timeOffset: .nanoseconds(Int64((timeOffset * 1e9).rounded())), ppsDevices: pps)
         let timeDevices = timePlan.devices(for: sources, logger: logger)
         let timeService = timeDevices.isEmpty
-            ? nil : TimeService(devices: timeDevices, logger: logger) { report, device in server.publish(report, of: device) }
+            ? nil : TimeService(devices: timeDevices, logger: logger, clock: clock) { report, device in server.publish(report, of: device) }
         let providers = sources.map { source in
             NMEALocationProvider(
                 source: Self.readOnEventLoop(source, of: server), clock: clock, timers: server.timers,

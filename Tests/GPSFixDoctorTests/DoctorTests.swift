@@ -227,6 +227,15 @@ struct DoctorTests {
         #expect(time.fix?.contains("--time-offset -1.020") == true)
     }
 
+    @Test("a socket that accepts connections while no daemon answers on it (systemd's, the daemon failing to start) is a failure")
+    func acceptedButUnanswered() throws {
+        let machine = try FakeMachine()
+        let daemon = DaemonObservation(address: "/run/gpsfixd/gpsfixd.sock")
+        let finding = try #require(Self.finding(machine.examine(daemon), "daemon", .fail))
+        #expect(finding.detail == "/run/gpsfixd/gpsfixd.sock accepts connections, but no daemon answers on it")
+        #expect(finding.fix?.contains("journalctl -u gpsfixd") == true)
+    }
+
     @Test("listeners the configuration names: one that answers, one that does not")
     func listeners() throws {
         let machine = try FakeMachine()
