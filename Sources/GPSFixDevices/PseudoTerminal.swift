@@ -65,10 +65,18 @@ public final class PseudoTerminal: Sendable {
             // The terminal is kept alive while its master is read.
             withExtendedLifetime(self) {
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                while !copy.isStopped {
+                // Once stopped, what already waits is still copied (64 kB at most), then no more.
+                var drainsLeft = 16
+                while drainsLeft > 0 {
+                    let stopping = copy.isStopped
+                    if stopping { drainsLeft -= 1 }
                     var poller = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
-                    guard poll(&poller, 1, 100) > 0 else { continue }
+                    guard poll(&poller, 1, stopping ? 0 : 100) > 0 else {
+                        if stopping { break }
+                        continue
+                    }
                     let count = buffer.withUnsafeMutableBytes { read(master, $0.baseAddress, $0.count) }
+                    if count <= 0, stopping { break }
                     guard count > 0, copy.failure == nil else { continue }
                     var offset = 0
                     while offset < count {
@@ -120,7 +128,8 @@ public final class WrittenCopy: Sendable {
         return code == 0 ? nil : code
     }
 
-    /// Stops the copy, and waits (a fifth of a second at most) for what was read to be written.
+    /// Stops the copy, and waits (a fifth of a second at most) for what the terminal holds
+    /// still to be copied.
     public func stop() {
         stopped.store(true, ordering: .releasing)
         for _ in 0..<20 where !done.load(ordering: .acquiring) { usleep(10_000) }

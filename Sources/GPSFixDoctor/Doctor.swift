@@ -13,9 +13,11 @@ public struct DoctorSettings: Sendable {
     public var user = "gpsfix"
     /// `chronyc -n sources`' output, when chronyc can be run here; `nil` otherwise.
     public var chronySources: String?
-    /// Why the configuration file cannot be read, when it is there and cannot: the
-    /// daemon refuses to start with it.
+    /// What is wrong with the configuration file (not TOML, or unreadable for another
+    /// reason than this user's permissions): the daemon refuses to start with it.
     public var configurationProblem: String?
+    /// The configuration file, when it is there but this user may not read it.
+    public var unreadableConfiguration: String?
     /// The listeners the configuration asks for beside the socket (gpsd's TCP, HTTP,
     /// NMEA 0183 out), and whether each answered a connection.
     public var listeners: [Listener] = []
@@ -43,6 +45,10 @@ public enum Doctor {
         var findings = daemonFindings(daemon) + connectionFindings(daemon)
         if let problem = settings.configurationProblem {
             findings.append(Finding("configuration", .fail, problem, fix: "gpsfixd --config FILE --check-config names the line; the daemon does not start until it is mended"))
+        }
+        if let path = settings.unreadableConfiguration {
+            findings.append(Finding("configuration", .warn, "\(path) cannot be read by this user: its devices are not checked",
+                fix: "run the doctor as root (the daemon reads it as gpsfix, whose group may read it)"))
         }
         let processes = root.processes()
         findings += portFindings(root: root, processes: processes)

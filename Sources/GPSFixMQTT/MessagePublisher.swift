@@ -60,7 +60,8 @@ public protocol MessagePublisher: AnyObject, Sendable {
 
     /// Disconnects cleanly (so the broker does not publish the last will) and stops,
     /// once what was handed over has been written; for a few seconds at most (a broker
-    /// that does not answer is left to its last will), after which it reports nothing more.
+    /// that does not answer is left to its last will), after which it reports nothing
+    /// more, an event already on its way aside.
     func stop()
 }
 

@@ -132,9 +132,8 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
 
     deinit {
         // The network thread's closure holds this publisher: deinit runs only once it has
-        // ended (never cancelled: a thread cancelled inside the library leaves its locks,
-        // and ThreadSanitizer's state, held).
-        stop()
+        // ended, after ``stop()`` (never cancelled: a thread cancelled inside the library
+        // leaves its locks, and ThreadSanitizer's state, held).
         mosquitto_destroy(handle)
     }
 

@@ -30,26 +30,32 @@ public struct AddressInUse: Error, CustomStringConvertible {
 /// common ones.
 public struct CannotListen: Error, CustomStringConvertible {
     /// What was to be listened on.
-    public enum Address: Sendable {
+    public enum Address: Sendable, CustomStringConvertible {
         case unixSocket(path: String)
         case tcp(host: String, port: Int)
+
+        /// `/run/gpsfixd/gpsfixd.sock`, `127.0.0.1:2947`, `[::1]:2947`.
+        public var description: String {
+            switch self {
+            case .unixSocket(let path): path
+            case .tcp(let host, let port): host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            }
+        }
     }
 
     public let address: Address
     public let errno: Int32
 
     public var description: String {
-        let named: String, advice: String?
+        let advice: String?
         switch address {
-        case .unixSocket(let path):
-            named = path
+        case .unixSocket:
             advice = switch errno {
             case ENOENT: "its folder does not exist: make it, or choose another path"
             case EACCES, EPERM, EROFS: "this user may not write its folder: choose another path"
             default: nil
             }
-        case .tcp(let host, let port):
-            named = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        case .tcp(_, let port):
             advice = switch errno {
             case EACCES where port < 1024, EPERM where port < 1024:
                 "a port below 1024 takes a privilege the daemon does not keep: choose a port above it"
@@ -57,7 +63,7 @@ public struct CannotListen: Error, CustomStringConvertible {
             default: nil
             }
         }
-        return "cannot listen on \(named): \(String(cString: strerror(errno)))" + (advice.map { " (\($0))" } ?? "")
+        return "cannot listen on \(address): \(String(cString: strerror(errno)))" + (advice.map { " (\($0))" } ?? "")
     }
 }
 
@@ -65,13 +71,13 @@ extension GPSFixServer {
     /// Binds `bootstrap` on TCP `host`:`port`; an address in use is an ``AddressInUse``,
     /// another refusal a ``CannotListen``.
     func bind(_ bootstrap: ServerBootstrap, host: String, port: Int) async throws -> any Channel {
-        let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let address = CannotListen.Address.tcp(host: host, port: port)
         do {
             return try await bootstrap.bind(host: host, port: port).get()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            throw AddressInUse(address: address, holders: ProcessTable().listeners(ofTCPPort: port))
+            throw AddressInUse(address: address.description, holders: ProcessTable().listeners(ofTCPPort: port))
         } catch let error as IOError {
-            throw CannotListen(address: .tcp(host: host, port: port), errno: error.errnoCode)
+            throw CannotListen(address: address, errno: error.errnoCode)
         }
     }
 }

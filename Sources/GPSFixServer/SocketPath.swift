@@ -27,20 +27,22 @@ enum SocketPath {
 
     /// Makes `path` free to bind: removes a socket nobody answers on (a connection to it
     /// is refused), refuses a live one, and leaves alone one it cannot tell. A connection
-    /// its permissions deny is told by the kernel's table of sockets: a live server of
-    /// another user's listens there, and is left alone; a stale socket of another user's
-    /// (root's, from a run by hand, kept in /run/gpsfixd across restarts) listens nowhere
-    /// and is removed, where it would have kept the service from starting.
-    static func prepare(_ path: String, processes: ProcessTable = ProcessTable()) throws {
+    /// its permissions deny is told by this network namespace's table of sockets: when a
+    /// listener of that name may be there (another user's live server), the socket is left
+    /// alone; when none is (a stale socket of root's, from a run by hand, kept in
+    /// /run/gpsfixd across restarts), it is removed, where it would have kept the service
+    /// from starting.
+    static func prepare(_ path: String) throws {
         var status = stat()
         guard lstat(path, &status) == 0 else { return }  // nothing there
         guard status.st_mode & S_IFMT == S_IFSOCK else { throw Problem.notASocket(path) }
         do {
             if try isAnswering(path) { throw Problem.inUse(path) }
         } catch Problem.unknown(_, let errno) where errno == EACCES || errno == EPERM {
-            if processes.isListening(unixPath: path) { throw Problem.unknown(path, errno: errno) }
+            if ProcessTable().mayBeListening(onUnixPath: path) { throw Problem.unknown(path, errno: errno) }
         }
-        unlink(path)
+        // A folder where this user may not remove it (a sticky /tmp): said, not left to bind.
+        if unlink(path) != 0, errno != ENOENT { throw Problem.unknown(path, errno: errno) }
     }
 
     /// Whether a server accepts connections on `path`: `false` only when the connection

@@ -240,6 +240,8 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
             do {
                 let status = try await uploader.upload(entry.query)
                 failure = status == 200 ? nil : "HTTP \(status)"
+            } catch is CancellationError {
+                return  // stopped: no outage
             } catch {
                 failure = Self.kind(of: error)
             }

@@ -58,18 +58,24 @@ public struct ProcessTable: Sendable {
         return inodes
     }
 
-    /// Whether a socket in this network namespace listens on the Unix socket `path`
+    /// Whether a socket in this network namespace may listen on the Unix socket `path`
     /// (`/proc/net/unix`: flags `00010000`, the kernel's accepting connections, and the
-    /// path the socket was bound to, last on its line).
-    public func isListening(unixPath path: String) -> Bool {
+    /// path the socket was bound to, last on its line). The table names a path as it was
+    /// bound, perhaps through a link or relative: a listener with the same file name is
+    /// taken for this one, and so is everything when the table cannot be read. `false`
+    /// only says no listener of that name was found.
+    public func mayBeListening(onUnixPath path: String) -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
         var listening = false
-        SmallFile.forEachLine(at: under("/proc/net/unix")) { line in
+        let failure = SmallFile.forEachLine(at: under("/proc/net/unix")) { line in
             // Num, RefCount, Protocol, Flags, Type, St, Inode, Path.
-            guard !listening, line.hasSuffix(" " + path) else { return }
-            let fields = line.split(separator: " ", maxSplits: 7)
-            listening = fields.count == 8 && fields[3] == "00010000" && fields[7] == path
+            guard !listening else { return }
+            let fields = line.split(separator: " ", maxSplits: 7, omittingEmptySubsequences: true)
+            guard fields.count == 8, fields[3] == "00010000" else { return }
+            let bound = fields[7]
+            listening = bound == path || bound == name || bound.hasSuffix("/" + name)
         }
-        return listening
+        return listening || failure != nil
     }
 
     /// The processes listening on TCP `port`.

@@ -91,8 +91,11 @@ struct DoctorCommand: ParsableCommand {
         switch SmallFile.bytes(at: path) {
         case .success(let bytes): text = String(decoding: bytes, as: UTF8.self)
         case .failure(.system(ENOENT)): return  // none: the daemon's defaults
+        case .failure(.system(EACCES)), .failure(.system(EPERM)):
+            settings.unreadableConfiguration = config
+            return
         case .failure(let reason):
-            settings.configurationProblem = "\(config) cannot be read (\(reason)): run the doctor as root, or as gpsfix"
+            settings.configurationProblem = "\(config) cannot be read (\(reason))"
             return
         }
         let table: TOMLTable

@@ -315,7 +315,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         let subscribers: [any ReportSubscriber] = [fleet as (any ReportSubscriber)?, traccar, ntrip].compactMap { $0 }
         let clientCap = ConnectionCap(connections: maxClients, perListener: max(1, maxClients * 2 / 3))
         // Other ways in for clients, beside which the default socket may be left out.
-        let servedElsewhere = tcp != nil || http != nil || nmeaOut.nmeaTcp != nil || nmeaOut.nmeaSocket != nil
+        let servedElsewhere = tcp != nil || http != nil || metrics != nil || nmeaOut.nmeaTcp != nil || nmeaOut.nmeaSocket != nil
         let server = GPSFixServer(
             configuration: .init(
                 socketPath: Self.socketPath(asked: socket, passed: service.listenDescriptors, servedElsewhere: servedElsewhere, logger: logger), tcpHost: address?.host,

@@ -1,6 +1,7 @@
 import Foundation
 import GPSFixDoctor
 import TestSupport
+import ProcessTable
 import Testing
 
 #if canImport(Glibc)
@@ -234,6 +235,25 @@ struct DoctorTests {
         let finding = try #require(Self.finding(machine.examine(daemon), "daemon", .fail))
         #expect(finding.detail == "/run/gpsfixd/gpsfixd.sock accepts connections, but no daemon answers on it")
         #expect(finding.fix?.contains("journalctl -u gpsfixd") == true)
+    }
+
+    @Test("Unix listeners in the kernel's table: by path or by file name, not a connection's socket; an unreadable table may hide one")
+    func unixListeners() throws {
+        let machine = try FakeMachine()
+        let table = ProcessTable(root: machine.folder.path)
+        #expect(table.mayBeListening(onUnixPath: "/run/gpsfixd/gpsfixd.sock"), "no table: anything may listen")
+        machine.write("/proc/net/unix", """
+            Num       RefCount Protocol Flags    Type St Inode Path
+            0000000094733839: 00000002 00000000 00010000 0001 01 8603182 /run/my socket/live.sock
+            000000007525b5e7: 00000003 00000000 00000000 0001 03 1275 /run/gpsfixd/accepted.sock
+            000000007525b5e8: 00000002 00000000 00010000 0001 01 1276 @abstract
+            000000007525b5e9: 00000002 00000000 00010000 0001 01 1277 relative.sock
+
+            """)
+        #expect(table.mayBeListening(onUnixPath: "/run/my socket/live.sock"))
+        #expect(table.mayBeListening(onUnixPath: "/var/run/elsewhere/relative.sock"), "a bound path may be relative, or through a link")
+        #expect(!table.mayBeListening(onUnixPath: "/run/gpsfixd/accepted.sock"), "a connection's socket is no listener")
+        #expect(!table.mayBeListening(onUnixPath: "/run/gpsfixd/gpsfixd.sock"))
     }
 
     @Test("listeners the configuration names: one that answers, one that does not")
