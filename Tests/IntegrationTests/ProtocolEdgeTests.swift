@@ -150,16 +150,22 @@ struct StartupTests {
         #expect(!FileManager.default.fileExists(atPath: socketPath))
     }
 
+    /// Root's daemon serving on a socket (mode 0660, root's) in a folder anyone may write.
+    static func rootsDaemon(_ label: String) throws -> (folder: URL, socket: String, daemon: RunningProcess) {
+        let folder = try makeTemporaryFolder(label)
+        chmod(folder.path, 0o777)
+        let socket = folder.appendingPathComponent("root.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socket])
+        _ = try #require(LineClient.connect(unixPath: socket, within: 20))
+        return (folder, socket, daemon)
+    }
+
     @Test("a live socket that refuses this user (EACCES) is not taken for a stale one, and is left in place",
           .enabled(if: getuid() == 0, "runs a second daemon as nobody, which takes root"))
     func deniedSocketIsNotStale() throws {
-        let folder = try makeTemporaryFolder("eacces")
+        let (folder, socketPath, owner) = try Self.rootsDaemon("eacces")
         defer { try? FileManager.default.removeItem(at: folder) }
-        chmod(folder.path, 0o777)
-        let socketPath = folder.appendingPathComponent("live.sock").path
-        let owner = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socketPath])
         defer { owner.stop() }
-        _ = try #require(LineClient.connect(unixPath: socketPath, within: 20))
         // Another user, whom the socket's mode 0660 denies, starts a daemon on the same path.
         let other = try RunningProcess("/usr/sbin/runuser", ["-u", "nobody", "--", Binaries.gpsfixd, "--demo", "--socket", socketPath])
         let status = other.wait(timeout: 20)
@@ -172,13 +178,9 @@ struct StartupTests {
     @Test("a stale socket of another user's (root's run by hand), which refuses this user, is replaced: the daemon serves",
           .enabled(if: getuid() == 0, "runs the daemon as nobody beside root's socket, which takes root"))
     func deniedStaleSocketReplaced() throws {
-        let folder = try makeTemporaryFolder("stale-eacces")
+        let (folder, socketPath, crashed) = try Self.rootsDaemon("stale-eacces")
         defer { try? FileManager.default.removeItem(at: folder) }
-        chmod(folder.path, 0o777)
-        let socketPath = folder.appendingPathComponent("stale.sock").path
-        // Root's daemon, killed: its socket file (0660, root's) stays, and nothing listens on it.
-        let crashed = try RunningProcess(Binaries.gpsfixd, ["--demo", "--socket", socketPath])
-        _ = try #require(LineClient.connect(unixPath: socketPath, within: 20))
+        // Killed: its socket file (0660, root's) stays, and nothing listens on it.
         crashed.stop(SIGKILL)
         #expect(FileManager.default.fileExists(atPath: socketPath))
         let service = try RunningProcess("/usr/sbin/runuser", ["-u", "nobody", "--", Binaries.gpsfixd, "--demo", "--socket", socketPath])
