@@ -232,9 +232,9 @@ public final class MetricsCollector: Sendable {
     /// Each serial receiver the daemon can write to: its conversations by who held them
     /// (as each began), requests folded into one already waiting, turns taken away at their
     /// deadline, what its writer refused for waiting room, gave up after waiting for the
-    /// port and dropped for a turn over, and the answers a conversation had no room for; with a `[receiver]` table, the
-    /// keeper's conversations (as each ended), the table's applications, its flash writes
-    /// and the differences left.
+    /// port and dropped for a turn over, and the answers a conversation had no room for;
+    /// with a `[receiver]` table, the keeper's conversations (as each ended), the table's
+    /// applications, its flash writes and the differences left.
     public func record(receivers: [(device: String, control: ReceiverControl, table: ReceiverTableCounters?)]) {
         for (device, control, table) in receivers {
             let labels = [("device", device)]
