@@ -108,7 +108,7 @@ final class PositionJournal: @unchecked Sendable {
             lines.append((bytes.count, entry.sequence, nil))
         }
         guard !bytes.isEmpty else { return }
-        let (written, error) = Self.writeAll(descriptor, bytes)
+        let (written, error) = SmallFile.writeAll(bytes, to: descriptor)
         dirty = true
         for line in lines where line.end <= written {
             if let position = line.position {
@@ -146,7 +146,7 @@ final class PositionJournal: @unchecked Sendable {
         guard fresh >= 0 else { throw .system(path: temporary, call: "open", errno: errno) }
         var bytes: [UInt8] = []
         for entry in entries { bytes += "P \(entry.sequence) \(entry.query)\n".utf8 }
-        let (written, writeError) = Self.writeAll(fresh, bytes)
+        let (written, writeError) = SmallFile.writeAll(bytes, to: fresh)
         var failure: JournalError?
         if written < bytes.count {
             failure = .system(path: temporary, call: "write", errno: writeError)
@@ -180,19 +180,6 @@ final class PositionJournal: @unchecked Sendable {
         isDamaged = false
         positionLines = 0
         acknowledgedThrough = writtenThrough
-    }
-
-    /// Writes `bytes` until done or refused: how many were written, and the error that
-    /// stopped it (`ENOSPC` for a write that returned short, as a full disk does).
-    private static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> (written: Int, errno: Int32) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return (offset, written == 0 ? ENOSPC : errno) }
-            offset += written
-        }
-        return (offset, 0)
     }
 
     /// The sequences a journal names: a position a millisecond for 285,000 years.

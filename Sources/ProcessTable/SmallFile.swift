@@ -3,7 +3,8 @@ import Glibc
 #endif
 
 /// A file read without Foundation: whole when it is small (a `/proc` file, which reports
-/// no size; a configuration file), line by line when it may be large (`/proc/net/tcp`).
+/// no size; a configuration file), line by line when it may be large (`/proc/net/tcp`);
+/// and the plumbing of writing one durably (every byte written, its folder synced).
 public enum SmallFile {
     /// Why a file could not be read.
     public enum Failure: Error, Equatable, CustomStringConvertible {
@@ -91,5 +92,19 @@ public enum SmallFile {
         guard descriptor >= 0 else { return }
         fsync(descriptor)
         close(descriptor)
+    }
+
+    /// Writes `bytes` to `descriptor` until done or refused, again after a signal: how many
+    /// were written, and the error that stopped it (`ENOSPC` for a write that returned
+    /// short, as a full disk does; 0 when all were written).
+    public static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> (written: Int, errno: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return (offset, written == 0 ? ENOSPC : errno) }
+            offset += written
+        }
+        return (offset, 0)
     }
 }

@@ -107,16 +107,7 @@ final class FlashRecord: Sendable {
         let temporary = path + ".new"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
         guard descriptor >= 0 else { return "\(temporary): \(String(cString: strerror(errno)))" }
-        var rest = Array(text.utf8)[...]
-        var failure: Int32 = 0
-        while !rest.isEmpty, failure == 0 {
-            let written = rest.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written > 0 {
-                rest = rest.dropFirst(written)
-            } else if written == 0 || errno != EINTR {
-                failure = written == 0 ? ENOSPC : errno
-            }
-        }
+        var failure = SmallFile.writeAll(Array(text.utf8), to: descriptor).errno
         if failure == 0, fsync(descriptor) != 0 { failure = errno }
         close(descriptor)
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
