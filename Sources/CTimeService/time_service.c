@@ -7,6 +7,7 @@
 #include <sys/shm.h>
 #include <time.h>
 #include <linux/pps.h>
+#include <linux/serial.h>
 
 #define GPSFIX_NTPD_BASE 0x4E545030
 #define GPSFIX_LEAP_NOTINSYNC 3
@@ -72,15 +73,30 @@ int gpsfix_pps_fetch(int descriptor, int timeout_seconds, unsigned *sequence, lo
     return 0;
 }
 
+int gpsfix_read_carrier_line(int descriptor, struct gpsfix_carrier_line *line) {
+    struct serial_icounter_struct before, after;
+    int counted = ioctl(descriptor, TIOCGICOUNT, &before) == 0;
+    for (int attempt = 0;; attempt++) {
+        int lines = 0;
+        if (ioctl(descriptor, TIOCMGET, &lines) == -1) return -1;
+        line->level = (lines & TIOCM_CD) != 0;
+        line->counted = counted && ioctl(descriptor, TIOCGICOUNT, &after) == 0;
+        if (!line->counted) return 0;
+        line->changes = (unsigned)after.dcd;
+        /* A line changing faster than it can be read (noise) is taken as last read. */
+        if (after.dcd == before.dcd || attempt == 3) return 0;
+        before = after;
+    }
+}
+
 int gpsfix_wait_for_carrier_change(int descriptor, long long *sec, long *nsec) {
     if (ioctl(descriptor, TIOCMIWAIT, TIOCM_CD) == -1) return -1;
-    /* Stamped before TIOCMGET: on a USB adapter (cp210x, FTDI) that is a control transfer
-       of about a millisecond, with its jitter, which would be in every pulse's time. */
+    /* Stamped before anything else: on a USB adapter (cp210x, FTDI) reading the line is a
+       control transfer of about a millisecond, with its jitter, which would be in every
+       pulse's time. */
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     *sec = now.tv_sec;
     *nsec = now.tv_nsec;
-    int lines = 0;
-    if (ioctl(descriptor, TIOCMGET, &lines) == -1) return -1;
-    return (lines & TIOCM_CD) != 0;
+    return 0;
 }

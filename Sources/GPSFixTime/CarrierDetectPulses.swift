@@ -9,6 +9,8 @@ import GPSFixDevices
 /// kernel PPS device wire their pulse: a thread waits in `TIOCMIWAIT` for the line to
 /// change and stamps each rising edge as the call returns. Scheduling latency makes it
 /// coarser than the kernel's stamp (tens of microseconds; a USB adapter, a millisecond).
+/// A pulse narrower than that (a timing receiver's 10 µs) is over before the line can be
+/// read: the driver's count of the line's changes tells it came (``CarrierLine``).
 ///
 /// It waits on the port the reader has open (a duplicate of its descriptor), since the
 /// port is held exclusively. A thread waiting on a line that never changes stays in the
@@ -37,21 +39,52 @@ public struct CarrierDetectPulses: PulseSource {
                 defer { close(descriptor) }
                 waitedBefore = true  // the loop below ends only when stopped, or when a wait fails
                 while !isStopped() {
+                    // The line is read just before each wait: an edge while the last was
+                    // being sent is not taken for this wait's.
                     var seconds: Int64 = 0
                     var nanoseconds = 0
-                    let level = gpsfix_wait_for_carrier_change(descriptor, &seconds, &nanoseconds)
-                    if level == 1 {
-                        outlet.send(WallTime(seconds: Int(seconds), nanoseconds: nanoseconds))
-                    } else if level < 0 {
+                    guard let before = CarrierLine.read(descriptor),
+                        gpsfix_wait_for_carrier_change(descriptor, &seconds, &nanoseconds) == 0,
+                        let after = CarrierLine.read(descriptor)
+                    else {
                         if errno == EINTR { continue }
                         if errno == EINVAL || errno == ENOTTY {
                             return outlet.finish(throwing: PulseSourceError.noModemStatus(path: port.path))
                         }
                         break  // the port closed or vanished: wait for it to be reopened
                     }
+                    if CarrierLine.wakeMarksPulse(before: before, after: after) {
+                        outlet.send(WallTime(seconds: Int(seconds), nanoseconds: nanoseconds))
+                    }
                 }
             }
             outlet.finish()
         }
+    }
+}
+
+/// A carrier-detect line as read: its level, and the count of its changes the driver keeps
+/// (`nil` where it keeps none).
+struct CarrierLine: Equatable {
+    var level: Bool
+    var changes: UInt32?
+
+    /// The line of `descriptor` now; `nil`, with errno set, when it cannot be read.
+    static func read(_ descriptor: Int32) -> CarrierLine? {
+        var line = gpsfix_carrier_line()
+        guard gpsfix_read_carrier_line(descriptor, &line) == 0 else { return nil }
+        return CarrierLine(level: line.level != 0, changes: line.counted != 0 ? line.changes : nil)
+    }
+
+    /// Whether a wake of the wait begun with the line `before`, the line then `after`, was
+    /// stamped at a pulse's rising edge. A wait begun with the line down ends at its first
+    /// change, a rise, whether or not the line is still up when read: a pulse over by then
+    /// is counted, not seen. A wait begun with it up ends at a fall, even when the count
+    /// says it rose again since: that stamp would be a pulse's width late. Without counts,
+    /// only a line found up is a rise.
+    static func wakeMarksPulse(before: CarrierLine, after: CarrierLine) -> Bool {
+        guard !before.level else { return false }
+        guard let counted = before.changes, let now = after.changes else { return after.level }
+        return now != counted
     }
 }

@@ -61,10 +61,24 @@ int gpsfix_pps_capture_assert(int descriptor);
 /// edge and its sequence number; -1 and errno (ETIMEDOUT when none came).
 int gpsfix_pps_fetch(int descriptor, int timeout_seconds, unsigned *sequence, long long *sec, long *nsec);
 
-/// Blocks until the serial line's carrier detect (DCD) changes (TIOCMIWAIT), stamps the
-/// change (CLOCK_REALTIME, into sec and nsec) at once, then tells whether the line is now
-/// up (TIOCMGET): 1 up, 0 down, -1 and errno on failure (EINVAL or ENOTTY: the line has no
-/// modem-status interrupts, as a pseudo-terminal).
+/// A serial port's carrier-detect line (DCD) as the kernel last saw it: whether it is up
+/// (TIOCMGET), and how many times it has changed (TIOCGICOUNT's `dcd`) where the driver
+/// counts them (`counted`: the UART drivers and the USB serial adapters do, a
+/// pseudo-terminal does not).
+struct gpsfix_carrier_line {
+    int level;
+    int counted;
+    unsigned changes;
+};
+
+/// Reads the carrier-detect line: the count on both sides of the level, again when a
+/// change came between, so that level and count describe the same moment. 0, or -1 and
+/// errno (EINVAL or ENOTTY: the line has no modem status, as a pseudo-terminal).
+int gpsfix_read_carrier_line(int descriptor, struct gpsfix_carrier_line *line);
+
+/// Blocks until the carrier-detect line changes (TIOCMIWAIT) and stamps the wake at once
+/// (CLOCK_REALTIME, into sec and nsec), before any other call: 0, or -1 and errno (EINVAL
+/// or ENOTTY: the line has no modem-status interrupts, as a pseudo-terminal).
 int gpsfix_wait_for_carrier_change(int descriptor, long long *sec, long *nsec);
 
 #endif
