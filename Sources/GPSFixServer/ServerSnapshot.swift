@@ -58,9 +58,10 @@ public struct ServerSnapshot: Sendable {
         /// The latest fix's status; `nil` before the first fix.
         public var status: FixStatus?
 
-        /// Whether the receiver can serve as an RTK base: its survey-in is valid, or it
-        /// stands at a fixed position (a surveyed-time solution).
-        public var isBaseReady: Bool { counters.survey?.isValid == true || status == .surveyedTime }
+        /// Whether the receiver can serve as an RTK base: it is online, and its survey-in is
+        /// valid or it stands at a fixed position (a surveyed-time solution). What an
+        /// unplugged receiver reported last does not make it ready.
+        public var isBaseReady: Bool { online && (counters.survey?.isValid == true || status == .surveyedTime) }
     }
 
     public var clients: Clients

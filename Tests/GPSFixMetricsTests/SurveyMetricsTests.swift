@@ -28,4 +28,17 @@ struct SurveyMetricsTests {
         #expect(!samples.keys.contains { $0.hasPrefix("gpsfix_survey") && $0.contains("ttyACM1") })
         #expect(base.isBaseReady && !rover.isBaseReady)
     }
+
+    @Test("a base whose device went offline (unplugged, powered off) is not ready, whatever it reported before")
+    func offlineBaseIsNotReady() {
+        var counters = DeviceCounters()
+        counters.survey = SurveyProgress(
+            duration: 61, meanX: 0, meanY: 0, meanZ: 0, accuracy: 4.8213, observations: 61, isValid: true, isActive: false)
+        let surveyed = ServerSnapshot.Device(path: "/dev/ttyACM0", online: false, counters: counters)
+        var fixed = ServerSnapshot.Device(path: "/dev/ttyACM1", online: false, counters: DeviceCounters())
+        fixed.status = .surveyedTime
+        #expect(!surveyed.isBaseReady && !fixed.isBaseReady)
+        fixed.online = true
+        #expect(fixed.isBaseReady)
+    }
 }
