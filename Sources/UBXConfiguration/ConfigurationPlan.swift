@@ -2,6 +2,9 @@
 /// everything but the port's speed in one CFG-VALSET transaction, which the receiver
 /// applies whole or not at all, then the speed alone. Turning UBX off on the port the
 /// conversation uses silences the receiver's answers: that comes last of all, unconfirmed.
+/// A save writes flash once: every setting, the speed and UBX's end included, goes to the
+/// flash layer in one transaction of its own, after the others are applied and while the
+/// receiver still answers; the other steps write the other layers only.
 enum ConfigurationPlan {
     static func valueSteps(_ settings: ReceiverSettings, port: ReceiverPort, layers: ConfigurationLayers) throws
         -> [ConfigurationStep]
@@ -57,22 +60,32 @@ enum ConfigurationPlan {
             items += RTCMMessage.all.map { ConfigurationItem($0.outputRate(port), UInt64(rtcm.rate(of: $0))) }
             named.append("--rtcm")
         }
-        var steps: [ConfigurationStep] = ValueMessages.set(items, in: layers).map {
-            ConfigurationStep(settings: named.joined(separator: ", "), frame: $0, confirmation: .acknowledgement)
+        // Each step below writes these layers; flash, if asked for, is written once, last.
+        let running = layers.subtracting(.flash)
+        var steps: [ConfigurationStep] = []
+        func append(_ items: [ConfigurationItem], settings: String, _ confirmation: ConfigurationStep.Confirmation) {
+            guard !running.isEmpty, !items.isEmpty else { return }
+            steps += ValueMessages.set(items, in: running).map { ConfigurationStep(settings: settings, frame: $0, confirmation: confirmation) }
         }
+        append(items, settings: named.joined(separator: ", "), .acknowledgement)
+        var saved = items
         if let speed = settings.baudRate {
             guard let key = ConfigurationKeys.baudRate(port) else {
                 throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over \(port.rawValue.uppercased())")
             }
-            for frame in ValueMessages.set([ConfigurationItem(key, UInt64(speed))], in: layers) {
-                steps.append(ConfigurationStep(settings: "--baud", frame: frame, confirmation: .answersAt(speed)))
+            let item = ConfigurationItem(key, UInt64(speed))
+            append([item], settings: "--baud", .answersAt(speed))
+            saved.append(item)
+            named.append("--baud")
+        }
+        let ubxOff = settings.output == .nmea ? [ConfigurationItem(ConfigurationKeys.outputsUBX(port), 0)] : []
+        saved += ubxOff
+        if layers.contains(.flash), !saved.isEmpty {
+            steps += ValueMessages.set(saved, in: .flash).map {
+                ConfigurationStep(settings: (named + ["--save"]).joined(separator: ", "), frame: $0, confirmation: .acknowledgement)
             }
         }
-        if settings.output == .nmea {
-            for frame in ValueMessages.set([ConfigurationItem(ConfigurationKeys.outputsUBX(port), 0)], in: layers) {
-                steps.append(ConfigurationStep(settings: "--output", frame: frame, confirmation: .unacknowledged))
-            }
-        }
+        append(ubxOff, settings: "--output", .unacknowledged)
         return steps
     }
 

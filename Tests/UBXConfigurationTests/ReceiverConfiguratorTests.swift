@@ -164,6 +164,19 @@ struct ReceiverConfiguratorTests {
         #expect(link.speed == 115_200)
     }
 
+    @Test("a save with a new speed and NMEA alone writes flash once, and all of it is there after the battery ran out", arguments: [Generation.generation9, .m8])
+    func savesInOneFlashWrite(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        try configurator.apply(try configurator.plan(ReceiverSettings(rate: 2, output: .nmea, baudRate: 57600), layers: [.ram, .batteryBacked, .flash]))
+        #expect(receiver.traffic.flashWrites == 1)
+        receiver.powerCycle(batteryEmpty: true)
+        #expect(receiver.speed == 57600)
+        #expect(receiver.setting(0x3021_0001) == 500)
+        #expect(receiver.setting(0x1074_0001) == 0 && receiver.setting(0x1074_0002) == 1)
+    }
+
     @Test("saved settings survive a power cycle; unsaved ones are lost", arguments: [Generation.generation9, .m8])
     func saving(_ generation: Generation) throws {
         let receiver = try SimulatedUBXReceiver(generation)
