@@ -60,6 +60,10 @@ public final class ReceiverStreamDecoder {
     @exclusivity(unchecked) public var onRTCM3Frame: ((UnsafeRawBufferPointer) -> Void)?
     /// When the bytes being fed were read (``ByteChunk/readAt``), set before each chunk.
     public var readAt: WallTime?
+    /// When the frame being routed was read: the chunk's time, or `nil` for a frame read
+    /// again from an earlier chunk (``ReceiverFramer/isReplaying``), whose read is not known
+    /// closely enough to time a receiver's clock by.
+    private var frameReadAt: WallTime? { framer.isReplaying ? nil : readAt }
     /// When the open cycle's first frame was read.
     public private(set) var cycleReadAt: WallTime?
     /// While a fix is emitted, when the first frame of the cycle it reports was read: the
@@ -203,7 +207,7 @@ public final class ReceiverStreamDecoder {
             guard let driverAssembler = driverAssembler(ofRuleAt: frame.rule) else { return }
             let opened = driverAssembler.cyclesOpened
             driverAssembler.add(frame.bytes) { update in emitPairing(update, cyclesOpenedBefore: opened, emit) }
-            if driverAssembler.cyclesOpened != opened { cycleReadAt = readAt }
+            if driverAssembler.cyclesOpened != opened { cycleReadAt = frameReadAt }
             if driverAssembler.solutions != driverSolutions[frame.rule] {
                 driverSolutions[frame.rule] = driverAssembler.solutions
                 sentencesSinceSolution = 0
@@ -226,7 +230,7 @@ public final class ReceiverStreamDecoder {
         let opened = assembler.cyclesOpened
         assembler.add(frame) { update in emitPairing(update, cyclesOpenedBefore: opened, emit) }
         // After the add: the fix it emitted for the cycle before kept that cycle's moment.
-        if assembler.cyclesOpened != opened { cycleReadAt = readAt }
+        if assembler.cyclesOpened != opened { cycleReadAt = frameReadAt }
     }
 
     /// Emits `update`, a fix with the moment its cycle's first frame was read
@@ -235,7 +239,7 @@ public final class ReceiverStreamDecoder {
     /// is a frame of its own.
     @inline(__always)
     private func emitPairing(_ update: LocationUpdate, cyclesOpenedBefore opened: Int, _ emit: (LocationUpdate) -> Void) {
-        if case .fix(let fix) = update { emittedFixReadAt = fix.cycle == opened ? cycleReadAt : readAt }
+        if case .fix(let fix) = update { emittedFixReadAt = fix.cycle == opened ? cycleReadAt : frameReadAt }
         emit(update)
     }
 }

@@ -72,6 +72,9 @@ public final class ReceiverFramer {
     private let frame: UnsafeMutableRawBufferPointer
     /// The bytes of a refused frame begun in an earlier chunk, read again.
     private let replay: UnsafeMutableRawBufferPointer
+    /// Whether the frames being handed out are read again from an earlier chunk, behind a
+    /// frame start that was refused: they were received then, not with the chunk being fed.
+    @exclusivity(unchecked) public private(set) var isReplaying = false
 
     /// A framer for NMEA sentences as `nmea` allows them and the binary frames of `rules`;
     /// rules whose frames begin with the same byte must have headers of one length.
@@ -303,6 +306,8 @@ public final class ReceiverFramer {
         let count = collected - offset
         guard count > 0 else { return }
         replay.baseAddress!.copyMemory(from: frame.baseAddress! + offset, byteCount: count)
+        isReplaying = true
+        defer { isReplaying = false }
         scan(UnsafeRawBufferPointer(rebasing: replay[0..<count]), onFrame)
     }
 

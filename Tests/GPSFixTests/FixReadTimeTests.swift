@@ -79,6 +79,31 @@ struct FixReadTimeTests {
         #expect(pairings.allSatisfy { $0.fix == $0.read }, "\(pairings)")
     }
 
+    @Test("fixes read again after a false frame start is refused: paired with no read rather than a later one")
+    func replayedAfterFalseStart() {
+        // A NAV-SAT header of line noise claims 1208 bytes: the two seconds of NMEA after
+        // it wait in the frame until its checksum fails, reads later, then are read again.
+        let falseStart: [UInt8] = [0xB5, 0x62, 0x01, 0x35, 0xB8, 0x04]
+        let nmea = (0..<2).map { second in
+            sentence("$GPGGA,12000\(second).00,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,")
+                + sentence("$GPRMC,12000\(second).00,A,4807.038,N,01131.000,E,0.0,0.0,261126,,,A")
+        }.joined()
+        let filler = [UInt8](repeating: UInt8(ascii: "x"), count: 400)
+        let chunks = [falseStart + Array(nmea.utf8)] + Array(repeating: filler, count: 4)
+        let decoder = ReceiverStreamDecoder()
+        var reads: [WallTime?] = []
+        for (index, chunk) in chunks.enumerated() {
+            decoder.readAt = WallTime(seconds: 1_800_000_000 + index)
+            chunk.withUnsafeBytes { bytes in
+                decoder.feed(bytes) { update in
+                    if case .fix = update { reads.append(decoder.emittedFixReadAt) }
+                }
+            }
+        }
+        #expect(reads.count >= 1, "the fixes reach watchers")
+        #expect(reads.allSatisfy { $0 == nil || $0 == WallTime(seconds: 1_800_000_000) }, "\(reads)")
+    }
+
     @Test("an HNR-PVT between epochs, a fix of its own frame: paired with that frame's read")
     func hnrBetweenEpochs() {
         let pairings = Self.pairings(of: [
