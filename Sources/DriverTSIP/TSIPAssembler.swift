@@ -110,6 +110,14 @@ public final class TSIPAssembler: DriverAssembler {
         case 0x55:
             // I/O options: byte 0 bit 2, altitudes of 0x4A and 0x84 above mean sea level.
             if let options = data.u8(0) { altitudesMSL = options & 0x04 != 0 } else { decoded = false }
+        case 0x46:
+            // A receiver that says it has no fix has none from here on, until a fix
+            // packet (0x6D, 0x8F-20) gives a mode again.
+            if let health = TSIPHealth(data) {
+                if health.saysNoFix == true { (mode, positionSolution) = (.noFix, false) }
+            } else {
+                decoded = false
+            }
         case 0x47:
             if let levels = TSIPSignalLevels(data) { apply(levels) } else { decoded = false }
         case 0x5C, 0x5D:

@@ -14,6 +14,29 @@ struct TSIPGPSTime {
     }
 }
 
+/// 0x46, health of receiver: byte 0 says whether it is doing position fixes and, when
+/// not, why (the Lassen iQ and Copernicus manuals' codes). Timing receivers (SMT 360,
+/// SMTx) send a value those manuals do not list there (0xBB), which says nothing.
+struct TSIPHealth {
+    var status: UInt8
+
+    init?(_ data: FrameFields) {
+        guard let status = data.u8(0), data.u8(1) != nil else { return nil }
+        self.status = status
+    }
+
+    /// Whether the receiver says it has no fix: no GPS time yet, PDOP too high, no usable
+    /// satellites or too few, the chosen one unusable, the fix refused by TRAIM; `false`
+    /// when doing fixes, `nil` for a status not listed.
+    var saysNoFix: Bool? {
+        switch status {
+        case 0x00: false
+        case 0x01, 0x03, 0x08...0x0C, 0x10: true
+        default: nil
+        }
+    }
+}
+
 /// 0x54, one-satellite bias: its time of fix opens an epoch (gpsd reports one at it).
 struct TSIPBias {
     var timeOfFix: Float

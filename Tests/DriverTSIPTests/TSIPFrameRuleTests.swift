@@ -159,6 +159,33 @@ struct TSIPSyntheticPacketTests {
     }
 }
 
+/// 0x46, the receiver's health: whether it is doing fixes (the Lassen iQ manual's codes).
+@Suite("TSIP receiver health")
+struct TSIPHealthTests {
+    static func gpsTime(_ seconds: Float) -> [UInt8] {
+        TSIPFrameRule.frame(id: 0x41, data: TSIPSyntheticPacketTests.float(seconds) + [0x05, 0x7B] + TSIPSyntheticPacketTests.float(14))
+    }
+    /// 0x6D: a 3D fix, no satellites listed.
+    static let threeDimensional = TSIPFrameRule.frame(id: 0x6D, data: [0x04] + [1.5, 0.9, 1.2, 0.8].flatMap(TSIPSyntheticPacketTests.float))
+
+    /// The modes of the fixes of three seconds, the health `status` sent in the second.
+    static func modes(healthStatus status: UInt8) -> [FixMode] {
+        let health = TSIPFrameRule.frame(id: 0x46, data: [status, 0x00])
+        let result = TSIPSyntheticPacketTests().run([gpsTime(5073), threeDimensional, gpsTime(5074), health, gpsTime(5075)])
+        return result.fixes.map(\.mode)
+    }
+
+    @Test("no usable satellites, too few, PDOP too high, no GPS time yet: the fix ends with the report", arguments: [UInt8(0x08), 0x0A, 0x03, 0x01])
+    func noFix(status: UInt8) {
+        #expect(Self.modes(healthStatus: status).prefix(2) == [.threeDimensional, .noFix])
+    }
+
+    @Test("doing fixes, or a status the manuals do not list (a timing receiver's 0xBB): the mode stays", arguments: [UInt8(0x00), 0xBB])
+    func modeStays(status: UInt8) {
+        #expect(Self.modes(healthStatus: status).prefix(2) == [.threeDimensional, .threeDimensional])
+    }
+}
+
 /// What a receiver sends is input: absurd values, and stray packets in another protocol's stream.
 @Suite("TSIP from a receiver that lies")
 struct TSIPHostileInputTests {
