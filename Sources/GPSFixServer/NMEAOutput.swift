@@ -97,7 +97,8 @@ extension GPSFixServer {
 
     /// A listener's bootstrap on the hub's loop: every connection it accepts starts with a
     /// ``BoundedSession`` (its caps, its stall cut-off, `idleTimeout`, the connection
-    /// caps), then `addHandlers` sets up the protocol. Every listener is built on this,
+    /// caps), a network one with TCP keepalive (``SessionLimits/keepalive``), then
+    /// `addHandlers` sets up the protocol. Every listener is built on this,
     /// so none can forget a bound.
     ///
     /// `halfClosure` keeps a connection whose client ended its sending side open, for
@@ -120,6 +121,9 @@ extension GPSFixServer {
             .childChannelOption(.allowRemoteHalfClosure, value: halfClosure)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if ListenerSide(listeningOn: channel.localAddress) == .network, let options = channel.syncOptions {
+                        try limits.keepalive.apply(to: options)
+                    }
                     try channel.pipeline.syncOperations.addHandler(
                         BoundedSession(table: hub.sessionTable, idleTimeout: idleTimeout, logger: hub.logger))
                     try addHandlers(channel)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 
 /// The bounds every connection of every listener lives under (gpsd's protocol on the Unix
@@ -31,12 +34,20 @@ public struct SessionLimits: Sendable {
     /// NMEA 0183 out's socket): room of their own, so that a full network side never
     /// refuses a local program, a health check or the operator's tool.
     public var local: ConnectionCap
+    /// How a network connection whose peer vanished without closing it (a rover out of
+    /// coverage, a laptop put to sleep, a router restarted) is found gone while nothing is
+    /// sent to it (a watcher of a silent device, a caster's stream without corrections),
+    /// which no write can fail and no idle timeout ends: TCP keepalive, a probe after
+    /// `idle` of silence, then every `interval`, the connection closed after `probes`
+    /// unanswered (two minutes by default). A local socket's peer cannot vanish so.
+    public var keepalive: TCPKeepalive
 
     public init(
         queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
         idleTimeout: Duration = .seconds(900), httpIdleTimeout: Duration = .seconds(5),
         network: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
-        local: ConnectionCap = ConnectionCap(connections: 192, perListener: 128)
+        local: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
+        keepalive: TCPKeepalive = TCPKeepalive(idleSeconds: 60, intervalSeconds: 10, probes: 6)
     ) {
         self.queuedBytes = queuedBytes
         self.stallTimeout = stallTimeout
@@ -44,6 +55,7 @@ public struct SessionLimits: Sendable {
         self.httpIdleTimeout = httpIdleTimeout
         self.network = network
         self.local = local
+        self.keepalive = keepalive
     }
 
     /// The cap of `side`'s connections.
@@ -52,6 +64,31 @@ public struct SessionLimits: Sendable {
         case .network: network
         case .local: local
         }
+    }
+}
+
+/// TCP keepalive's timing (`TCP_KEEPIDLE`, `TCP_KEEPINTVL`, `TCP_KEEPCNT`), in the
+/// kernel's whole seconds.
+public struct TCPKeepalive: Sendable, Equatable {
+    public var idleSeconds: Int
+    public var intervalSeconds: Int
+    public var probes: Int
+
+    public init(idleSeconds: Int, intervalSeconds: Int, probes: Int) {
+        self.idleSeconds = idleSeconds
+        self.intervalSeconds = intervalSeconds
+        self.probes = probes
+    }
+
+    /// Turns keepalive on, with this timing, for the socket whose options these are.
+    func apply(to options: some NIOSynchronousChannelOptions) throws {
+        func tcp(_ name: Int32) -> ChannelOptions.Types.SocketOption {
+            ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name))
+        }
+        try options.setOption(.socketOption(.so_keepalive), value: 1)
+        try options.setOption(tcp(TCP_KEEPIDLE), value: SocketOptionValue(idleSeconds))
+        try options.setOption(tcp(TCP_KEEPINTVL), value: SocketOptionValue(intervalSeconds))
+        try options.setOption(tcp(TCP_KEEPCNT), value: SocketOptionValue(probes))
     }
 }
 

@@ -69,6 +69,16 @@ struct SessionBoundsTests {
         await harness.stop()
     }
 
+    @Test("a TCP connection has keepalive's timer running, so a peer that vanished while nothing is sent to it is found gone")
+    func networkConnectionsKeepAlive() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], tcp: true)
+        let port = try #require(harness.server.tcpPort)
+        let watcher = try await harness.client(tcp: true)
+        #expect(TCPTable.timersOfEstablished(localPort: port) == [2])
+        #expect(!Self.isClosed(watcher, within: 0.1))
+        await harness.stop()
+    }
+
     @Test("a client that watches nothing and asks nothing is closed after the idle timeout; a watcher, a poller that enabled a WATCH streaming nothing (as gpsd's watchers) and a client that asks stay")
     func idleClientsAreClosed() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"], limits: SessionLimits(idleTimeout: .seconds(1)))
