@@ -109,10 +109,12 @@ final class CasterAccess: @unchecked Sendable {
     private var accepted: Set<String> = []
     private static let acceptedLimit = 64
 
-    /// Hashed passwords being checked now, at most ``maximumChecks``: each costs a hash's
-    /// deliberate time on a thread of SwiftNIO's pool, so a flood of guesses waits its turn
-    /// as 503s instead of taking the machine's cores.
-    private var checks = 0
+    /// Hashed passwords being checked now, at most ``maximumChecks``, by `Authorization`
+    /// value: each costs a hash's deliberate time on a thread of SwiftNIO's pool, so a
+    /// flood of guesses waits its turn as 503s instead of taking the machine's cores. A
+    /// request whose value is being checked waits for that check's answer: a fleet
+    /// reconnecting at once after a restart costs one check, and no rover a 503.
+    private var checks: [String: EventLoopFuture<Decision>] = [:]
     static let maximumChecks = 2
 
     init(configuration: CasterConfiguration, release: String) {
@@ -138,11 +140,14 @@ final class CasterAccess: @unchecked Sendable {
         guard users.isHashed(user) else {
             return loop.makeSucceededFuture(remember(users.accepts(user: user, password: password), authorization))
         }
-        guard checks < Self.maximumChecks else { return loop.makeSucceededFuture(.busy) }
-        checks += 1
-        return NIOThreadPool.singleton.runIfActive(eventLoop: loop) { users.accepts(user: user, password: password) }
-            .always { [self] _ in checks -= 1 }
+        if let running = checks[authorization] { return running }
+        guard checks.count < Self.maximumChecks else { return loop.makeSucceededFuture(.busy) }
+        let decision = NIOThreadPool.singleton.runIfActive(eventLoop: loop) { users.accepts(user: user, password: password) }
             .map { [self] isRight in remember(isRight, authorization) }
+        checks[authorization] = decision
+        // Attached after the entry is made: a check failed at once (a pool stopped) ends it here.
+        decision.whenComplete { [self] _ in checks[authorization] = nil }
+        return decision
     }
 
     private func remember(_ isRight: Bool, _ authorization: String) -> Decision {

@@ -11,13 +11,13 @@ struct CasterTests {
     /// The payload of `fixtures/rtcm/rtcm3.2.log`: 192 real frames, the experimental 63 among them.
     static let stream = (try? RecordedRTCM.payload(of: "rtcm3.2.log")) ?? []
 
-    /// A users file of one rover, its password hashed by htpasswd -B: always under CI,
-    /// elsewhere when it is installed (a plain password otherwise).
-    static func users(in folder: URL) throws -> String {
+    /// A users file of one rover, its password hashed by htpasswd -B at `cost` (2^cost
+    /// rounds): always under CI, elsewhere when it is installed (a plain password otherwise).
+    static func users(in folder: URL, cost: Int = 5) throws -> String {
         let path = folder.appendingPathComponent("users").path
         let htpasswd = "/usr/bin/htpasswd"
         let line = installedOrInCI(FileManager.default.isExecutableFile(atPath: htpasswd))
-            ? try run(htpasswd, ["-nbB", "-C", "5", "rover", "base-s3cret"]).trimmingCharacters(in: .whitespacesAndNewlines)
+            ? try run(htpasswd, ["-nbB", "-C", "\(cost)", "rover", "base-s3cret"]).trimmingCharacters(in: .whitespacesAndNewlines)
             : "rover:base-s3cret"
         try line.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -39,13 +39,14 @@ struct CasterTests {
         private(set) var frames: [UInt8] = []
         private(set) var frameCount = 0
 
-        /// `stallTimeout`: how long a rover may stay over its cap before it is cut off.
-        init(stallTimeout: Int = 5) throws {
+        /// `stallTimeout`: how long a rover may stay over its cap before it is cut off;
+        /// `hashCost`: the bcrypt cost of the rover's password.
+        init(stallTimeout: Int = 5, hashCost: Int = 5) throws {
             folder = try makeTemporaryFolder("caster")
             terminal = try PseudoTerminal()
             daemon = try RunningProcess(Binaries.gpsfixd, [
                 terminal.path, "--speed", "115200", "--socket", folder.appendingPathComponent("gpsfixd.sock").path,
-                "--caster", "127.0.0.1:\(caster)", "--caster-mountpoint", "ROOF", "--caster-users", try CasterTests.users(in: folder),
+                "--caster", "127.0.0.1:\(caster)", "--caster-mountpoint", "ROOF", "--caster-users", try CasterTests.users(in: folder, cost: hashCost),
                 "--stall-timeout", "\(stallTimeout)", "--metrics", "127.0.0.1:\(metrics)",
             ])
             try waitUntil("the caster's metrics") { self.metric("gpsfix_caster_streams") == 0 }
@@ -131,6 +132,23 @@ struct CasterTests {
         #expect(base.metric("gpsfix_caster_frames_dropped_total") == 0)
         #expect(base.metric("gpsfix_caster_unauthorized_total") == 1)
         #expect(residentAfter - residentBefore < 16_000 || Binaries.isSanitized, "\(residentBefore) kB before, \(residentAfter) kB after")
+    }
+
+    @Test("a fleet sharing one hashed account, asking at once (after a restart), is let in whole: one hash check, no 503")
+    func fleetAsksAtOnce() async throws {
+        // A cost of 2^10 rounds: the check takes tens of milliseconds, so every request
+        // arrives while it runs.
+        let base = try Base(hashCost: 10)
+        let token = Data("rover:base-s3cret".utf8).base64EncodedString()
+        let fleet = try (0..<6).map { _ in try LineClient(tcpPort: base.caster) }
+        for rover in fleet {
+            rover.send("GET /ROOF HTTP/1.1\r\nHost: 127.0.0.1\r\nNtrip-Version: Ntrip/2.0\r\nUser-Agent: NTRIP fleet\r\n"
+                + "Authorization: Basic \(token)\r\n\r\n")
+        }
+        var heads: [String?] = []
+        for rover in fleet { heads.append(await rover.line()) }
+        #expect(heads == Array(repeating: "HTTP/1.1 200 OK", count: fleet.count))
+        #expect(base.metric("gpsfix_caster_busy_total") == 0)
     }
 
     @Test("a rover that stops reading is cut off and counted, and the rover beside it loses no frame")
