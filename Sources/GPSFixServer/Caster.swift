@@ -60,6 +60,12 @@ public struct CasterStatistics: Sendable, Hashable {
 }
 
 extension GPSFixServer {
+    /// The kernel's send buffer asked for each rover (Linux doubles it): some seconds of a
+    /// base's corrections. Left to the kernel, it grows with the connection (to megabytes
+    /// on loopback): a rover that stops reading would take minutes of frames, stale on
+    /// arrival, before its session's cap and the stall cut-off could see it.
+    static let roverSendBuffer = 8 * 1024
+
     /// Listens for NTRIP clients on the hub's event loop, and returns the port bound.
     ///
     /// Each connection is a bounded session like a gpsd client's (the network side's caps,
@@ -72,7 +78,9 @@ extension GPSFixServer {
     public func startCaster(_ caster: CasterConfiguration) async throws -> Int {
         let hub = self.hub
         let access = CasterAccess(configuration: caster, release: configuration.release)
-        let bootstrap = clientBootstrap(idleTimeout: configuration.limits.httpIdleTimeout) { channel in
+        let bootstrap = clientBootstrap(
+            idleTimeout: configuration.limits.httpIdleTimeout, sendBuffer: Self.roverSendBuffer
+        ) { channel in
             try channel.pipeline.syncOperations.addHandler(CasterSession(hub: hub, access: access))
         }
         let channel = try await bind(bootstrap, host: caster.host, port: caster.port)

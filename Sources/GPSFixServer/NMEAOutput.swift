@@ -104,12 +104,14 @@ extension GPSFixServer {
     /// `halfClosure` keeps a connection whose client ended its sending side open, for
     /// gpsd's protocol, which answers what was asked before that end; elsewhere the end
     /// closes the connection (a reader of a silent feed would otherwise never be noticed
-    /// gone).
+    /// gone). `sendBuffer`, when given, is each connection's socket send buffer in bytes
+    /// (`SO_SNDBUF`) instead of one the kernel grows.
     func clientBootstrap(
-        idleTimeout: Duration, halfClosure: Bool = false, _ addHandlers: @escaping @Sendable (any Channel) throws -> Void
+        idleTimeout: Duration, halfClosure: Bool = false, sendBuffer: Int? = nil,
+        _ addHandlers: @escaping @Sendable (any Channel) throws -> Void
     ) -> ServerBootstrap {
         let hub = self.hub, limits = configuration.limits
-        return ServerBootstrap(group: hub.eventLoop)
+        var bootstrap = ServerBootstrap(group: hub.eventLoop)
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.queuedBytes.low, high: limits.queuedBytes.high))
@@ -129,6 +131,8 @@ extension GPSFixServer {
                     try addHandlers(channel)
                 }
             }
+        if let sendBuffer { bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer)) }
+        return bootstrap
     }
 
     /// The TCP port NMEA 0183 out listens on (useful with port 0).

@@ -157,9 +157,10 @@ struct CasterTests {
         let (rovers, sent, done) = try base.rovers(1, ["--slow"])
         defer { rovers.stop() }
         try waitUntil("2 streams", within: 30) { rovers.outputText.hasPrefix("READY") && base.metric("gpsfix_caster_streams") == 2 }
-        // Until the non-reader's socket and its share of the daemon's are full (loopback's
-        // send buffers grow to megabytes), at most 20 MB.
-        for _ in 0..<700 where base.metric("gpsfix_clients_cut_off_total") == 0 { try await base.writeRound() }
+        // Until the non-reader's socket and its share of the daemon's are full: its 4 KiB,
+        // the caster's 8 KiB send buffer (not loopback's megabytes, minutes of a base's
+        // corrections, stale on arrival), the session's 32 KiB. Rounds are 30 KiB: 20 at most.
+        for _ in 0..<20 where base.metric("gpsfix_clients_cut_off_total") == 0 { try await base.writeRound() }
         try base.waitForFrames()
         #expect(base.metric("gpsfix_caster_streams") == 1)
         let report = try base.report(of: rovers, sent: sent, done: done)
