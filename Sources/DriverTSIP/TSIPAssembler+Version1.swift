@@ -49,10 +49,11 @@ extension TSIPAssembler {
     }
 
     /// A1-11, position: latitude and longitude in degrees, altitude above the ellipsoid
-    /// (above mean sea level when mask bit 2 is set), velocity east, north, up.
+    /// (above mean sea level when mask bit 2 is set), or, with mask bit 1, an Earth-centred
+    /// point in metres; velocity east, north, up, or, with mask bit 3, Earth-centred.
     private func readPosition(_ data: FrameFields) -> Bool {
-        guard let mask = data.u8(0), let fixType = data.u8(1), let latitude = data.f64(2), let longitude = data.f64(10),
-            let altitude = data.f64(18), let east = data.f32(26), let north = data.f32(30), let up = data.f32(34),
+        guard let mask = data.u8(0), let fixType = data.u8(1), let first = data.f64(2), let second = data.f64(10),
+            let third = data.f64(18), let east = data.f32(26), let north = data.f32(30), let up = data.f32(34),
             data.holds(50, at: 0)
         else { return false }
         solutions += 1
@@ -62,12 +63,22 @@ extension TSIPAssembler {
         default: mode = .noFix
         }
         if mode >= .twoDimensional {
-            let separation = Geoid.separation(latitude: latitude, longitude: longitude)
-            setPosition(
-                latitude: latitude, longitude: longitude,
-                altitudeHAE: mask & 0x04 != 0 ? altitude + separation : altitude)
+            let (latitude, longitude): (Double, Double)
+            if mask & 0x02 != 0 {
+                let point = Geodesy.geodetic(x: first, y: second, z: third)
+                (latitude, longitude) = (point.latitude, point.longitude)
+                setPosition(latitude: latitude, longitude: longitude, altitudeHAE: point.height)
+            } else {
+                (latitude, longitude) = (first, second)
+                let separation = Geoid.separation(latitude: latitude, longitude: longitude)
+                setPosition(latitude: latitude, longitude: longitude, altitudeHAE: mask & 0x04 != 0 ? third + separation : third)
+            }
             if mask & 0x08 == 0 {
                 setVelocity(north: Double(north), east: Double(east), up: Double(up))
+            } else if reports.fix.latitude != nil {
+                // The same three fields, x, y and z: turned at the place they were measured.
+                let local = Geodesy.localVelocity(x: Double(east), y: Double(north), z: Double(up), latitude: latitude, longitude: longitude)
+                setVelocity(north: local.north, east: local.east, up: -local.down)
             }
         }
         changed = true

@@ -1,3 +1,4 @@
+import Foundation
 import GPSFix
 import ReceiverDrivers
 import ReceiverFraming
@@ -156,6 +157,37 @@ struct TSIPSyntheticPacketTests {
         #expect(result.views.first?.satellites.map(\.snr) == [26])
         #expect(result.views.last?.satellites.map(\.identity.prn) == [6, 9])
         #expect(result.views.last?.satellites.map(\.snr) == [31, 26])
+    }
+}
+
+/// TSIPv1's A1-11 as the RES 720's interface description lays it out: mask bit 1 says
+/// the position is Earth-centred (metres), bit 3 that the velocity is.
+@Suite("TSIPv1 positions")
+struct TSIPVersion1PositionTests {
+    /// A1-11, a 3D fix: `mask`, three doubles, three floats.
+    static func position(mask: UInt8, _ a: Double, _ b: Double, _ c: Double, velocity: (Float, Float, Float)) -> [UInt8] {
+        var data = [mask, 2]
+        for value in [a, b, c] { data += TSIPSyntheticPacketTests.double(value) }
+        for value in [velocity.0, velocity.1, velocity.2] { data += TSIPSyntheticPacketTests.float(value) }
+        data += [UInt8](repeating: 0, count: 50 - data.count)
+        return TSIPFrameRule.version1Frame(id: 0xA1, sub: 0x11, data: data)
+    }
+
+    @Test("an Earth-centred position and velocity (mask 0x0A): the place and the motion they are")
+    func earthCentred() throws {
+        // 48.1° N, 11.5° E, 500 m above the ellipsoid; moving 10 m/s east there.
+        let east = (x: -sin(11.5 * Double.pi / 180) * 10, y: cos(11.5 * Double.pi / 180) * 10)
+        let packet = Self.position(
+            mask: 0x0A, 4_182_105.1215081774, 850_858.9034024683, 4_724_681.421027345,
+            velocity: (Float(east.x), Float(east.y), 0))
+        let timing = TSIPTimeTrustTests.version1Second(0, flags: 0x03)[0]
+        let end = TSIPFrameRule.version1Frame(id: 0xA3, sub: 0x11, data: [UInt8](repeating: 0, count: 23))
+        let fix = try #require(TSIPSyntheticPacketTests().run([timing, packet, end]).fixes.first { $0.latitude != nil })
+        let (latitude, longitude) = (try #require(fix.latitude), try #require(fix.longitude))
+        let (height, speed, track) = (try #require(fix.altitudeHAE), try #require(fix.speed), try #require(fix.track))
+        #expect(abs(latitude - 48.1) < 1e-7 && abs(longitude - 11.5) < 1e-7)
+        #expect(abs(height - 500) < 0.01)
+        #expect(abs(speed - 10) < 0.01 && abs(track - 90) < 0.1)
     }
 }
 
