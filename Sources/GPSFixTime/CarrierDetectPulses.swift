@@ -10,7 +10,9 @@ import GPSFixDevices
 /// change and stamps each rising edge as the call returns. Scheduling latency makes it
 /// coarser than the kernel's stamp (tens of microseconds; a USB adapter, a millisecond).
 /// A pulse narrower than that (a timing receiver's 10 µs) is over before the line can be
-/// read: the driver's count of the line's changes tells it came (``CarrierLine``).
+/// read: a UART's driver counts the change it latched, which tells the pulse came
+/// (``CarrierLine``). A USB adapter reports the line's state every 1 to 16 ms and latches
+/// nothing: a pulse narrower than that may never reach it.
 ///
 /// It waits on the port the reader has open (a duplicate of its descriptor), since the
 /// port is held exclusively. A thread waiting on a line that never changes stays in the
@@ -39,8 +41,12 @@ public struct CarrierDetectPulses: PulseSource {
                 defer { close(descriptor) }
                 waitedBefore = true  // the loop below ends only when stopped, or when a wait fails
                 while !isStopped() {
-                    // The line is read just before each wait: an edge while the last was
-                    // being sent is not taken for this wait's.
+                    // The line is read just before each wait, so an edge while the last
+                    // was being sent is not taken for this wait's. The kernel counts from
+                    // its own reading as the wait begins: an edge in the microseconds
+                    // between the two is counted here and wakes no one, and the wake
+                    // after it is taken for a rise (a pulse's width late), or, begun high,
+                    // a rise is missed.
                     var seconds: Int64 = 0
                     var nanoseconds = 0
                     guard let before = CarrierLine.read(descriptor),
@@ -80,11 +86,11 @@ struct CarrierLine: Equatable {
     /// stamped at a pulse's rising edge. A wait begun with the line down ends at its first
     /// change, a rise, whether or not the line is still up when read: a pulse over by then
     /// is counted, not seen. A wait begun with it up ends at a fall, even when the count
-    /// says it rose again since: that stamp would be a pulse's width late. Without counts,
-    /// only a line found up is a rise.
+    /// says it rose again since: that stamp would be a pulse's width late. A line found up
+    /// rose, counted or not (a driver whose count lags its level).
     static func wakeMarksPulse(before: CarrierLine, after: CarrierLine) -> Bool {
         guard !before.level else { return false }
         guard let counted = before.changes, let now = after.changes else { return after.level }
-        return now != counted
+        return now != counted || after.level
     }
 }

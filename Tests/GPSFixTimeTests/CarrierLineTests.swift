@@ -24,10 +24,12 @@ struct CarrierLineTests {
         #expect(CarrierLine.wakeMarksPulse(before: line(false, .max), after: line(false, 0)))
     }
 
-    @Test("a wake with no change counted (a hang-up, another line) is no pulse, whatever the level")
+    @Test("a wake with no change counted (a hang-up, another line) is no pulse, unless the line was found risen")
     func wakeWithoutChange() {
         #expect(!CarrierLine.wakeMarksPulse(before: line(false, 40), after: line(false, 40)))
         #expect(!CarrierLine.wakeMarksPulse(before: line(true, 40), after: line(true, 40)))
+        // A driver whose count lags its level: the rise is seen, so it is one.
+        #expect(CarrierLine.wakeMarksPulse(before: line(false, 40), after: line(true, 40)))
     }
 
     @Test("a wait begun with the line up ends at a falling edge: no pulse, even when it rose again")

@@ -63,8 +63,8 @@ int gpsfix_pps_fetch(int descriptor, int timeout_seconds, unsigned *sequence, lo
 
 /// A serial port's carrier-detect line (DCD) as the kernel last saw it: whether it is up
 /// (TIOCMGET), and how many times it has changed (TIOCGICOUNT's `dcd`) where the driver
-/// counts them (`counted`: the UART drivers and the USB serial adapters do, a
-/// pseudo-terminal does not).
+/// counts them (`counted`: the UART drivers and the USB serial adapters' do, of the
+/// changes they see; a pseudo-terminal's does not).
 struct gpsfix_carrier_line {
     int level;
     int counted;
