@@ -28,8 +28,20 @@ public final class TSIPAssembler: DriverAssembler {
     /// The open epoch's time, and whether its fix changed since it was last reported.
     var epochTime: GPSTime?
     var changed = false
-    /// Held from epoch to epoch.
-    var mode = FixMode.unknown
+    /// Held from epoch to epoch: the mode the last fix packet gave (0x6D, 0x8F-20, ...),
+    /// unless a health report (0x46) since said the receiver does no fixes. Set by a fix
+    /// packet, which ends what the health report said.
+    var mode: FixMode {
+        get { healthSaysNoFix ? .noFix : reportedMode }
+        set {
+            reportedMode = newValue
+            healthSaysNoFix = false
+        }
+    }
+    private var reportedMode = FixMode.unknown
+    /// The last 0x46 listed a reason the receiver does no fixes; a 0x46 of status 0
+    /// (doing fixes) ends it.
+    private var healthSaysNoFix = false
     var status = FixStatus.unknown
     var week: Int?
     /// The last 0x6D/0x6C: DOPs, the solution's PRNs and whether it was a position fix.
@@ -111,10 +123,8 @@ public final class TSIPAssembler: DriverAssembler {
             // I/O options: byte 0 bit 2, altitudes of 0x4A and 0x84 above mean sea level.
             if let options = data.u8(0) { altitudesMSL = options & 0x04 != 0 } else { decoded = false }
         case 0x46:
-            // A receiver that says it has no fix has none from here on, until a fix
-            // packet (0x6D, 0x8F-20) gives a mode again.
             if let health = TSIPHealth(data) {
-                if health.saysNoFix == true { (mode, positionSolution) = (.noFix, false) }
+                if let saysNoFix = health.saysNoFix { healthSaysNoFix = saysNoFix }
             } else {
                 decoded = false
             }

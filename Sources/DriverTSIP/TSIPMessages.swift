@@ -25,13 +25,14 @@ struct TSIPHealth {
         self.status = status
     }
 
-    /// Whether the receiver says it has no fix: no GPS time yet, PDOP too high, no usable
-    /// satellites or too few, the chosen one unusable, the fix refused by TRAIM; `false`
+    /// Whether the receiver says it has no fix: no GPS time yet, initialisation needed,
+    /// PDOP too high, no usable satellites or too few, the chosen one unusable, the fix
+    /// refused by TRAIM; `false`
     /// when doing fixes, `nil` for a status not listed.
     var saysNoFix: Bool? {
         switch status {
         case 0x00: false
-        case 0x01, 0x03, 0x08...0x0C, 0x10: true
+        case 0x01...0x03, 0x08...0x0C, 0x10: true
         default: nil
         }
     }

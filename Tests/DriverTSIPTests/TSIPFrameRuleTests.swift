@@ -207,6 +207,17 @@ struct TSIPHealthTests {
         return result.fixes.map(\.mode)
     }
 
+    @Test("a status 0 after it gives the mode back; so does the next 0x6D")
+    func healthRecovers() {
+        let noFix = TSIPFrameRule.frame(id: 0x46, data: [0x08, 0x00])
+        let fixing = TSIPFrameRule.frame(id: 0x46, data: [0x00, 0x00])
+        let result = TSIPSyntheticPacketTests().run([
+            Self.gpsTime(5073), Self.threeDimensional, Self.gpsTime(5074), noFix, Self.gpsTime(5075), fixing, Self.gpsTime(5076),
+            noFix, Self.gpsTime(5077), Self.threeDimensional, Self.gpsTime(5078),
+        ])
+        #expect(result.fixes.map(\.mode).prefix(5) == [.threeDimensional, .noFix, .threeDimensional, .noFix, .threeDimensional])
+    }
+
     @Test("no usable satellites, too few, PDOP too high, no GPS time yet: the fix ends with the report", arguments: [UInt8(0x08), 0x0A, 0x03, 0x01])
     func noFix(status: UInt8) {
         #expect(Self.modes(healthStatus: status).prefix(2) == [.threeDimensional, .noFix])
