@@ -166,6 +166,8 @@ struct ReceiverConfiguratorTests {
 
     @Test("a save with a new speed and NMEA alone writes flash once, and all of it is there after the battery ran out", arguments: [Generation.generation9, .m8])
     func savesInOneFlashWrite(_ generation: Generation) throws {
+        // Protocol 27's plan is the one that wrote flash per step; the legacy plan's single
+        // CFG-CFG is held to the same promise.
         let receiver = try SimulatedUBXReceiver(generation)
         let (configurator, link) = try Self.configurator(for: receiver)
         defer { link.close() }
