@@ -40,20 +40,40 @@ public struct ProcessTable: Sendable {
         }
     }
 
-    /// The socket inodes listening on TCP `port`, IPv4 and IPv6 (`/proc/net/tcp`, `tcp6`).
-    public func listeningInodes(port: Int) -> Set<String> {
-        let hex = String(port, radix: 16, uppercase: true)
-        let hexPort = ":" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
-        var inodes: Set<String> = []
+    /// A TCP socket as the kernel's table shows it (`/proc/net/tcp`, `tcp6`).
+    public struct TCPSocket: Sendable, Equatable {
+        public var localPort: Int
+        public var remotePort: Int
+        /// The kernel's state: 0x01 established, 0x02 SYN sent, 0x0A listening, ...
+        public var state: Int
+        /// The timer running: 0 none, 1 retransmission, 2 keepalive, 3 TIME_WAIT, 4 a
+        /// zero-window probe.
+        public var timer: Int
+        public var inode: String
+    }
+
+    /// Every TCP socket of this network namespace, IPv4 then IPv6, read line by line (a
+    /// busy machine's table is megabytes).
+    public func forEachTCPSocket(_ body: (TCPSocket) -> Void) {
+        func port(_ address: Substring) -> Int? { address.split(separator: ":").last.flatMap { Int($0, radix: 16) } }
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            // Read line by line: a busy machine's table is megabytes.
             SmallFile.forEachLine(at: under(table)) { line in
+                // sl, local_address, rem_address, st, tx_queue:rx_queue, tr:tm->when,
+                // retrnsmt, uid, timeout, inode; the header's fields are words.
                 let fields = line.split(separator: " ")
-                // sl, local_address, rem_address, st (0A: listening), ..., inode at 9; the
-                // header's fourth field is "st".
-                guard fields.count > 9, fields[1].hasSuffix(hexPort), fields[3] == "0A" else { return }
-                inodes.insert(String(fields[9]))
+                guard fields.count > 9, let local = port(fields[1]), let remote = port(fields[2]),
+                    let state = Int(fields[3], radix: 16), let timer = fields[5].split(separator: ":").first.flatMap({ Int($0, radix: 16) })
+                else { return }
+                body(TCPSocket(localPort: local, remotePort: remote, state: state, timer: timer, inode: String(fields[9])))
             }
+        }
+    }
+
+    /// The socket inodes listening on TCP `port`, IPv4 and IPv6.
+    public func listeningInodes(port: Int) -> Set<String> {
+        var inodes: Set<String> = []
+        forEachTCPSocket { socket in
+            if socket.localPort == port, socket.state == 0x0A { inodes.insert(socket.inode) }
         }
         return inodes
     }

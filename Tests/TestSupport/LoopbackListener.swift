@@ -38,7 +38,7 @@ public final class UnansweringPort {
     public let port: Int
     private let descriptors: [Int32]
     /// The local ports of the connections that fill the queue.
-    private let fillerPorts: Set<String>
+    private let fillerPorts: Set<Int>
 
     public init() throws {
         let (listener, port) = try LoopbackListener.open()
@@ -47,7 +47,7 @@ public final class UnansweringPort {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
         address.sin_port = UInt16(port).bigEndian
-        var fillers: [Int32] = [], fillerPorts: Set<String> = []
+        var fillers: [Int32] = [], fillerPorts: Set<Int> = []
         for _ in 0..<3 {
             let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             fillers.append(filler)
@@ -57,7 +57,7 @@ public final class UnansweringPort {
             var local = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             _ = withUnsafeMutablePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(filler, $0, &length) } }
-            fillerPorts.insert(String(format: "%04X", UInt16(bigEndian: local.sin_port)))
+            fillerPorts.insert(Int(UInt16(bigEndian: local.sin_port)))
         }
         self.port = port
         self.fillerPorts = fillerPorts
@@ -69,16 +69,11 @@ public final class UnansweringPort {
     }
 
     /// Whether a connection to the port other than the fillers' waits for its SYN's answer
-    /// (`SYN_SENT` in `/proc/net/tcp`): the code under test is in its connect. The table is
-    /// read line by line to its end (Foundation's reading of a `/proc` file stops at its
-    /// first page, and a suite's sockets make it many).
+    /// (`SYN_SENT` in the kernel's table): the code under test is in its connect.
     public var isBeingConnectedTo: Bool {
-        let remote = String(format: ":%04X", port)
         var waiting = false
-        _ = SmallFile.forEachLine(at: "/proc/net/tcp") { line in
-            let fields = line.split(separator: " ")
-            guard !waiting, fields.count > 3, fields[2].hasSuffix(remote), fields[3] == "02" else { return }
-            waiting = !fillerPorts.contains(String(fields[1].suffix(4)))
+        ProcessTable().forEachTCPSocket { socket in
+            if socket.remotePort == port, socket.state == 0x02, !fillerPorts.contains(socket.localPort) { waiting = true }
         }
         return waiting
     }
