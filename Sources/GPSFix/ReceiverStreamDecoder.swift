@@ -64,13 +64,14 @@ public final class ReceiverStreamDecoder {
     /// again from an earlier chunk (``ReceiverFramer/isReplaying``), whose read is not known
     /// closely enough to time a receiver's clock by.
     private var frameReadAt: WallTime? { framer.isReplaying ? nil : readAt }
-    /// When the open cycle's first frame was read.
+    /// When the open cycle's first frame was read; `nil` for a cycle a frame read again
+    /// opened (``ReceiverFramer/isReplaying``).
     public private(set) var cycleReadAt: WallTime?
     /// While a fix is emitted, when the first frame of the cycle it reports was read: the
     /// moment its receiver time was observed, for the time service. That is the open
     /// cycle's (``cycleReadAt``), or this chunk's for a fix of a cycle its frame opened
     /// (an old u-blox's NAV-SOL opens its epoch and reports it at once) or of a frame of its
-    /// own (HNR-PVT).
+    /// own (HNR-PVT); `nil` when that read is not known (a frame read again).
     public private(set) var emittedFixReadAt: WallTime?
     /// NMEA sentences without a binary protocol's solution after which NMEA carries the fixes again.
     public static let nmeaTakeover = 100
