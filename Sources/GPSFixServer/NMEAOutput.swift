@@ -126,7 +126,7 @@ extension GPSFixServer {
                     // Best effort: a kernel that refuses an option costs the connection its
                     // probes, not the connection.
                     if ListenerSide(listeningOn: channel.localAddress) == .network, let options = channel.syncOptions {
-                        try? limits.keepalive.apply(to: options)
+                        try? limits.enableKeepalive(on: options)
                     }
                     try channel.pipeline.syncOperations.addHandler(
                         BoundedSession(table: hub.sessionTable, idleTimeout: idleTimeout, logger: hub.logger))

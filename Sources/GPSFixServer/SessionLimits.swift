@@ -39,15 +39,16 @@ public struct SessionLimits: Sendable {
     /// sent to it (a watcher of a silent device, a caster's stream without corrections),
     /// which no write can fail and no idle timeout ends: TCP keepalive, a probe after
     /// `idle` of silence, then every `interval`, the connection closed after `probes`
-    /// unanswered (two minutes by default). A local socket's peer cannot vanish so.
-    public var keepalive: TCPKeepalive
+    /// unanswered (two minutes by default), in the kernel's whole seconds. A local
+    /// socket's peer cannot vanish so.
+    public var keepalive: (idleSeconds: Int, intervalSeconds: Int, probes: Int)
 
     public init(
         queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
         idleTimeout: Duration = .seconds(900), httpIdleTimeout: Duration = .seconds(5),
         network: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
         local: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
-        keepalive: TCPKeepalive = TCPKeepalive(idleSeconds: 60, intervalSeconds: 10, probes: 6)
+        keepalive: (idleSeconds: Int, intervalSeconds: Int, probes: Int) = (60, 10, 6)
     ) {
         self.queuedBytes = queuedBytes
         self.stallTimeout = stallTimeout
@@ -58,37 +59,24 @@ public struct SessionLimits: Sendable {
         self.keepalive = keepalive
     }
 
+    /// Turns TCP keepalive on, timed as ``keepalive`` says, for the socket whose options
+    /// these are.
+    func enableKeepalive(on options: some NIOSynchronousChannelOptions) throws {
+        func tcp(_ name: Int32) -> ChannelOptions.Types.SocketOption {
+            ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name))
+        }
+        try options.setOption(.socketOption(.so_keepalive), value: 1)
+        try options.setOption(tcp(TCP_KEEPIDLE), value: SocketOptionValue(keepalive.idleSeconds))
+        try options.setOption(tcp(TCP_KEEPINTVL), value: SocketOptionValue(keepalive.intervalSeconds))
+        try options.setOption(tcp(TCP_KEEPCNT), value: SocketOptionValue(keepalive.probes))
+    }
+
     /// The cap of `side`'s connections.
     func cap(of side: ListenerSide) -> ConnectionCap {
         switch side {
         case .network: network
         case .local: local
         }
-    }
-}
-
-/// TCP keepalive's timing (`TCP_KEEPIDLE`, `TCP_KEEPINTVL`, `TCP_KEEPCNT`), in the
-/// kernel's whole seconds.
-public struct TCPKeepalive: Sendable, Equatable {
-    public var idleSeconds: Int
-    public var intervalSeconds: Int
-    public var probes: Int
-
-    public init(idleSeconds: Int, intervalSeconds: Int, probes: Int) {
-        self.idleSeconds = idleSeconds
-        self.intervalSeconds = intervalSeconds
-        self.probes = probes
-    }
-
-    /// Turns keepalive on, with this timing, for the socket whose options these are.
-    func apply(to options: some NIOSynchronousChannelOptions) throws {
-        func tcp(_ name: Int32) -> ChannelOptions.Types.SocketOption {
-            ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name))
-        }
-        try options.setOption(.socketOption(.so_keepalive), value: 1)
-        try options.setOption(tcp(TCP_KEEPIDLE), value: SocketOptionValue(idleSeconds))
-        try options.setOption(tcp(TCP_KEEPINTVL), value: SocketOptionValue(intervalSeconds))
-        try options.setOption(tcp(TCP_KEEPCNT), value: SocketOptionValue(probes))
     }
 }
 

@@ -73,10 +73,12 @@ struct SessionBoundsTests {
     func networkConnectionsKeepAlive() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"], tcp: true)
         let port = try #require(harness.server.tcpPort)
-        _ = try await harness.client(tcp: true)
+        let watcher = try await harness.client(tcp: true)
         // Keepalive's timer runs while nothing is unacknowledged (a retransmission timer
         // stands in for it until the client's acknowledgement of its banner comes).
-        try waitUntil("the server's socket has keepalive's timer") { TCPTable.timersOfEstablished(localPort: port) == [2] }
+        try withExtendedLifetime(watcher) {
+            try waitUntil("the server's socket has keepalive's timer") { TCPTable.timersOfEstablished(localPort: port) == [2] }
+        }
         await harness.stop()
     }
 
