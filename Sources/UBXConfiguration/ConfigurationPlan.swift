@@ -60,7 +60,8 @@ enum ConfigurationPlan {
             items += RTCMMessage.all.map { ConfigurationItem($0.outputRate(port), UInt64(rtcm.rate(of: $0))) }
             named.append("--rtcm")
         }
-        // Each step below writes these layers; flash, if asked for, is written once, last.
+        // Each step below writes these layers; flash, if asked for, is written once, after
+        // the speed and before UBX is turned off.
         let running = layers.subtracting(.flash)
         var steps: [ConfigurationStep] = []
         func append(_ items: [ConfigurationItem], settings: String, _ confirmation: ConfigurationStep.Confirmation) {
