@@ -123,21 +123,14 @@ public final class SkytraqAssembler: DriverAssembler {
         reports.sky.satellites = satellites
     }
 
-    /// The messages read give GPS time and no leap seconds: UTC from them rests on the
-    /// default (``EpochReports/utc(week:milliseconds:)``), right until the next leap second
-    /// and then a whole second off. Shown, as gpsd shows it; never given to a clock.
-    private func markTimeUnconfirmedWithoutLeapSeconds() {
-        if reports.leapSeconds == nil { reports.fix.timeIsUnconfirmed = true }
-    }
-
     private func apply(_ status: SkytraqNavigationStatus) {
         open(issue: status.issueOfData)
         solutions += 1
         if let tow = status.timeOfWeek, tow >= 0, tow < Double(Self.millisecondsPerWeek) / 1000 {
             // Not rounded, as gpsd: 0.9990885 s is .999.
-            reports.fix.time = reports.utc(week: status.week, milliseconds: Int((tow * 1000).rounded(.down)))
+            // No message read gives leap seconds: every such time sets no clock.
+            reports.setFixTime(gpsWeek: status.week, milliseconds: Int((tow * 1000).rounded(.down)))
         }
-        markTimeUnconfirmedWithoutLeapSeconds()
         switch status.fixStatus {
         case 2: (reports.fix.mode, reports.fix.status) = (.twoDimensional, .gps)
         case 3: (reports.fix.mode, reports.fix.status) = (.threeDimensional, .gps)
@@ -162,9 +155,8 @@ public final class SkytraqAssembler: DriverAssembler {
         solutions += 1
         let milliseconds = data.timeOfWeekCentiseconds.multipliedReportingOverflow(by: 10)
         if !milliseconds.overflow, milliseconds.partialValue < Self.millisecondsPerWeek {
-            reports.fix.time = reports.utc(week: data.week, milliseconds: milliseconds.partialValue)
+            reports.setFixTime(gpsWeek: data.week, milliseconds: milliseconds.partialValue)
         }
-        markTimeUnconfirmedWithoutLeapSeconds()
         switch data.fixMode {
         case 1: (reports.fix.mode, reports.fix.status) = (.twoDimensional, .gps)
         case 2: (reports.fix.mode, reports.fix.status) = (.threeDimensional, .gps)

@@ -27,8 +27,7 @@ struct TSIPHealth {
 
     /// Whether the receiver says it has no fix: no GPS time yet, initialisation needed,
     /// PDOP too high, no usable satellites or too few, the chosen one unusable, the fix
-    /// refused by TRAIM; `false`
-    /// when doing fixes, `nil` for a status not listed.
+    /// refused by TRAIM; `false` when doing fixes, `nil` for a status not listed.
     var saysNoFix: Bool? {
         switch status {
         case 0x00: false

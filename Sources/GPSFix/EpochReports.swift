@@ -107,6 +107,15 @@ public struct EpochReports {
         return rolloverRule.corrected(GPSTime(millisecondsSince1970: seconds * 1000 + milliseconds))
     }
 
+    /// Sets the fix's time from a GPS week and time of week (``utc(week:milliseconds:)``).
+    /// A time converted by the default leap seconds, before the receiver gave its own, is
+    /// right until the next leap second and then a whole second off: shown, as gpsd shows
+    /// it, but marked unconfirmed, so it sets no clock.
+    public mutating func setFixTime(gpsWeek week: Int, milliseconds: Int) {
+        fix.time = utc(week: week, milliseconds: milliseconds)
+        if leapSeconds == nil { fix.timeIsUnconfirmed = true }
+    }
+
     /// Queues `update` with every value outside its range left out and counted.
     private mutating func complete(_ update: LocationUpdate) {
         var update = update

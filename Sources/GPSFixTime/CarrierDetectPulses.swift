@@ -71,7 +71,7 @@ public struct CarrierDetectPulses: PulseSource {
 
 /// A carrier-detect line as read: its level, and the count of its changes the driver keeps
 /// (`nil` where it keeps none).
-struct CarrierLine: Equatable {
+struct CarrierLine {
     var level: Bool
     var changes: UInt32?
 
