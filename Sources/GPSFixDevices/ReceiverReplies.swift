@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import Synchronization
 
-/// A receiver's answers to configuration (ACK-ACK and ACK-NAK, CFG and MON replies),
+/// A receiver's answers to configuration (ACK-ACK and ACK-NAK, CFG, MON and SEC replies),
 /// taken from the daemon's own reading of the port, for the one configuration
 /// conversation held with it at a time (whose turn it is, ``ReceiverConversations`` says).
 ///
@@ -88,11 +88,12 @@ public final class ReceiverReplies: Sendable {
     /// Whether a UBX frame of class and id is one the tool may be waiting for.
     static func isForTheTool(_ messageClass: UInt8, _ id: UInt8) -> Bool {
         [0x05, 0x06, 0x0A].contains(messageClass) || (messageClass == 0x01 && id == 0x3B) || (messageClass == 0x0D && id == 0x04)
+            || (messageClass == 0x27 && id == 0x03)
     }
 
     /// From the reading thread: `frame` (a whole UBX frame), if it answers configuration
-    /// (ACK, CFG, MON) or is a survey-in's progress (NAV-SVIN, TIM-SVIN, which the tool
-    /// polls), and someone listens.
+    /// (ACK, CFG, MON, the chip's ID) or is a survey-in's progress (NAV-SVIN, TIM-SVIN,
+    /// which the tool polls), and someone listens.
     func offer(_ frame: UnsafeRawBufferPointer) {
         guard listened.load(ordering: .acquiring), frame.count >= 8, frame[0] == 0xB5, Self.isForTheTool(frame[2], frame[3]) else {
             return

@@ -30,3 +30,25 @@ public struct MonVER: Sendable, Hashable {
     public var subtype: String { "SW \(software),HW \(hardware)" }
     public var subtype1: String { extensions.filter { !$0.isEmpty }.joined(separator: ",") }
 }
+
+/// UBX-SEC-UNIQID: the chip's unique ID, which tells apart receivers of one model and
+/// firmware (their MON-VER is the same). Version 1 (F9, M9, M8 from protocol 18) has five
+/// bytes, version 2 (M10) six.
+public struct SecUniqueID: Sendable, Hashable {
+    public static let message: UInt16 = 0x2703
+
+    /// The ID's bytes, as the receiver sends them.
+    public var bytes: [UInt8]
+
+    public init?(_ frame: UBXFrame) {
+        guard let p = frame.payload(of: Self.message, atLeast: 9) else { return nil }
+        let length = p.u8(0) >= 2 ? 6 : 5
+        guard p.count >= 4 + length else { return nil }
+        bytes = Array(p[4..<(4 + length)])
+    }
+
+    /// The ID in hexadecimal (`0123450001`), as u-blox's tools print it.
+    public var hex: String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}

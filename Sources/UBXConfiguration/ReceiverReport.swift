@@ -6,6 +6,9 @@ import UBX
 public struct ReceiverReport: Hashable, Sendable {
     public var version: MonVER
     public var protocolVersion: Double
+    /// The chip's unique ID (SEC-UNIQID, in hexadecimal), from a receiver that says it:
+    /// what tells apart two receivers of one model and firmware.
+    public var chipID: String?
     public var port: ReceiverPort?
     public var baudRate: Int?
     /// Milliseconds between measurements, and measurements per navigation solution.
@@ -84,6 +87,7 @@ public struct ReceiverReport: Hashable, Sendable {
             "receiver: \(module ?? "u-blox") (hardware \(version.hardware), software \(version.software)\(firmware.map { ", firmware \($0)" } ?? ""))",
             "protocol: \(Self.number(protocolVersion)) (\(protocolVersion >= 27 ? "configuration interface" : "legacy configuration messages"))",
         ]
+        if let chipID { lines.append("chip: \(chipID)") }
         if let port { lines.append("port: \(port.rawValue)\(baudRate.map { " at \($0) bps" } ?? "")") }
         if let rate { lines.append("rate: \(Self.number(rate)) Hz (\(measurementPeriod ?? 0) ms, \(navigationRate ?? 1) measurement(s) per solution)") }
         if let constellations { lines.append("gnss: \(Self.list(constellations))") }

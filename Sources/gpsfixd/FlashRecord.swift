@@ -10,8 +10,9 @@ import ProcessTable
 /// a few years of a flaky cable.
 ///
 /// One line per device and receiver: the device's path, a digest of the receiver's
-/// identity (MON-VER's software, hardware and extensions) and a digest of the table (its
-/// settings and port, as ``ReceiverSettings/canonicalText`` gives them). Keyed by both, so
+/// identity (MON-VER and the chip's ID, ``ReceiverKeeper/identity(_:)``) and a digest of
+/// the table (its settings and port, as ``ReceiverSettings/canonicalText`` gives them).
+/// Keyed by both, so
 /// that receivers taking turns on one path (a spare plugged in where the usual one was,
 /// `/dev/ttyACM0` going to whichever enumerates first) are each saved once, not at every
 /// swap. The lines run from the least recently saved to the most, and the least recently

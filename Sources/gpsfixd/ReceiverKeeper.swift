@@ -206,8 +206,10 @@ final class ReceiverKeeper: Sendable {
         "differs from its table after being given it: \(differences.joined(separator: "; "))"
     }
 
-    /// Who the receiver is, as MON-VER says: software, hardware and extensions.
+    /// Who the receiver is: MON-VER's software, hardware and extensions, and the chip's ID
+    /// where it says one (two receivers of one model and firmware differ only there).
     static func identity(_ report: ReceiverReport) -> String {
-        ([report.version.software, report.version.hardware] + report.version.extensions).joined(separator: "|")
+        let version = [report.version.software, report.version.hardware] + report.version.extensions
+        return (version + (report.chipID.map { ["chip=\($0)"] } ?? [])).joined(separator: "|")
     }
 }

@@ -12,6 +12,9 @@ enum ReceiverAnswer {
 struct ReceiverState {
     let generation: SimulatedUBXReceiver.Generation
     let silent: Bool
+    /// The chip's unique ID (UBX-SEC-UNIQID's five bytes): every simulated receiver is a
+    /// chip of its own, as every real one is.
+    let chipID: UInt64
     /// The key of the host's line's speed: UART1's or UART2's.
     let lineSpeed: UInt32
     var ram: [UInt32: UInt64]
@@ -69,10 +72,17 @@ struct ReceiverState {
     init(generation: SimulatedUBXReceiver.Generation, silent: Bool, hostPort: SimulatedUBXReceiver.HostPort) {
         self.generation = generation
         self.silent = silent
+        chipID = Self.chipsMade.withLock { made in
+            made += 1
+            return 0x01_2345_0000 + made
+        }
         lineSpeed = hostPort == .uart1 ? Self.uart1Speed : Self.uart2Speed
         ram = Self.defaults(generation)
         speed = Int(ram[lineSpeed]!)
     }
+
+    /// How many receivers were made, for their chips' IDs.
+    private static let chipsMade = Locked<UInt64>(0)
 
     var measurementPeriod: Duration { .milliseconds(Int(ram[Self.measurementRate] ?? 1000)) }
 
@@ -102,6 +112,11 @@ struct ReceiverState {
         let (messageClass, id, payload) = frame
         framesByMessage[UInt16(messageClass) << 8 | UInt16(id), default: [:]][payload.count, default: 0] += 1
         if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(ubx(version()))] }
+        // UBX-SEC-UNIQID (F9, and M8 from protocol 18): version 1, three reserved bytes,
+        // the five bytes of the chip's ID.
+        if messageClass == 0x27, id == 0x03, payload.isEmpty {
+            return [.bytes(ubx(UBXWire.frame(0x27, 0x03, [1, 0, 0, 0] + (0..<5).map { UInt8(truncatingIfNeeded: chipID >> (8 * (4 - $0))) })))]
+        }
         if let answer = surveyPoll(messageClass, id, payload) { return answer }
         guard messageClass == 0x06 else { return [] }
         switch (generation, id) {

@@ -12,7 +12,8 @@ import Glibc
 /// configuration interface (CFG-VALSET, CFG-VALGET, the keys below) and the M8 receiver
 /// description (UBX-13003221) for the legacy messages (CFG-PRT, -MSG, -RATE, -GNSS, -NAV5,
 /// -TP5, -TMODE2, -CFG, -RST). What it models:
-/// - MON-VER with the generation's protocol version;
+/// - MON-VER with the generation's protocol version, and SEC-UNIQID with a chip ID of
+///   its own (each simulated receiver is a different chip);
 /// - its configuration in RAM, battery-backed RAM and flash; a restart reloads RAM from
 ///   what was saved, so unsaved settings are lost, as on a receiver;
 /// - ACK-ACK for what it applies and ACK-NAK for what it refuses: an unknown key (the
@@ -97,6 +98,9 @@ public final class SimulatedUBXReceiver: Sendable {
     /// The setting `key` holds in RAM (the configuration interface's key IDs name every
     /// setting of the model, whatever the generation).
     public func setting(_ key: UInt32) -> UInt64? { engine.state.withLock { $0.ram[key] } }
+
+    /// The chip's unique ID, as SEC-UNIQID gives it (five bytes).
+    public var chipID: UInt64 { engine.state.withLock { $0.chipID } }
 
     /// The speed the receiver's port runs at.
     public var speed: Int { engine.state.withLock { $0.speed } }

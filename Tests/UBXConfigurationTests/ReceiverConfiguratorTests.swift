@@ -1,3 +1,4 @@
+import Foundation
 import GPSFixDevices
 import ReceiverFraming
 import TestSupport
@@ -32,6 +33,7 @@ struct ReceiverConfiguratorTests {
         try configurator.apply(try configurator.plan(Self.everything, layers: .ram))
         let after = try configurator.report()
         #expect(after.differences(from: Self.everything) == [])
+        #expect(before.chipID == String(format: "%010llx", receiver.chipID) && after.chipID == before.chipID)
         #expect(after.messages["NAV-PVT"] == 1 && after.messages["NAV-SAT"] == 1)
         #expect(receiver.setting(0x3021_0001) == 200)
     }
