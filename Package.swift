@@ -101,7 +101,7 @@ let package = Package(
             name: "GPSFixServer",
             dependencies: [
                 "GPSDProtocol", "GPSFix", "GPSFixDevices", "OutputFormats", "ProcessTable", "NTRIPCasting",
-                "CTimerDescriptor",
+                "CTimerDescriptor", "ServiceAddress",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import GPSFix
 import ReceiverFraming
+import ServiceAddress
 
 /// A running gpsd as a byte source: one of its devices' raw NMEA.
 ///
@@ -90,6 +91,12 @@ private final class Connection: @unchecked Sendable {
         guard getsockopt(descriptor, SOL_SOCKET, SO_TYPE, &type, &length) == 0, type == Int32(SOCK_STREAM.rawValue) else {
             close()
             throw .refused(path: name, message: "libgps gave no socket to gpsd: its gps_data_t is not laid out as this build's gps.h says")
+        }
+        // gpsd sends nothing while its receiver is silent, and is sent nothing: a gpsd host
+        // gone without a word would otherwise hold the source open, silent, for good.
+        if let error = TCPKeepalive.standard.enable(on: descriptor) {
+            close()
+            throw .system(path: name, call: "setsockopt(SO_KEEPALIVE)", errno: error)
         }
     }
 

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import NIOCore
+import ServiceAddress
 
 /// The bounds every connection of every listener lives under (gpsd's protocol on the Unix
 /// socket and TCP, HTTP and its event streams, NMEA 0183 out, the control socket), and so
@@ -34,21 +32,17 @@ public struct SessionLimits: Sendable {
     /// NMEA 0183 out's socket): room of their own, so that a full network side never
     /// refuses a local program, a health check or the operator's tool.
     public var local: ConnectionCap
-    /// How a network connection whose peer vanished without closing it (a rover out of
-    /// coverage, a laptop put to sleep, a router restarted) is found gone while nothing is
-    /// sent to it (a watcher of a silent device, a caster's stream without corrections),
-    /// which no write can fail and no idle timeout ends: TCP keepalive, a probe after
-    /// `idle` of silence, then every `interval`, the connection closed after `probes`
-    /// unanswered (two minutes by default), in the kernel's whole seconds. A local
+    /// How a network connection whose peer vanished without closing it is found gone while
+    /// nothing is sent to it, which no write can fail and no idle timeout ends. A local
     /// socket's peer cannot vanish so.
-    public var keepalive: (idleSeconds: Int, intervalSeconds: Int, probes: Int)
+    public var keepalive: TCPKeepalive
 
     public init(
         queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
         idleTimeout: Duration = .seconds(900), httpIdleTimeout: Duration = .seconds(5),
         network: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
         local: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
-        keepalive: (idleSeconds: Int, intervalSeconds: Int, probes: Int) = (60, 10, 6)
+        keepalive: TCPKeepalive = .standard
     ) {
         self.queuedBytes = queuedBytes
         self.stallTimeout = stallTimeout
@@ -62,13 +56,11 @@ public struct SessionLimits: Sendable {
     /// Turns TCP keepalive on, timed as ``keepalive`` says, for the socket whose options
     /// these are.
     func enableKeepalive(on options: some NIOSynchronousChannelOptions) throws {
-        func tcp(_ name: Int32) -> ChannelOptions.Types.SocketOption {
-            ChannelOptions.Types.SocketOption(level: .tcp, name: NIOBSDSocket.Option(rawValue: name))
+        for option in keepalive.options {
+            let name = ChannelOptions.Types.SocketOption(
+                level: NIOBSDSocket.OptionLevel(rawValue: option.level), name: NIOBSDSocket.Option(rawValue: option.name))
+            try options.setOption(name, value: SocketOptionValue(option.value))
         }
-        try options.setOption(.socketOption(.so_keepalive), value: 1)
-        try options.setOption(tcp(TCP_KEEPIDLE), value: SocketOptionValue(keepalive.idleSeconds))
-        try options.setOption(tcp(TCP_KEEPINTVL), value: SocketOptionValue(keepalive.intervalSeconds))
-        try options.setOption(tcp(TCP_KEEPCNT), value: SocketOptionValue(keepalive.probes))
     }
 
     /// The cap of `side`'s connections.

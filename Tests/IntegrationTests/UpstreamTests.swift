@@ -80,13 +80,22 @@ struct UpstreamTests {
         updates.compactMap { if case .fix(let fix) = $0, fix.mode == .threeDimensional, fix.time != nil { fix } else { nil } }
     }
 
-    @Test("GPSDSource reads a real gpsd's raw NMEA and yields the same fixes as the pty read directly")
+    @Test("GPSDSource reads a real gpsd's raw NMEA and yields the same fixes as the pty read directly, on a connection with keepalive")
     func realGPSD() async throws {
         let upstream = try UpstreamGPSD()
         let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: upstream.port), maximumBackoff: .milliseconds(200))
-        let received = Self.timedFixes(await Self.collect(from: provider, seconds: 40) { Self.timedFixes($0).count >= 5 })
+        // Read while the connection is up: keepalive's timer (2) finds a gpsd host gone
+        // without a word (powered off, a NAT entry lost), where no write fails.
+        let timers = Locked<[Int]>([]), port = upstream.port
+        let received = Self.timedFixes(
+            await Self.collect(from: provider, seconds: 40) { updates in
+                guard Self.timedFixes(updates).count >= 5 else { return false }
+                timers.withLock { $0 = TCPTable.timersOfEstablished(remotePort: port) }
+                return true
+            })
         let reference = await Self.fixesFromFile()
         #expect(received.count >= 5)
+        #expect(timers.withLock { $0 } == [2], "the timers of the connection to gpsd")
         for fix in received {
             let expected = try #require(reference[fix.time!])
             #expect(fix.latitude == expected.latitude && fix.longitude == expected.longitude && fix.altitudeMSL == expected.altitudeMSL)
