@@ -22,8 +22,12 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
     case speedLost(path: String, bps: Int?)
     /// A speed the port does not support.
     case unsupportedSpeed(Int)
-    /// The device refused what was asked of it (a gpsd answering a WATCH with an ERROR).
+    /// The device refused what was asked of it (a gpsd answering a WATCH with an ERROR):
+    /// asked again after a longer wait than a device that is absent.
     case refused(path: String, message: String)
+    /// A network source could not be reached, or did not answer in time (no gpsd
+    /// listening, its host down).
+    case unreachable(path: String, message: String)
     /// Any other system error, with the call that failed.
     case system(path: String, call: String, errno: Int32)
 
@@ -47,6 +51,8 @@ public enum DeviceError: Error, Hashable, Sendable, CustomStringConvertible {
             "\(speed) bps is not a supported serial speed"
         case .refused(let path, let message):
             "\(path) refused the request: \(message)"
+        case .unreachable(let path, let message):
+            "\(path) cannot be reached: \(message)"
         case .system(let path, let call, let errno):
             "\(call) on \(path) failed: \(String(cString: strerror(errno)))"
         }

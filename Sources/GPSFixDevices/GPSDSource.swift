@@ -20,13 +20,14 @@ import ServiceAddress
 /// asks gpsd for its devices and watches the only one; with several it refuses, naming
 /// them, since their sentences interleaved would make one nonsense track. When gpsd goes
 /// away or refuses, the reading throws, and the provider reports the device lost and
-/// reconnects with its backoff.
+/// reconnects with its backoff (up to a minute after a refusal).
 public struct GPSDSource: ByteSource {
     public let host: String
     public let port: Int
     /// gpsd's device to watch; its only one when `nil`.
     public let device: String?
-    public var name: String { "gpsd://\(host):\(port)\(device ?? "")" }
+    /// The device's name, as ``DeviceName`` reads it back (an IPv6 host in brackets).
+    public var name: String { DeviceName.gpsd(host: host, port: port, device: device).description }
     /// gpsd buffers for a slow client.
     public var canWait: Bool { true }
     /// Reads the connection on this reactor's thread (the server's event loop) when
@@ -81,7 +82,7 @@ private final class Connection: @unchecked Sendable {
             let error = errno
             isOpen = false
             // Unable to connect, libgps sets errno to a code of its own.
-            guard error >= 0 else { throw .refused(path: name, message: "no connection to gpsd (libgps: \(library.text(ofError: error)))") }
+            guard error >= 0 else { throw .unreachable(path: name, message: "no connection to gpsd (libgps: \(library.text(ofError: error)))") }
             throw .system(path: name, call: "gps_open", errno: error)
         }
         // A libgps of a layout this build does not know would put gpsd's socket elsewhere:
@@ -176,7 +177,7 @@ private struct Answers {
                     path: name, message: "a line of over \(GPSDSource.maximumAnswerLine) bytes, longer than gpsd writes: is it gpsd?")
             }
             guard !stop.isStopped, ContinuousClock.now < deadline else {
-                throw .refused(path: name, message: "no \(wanted) answer within \(GPSDSource.answerTimeout)")
+                throw .unreachable(path: name, message: "no \(wanted) answer within \(GPSDSource.answerTimeout)")
             }
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 100) > 0 else { continue }

@@ -71,6 +71,10 @@ public struct NMEALocationProvider: LocationProvider {
 
     /// The wait before the first reopening after a steady opening.
     static let firstBackoff = Duration.milliseconds(50)
+    /// The longest wait before asking again a source that refused (``DeviceError/refused``:
+    /// a gpsd answering ERROR, or with several devices): its answer changes when its
+    /// operator acts, not within the second a device that is absent is looked for again.
+    static let maximumRefusalBackoff = Duration.seconds(60)
     /// How long an opening must have lasted, sending sentences, for its failure to be
     /// retried after ``firstBackoff`` again rather than after the doubled wait.
     static let steadyOpening = Duration.seconds(10)
@@ -132,7 +136,8 @@ public struct NMEALocationProvider: LocationProvider {
                     reading.deliverPending(to: deliver)
                 }
                 try? await clock.sleep(for: backoff)
-                backoff = min(backoff * 2, maximumBackoff)
+                let isRefusal = if case DeviceError.refused = error { true } else { false }
+                backoff = min(backoff * 2, isRefusal ? max(maximumBackoff, Self.maximumRefusalBackoff) : maximumBackoff)
             }
         }
         return false

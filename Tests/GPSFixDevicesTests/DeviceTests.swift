@@ -228,6 +228,8 @@ struct DeviceTests {
         #expect(DeviceName(text) == name)
         // Written back as it was given, with the port.
         #expect(DeviceName(name.description) == name)
+        // A gpsd source names itself so too: its name in the log and DEVICES reads back.
+        if case .gpsd = name { #expect(DeviceName(name.source().name) == name, "\(name.source().name)") }
         #expect(DeviceName("ttyUSB0") == nil)
     }
 

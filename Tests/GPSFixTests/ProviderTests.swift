@@ -6,9 +6,10 @@ import TestSupport
 import Testing
 
 /// A byte source that replays scripted sessions: each call to `chunks()` plays the next
-/// one, which either ends, fails, or stays open without data (a silent device).
+/// one, which either ends, fails, is refused (a gpsd answering ERROR) or stays open
+/// without data (a silent device).
 final class ScriptedSource: ByteSource {
-    enum Ending: Sendable { case finish, fail, hang }
+    enum Ending: Sendable { case finish, fail, refuse, hang }
     struct DeviceGone: Error {}
 
     let name = "/dev/scripted"
@@ -30,6 +31,7 @@ final class ScriptedSource: ByteSource {
             switch ending {
             case .finish: continuation.finish()
             case .fail: continuation.finish(throwing: DeviceGone())
+            case .refuse: continuation.finish(throwing: DeviceError.refused(path: "gpsd://scripted", message: "gpsd has 2 devices"))
             case .hang: break
             }
         })
@@ -128,6 +130,24 @@ struct ProviderTests {
         #expect(events.count == 4)
         #expect(events.first == .activated && events.dropLast().last == .recovered && events.last == .ended)
         if events.count > 1, case .lost(let reason) = events[1] { #expect(reason.contains("DeviceGone")) } else { Issue.record("no lost event") }
+    }
+
+    @Test("a source that refuses (a gpsd with two devices, or answering ERROR) is asked again after a wait that doubles past a second")
+    func refusalsBackOff() async throws {
+        let clock = ManualClock()
+        let source = ScriptedSource(Array(repeating: ([], .refuse), count: 60))
+        let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(600))
+        let running = Task { await provider.run { _ in } }
+        // 60 s on the provider's clock, in steps: asked every second (the daemon's backoff
+        // for a device that is absent), sixty times; after 0.05, 0.1, ... 25.6 s, ten at
+        // most (fewer on a machine too busy to ask again within a step's 5 ms).
+        for _ in 0..<120 {
+            try await Task.sleep(for: .milliseconds(5))
+            clock.advance(by: .milliseconds(500))
+        }
+        running.cancel()
+        await running.value
+        #expect((1...11).contains(source.openings), "\(source.openings) openings")
     }
 
     @Test("a source that sends a cycle and fails at once, again and again, is reopened after a doubling wait, not every 50 ms")
