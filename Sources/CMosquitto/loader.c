@@ -44,16 +44,22 @@ MOSQUITTO_FUNCTIONS(TRAMPOLINE)
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *failure = "libmosquitto is not loaded";
 
+// A copy of dlerror's text, which is the library's until its next call; a failure still
+// when there is no memory for the copy.
+static const char *copy_of_dlerror(void) {
+    const char *copy = strdup(dlerror());
+    return copy != NULL ? copy : "libmosquitto is not loaded (no memory for dlerror's text)";
+}
+
 static void load(void) {
-    // dlerror's text is the library's until the next call: a copy is kept.
     void *library = dlopen("libmosquitto.so.1", RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
-        failure = strdup(dlerror());
+        failure = copy_of_dlerror();
         return;
     }
 #define RESOLVE(type, name, parameters, arguments) \
     if ((*(void **)&loaded_##name = dlsym(library, #name)) == NULL) { \
-        failure = strdup(dlerror()); \
+        failure = copy_of_dlerror(); \
         return; \
     }
     MOSQUITTO_FUNCTIONS(RESOLVE)

@@ -25,7 +25,15 @@ public final class PseudoTerminal: Sendable {
         guard openpty(&master, &slave, nil, nil, nil) == 0 else { throw .from(errno: errno, path: "/dev/ptmx", call: "openpty") }
         self.master = master
         self.slave = slave
-        path = String(cString: ttyname(slave))
+        // ttyname_r: ttyname's buffer is shared by every thread making a terminal at once.
+        var name = [CChar](repeating: 0, count: Int(PATH_MAX))
+        let failure = ttyname_r(slave, &name, name.count)
+        guard failure == 0 else {
+            close(master)
+            close(slave)
+            throw .from(errno: failure, path: "/dev/ptmx", call: "ttyname_r")
+        }
+        path = String(cString: name)
         try Termios.apply(SerialSettings(), to: slave, path: path)
         // Writes wait in poll() for room, so a full buffer never blocks a write midway.
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)

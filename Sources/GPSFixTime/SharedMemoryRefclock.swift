@@ -25,7 +25,8 @@ public final class SharedMemoryRefclock: TimeSink, @unchecked Sendable {
     public init(unit: Int) throws(TimeSinkError) {
         self.unit = unit
         guard let attached = gpsfix_shm_attach(Int32(unit), unit < 2 ? 0o600 : 0o666) else {
-            throw .system(call: "shmget/shmat(NTP\(unit))", errno: errno)
+            let code = errno  // before the message's string is made
+            throw .system(call: "shmget/shmat(NTP\(unit))", errno: code)
         }
         segment = attached
     }

@@ -8,7 +8,8 @@ extension ServiceAddress {
     /// `/proc/PID/cmdline` show `***` (padded with spaces) in its place from then on. Call
     /// it once the arguments are parsed: this changes only what other processes read.
     public static func hidePasswordsInCommandLine() {
-        for index in 1..<Int(CommandLine.argc) {
+        // Started with no arguments at all (not even its name, as execve allows): none to hide.
+        for index in stride(from: 1, to: Int(CommandLine.argc), by: 1) {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             let length = strlen(argument)
             let bytes = UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: length)

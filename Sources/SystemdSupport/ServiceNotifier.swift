@@ -60,6 +60,9 @@ public struct ServiceEnvironment: Sendable {
     public var watchdogInterval: Duration?
     /// Listening sockets passed by socket activation (`$LISTEN_FDS`, from descriptor 3).
     public var listenDescriptors: [Int32]
+    /// The most sockets taken from socket activation: far more than a unit passes, far
+    /// fewer than would overflow a descriptor number.
+    static let maximumListenDescriptors: Int32 = 1024
 
     /// Reads `environment` as systemd sets it for process `pid`.
     public init(environment: [String: String], pid: Int32 = getpid()) {
@@ -69,7 +72,8 @@ public struct ServiceEnvironment: Sendable {
         } else {
             watchdogInterval = nil
         }
-        if let count = environment["LISTEN_FDS"].flatMap(Int32.init), count > 0,
+        // More than a process can hold is no count systemd gives: none are taken.
+        if let count = environment["LISTEN_FDS"].flatMap(Int32.init), (1...Self.maximumListenDescriptors).contains(count),
             environment["LISTEN_PID"].flatMap(Int32.init) == pid
         {
             listenDescriptors = Array(3..<(3 + count))

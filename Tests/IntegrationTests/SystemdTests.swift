@@ -169,11 +169,14 @@ struct SystemdTests {
         }
     }
 
-    @Test("the environment: watchdog interval and passed sockets only when they are for this process")
+    @Test("the environment: watchdog interval and passed sockets only when they are for this process, and a count that could be one")
     func environment() {
         let ours = ServiceEnvironment(environment: ["WATCHDOG_USEC": "5000000", "LISTEN_FDS": "2", "LISTEN_PID": "42"], pid: 42)
         #expect(ours.watchdogInterval == .seconds(5) && ours.listenDescriptors == [3, 4])
         let theirs = ServiceEnvironment(environment: ["WATCHDOG_USEC": "5000000", "WATCHDOG_PID": "7", "LISTEN_FDS": "2", "LISTEN_PID": "7"], pid: 42)
         #expect(theirs.watchdogInterval == nil && theirs.listenDescriptors.isEmpty)
+        // A count past descriptor numbers (a wrong value by hand) is none, not a trap.
+        let absurd = ServiceEnvironment(environment: ["LISTEN_FDS": "2147483647", "LISTEN_PID": "42"], pid: 42)
+        #expect(absurd.listenDescriptors.isEmpty)
     }
 }
