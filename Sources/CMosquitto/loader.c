@@ -45,10 +45,11 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *failure = "libmosquitto is not loaded";
 
 // A copy of dlerror's text, which is the library's until its next call; a failure still
-// when there is no memory for the copy.
+// when it has none or there is no memory for the copy.
 static const char *copy_of_dlerror(void) {
-    const char *copy = strdup(dlerror());
-    return copy != NULL ? copy : "libmosquitto is not loaded (no memory for dlerror's text)";
+    const char *text = dlerror();
+    const char *copy = text != NULL ? strdup(text) : NULL;
+    return copy != NULL ? copy : "libmosquitto is not loaded";
 }
 
 static void load(void) {

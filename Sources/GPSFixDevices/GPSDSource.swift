@@ -94,11 +94,10 @@ private final class Connection: @unchecked Sendable {
             throw .refused(path: name, message: "libgps gave no socket to gpsd: its gps_data_t is not laid out as this build's gps.h says")
         }
         // gpsd sends nothing while its receiver is silent, and is sent nothing: a gpsd host
-        // gone without a word would otherwise hold the source open, silent, for good.
-        if let error = TCPKeepalive.standard.enable(on: descriptor) {
-            close()
-            throw .system(path: name, call: "setsockopt(SO_KEEPALIVE)", errno: error)
-        }
+        // gone without a word would otherwise hold the source open, silent, for good. Best
+        // effort, as the listeners' (a kernel refusing an option costs the probes, not the
+        // source).
+        TCPKeepalive.standard.enable(on: descriptor)
     }
 
     deinit {
@@ -114,11 +113,14 @@ private final class Connection: @unchecked Sendable {
         if watched == nil {
             try answers.send("?DEVICES;\n")
             let paths = try answers.await(class: "DEVICES").devicePaths
+            // No device yet (its receiver unplugged, gpsd starting) passes: looked for again
+            // soon. Several stay several until gpsd's operator acts.
+            guard !paths.isEmpty else { throw .unreachable(path: name, message: "gpsd has no device yet") }
             guard paths.count == 1 else {
                 // The upstream's words, as an error and the log show them.
                 let paths = paths.map { $0.printable(limit: 100) }
-                let found = paths.isEmpty ? "no device yet" : "\(paths.count) devices (\(paths.joined(separator: ", ")))"
-                throw .refused(path: name, message: "gpsd has \(found): name one, as \(name)\(paths.first ?? "/dev/ttyUSB0")")
+                throw .refused(
+                    path: name, message: "gpsd has \(paths.count) devices (\(paths.joined(separator: ", "))): name one, as \(name)\(paths[0])")
             }
             watched = paths[0]
         }
@@ -169,7 +171,11 @@ private struct Answers {
             while let newline = unread.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: unread[..<newline], as: UTF8.self).trimmingCharacters(in: "\r")
                 unread.removeSubrange(...newline)
-                if line.hasPrefix("{\"class\":\"ERROR\"") { throw .refused(path: name, message: line.printable(limit: 200)) }
+                if line.hasPrefix("{\"class\":\"ERROR\"") {
+                    // gpsd's "No such device as PATH": the receiver named is not there yet.
+                    let message = line.printable(limit: 200)
+                    throw line.contains("No such device") ? .unreachable(path: name, message: message) : .refused(path: name, message: message)
+                }
                 if line.hasPrefix("{\"class\":\"\(wanted)\"") { return line }
             }
             guard unread.count <= GPSDSource.maximumAnswerLine else {

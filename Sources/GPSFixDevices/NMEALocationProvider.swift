@@ -13,7 +13,8 @@ import OutputFormats
 /// fails, recovered when it is reopened. The silence is watched with one timer from
 /// `timers`, moved ahead by the sentences and left unset while the device is silent. A lost
 /// source is reopened with exponential backoff, from 50 ms up to ``maximumBackoff``, so
-/// a device that comes back is read again within about that long, without a busy loop.
+/// a device that comes back is read again within about that long, without a busy loop;
+/// one that refused is asked again after up to ``maximumRefusalBackoff``.
 public struct NMEALocationProvider: LocationProvider {
     public let source: any ByteSource
     public var device: String { source.name }
@@ -135,9 +136,13 @@ public struct NMEALocationProvider: LocationProvider {
                     reading.lose(reason: "\(error)")
                     reading.deliverPending(to: deliver)
                 }
-                try? await clock.sleep(for: backoff)
+                // The limit of this failure's kind, for this wait too: a gpsd gone after
+                // refusing is looked for again within the second.
                 let isRefusal = if case DeviceError.refused = error { true } else { false }
-                backoff = min(backoff * 2, isRefusal ? max(maximumBackoff, Self.maximumRefusalBackoff) : maximumBackoff)
+                let limit = isRefusal ? max(maximumBackoff, Self.maximumRefusalBackoff) : maximumBackoff
+                backoff = min(backoff, limit)
+                try? await clock.sleep(for: backoff)
+                backoff = min(backoff * 2, limit)
             }
         }
         return false

@@ -1,5 +1,6 @@
 import NIOConcurrencyHelpers
 import Synchronization
+import UBX
 
 /// A receiver's answers to configuration (ACK-ACK and ACK-NAK, CFG, MON and SEC replies),
 /// taken from the daemon's own reading of the port, for the one configuration
@@ -88,7 +89,7 @@ public final class ReceiverReplies: Sendable {
     /// Whether a UBX frame of class and id is one the tool may be waiting for.
     static func isForTheTool(_ messageClass: UInt8, _ id: UInt8) -> Bool {
         [0x05, 0x06, 0x0A].contains(messageClass) || (messageClass == 0x01 && id == 0x3B) || (messageClass == 0x0D && id == 0x04)
-            || (messageClass == 0x27 && id == 0x03)
+            || UInt16(messageClass) << 8 | UInt16(id) == SecUniqueID.message
     }
 
     /// From the reading thread: `frame` (a whole UBX frame), if it answers configuration

@@ -28,6 +28,7 @@ public struct TCPKeepalive: Sendable, Equatable {
 
     /// Turns keepalive on for the TCP socket `descriptor`; the errno of the first option
     /// refused, `nil` when every one took.
+    @discardableResult
     public func enable(on descriptor: Int32) -> Int32? {
         for option in options {
             var value = option.value

@@ -7,7 +7,7 @@ extension ReceiverConfigurator {
     public func report() throws -> ReceiverReport {
         let version = try self.version ?? identify()
         var report = ReceiverReport(version: version, protocolVersion: protocolVersion)
-        report.chipID = try chipID()
+        report.chipID = try chipID
         if usesConfigurationInterface {
             try readValues(into: &report)
         } else {
@@ -17,23 +17,6 @@ extension ReceiverConfigurator {
             report.survey = try surveyProgress(timingReceiver: report.timingModeResolution == .coarse)
         }
         return report
-    }
-
-    /// The chip's unique ID (SEC-UNIQID, read-only), from protocol 18 on (the M8's first
-    /// with it); `nil` before, and from a receiver that refuses or does not answer, so that
-    /// a firmware without it is still configured. Its keeper then tells it by MON-VER
-    /// alone, as before: the one time a receiver that has an ID does not say it, its table
-    /// is saved to flash once more (under that identity, remembered like the others).
-    private func chipID() throws -> String? {
-        guard protocolVersion >= 18 else { return nil }
-        let message = SecUniqueID.message
-        do {
-            let payload = try conversation.poll(LegacyMessages.frame(message), answer: message, what: UBXMessageName.of(message))
-            guard let id = decode(message, payload, as: SecUniqueID.init) else { throw ConfigurationError.malformed("SEC-UNIQID") }
-            return id.hex
-        } catch ConfigurationError.refused, ConfigurationError.silent {
-            return nil
-        }
     }
 
     /// The survey-in's progress, polled once (read-only): NAV-SVIN, or TIM-SVIN from a

@@ -65,6 +65,8 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
     public let port: ReceiverPort
     /// What MON-VER said, once ``identify()`` ran.
     public private(set) var version: MonVER?
+    /// What SEC-UNIQID said, once asked.
+    private var chipAnswer: String??
 
     public init(conversation: ReceiverConversation<C>, port: ReceiverPort) {
         self.conversation = conversation
@@ -86,6 +88,28 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
         if let stated = version?.protocolVersion { return stated }
         let firmware = version?.software.prefix { $0 == "." || $0.isNumber }
         return firmware.flatMap { Double($0) }.map { $0 + 6 } ?? 12
+    }
+
+    /// The chip's unique ID (SEC-UNIQID, read-only, asked once), from protocol 18 on (the
+    /// M8's first with it); `nil` before, and from a receiver that refuses, does not answer
+    /// or answers what is not the message, so that a firmware without it is still
+    /// configured. Its keeper then tells it by MON-VER alone: the one time a receiver that
+    /// has an ID does not say it, its table is saved to flash once more (under that
+    /// identity, remembered like the others).
+    public var chipID: String? {
+        get throws {
+            if let chipAnswer { return chipAnswer }
+            if version == nil { try identify() }
+            var answer: String?
+            if protocolVersion >= 18 {
+                do {
+                    let payload = try conversation.poll(SecUniqueID.message, length: 9, what: UBXMessageName.of(SecUniqueID.message))
+                    answer = decode(SecUniqueID.message, payload, as: SecUniqueID.init)?.hex
+                } catch ConfigurationError.refused, ConfigurationError.silent, ConfigurationError.malformed {}
+            }
+            chipAnswer = .some(answer)
+            return answer
+        }
     }
 
     /// Whether the receiver has the configuration interface (CFG-VALSET, protocol 27 on).

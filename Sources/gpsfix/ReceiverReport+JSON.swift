@@ -10,6 +10,7 @@ extension ReceiverReport {
         writer.field("software", string: version.software)
         writer.field("firmware", orNull: firmware)
         writer.field("protocol", protocolVersion, decimals: 2)
+        writer.field("chip", orNull: chipID)
         writer.field("port", orNull: port?.rawValue)
         writer.field("baud", orNull: baudRate)
         writer.field("rate", rate, decimals: 3)

@@ -12,15 +12,14 @@ import ProcessTable
 /// One line per device and receiver: the device's path, a digest of the receiver's
 /// identity (MON-VER and the chip's ID, ``ReceiverKeeper/identity(_:)``) and a digest of
 /// the table (its settings and port, as ``ReceiverSettings/canonicalText`` gives them).
-/// Keyed by both, so
-/// that receivers taking turns on one path (a spare plugged in where the usual one was,
-/// `/dev/ttyACM0` going to whichever enumerates first) are each saved once, not at every
-/// swap. The lines run from the least recently saved to the most, and the least recently
-/// saved is forgotten first (opening a receiver whose table is saved writes nothing, to
-/// its flash or here). The digests are FNV-1a: they tell a change, they guard nothing.
-/// When the file cannot be read or written the record lives in memory, for this run only,
-/// and the failure is said once (``readFailure``, and what ``remember(device:receiver:table:)``
-/// returns).
+/// Keyed by both, so that receivers taking turns on one path (a spare plugged in where the
+/// usual one was, `/dev/ttyACM0` going to whichever enumerates first) are each saved once,
+/// not at every swap. The lines run from the least recently saved to the most, and the
+/// least recently saved is forgotten first (opening a receiver whose table is saved writes
+/// nothing, to its flash or here). The digests are FNV-1a: they tell a change, they guard
+/// nothing. When the file cannot be read or written the record lives in memory, for this
+/// run only, and the failure is said once (``readFailure``, and what
+/// ``remember(device:receiver:table:)`` returns).
 final class FlashRecord: Sendable {
     /// The file; `nil` keeps the record in memory.
     let path: String?

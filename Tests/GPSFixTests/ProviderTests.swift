@@ -15,16 +15,25 @@ final class ScriptedSource: ByteSource {
     let name = "/dev/scripted"
     let sessions: [([UInt8], Ending)]
     private let calls = Locked(0)
+    /// The clock the openings are stamped on, when given.
+    private let clock: ManualClock?
+    private let stamps = Locked<[Duration]>([])
     /// How many times the source was opened.
     var openings: Int { calls.withLock { $0 } }
+    /// When it was opened, on ``clock``.
+    var openedAt: [Duration] { stamps.withLock { $0 } }
     /// What ``hasUnreadInput`` says: the test sets it.
     let unread = Locked(false)
     var hasUnreadInput: Bool { unread.withLock { $0 } }
 
-    init(_ sessions: [([UInt8], Ending)]) { self.sessions = sessions }
+    init(_ sessions: [([UInt8], Ending)], clock: ManualClock? = nil) {
+        self.sessions = sessions
+        self.clock = clock
+    }
 
     func chunks() -> ByteChunks {
         let index = calls.withLock { calls in defer { calls += 1 }; return calls }
+        if let clock { stamps.withLock { $0.append(clock.now.offset) } }
         let (bytes, ending) = index < sessions.count ? sessions[index] : ([], .hang)
         return ByteChunks(AsyncThrowingStream { continuation in
             if !bytes.isEmpty { continuation.yield(ByteChunk(bytes)) }
@@ -132,39 +141,53 @@ struct ProviderTests {
         if events.count > 1, case .lost(let reason) = events[1] { #expect(reason.contains("DeviceGone")) } else { Issue.record("no lost event") }
     }
 
-    @Test("a source that refuses (a gpsd with two devices, or answering ERROR) is asked again after a wait that doubles past a second")
-    func refusalsBackOff() async throws {
+    /// A source playing `sessions`, read by a provider while its clock was moved on by
+    /// `step` every 5 ms until `until` said so of the source, 4,000 steps at most.
+    static func opened(
+        playing sessions: [([UInt8], ScriptedSource.Ending)], step: Duration, until enough: (ScriptedSource) -> Bool
+    ) async throws -> ScriptedSource {
         let clock = ManualClock()
-        let source = ScriptedSource(Array(repeating: ([], .refuse), count: 60))
+        let source = ScriptedSource(sessions, clock: clock)
         let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(600))
         let running = Task { await provider.run { _ in } }
-        // 60 s on the provider's clock, in steps: asked every second (the daemon's backoff
-        // for a device that is absent), sixty times; after 0.05, 0.1, ... 25.6 s, ten at
-        // most (fewer on a machine too busy to ask again within a step's 5 ms).
-        for _ in 0..<120 {
+        for _ in 0..<4000 {
+            if enough(source) { break }
             try await Task.sleep(for: .milliseconds(5))
-            clock.advance(by: .milliseconds(500))
+            clock.advance(by: step)
         }
         running.cancel()
         await running.value
-        #expect((1...11).contains(source.openings), "\(source.openings) openings")
+        return source
+    }
+
+    @Test("a source that refuses (a gpsd with two devices, or answering ERROR) is asked again after a wait that doubles up to a minute; one that fails otherwise, within a second again")
+    func refusalsBackOff() async throws {
+        // Twelve refusals, then failures of another kind (gpsd gone). On the provider's
+        // clock in steps of 200 ms (a machine too busy to reopen within a step's 5 ms
+        // makes the waits longer, never shorter).
+        let sessions = Array(repeating: ([UInt8](), ScriptedSource.Ending.refuse), count: 12) + Array(repeating: ([], .fail), count: 3)
+        let source = try await Self.opened(playing: sessions, step: .milliseconds(200)) { $0.openings >= 14 }
+        let opened = source.openedAt
+        try #require(opened.count >= 14, "\(opened)")
+        let waits = zip(opened.dropFirst(), opened).map { $0 - $1 }
+        // After the first refusals, 0.05 s doubled each time: past the daemon's 1 s.
+        for (index, wait) in waits.prefix(12).enumerated() {
+            #expect(wait >= min(.milliseconds(50) * (1 << index), .seconds(60)), "wait \(index): \(waits)")
+        }
+        #expect(waits.prefix(12).max()! < .seconds(80), "at most a minute (and a lagging step's slack): \(waits)")
+        // The first failure after the refusals: waited for within a second, not a minute.
+        #expect(waits[12] < .seconds(6), "\(waits)")
     }
 
     @Test("a source that sends a cycle and fails at once, again and again, is reopened after a doubling wait, not every 50 ms")
     func shortOpeningsBackOff() async throws {
-        let clock = ManualClock()
-        let source = ScriptedSource(Array(repeating: (cycle, .fail), count: 30))
-        let provider = NMEALocationProvider(source: source, clock: clock, silenceTimeout: .seconds(60))
-        let running = Task { await provider.run { _ in } }
-        // 750 ms on the provider's clock, in steps: reopened every 50 ms, fifteen openings;
-        // after 50, 100, 200 and 400 ms, five at most (fewer on a machine too busy to
-        // reopen within a step's 5 ms).
-        for _ in 0..<75 {
-            try await Task.sleep(for: .milliseconds(5))
-            clock.advance(by: .milliseconds(10))
+        // 750 ms on the provider's clock: reopened every 50 ms, fifteen openings; after 50,
+        // 100, 200 and 400 ms, five at most.
+        var steps = 0
+        let source = try await Self.opened(playing: Array(repeating: (cycle, .fail), count: 30), step: .milliseconds(10)) { _ in
+            defer { steps += 1 }
+            return steps == 75
         }
-        running.cancel()
-        await running.value
         #expect((1...5).contains(source.openings), "\(source.openings) openings")
     }
 

@@ -154,15 +154,17 @@ struct ReceiverKeeperTests {
         #expect(receiver.traffic.flashWrites == 1, "\(reopenings) openings and returns from silence")
     }
 
-    @Test("save = true: two receivers of one model (the same MON-VER, chips of their own) taking turns on one device path have their flash written once each")
-    func flashOncePerReceiverOnAPath() throws {
+    @Test(
+        "save = true: two receivers of one model (the same MON-VER, chips of their own) taking turns on one device path have their flash written once each",
+        arguments: [SimulatedUBXReceiver.Generation.generation9, .m8])
+    func flashOncePerReceiverOnAPath(_ generation: SimulatedUBXReceiver.Generation) throws {
         let folder = try makeTemporaryFolder("keeper")
         defer { try? FileManager.default.removeItem(at: folder) }
         // One path (as /dev/ttyACM0 is whichever receiver is plugged in), a link to
         // the pseudo-terminal of the receiver plugged in now: the usual one and its spare.
         let device = folder.appendingPathComponent("ttyACM0").path
-        let usual = try SimulatedUBXReceiver(.generation9)
-        let spare = try SimulatedUBXReceiver(.generation9)
+        let usual = try SimulatedUBXReceiver(generation)
+        let spare = try SimulatedUBXReceiver(generation)
         for (turn, receiver) in [usual, spare, usual, spare].enumerated() {
             try? FileManager.default.removeItem(atPath: device)
             try FileManager.default.createSymbolicLink(atPath: device, withDestinationPath: receiver.path)

@@ -159,7 +159,7 @@ struct UpstreamTests {
     func noGPSDListening() async throws {
         let port = freePort()
         let (text, _) = await Self.lossReason(fromGPSDAt: port, within: 10)
-        #expect(text.contains("gpsd://127.0.0.1:\(port)") && text.contains("connect"), "\(text)")
+        #expect(text.contains("gpsd://127.0.0.1:\(port) cannot be reached") && text.contains("connect"), "\(text)")
         #expect(!text.contains("Unknown error"), "\(text)")
     }
 

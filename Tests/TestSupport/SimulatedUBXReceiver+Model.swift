@@ -15,6 +15,8 @@ struct ReceiverState {
     /// The chip's unique ID (UBX-SEC-UNIQID's five bytes): every simulated receiver is a
     /// chip of its own, as every real one is.
     let chipID: UInt64
+    /// Whether it answers SEC-UNIQID (firmware without it leaves the poll unanswered).
+    let answersChipID: Bool
     /// The key of the host's line's speed: UART1's or UART2's.
     let lineSpeed: UInt32
     var ram: [UInt32: UInt64]
@@ -69,9 +71,10 @@ struct ReceiverState {
         return values
     }
 
-    init(generation: SimulatedUBXReceiver.Generation, silent: Bool, hostPort: SimulatedUBXReceiver.HostPort) {
+    init(generation: SimulatedUBXReceiver.Generation, silent: Bool, hostPort: SimulatedUBXReceiver.HostPort, answersChipID: Bool) {
         self.generation = generation
         self.silent = silent
+        self.answersChipID = answersChipID
         chipID = Self.chipsMade.withLock { made in
             made += 1
             return 0x01_2345_0000 + made
@@ -114,7 +117,7 @@ struct ReceiverState {
         if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(ubx(version()))] }
         // UBX-SEC-UNIQID (F9, and M8 from protocol 18): version 1, three reserved bytes,
         // the five bytes of the chip's ID.
-        if messageClass == 0x27, id == 0x03, payload.isEmpty {
+        if messageClass == 0x27, id == 0x03, payload.isEmpty, answersChipID {
             return [.bytes(ubx(UBXWire.frame(0x27, 0x03, [1, 0, 0, 0] + (0..<5).map { UInt8(truncatingIfNeeded: chipID >> (8 * (4 - $0))) })))]
         }
         if let answer = surveyPoll(messageClass, id, payload) { return answer }

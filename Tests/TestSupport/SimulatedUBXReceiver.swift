@@ -56,8 +56,9 @@ public final class SimulatedUBXReceiver: Sendable {
     private let engine: Engine
 
     /// Starts the receiver at its default speed (38400 bps for generation 9, 9600 for M8)
-    /// and its factory configuration. A `silent` receiver never sends anything.
-    public init(_ generation: Generation, silent: Bool = false, hostPort: HostPort = .uart1) throws {
+    /// and its factory configuration. A `silent` receiver never sends anything; one
+    /// without `chipID` leaves SEC-UNIQID unanswered, as firmware without it does.
+    public init(_ generation: Generation, silent: Bool = false, hostPort: HostPort = .uart1, chipID: Bool = true) throws {
         precondition(hostPort == .uart1 || generation == .generation9, "the M8 is modelled with UART1 only")
         var master: Int32 = -1
         var follower: Int32 = -1
@@ -69,7 +70,7 @@ public final class SimulatedUBXReceiver: Sendable {
         cfmakeraw(&attributes)
         tcsetattr(follower, TCSANOW, &attributes)
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)
-        engine = Engine(master: master, follower: follower, state: ReceiverState(generation: generation, silent: silent, hostPort: hostPort))
+        engine = Engine(master: master, follower: follower, state: ReceiverState(generation: generation, silent: silent, hostPort: hostPort, answersChipID: chipID))
     }
 
     /// Stops the receiver's thread and closes the pseudo-terminal.

@@ -38,6 +38,18 @@ struct ReceiverConfiguratorTests {
         #expect(receiver.setting(0x3021_0001) == 200)
     }
 
+    @Test("a receiver that leaves SEC-UNIQID unanswered (firmware without it) is reported all the same, with no chip ID")
+    func noChipID() throws {
+        let receiver = try SimulatedUBXReceiver(.generation9, chipID: false)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        let report = try configurator.report()
+        #expect(report.chipID == nil && report.measurementPeriod == 1000)
+        // Asked once per configurator, not at each report.
+        _ = try configurator.report()
+        #expect(receiver.framesReceived(0x2703, length: 0) == configurator.conversation.attempts)
+    }
+
     @Test("a fixed position survives the trip to the receiver and back to 1e-9° and 0.1 mm", arguments: [Generation.generation9, .m8])
     func fixedPosition(_ generation: Generation) throws {
         let receiver = try SimulatedUBXReceiver(generation)
