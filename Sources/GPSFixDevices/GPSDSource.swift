@@ -94,9 +94,7 @@ private final class Connection: @unchecked Sendable {
             throw .refused(path: name, message: "libgps gave no socket to gpsd: its gps_data_t is not laid out as this build's gps.h says")
         }
         // gpsd sends nothing while its receiver is silent, and is sent nothing: a gpsd host
-        // gone without a word would otherwise hold the source open, silent, for good. Best
-        // effort, as the listeners' (a kernel refusing an option costs the probes, not the
-        // source).
+        // gone without a word would otherwise hold the source open, silent, for good.
         TCPKeepalive.standard.enable(on: descriptor)
     }
 

@@ -12,11 +12,11 @@ import ReceiverFraming
 /// Messages both ways are a type byte, a big-endian 16-bit length and that many bytes
 /// (``ControlMessage``): `H` names the device, answered `O` with its speed or `E` with why
 /// not; then `F` carries one whole UBX frame each way (the receiver's answers to
-/// configuration: acknowledgements, CFG, MON and SEC replies, survey progress), and `S` asks for a new port
-/// speed, answered `O`. One conversation per receiver at a time, through its
-/// ``ReceiverConversations``: while another holds the receiver (the daemon's keeper), `H`
-/// is answered `W` and `O` follows when the turn comes. When it ends the daemon asks the
-/// receiver who it is again (MON-VER), so DEVICE follows a change.
+/// configuration: acknowledgements, CFG, MON and SEC replies, survey progress), and `S`
+/// asks for a new port speed, answered `O`. One conversation per receiver at a time,
+/// through its ``ReceiverConversations``: while another holds the receiver (the daemon's
+/// keeper), `H` is answered `W` and `O` follows when the turn comes. When it ends the
+/// daemon asks the receiver who it is again (MON-VER), so DEVICE follows a change.
 final class ControlSession: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer

@@ -26,14 +26,12 @@ public struct TCPKeepalive: Sendable, Equatable {
         ]
     }
 
-    /// Turns keepalive on for the TCP socket `descriptor`; the errno of the first option
-    /// refused, `nil` when every one took.
-    @discardableResult
-    public func enable(on descriptor: Int32) -> Int32? {
+    /// Turns keepalive on for the TCP socket `descriptor`, as far as the kernel lets it: an
+    /// option it refuses costs the connection its probes, not the connection.
+    public func enable(on descriptor: Int32) {
         for option in options {
             var value = option.value
-            guard setsockopt(descriptor, option.level, option.name, &value, socklen_t(MemoryLayout<Int32>.size)) == 0 else { return errno }
+            _ = setsockopt(descriptor, option.level, option.name, &value, socklen_t(MemoryLayout<Int32>.size))
         }
-        return nil
     }
 }
