@@ -33,7 +33,7 @@ public final class PseudoTerminal: Sendable {
             close(slave)
             throw .from(errno: failure, path: "/dev/ptmx", call: "ttyname_r")
         }
-        path = String(cString: name)
+        path = String(decoding: name.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
         try Termios.apply(SerialSettings(), to: slave, path: path)
         // Writes wait in poll() for room, so a full buffer never blocks a write midway.
         _ = fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK)

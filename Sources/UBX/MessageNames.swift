@@ -4,8 +4,7 @@ public enum UBXMessageName {
     /// The name of the message with class and id `message` (class in the high byte).
     public static func of(_ message: UInt16) -> String {
         if let name = names[message] { return name }
-        let hex = { (byte: UInt16) in "0x" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true) }
-        return "\(hex(message >> 8)) \(hex(message & 0xFF))"
+        return "0x\(HexText.of([UInt8(message >> 8)])) 0x\(HexText.of([UInt8(message & 0xFF)]))"
     }
 
     private static let names: [UInt16: String] = [
@@ -24,4 +23,12 @@ public enum UBXMessageName {
         0x1002: "ESF-MEAS", 0x1010: "ESF-STATUS", 0x1014: "ESF-ALG", 0x1015: "ESF-INS", 0x2111: "LOG-BATCH",
         0x2703: "SEC-UNIQID", 0x2800: "HNR-PVT", 0x2801: "HNR-ATT", 0x2802: "HNR-INS",
     ]
+}
+
+/// Bytes as u-blox's tools show them to people: two hexadecimal digits each.
+public enum HexText {
+    /// `bytes` in hexadecimal (`B5 62 0A 04`, or `0123450001`), joined by `separator`.
+    public static func of(_ bytes: some Sequence<UInt8>, uppercase: Bool = true, separator: String = "") -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: uppercase) }.joined(separator: separator)
+    }
 }

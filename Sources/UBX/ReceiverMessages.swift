@@ -48,7 +48,5 @@ public struct SecUniqueID: Sendable, Hashable {
     }
 
     /// The ID in hexadecimal (`0123450001`), as u-blox's tools print it.
-    public var hex: String {
-        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
+    public var hex: String { HexText.of(bytes, uppercase: false) }
 }

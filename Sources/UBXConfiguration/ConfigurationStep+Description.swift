@@ -1,10 +1,11 @@
 import ReceiverFraming
+import UBX
 
 extension ConfigurationStep: CustomStringConvertible {
     /// The frame decoded for a person: its message, and what it sets, by name.
     public var description: String {
         let decoded = frame.withUnsafeBytes { bytes in UBXFrame(validating: bytes).map(Self.describe) } ?? "an invalid frame"
-        let hex = frame.map { ($0 < 16 ? "0" : "") + String($0, radix: 16, uppercase: true) }.joined(separator: " ")
+        let hex = HexText.of(frame, separator: " ")
         return "\(decoded)\n    (\(settings)) \(hex)"
     }
 
