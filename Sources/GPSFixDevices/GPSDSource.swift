@@ -5,10 +5,12 @@ import Glibc
 import GPSFix
 import ReceiverFraming
 import ServiceAddress
+import Synchronization
 
 /// A running gpsd as a byte source: one of its devices' raw NMEA.
 ///
-/// libgps connects and sends the watch (`WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE`);
+/// libgps connects (given up after ``connectTimeout``, or as soon as the consumer stops)
+/// and sends the watch (`WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE`);
 /// gpsd's answer is read until its WATCH (an ERROR in its place refuses the source), and
 /// from then on the connection's bytes are read like a device's descriptor, on the
 /// server's event loop when a ``reactor`` is given, so that a gpsd upstream goes through
@@ -34,6 +36,9 @@ public struct GPSDSource: ByteSource {
     /// given; on a thread of its own otherwise.
     public var reactor: (any DescriptorReactor)?
 
+    /// How long libgps may take to find gpsd's host and connect before the attempt is
+    /// given up (a host that drops packets would hold it for the kernel's two minutes).
+    public var connectTimeout = Duration.seconds(10)
     /// How long gpsd may take to answer a request before the connection is given up.
     static let answerTimeout = Duration.seconds(5)
     /// The longest line of gpsd's kept while waiting for an answer: gpsd writes none past
@@ -48,11 +53,11 @@ public struct GPSDSource: ByteSource {
     }
 
     public func chunks() -> ByteChunks {
-        let host = host, port = String(port), device = device, name = name
+        let host = host, port = String(port), device = device, name = name, timeout = connectTimeout
         return FileDescriptorReader.chunks(
             path: name, endOfFileIsVanishing: true, reading: .init(reactor: reactor, canWait: true)
         ) { reading throws(DeviceError) in
-            let connection = try Connection(host: host, port: port, name: name)
+            let connection = try PendingConnection.connect(host: host, port: port, name: name, within: timeout, stop: reading)
             do throws(DeviceError) {
                 let rest = try connection.watch(device: device, stop: reading)
                 return (connection.descriptor, rest, { connection.close() })
@@ -61,6 +66,64 @@ public struct GPSDSource: ByteSource {
                 throw error
             }
         }
+    }
+}
+
+/// A connection libgps makes on a thread of its own. `gps_open` looks the host up and
+/// connects in blocking calls that nothing interrupts: to a host that drops packets, for
+/// the kernel's two minutes. The opening thread waits for it only as long as the timeout
+/// and the consumer allow, then abandons it: the connecting thread closes what it gets.
+private final class PendingConnection: Sendable {
+    private enum State {
+        case connecting
+        case ended(Result<Connection, DeviceError>)
+        case abandoned
+    }
+
+    private let state = Mutex(State.connecting)
+    /// Signalled when the connecting thread has ended.
+    private let ended: WakeupPipe
+
+    private init(ended: WakeupPipe) {
+        self.ended = ended
+    }
+
+    /// libgps's connection to `host`, made within `timeout` unless `stop` ends the
+    /// reading first.
+    static func connect(
+        host: String, port: String, name: String, within timeout: Duration, stop: DeviceReading
+    ) throws(DeviceError) -> Connection {
+        let pending = PendingConnection(ended: try WakeupPipe())
+        let started = DeviceThread.start(named: "gpsfix-connect") {
+            pending.end(Result { () throws(DeviceError) in try Connection(host: host, port: port, name: name) })
+        }
+        guard started else { throw .system(path: name, call: "pthread_create", errno: EAGAIN) }
+        let deadline = ContinuousClock.now + timeout
+        while !stop.isStopped, ContinuousClock.now < deadline {
+            if pending.ended.isSignalled(within: min(deadline - ContinuousClock.now, .milliseconds(100))) { break }
+        }
+        let outcome = pending.state.withLock { state -> Result<Connection, DeviceError>? in
+            guard case .ended(let outcome) = state else {
+                state = .abandoned
+                return nil
+            }
+            return outcome
+        }
+        guard let outcome else {
+            throw .unreachable(path: name, message: stop.isStopped ? "stopped while connecting" : "no connection to gpsd within \(timeout)")
+        }
+        return try outcome.get()
+    }
+
+    /// The connecting thread's outcome: kept for the opening thread, or, when that has
+    /// abandoned it, dropped (a connection closes as it goes).
+    private func end(_ outcome: Result<Connection, DeviceError>) {
+        let kept = state.withLock { state -> Bool in
+            guard case .connecting = state else { return false }
+            state = .ended(outcome)
+            return true
+        }
+        if kept { ended.signal() }
     }
 }
 

@@ -131,6 +131,28 @@ struct ReadingTests {
         #expect(reason?.contains("a line of over \(GPSDSource.maximumAnswerLine) bytes") == true, "\(reason ?? "no loss reported")")
     }
 
+    @Test("a source stopped while libgps connects to a gpsd host that drops its SYNs stops at once, leaving the connect behind")
+    func stopWhileConnectingToGPSD() async throws {
+        let gpsd = try UnansweringPort()
+        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0"))
+        // The provider's own run, as the daemon awaits it when it stops.
+        let running = Task { await provider.run { _ in } }
+        try waitUntil("libgps's connect waiting for an answer", within: 10) { gpsd.isBeingConnectedTo }
+        running.cancel()
+        await running.value
+        // The kernel still retries the SYN (for two minutes): the stop did not wait for it.
+        #expect(gpsd.isBeingConnectedTo)
+    }
+
+    @Test("a gpsd host that drops its SYNs is a lost device once the connect timeout has passed, saying so")
+    func connectTimesOut() async throws {
+        let gpsd = try UnansweringPort()
+        var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
+        source.connectTimeout = .milliseconds(500)
+        let reason = await Self.lossReason(of: source)
+        #expect(reason?.contains("no connection to gpsd within 0.5 seconds") == true, "\(reason ?? "no loss reported")")
+    }
+
     @Test("replays into pseudo-terminals nobody reads block no task, and end when cancelled", .timeLimit(.minutes(1)))
     func replayOffThePool() async throws {
         let log = CaptureLog(Array(String(repeating: "$GPTXT,01,01,02,filling the pty buffer*00\r\n", count: 5000).utf8))
