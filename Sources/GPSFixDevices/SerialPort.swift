@@ -148,18 +148,21 @@ public struct SerialPort: ByteSource {
         let port = self
         let reading = FileDescriptorReader.Reading(reactor: reactor, canWait: canWait)
         return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
-            var settings = port.settings
-            settings.speed = port.speedChanged.withLock { $0 } ?? settings.speed
-            var prelude: [UInt8] = []
-            if settings.speed == nil {
-                // No speed given: listen at each common line setting until frames make sense.
-                guard let found = try port.findSpeed(stopped: { stop.isStopped }) else { throw .noSentences(path: port.path) }
-                settings.take(found.line)
-                prelude = found.bytes
-            }
             var configured = port
-            configured.settings = settings
-            let opened = try configured.open()
+            configured.settings.speed = port.speedChanged.withLock { $0 } ?? port.settings.speed
+            let opened: (descriptor: Int32, original: termios)
+            var prelude: [UInt8] = []
+            if configured.settings.speed == nil {
+                // No speed given: listen at each common line setting until frames make
+                // sense, and read on from there.
+                guard let (searched, found) = try port.openFindingSpeed(stopped: { stop.isStopped }) else {
+                    throw .noSentences(path: port.path)
+                }
+                opened = searched
+                prelude = found.bytes
+            } else {
+                opened = try configured.open()
+            }
             port.openDescriptor.set(opened.descriptor)
             return (opened.descriptor, prelude, { [path = port.path] in
                 port.openDescriptor.clear()
@@ -170,17 +173,49 @@ public struct SerialPort: ByteSource {
 
     /// Listens at each common line setting in turn (the last one found first) until
     /// checked frames of any protocol arrive; remembers the setting found. `nil` when none
-    /// gives any, or when `stopped` says so first.
+    /// gives any, or when `stopped` says so first. The port is closed again.
     public func findSpeed(stopped: () -> Bool = { false }) throws(DeviceError) -> Autobaud.Result? {
-        let found = try Autobaud.detect(lines: autobaudOrder()) { (line, enough) throws(DeviceError) in
-            var trial = self
-            trial.settings.take(line)
-            let opened = try trial.open()
-            defer { Self.close(opened, path: path) }
-            return FileDescriptorReader.listen(to: opened.descriptor, for: .milliseconds(1500), stopped: stopped, enough: enough)
-        }
-        if let found { lineFound.withLock { $0 = found.line } }
+        guard let (opened, found) = try openFindingSpeed(stopped: stopped) else { return nil }
+        Self.close(opened, path: path)
         return found
+    }
+
+    /// ``findSpeed(stopped:)`` on one opening of the port, each trial's setting made on it
+    /// (its input of the setting before flushed): every closing would drop the line's DTR
+    /// (which resets or powers down some receivers) and let another program take the port.
+    /// Returns the port still open at the setting found, or `nil` with it closed.
+    private func openFindingSpeed(
+        stopped: () -> Bool
+    ) throws(DeviceError) -> (opened: (descriptor: Int32, original: termios), found: Autobaud.Result)? {
+        var opened: (descriptor: Int32, original: termios)?
+        do throws(DeviceError) {
+            let found = try Autobaud.detect(lines: autobaudOrder()) { (line, enough) throws(DeviceError) in
+                var trial = settings
+                trial.take(line)
+                let descriptor: Int32
+                if let opened {
+                    descriptor = opened.descriptor
+                    try Termios.apply(trial, to: descriptor, path: path)
+                    tcflush(descriptor, TCIFLUSH)
+                } else {
+                    var port = self
+                    port.settings = trial
+                    let first = try port.open()
+                    opened = first
+                    descriptor = first.descriptor
+                }
+                return FileDescriptorReader.listen(to: descriptor, for: .milliseconds(1500), stopped: stopped, enough: enough)
+            }
+            if let found, let opened {
+                lineFound.withLock { $0 = found.line }
+                return (opened, found)
+            }
+        } catch {
+            if let opened { Self.close(opened, path: path) }
+            throw error
+        }
+        if let opened { Self.close(opened, path: path) }
+        return nil
     }
 
     /// Switches the open port to `bps` under its reader (after the receiver was told to

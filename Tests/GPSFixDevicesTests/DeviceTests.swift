@@ -362,6 +362,76 @@ struct AutobaudTests {
         #expect(port.detectedSpeed == 9600)  // a pty accepts the first speed tried
     }
 
+    @Test("a speed search opens the port once, setting each trial's speed on that opening, and reads on from it", .timeLimit(.minutes(1)))
+    func speedSearchOpensOnce() async throws {
+        let terminal = try PseudoTerminal()
+        // A speed no trial sets, in place of a pty's own 38400 bps.
+        var unused = termios()
+        #expect(tcgetattr(terminal.master, &unused) == 0)
+        cfsetispeed(&unused, speed_t(B1200))
+        cfsetospeed(&unused, speed_t(B1200))
+        #expect(tcsetattr(terminal.master, TCSANOW, &unused) == 0)
+        // Every closing of the port drops DTR (HUPCL) and lets another program open it.
+        let openings = try OpeningCounter(path: terminal.path)
+        let port = SerialPort(path: terminal.path)
+        let reading = Task {
+            var bytes: [UInt8] = []
+            for try await chunk in port.chunkStream() {
+                bytes += chunk.bytes
+                if bytes.count >= Self.sentences.count * 3 { break }
+            }
+            return bytes
+        }
+        // The receiver talks at 38400 bps, the third speed tried: what the port's reader
+        // set is what the master reads back (a pty's master reports its follower's settings).
+        var written = 0
+        while written < 3 {
+            var attributes = termios()
+            #expect(tcgetattr(terminal.master, &attributes) == 0)
+            if cfgetispeed(&attributes) == speed_t(B38400) {
+                try await terminal.write(Self.sentences)
+                written += 1
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let bytes = try await reading.value
+        #expect(bytes.count >= Self.sentences.count * 3 && bytes.starts(with: Self.sentences))
+        #expect(port.detectedSpeed == 38400)
+        #expect(openings.count == 1)
+    }
+
+    /// Counts the openings of a file from now on (inotify's `IN_OPEN`). Its closings are
+    /// watched too: inotify merges an event into an identical one still unread, so only
+    /// openings between closings tell each apart.
+    final class OpeningCounter {
+        private let descriptor: Int32
+        private var openings = 0
+
+        init(path: String) throws {
+            descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+            guard descriptor >= 0, inotify_add_watch(descriptor, path, UInt32(IN_OPEN | IN_CLOSE)) >= 0 else {
+                throw POSIXError(.init(rawValue: errno) ?? .EIO)
+            }
+        }
+
+        deinit { close(descriptor) }
+
+        /// The openings so far.
+        var count: Int {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                guard count > 0 else { return openings }
+                var offset = 0
+                while offset + MemoryLayout<inotify_event>.size <= count {
+                    let event = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self) }
+                    if event.mask & UInt32(IN_OPEN) != 0 { openings += 1 }
+                    offset += MemoryLayout<inotify_event>.size + Int(event.len)
+                }
+            }
+        }
+    }
+
     @Test("a device read faster than it is consumed waits in the kernel: nothing is read while the consumer holds a chunk, and nothing is lost", .timeLimit(.minutes(1)))
     func readingIsBounded() async throws {
         let terminal = try PseudoTerminal()
