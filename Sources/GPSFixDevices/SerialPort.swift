@@ -172,19 +172,13 @@ public struct SerialPort: ByteSource {
     }
 
     /// Listens at each common line setting in turn (the last one found first) until
-    /// checked frames of any protocol arrive; remembers the setting found. `nil` when none
-    /// gives any, or when `stopped` says so first. The port is closed again.
-    public func findSpeed(stopped: () -> Bool = { false }) throws(DeviceError) -> Autobaud.Result? {
-        guard let (opened, found) = try openFindingSpeed(stopped: stopped) else { return nil }
-        Self.close(opened, path: path)
-        return found
-    }
-
-    /// ``findSpeed(stopped:)`` on one opening of the port, each trial's setting made on it
-    /// (its input of the setting before flushed): every closing would drop the line's DTR
-    /// (which resets or powers down some receivers) and let another program take the port.
-    /// Returns the port still open at the setting found, or `nil` with it closed.
-    private func openFindingSpeed(
+    /// checked frames of any protocol arrive, and remembers the setting found; all on one
+    /// opening of the port, each trial's setting made on it (its input of the setting
+    /// before flushed): every closing would drop the line's DTR (which resets or powers
+    /// down some receivers) and let another program take the port. Returns the port still
+    /// open at the setting found, or `nil`, with it closed, when none gives frames or
+    /// `stopped` says so first.
+    func openFindingSpeed(
         stopped: () -> Bool
     ) throws(DeviceError) -> (opened: (descriptor: Int32, original: termios), found: Autobaud.Result)? {
         var opened: (descriptor: Int32, original: termios)?

@@ -19,6 +19,18 @@ public final class SerialReceiverLink: ReceiverLink {
         (descriptor, original) = try port.open()
     }
 
+    /// Opens `path` at the line its receiver is found talking at, kept open from the
+    /// search (``SerialPort/openFindingSpeed(stopped:)``); `nil` when no setting gives frames.
+    public init?(findingSpeedOf path: String) throws(DeviceError) {
+        let searched = SerialPort(path: path)
+        guard let (opened, found) = try searched.openFindingSpeed(stopped: { false }) else { return nil }
+        self.path = path
+        var settings = SerialSettings()
+        settings.take(found.line)
+        port = SerialPort(path: path, settings: settings)
+        (descriptor, original) = opened
+    }
+
     deinit { close() }
 
     /// Restores the port's settings and closes it; later calls do nothing.

@@ -61,10 +61,10 @@ struct UBXCommand: ParsableCommand {
         /// The port, opened by the tool at `--speed` or the speed found.
         private func openPort() throws -> SerialReceiverLink {
             if let speed { return try SerialReceiverLink(path: device, speed: speed) }
-            guard let found = try SerialPort(path: device).findSpeed() else {
+            guard let link = try SerialReceiverLink(findingSpeedOf: device) else {
                 throw ConfigurationError.silent("at any speed, with NMEA or UBX", attempts: 1)
             }
-            return try SerialReceiverLink(path: device, speed: found.speed)
+            return link
         }
     }
 
