@@ -39,6 +39,8 @@ public struct GPSDSource: ByteSource {
     /// How long libgps may take to find gpsd's host and connect before the attempt is
     /// given up (a host that drops packets would hold it for the kernel's two minutes).
     public var connectTimeout = Duration.seconds(10)
+    /// The connect under way, which an opening after a timeout waits for again.
+    private let connecting = GPSDConnecting()
     /// How long gpsd may take to answer a request before the connection is given up.
     static let answerTimeout = Duration.seconds(5)
     /// The longest line of gpsd's kept while waiting for an answer: gpsd writes none past
@@ -53,11 +55,11 @@ public struct GPSDSource: ByteSource {
     }
 
     public func chunks() -> ByteChunks {
-        let host = host, port = String(port), device = device, name = name, timeout = connectTimeout
+        let host = host, port = String(port), device = device, name = name, timeout = connectTimeout, connecting = connecting
         return FileDescriptorReader.chunks(
             path: name, endOfFileIsVanishing: true, reading: .init(reactor: reactor, canWait: true)
         ) { reading throws(DeviceError) in
-            let connection = try PendingConnection.connect(host: host, port: port, name: name, within: timeout, stop: reading)
+            let connection = try connecting.connect(host: host, port: port, name: name, within: timeout, stop: reading)
             do throws(DeviceError) {
                 let rest = try connection.watch(device: device, stop: reading)
                 return (connection.descriptor, rest, { connection.close() })
@@ -69,54 +71,85 @@ public struct GPSDSource: ByteSource {
     }
 }
 
-/// A connection libgps makes on a thread of its own. `gps_open` looks the host up and
-/// connects in blocking calls that nothing interrupts: to a host that drops packets, for
-/// the kernel's two minutes. The opening thread waits for it only as long as the timeout
-/// and the consumer allow, then abandons it: the connecting thread closes what it gets.
+/// The connection libgps is making for a source, shared by the source's copies. `gps_open`
+/// looks the host up and connects in blocking calls that nothing interrupts: to a host
+/// that drops packets, for the kernel's two minutes. So it runs on a thread of its own,
+/// and an opening waits for it only as long as the timeout and the consumer allow. An
+/// opening that times out leaves it under way, and the next opening waits for the same
+/// connect rather than starting another: one connect at a time per source, however long
+/// it takes, and a link slower to connect than the timeout still gets there. A consumer
+/// that stops abandons it: the connecting thread closes what it gets.
+private final class GPSDConnecting: Sendable {
+    private let underWay = Mutex<PendingConnection?>(nil)
+
+    /// libgps's connection to `host`, waited for as long as `timeout` unless `stop` ends
+    /// the reading first.
+    func connect(
+        host: String, port: String, name: String, within timeout: Duration, stop: DeviceReading
+    ) throws(DeviceError) -> Connection {
+        let pending = try underWay.withLock { current throws(DeviceError) -> PendingConnection in
+            if let current { return current }
+            let started = try PendingConnection.start { () throws(DeviceError) in try Connection(host: host, port: port, name: name) }
+            current = started
+            return started
+        }
+        if let outcome = pending.outcome(waitingUntil: ContinuousClock.now + timeout, stop: stop) {
+            underWay.withLock { $0 = nil }
+            return try outcome.get()
+        }
+        guard stop.isStopped else { throw .unreachable(path: name, message: "no connection to gpsd within \(timeout)") }
+        pending.abandon()
+        underWay.withLock { $0 = nil }
+        throw .unreachable(path: name, message: "stopped while connecting")
+    }
+}
+
+/// One `gps_open` on a thread of its own, and its outcome, taken by one opening or dropped.
 private final class PendingConnection: Sendable {
     private enum State {
         case connecting
         case ended(Result<Connection, DeviceError>)
-        case abandoned
+        /// Taken, or abandoned: the connecting thread drops what it gets.
+        case done
     }
 
     private let state = Mutex(State.connecting)
-    /// Signalled when the connecting thread has ended.
+    /// Signalled when the connecting thread has ended; stays so.
     private let ended: WakeupPipe
 
     private init(ended: WakeupPipe) {
         self.ended = ended
     }
 
-    /// libgps's connection to `host`, made within `timeout` unless `stop` ends the
-    /// reading first.
-    static func connect(
-        host: String, port: String, name: String, within timeout: Duration, stop: DeviceReading
-    ) throws(DeviceError) -> Connection {
+    /// Runs `connect` on a thread of its own.
+    static func start(_ connect: @escaping @Sendable () throws(DeviceError) -> Connection) throws(DeviceError) -> PendingConnection {
         let pending = PendingConnection(ended: try WakeupPipe())
         let started = DeviceThread.start(named: "gpsfix-connect") {
-            pending.end(Result { () throws(DeviceError) in try Connection(host: host, port: port, name: name) })
+            pending.end(Result { () throws(DeviceError) in try connect() })
         }
-        guard started else { throw .system(path: name, call: "pthread_create", errno: EAGAIN) }
-        let deadline = ContinuousClock.now + timeout
-        while !stop.isStopped, ContinuousClock.now < deadline {
-            if pending.ended.isSignalled(within: min(deadline - ContinuousClock.now, .milliseconds(100))) { break }
-        }
-        let outcome = pending.state.withLock { state -> Result<Connection, DeviceError>? in
-            guard case .ended(let outcome) = state else {
-                state = .abandoned
-                return nil
-            }
-            return outcome
-        }
-        guard let outcome else {
-            throw .unreachable(path: name, message: stop.isStopped ? "stopped while connecting" : "no connection to gpsd within \(timeout)")
-        }
-        return try outcome.get()
+        guard started else { throw .system(path: "gpsd", call: "pthread_create", errno: EAGAIN) }
+        return pending
     }
 
-    /// The connecting thread's outcome: kept for the opening thread, or, when that has
-    /// abandoned it, dropped (a connection closes as it goes).
+    /// The outcome, taken, once the thread has ended by `deadline` and before `stop`;
+    /// `nil` while it is still connecting.
+    func outcome(waitingUntil deadline: ContinuousClock.Instant, stop: DeviceReading) -> Result<Connection, DeviceError>? {
+        while !stop.isStopped, ContinuousClock.now < deadline {
+            if ended.isSignalled(within: min(deadline - ContinuousClock.now, .milliseconds(100))) { break }
+        }
+        return state.withLock { state in
+            guard case .ended(let outcome) = state else { return nil }
+            state = .done
+            return outcome
+        }
+    }
+
+    /// No one will take the outcome: an outcome already there goes now, a later one when
+    /// the thread ends (a connection closes as it goes).
+    func abandon() {
+        state.withLock { $0 = .done }
+    }
+
     private func end(_ outcome: Result<Connection, DeviceError>) {
         let kept = state.withLock { state -> Bool in
             guard case .connecting = state else { return false }

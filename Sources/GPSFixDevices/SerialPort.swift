@@ -184,6 +184,7 @@ public struct SerialPort: ByteSource {
         var opened: (descriptor: Int32, original: termios)?
         do throws(DeviceError) {
             let found = try Autobaud.detect(lines: autobaudOrder()) { (line, enough) throws(DeviceError) in
+                guard !stopped() else { return [] }
                 var trial = settings
                 trial.take(line)
                 let descriptor: Int32

@@ -48,7 +48,7 @@ public final class WakeupPipe: Sendable {
         while true {
             let ready = poll(&watched, 1, milliseconds)
             if ready < 0 && errno == EINTR { continue }
-            return ready != 0
+            return ready > 0
         }
     }
 }

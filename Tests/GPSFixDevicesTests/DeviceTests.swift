@@ -3,6 +3,7 @@ import GPSFix
 @testable import GPSFixDevices
 import NIOPosix
 import ReceiverFraming
+import Synchronization
 import TestSupport
 import Testing
 
@@ -373,40 +374,42 @@ struct AutobaudTests {
         cfsetospeed(&unused, speed_t(B1200))
         #expect(tcsetattr(terminal.master, TCSANOW, &unused) == 0)
         // Every closing of the port drops DTR (HUPCL) and lets another program open it.
-        let openings = try OpeningCounter(path: terminal.path)
+        let events = try OpeningsAndClosings(path: terminal.path)
         let port = SerialPort(path: terminal.path)
         let reading = Task {
             var bytes: [UInt8] = []
             for try await chunk in port.chunkStream() {
                 bytes += chunk.bytes
-                if bytes.count >= Self.sentences.count * 3 { break }
+                // Counted while the port is open: the reading's own end closes it.
+                if bytes.count >= Self.sentences.count * 3 { return (bytes, events.counts) }
             }
-            return bytes
+            return (bytes, events.counts)
         }
-        // The receiver talks at 38400 bps, the third speed tried: what the port's reader
-        // set is what the master reads back (a pty's master reports its follower's settings).
-        var written = 0
-        while written < 3 {
-            var attributes = termios()
-            #expect(tcgetattr(terminal.master, &attributes) == 0)
-            if cfgetispeed(&attributes) == speed_t(B38400) {
-                try await terminal.write(Self.sentences)
-                written += 1
+        // The receiver talks at 38400 bps, the third speed tried (what the port's reader
+        // set is what the master reads back: a pty's master reports its follower's
+        // settings), until the reading has what it waits for.
+        let talking = Task {
+            while !Task.isCancelled {
+                var attributes = termios()
+                if tcgetattr(terminal.master, &attributes) == 0, cfgetispeed(&attributes) == speed_t(B38400) {
+                    try await terminal.write(Self.sentences)
+                }
+                try await Task.sleep(for: .milliseconds(50))
             }
-            try await Task.sleep(for: .milliseconds(50))
         }
-        let bytes = try await reading.value
-        #expect(bytes.count >= Self.sentences.count * 3 && bytes.starts(with: Self.sentences))
+        defer { talking.cancel() }
+        let (bytes, counts) = try await reading.value
+        #expect(bytes.starts(with: Self.sentences))
         #expect(port.detectedSpeed == 38400)
-        #expect(openings.count == 1)
+        #expect(counts.openings == 1 && counts.closings == 0, "\(counts)")
     }
 
-    /// Counts the openings of a file from now on (inotify's `IN_OPEN`). Its closings are
-    /// watched too: inotify merges an event into an identical one still unread, so only
-    /// openings between closings tell each apart.
-    final class OpeningCounter {
+    /// Counts the openings and closings of a file from now on (inotify's `IN_OPEN` and
+    /// `IN_CLOSE`). inotify merges an event into an identical one still unread, so two
+    /// openings with no closing between them count as one.
+    final class OpeningsAndClosings: Sendable {
         private let descriptor: Int32
-        private var openings = 0
+        private let seen = Mutex((openings: 0, closings: 0))
 
         init(path: String) throws {
             descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
@@ -417,17 +420,20 @@ struct AutobaudTests {
 
         deinit { close(descriptor) }
 
-        /// The openings so far.
-        var count: Int {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-                guard count > 0 else { return openings }
-                var offset = 0
-                while offset + MemoryLayout<inotify_event>.size <= count {
-                    let event = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self) }
-                    if event.mask & UInt32(IN_OPEN) != 0 { openings += 1 }
-                    offset += MemoryLayout<inotify_event>.size + Int(event.len)
+        /// The openings and closings so far.
+        var counts: (openings: Int, closings: Int) {
+            seen.withLock { seen in
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                    guard count > 0 else { return seen }
+                    var offset = 0
+                    while offset + MemoryLayout<inotify_event>.size <= count {
+                        let event = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self) }
+                        if event.mask & UInt32(IN_OPEN) != 0 { seen.openings += 1 }
+                        if event.mask & UInt32(IN_CLOSE) != 0 { seen.closings += 1 }
+                        offset += MemoryLayout<inotify_event>.size + Int(event.len)
+                    }
                 }
             }
         }

@@ -134,7 +134,10 @@ struct ReadingTests {
     @Test("a source stopped while libgps connects to a gpsd host that drops its SYNs stops at once, leaving the connect behind")
     func stopWhileConnectingToGPSD() async throws {
         let gpsd = try UnansweringPort()
-        let provider = NMEALocationProvider(source: GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0"))
+        var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
+        // Longer than the suite's time limit: only the stop can end the wait.
+        source.connectTimeout = .seconds(300)
+        let provider = NMEALocationProvider(source: source)
         // The provider's own run, as the daemon awaits it when it stops.
         let running = Task { await provider.run { _ in } }
         try waitUntil("libgps's connect waiting for an answer", within: 10) { gpsd.isBeingConnectedTo }
@@ -149,8 +152,22 @@ struct ReadingTests {
         let gpsd = try UnansweringPort()
         var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
         source.connectTimeout = .milliseconds(500)
+        let started = ContinuousClock.now
         let reason = await Self.lossReason(of: source)
         #expect(reason?.contains("no connection to gpsd within 0.5 seconds") == true, "\(reason ?? "no loss reported")")
+        // Well before the default timeout: the one set was kept.
+        #expect(ContinuousClock.now - started < GPSDSource(host: "127.0.0.1").connectTimeout)
+    }
+
+    @Test("openings after a connect timed out wait for that connect rather than start another: one at a time per source")
+    func oneConnectAtATime() async throws {
+        let gpsd = try UnansweringPort()
+        var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
+        source.connectTimeout = .milliseconds(200)
+        for _ in 0..<3 {
+            await #expect(throws: DeviceError.self) { try await source.chunks().forEach(onReadingThread: { _ in }) }
+        }
+        #expect(gpsd.connectsWaiting == 1)
     }
 
     @Test("replays into pseudo-terminals nobody reads block no task, and end when cancelled", .timeLimit(.minutes(1)))

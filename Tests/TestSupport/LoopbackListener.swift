@@ -70,10 +70,13 @@ public final class UnansweringPort {
 
     /// Whether a connection to the port other than the fillers' waits for its SYN's answer
     /// (`SYN_SENT` in the kernel's table): the code under test is in its connect.
-    public var isBeingConnectedTo: Bool {
-        var waiting = false
+    public var isBeingConnectedTo: Bool { connectsWaiting > 0 }
+
+    /// How many connections to the port, other than the fillers', wait for their SYN's answer.
+    public var connectsWaiting: Int {
+        var waiting = 0
         ProcessTable().forEachTCPSocket { socket in
-            if socket.remotePort == port, socket.state == 0x02, !fillerPorts.contains(socket.localPort) { waiting = true }
+            if socket.remotePort == port, socket.state == 0x02, !fillerPorts.contains(socket.localPort) { waiting += 1 }
         }
         return waiting
     }
