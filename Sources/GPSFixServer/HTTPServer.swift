@@ -85,13 +85,23 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         return limits
     }()
 
+    /// The most bytes read and not yet parsed a connection holds: the decoder parses as
+    /// bytes come, a head's included, so only a read's worth waits, unless it has stopped
+    /// parsing (after a request to change protocols). Past it the connection is closed.
+    static let maximumUnparsedBytes = 64 * 1024
+
     /// SwiftNIO's HTTP server pipeline (what `configureHTTPServerPipeline` adds, with
     /// pipelining assistance and error handling), its handlers named so that an event
     /// stream can take them out.
     static func serverPipeline() -> [(String, any ChannelHandler)] {
         [
             ("http-encoder", HTTPResponseEncoder()),
-            ("http-decoder", ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: headLimits))),
+            (
+                "http-decoder",
+                ByteToMessageHandler(
+                    HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: headLimits),
+                    maximumBufferSize: maximumUnparsedBytes)
+            ),
             ("http-pipelining", HTTPServerPipelineHandler()),
             ("http-errors", HTTPServerProtocolErrorHandler()),
         ]
@@ -138,6 +148,12 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             respond(to: head, context: context)
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    /// Bytes read past ``maximumUnparsedBytes`` end the connection.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is ByteToMessageDecoderError.PayloadTooLargeError { context.close(promise: nil) }
+        context.fireErrorCaught(error)
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
@@ -193,7 +209,9 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: "\(body.count)")
         if let cors = content.cors { headers.add(name: "Access-Control-Allow-Origin", value: cors) }
-        let keepAlive = request.isKeepAlive
+        // SwiftNIO's decoder parses nothing after a request to change protocols (an
+        // `Upgrade`, a CONNECT), which this server never grants: such a connection ends.
+        let keepAlive = request.isKeepAlive && request.method != .CONNECT && !request.headers.contains(name: "Upgrade")
         headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: request.version, status: status, headers: headers))), promise: nil)
         if request.method != .HEAD {

@@ -176,6 +176,27 @@ struct SessionBoundsTests {
         await harness.stop()
     }
 
+    @Test("HTTP: a request to change protocols, which ends SwiftNIO's parsing, is answered and its connection closed, bytes sent after it or not")
+    func protocolSwitch() async throws {
+        // Idle connections are kept past the test's waits: only the answer's close ends these.
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"], limits: SessionLimits(httpIdleTimeout: .seconds(600)))
+        let port = try await harness.server.startHTTP(host: "127.0.0.1", port: 0, content: WebContent())
+        let upgrade = "GET /api/v1/fix HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+        let answered = try LineClient(tcpPort: port)
+        answered.send(upgrade)
+        let head = try #require(answered.readLines(until: { $0.isEmpty }))
+        #expect(head.first == "HTTP/1.1 200 OK" && head.contains { $0.lowercased() == "connection: close" }, "\(head)")
+        #expect(Self.isClosed(answered, within: 10))
+        // What follows such a request no parser takes: it would pile up for as long as
+        // the connection stayed open.
+        for request in [upgrade, "CONNECT x:1 HTTP/1.1\r\nHost: x\r\n\r\n"] {
+            let flooding = try LineClient(tcpPort: port)
+            flooding.send(request + String(repeating: "u", count: 4 * HTTPRequestHandler.maximumUnparsedBytes))
+            #expect(Self.isClosed(flooding, within: 10), "\(request)")
+        }
+        await harness.stop()
+    }
+
     @Test("HTTP: a client sending requests without reading is read no further than it reads, and is cut off after the stall timeout")
     func requestFloodWithoutReading() async throws {
         let harness = try await ServerUnderTest(

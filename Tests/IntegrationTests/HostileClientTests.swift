@@ -73,6 +73,15 @@ enum AttackedListener: String, CaseIterable, Sendable, CustomTestStringConvertib
         }
     }
 
+    /// A request after which the listener's parser reads no further (SwiftNIO's HTTP
+    /// decoder stops at a change of protocol): what follows it is bytes no parser takes.
+    var protocolSwitch: String? {
+        switch self {
+        case .http: "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+        default: nil
+        }
+    }
+
     /// A line or head far past any bound.
     var overLong: [UInt8] {
         switch self {
@@ -127,6 +136,14 @@ struct HostileClientTests {
                 usleep(10_000)
             }
         })
+        // A change of protocol asked for, then a flood no parser takes.
+        if let protocolSwitch = listener.protocolSwitch {
+            let head = Array(protocolSwitch.utf8), flood = [UInt8](repeating: UInt8(ascii: "u"), count: 65536)
+            attackers.append(Attacker(connect) { fd, going in
+                guard Attacker.send(head, to: fd) else { return }
+                while going(), Attacker.send(flood, to: fd), Attacker.drain(fd) { usleep(1_000) }
+            })
+        }
         // Half-open: connects, closes its sending side, never reads.
         attackers.append(Attacker(connect) { fd, going in
             shutdown(fd, Int32(SHUT_WR))
