@@ -44,6 +44,11 @@ public struct ControlMessage: Equatable, Sendable {
     /// The message as sent.
     public var bytes: [UInt8] { [type, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload }
 
+    /// Whether the first message of `bytes` declares a length over ``maximumLength``.
+    public static func declaresTooLong(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 3 && (Int(bytes[1]) << 8 | Int(bytes[2])) > maximumLength
+    }
+
     /// Takes the first whole message out of `bytes`, if there is one; a length over
     /// ``maximumLength`` is never whole.
     public static func take(from bytes: inout [UInt8]) -> ControlMessage? {

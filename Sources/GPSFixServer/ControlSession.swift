@@ -35,6 +35,8 @@ final class ControlSession: ChannelInboundHandler {
     private var waitingRequest: ReceiverConversations.WaitingRequest?
     /// This conversation's frames queued and not yet written.
     private var inFlight = 0
+    /// A speed change asked for and not yet answered: one at a time.
+    private var changingSpeed = false
     /// Whether the peer is root or the daemon's user: nothing is read before.
     private var authorized = false
 
@@ -62,7 +64,8 @@ final class ControlSession: ChannelInboundHandler {
         let bytes = unwrapInboundIn(data)
         pending += bytes.readableBytesView
         if authorized { readMessages(context) }
-        if pending.count > ControlMessage.maximumLength + 3 { refuse("a message over the limit", context) }
+        // Refused as soon as its header says so, not once its bytes have come.
+        if ControlMessage.declaresTooLong(pending) { refuse("a message over the limit", context) }
     }
 
     private func readMessages(_ context: ChannelHandlerContext) {
@@ -107,8 +110,13 @@ final class ControlSession: ChannelInboundHandler {
             }
         case (UInt8(ascii: "S"), let receiver?):
             guard let speed = message.number else { return refuse("an S message carries a speed", context) }
-            let channel = context.channel
-            receiver.changeSpeed(to: speed) { changed in
+            guard !changingSpeed, let turn else { return refuse("one S message at a time: wait for its answer", context) }
+            changingSpeed = true
+            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let channel = context.channel, conversations = receiver.conversations
+            // Made only while this conversation holds the receiver: not in the turn after it.
+            receiver.changeSpeed(to: speed, while: { conversations.holds(turn) }) { changed in
+                bound.eventLoop.execute { bound.value.changingSpeed = false }
                 let answer = changed ? ControlMessage.ok(speed) : ControlMessage.error("the port cannot run at \(speed) bps")
                 channel.writeAndFlush(answer.buffer, promise: nil)
             }
@@ -122,6 +130,10 @@ final class ControlSession: ChannelInboundHandler {
     /// receiver is refused. The turn is taken away, and the connection closed, at its limit.
     private func requestTurn(of found: ReceiverControl, asked: String, _ context: ChannelHandlerContext) {
         awaiting = found
+        // Never closed as idle to make room while it waits for or holds the receiver: a
+        // conversation cut off mid-configuration would leave it half set. The turn's
+        // limit bounds it instead.
+        context.triggerUserOutboundEvent(SessionActivity.watching(true), promise: nil)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let channel = context.channel
         let limit = found.conversations.turnLimit

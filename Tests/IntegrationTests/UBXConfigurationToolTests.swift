@@ -236,7 +236,7 @@ struct UBXConfigurationToolTests {
         #expect(receiver.acknowledgements == (0, 0))
     }
 
-    @Test("a conversation that floods frames instead of waiting for answers is cut off; corrections keep their room")
+    @Test("a conversation that floods frames, asks two speeds at once, or declares a message past the limit is refused at once, saying why")
     func floodOfFrames() throws {
         let folder = try makeTemporaryFolder("ubx")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -250,11 +250,27 @@ struct UBXConfigurationToolTests {
         watcher.send("?WATCH={\"enable\":true,\"json\":true};\n")
         try #require(watcher.readLines(until: { $0.contains(#""class":"TPV""#) }) != nil, "no fix from the receiver: \(daemon.errorText)")
         try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
-        let client = try LineClient(unixPath: control)
-        client.send(bytes: ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes)
+        let hello = ControlMessage(type: UInt8(ascii: "H"), payload: Array(receiver.path.utf8)).bytes
         // Twenty polls of MON-VER in one write.
         let monitorPoll = ControlMessage(type: UInt8(ascii: "F"), payload: [0xB5, 0x62, 0x0A, 0x04, 0x00, 0x00, 0x0E, 0x34])
-        client.send(bytes: (0..<20).flatMap { _ in monitorPoll.bytes })
+        // Two speed changes in one write: the first is not answered yet when the second comes.
+        let speed = ControlMessage(type: UInt8(ascii: "S"), payload: [0, 0, 0x25, 0x80]).bytes
+        for (sent, refusal) in [
+            ((0..<20).flatMap { _ in monitorPoll.bytes }, "more than 4 frames waiting"),
+            (speed + speed, "one S message at a time"),
+            // A header declaring 65535 bytes, and none of them.
+            ([UInt8(ascii: "F"), 0xFF, 0xFF], "a message over the limit"),
+        ] {
+            let client = try LineClient(unixPath: control)
+            client.send(bytes: hello + sent)
+            let messages = Self.messages(until: client)
+            let said = messages.first { $0.type == UInt8(ascii: "E") }.map { String(decoding: $0.payload, as: UTF8.self) }
+            #expect(said?.contains(refusal) == true, "\(messages.map { UnicodeScalar($0.type) }) \(said ?? "")")
+        }
+    }
+
+    /// The messages `client` receives until the daemon closes it, or for 5 s.
+    static func messages(until client: LineClient) -> [ControlMessage] {
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         let deadline = Date().addingTimeInterval(5)
@@ -262,12 +278,11 @@ struct UBXConfigurationToolTests {
             var poller = pollfd(fd: client.descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, 500) > 0 else { continue }
             let count = read(client.descriptor, &buffer, buffer.count)
-            guard count > 0 else { break }  // closed, as it should be
+            guard count > 0 else { break }  // closed
             answer += buffer[0..<count]
         }
         var messages: [ControlMessage] = []
         while let message = ControlMessage.take(from: &answer) { messages.append(message) }
-        let refusal = messages.first { $0.type == UInt8(ascii: "E") }.map { String(decoding: $0.payload, as: UTF8.self) }
-        #expect(refusal?.contains("more than 4 frames waiting") == true, "\(messages.map { UnicodeScalar($0.type) }) \(refusal ?? "")")
+        return messages
     }
 }
