@@ -121,10 +121,11 @@ private struct TOMLParser {
         }
         if let integer = Self.integer(text) { return .integer(integer) }
         if let float = Self.float(text) { return .float(float) }
+        // The text is not repeated: an unquoted value may be a password.
         if text.count >= 10, text.dropFirst(4).first == "-", text.prefix(4).allSatisfy(\.isNumber) {
-            throw fail("dates are not used in this file: write '\(text)' as a string")
+            throw fail("dates are not used in this file: write the date as a string, in quotes")
         }
-        throw fail(text.isEmpty ? "a value is missing here" : "'\(text)' is not a value: write text in quotes")
+        throw fail(text.isEmpty ? "a value is missing here" : "this is not a value: write text in quotes")
     }
 
     /// Whether each `_` of `text` stands between two digits, as TOML asks.

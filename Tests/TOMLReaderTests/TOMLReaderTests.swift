@@ -95,6 +95,18 @@ struct TOMLReaderTests {
         }
     }
 
+    @Test("a value left unquoted is refused without being repeated: it may be a password", arguments: [
+        "ntrip = ntrip://rover:s3cret@caster.example:2101/MOUNT", "mqtt = mqtt://user:s3cret@broker", "password = 2024-s3cret-01",
+    ])
+    func refusalKeepsTheValueOut(text: String) {
+        #expect {
+            try TOMLTable(parsing: text)
+        } throws: { error in
+            guard let error = error as? TOMLError else { return false }
+            return error.line == 1 && !error.message.contains("s3cret") && !"\(error)".contains("s3cret")
+        }
+    }
+
     @Test("a byte-order mark is read past; a section of many keys reads in linear time")
     func markAndSize() throws {
         #expect(try TOMLTable(parsing: "\u{FEFF}a = 1")["a"] == .integer(1))
