@@ -69,14 +69,34 @@ public struct CaptureLog: Sendable {
         ) {
             var index = 0
             while index < bytes.count {
-                if comment != nil {
-                    let newline = Self.find(UInt8(ascii: "\n"), in: bytes, from: index)
-                    let end = newline.map { $0 + 1 } ?? bytes.count
-                    let room = Self.maximumCommentLength - comment!.count
-                    comment?.append(contentsOf: bytes[index..<min(end, index + max(0, room))])
-                    if newline != nil { finish() }
-                    atLineStart = newline != nil
-                    index = end
+                if let taken = comment {
+                    // A comment is a line of text: a control byte before its end shows the
+                    // `#` was data (a binary frame's `0A 23`), given back to the payload
+                    // whole, unless the line has run past what is kept of a comment.
+                    var stop = index
+                    while stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), !Self.isControl(bytes[stop]) { stop += 1 }
+                    let room = Self.maximumCommentLength - taken.count
+                    comment?.append(contentsOf: bytes[index..<min(stop, index + max(0, room))])
+                    if stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), taken.count + (stop - index) < Self.maximumCommentLength {
+                        comment = nil
+                        ([UInt8(ascii: "#")] + taken + bytes[index..<stop]).withUnsafeBytes { run in
+                            deliver(run, body)
+                            lineIsText = true
+                            noteLines(in: run)
+                        }
+                        index = stop
+                        continue
+                    }
+                    let lineEnded = stop < bytes.count && bytes[stop] == UInt8(ascii: "\n")
+                    if lineEnded {
+                        finish()
+                    } else if stop < bytes.count {
+                        // A control byte in a comment past its kept length: read on to its end.
+                        while stop < bytes.count, bytes[stop] != UInt8(ascii: "\n") { stop += 1 }
+                        if stop < bytes.count { finish() }
+                    }
+                    atLineStart = comment == nil
+                    index = min(stop + 1, bytes.count)
                 } else if atLineStart, bytes[index] == UInt8(ascii: "#") {
                     comment = []
                     atLineStart = false
@@ -109,6 +129,12 @@ public struct CaptureLog: Sendable {
             filtered.removeAll(keepingCapacity: true)
             filtered.append(contentsOf: run.lazy.filter { $0 != cookie })
             filtered.withUnsafeBytes { body($0, header) }
+        }
+
+        /// Whether `byte` is a control character that no line of text holds (tab and
+        /// carriage return are text's).
+        private static func isControl(_ byte: UInt8) -> Bool {
+            byte < 0x20 && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r")
         }
 
         /// Whether the line ended by the newline at `newline` holds only bytes below 0x80.

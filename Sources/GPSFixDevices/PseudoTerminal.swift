@@ -69,7 +69,15 @@ public final class PseudoTerminal: Sendable {
     public func copyWritten(to file: Int32) -> WrittenCopy {
         let copy = WrittenCopy()
         let master = self.master
-        _ = DeviceThread.start { [self] in
+        // A descriptor of the copy's own, closed when it ends: the caller's may be closed
+        // whenever the caller likes, and its number given to another file meanwhile.
+        let target = fcntl(file, F_DUPFD_CLOEXEC, 0)
+        guard target >= 0 else {
+            copy.failed(errno: errno)
+            copy.finished()
+            return copy
+        }
+        let started = DeviceThread.start { [self] in
             // The terminal is kept alive while its master is read.
             withExtendedLifetime(self) {
                 var buffer = [UInt8](repeating: 0, count: 4096)
@@ -88,7 +96,7 @@ public final class PseudoTerminal: Sendable {
                     guard count > 0, copy.failure == nil else { continue }
                     var offset = 0
                     while offset < count {
-                        let written = buffer.withUnsafeBytes { Glibc.write(file, $0.baseAddress! + offset, count - offset) }
+                        let written = buffer.withUnsafeBytes { Glibc.write(target, $0.baseAddress! + offset, count - offset) }
                         if written < 0, errno == EINTR { continue }
                         guard written > 0 else {
                             copy.failed(errno: written == 0 ? ENOSPC : errno)
@@ -97,8 +105,14 @@ public final class PseudoTerminal: Sendable {
                         offset += written
                     }
                 }
+                close(target)
                 copy.finished()
             }
+        }
+        if !started {
+            close(target)
+            copy.failed(errno: EAGAIN)
+            copy.finished()
         }
         return copy
     }
@@ -136,10 +150,10 @@ public final class WrittenCopy: Sendable {
         return code == 0 ? nil : code
     }
 
-    /// Stops the copy, and waits (a fifth of a second at most) for what the terminal holds
-    /// still to be copied.
+    /// Stops the copy, and waits for what the terminal holds still (64 kB at most) to be
+    /// copied: a failure is known when it returns.
     public func stop() {
         stopped.store(true, ordering: .releasing)
-        for _ in 0..<20 where !done.load(ordering: .acquiring) { usleep(10_000) }
+        while !done.load(ordering: .acquiring) { usleep(10_000) }
     }
 }

@@ -19,7 +19,7 @@ public enum Retimer {
         else { return Array(line) }
         var fields = line[line.index(after: line.startIndex)..<star]
             .split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map(Array.init)
-        guard let address = fields.first, address.count >= 5 else { return Array(line) }
+        guard let address = fields.first, address.count >= 4 else { return Array(line) }
         let formatter = String(decoding: address.suffix(3), as: UTF8.self)
         let isPUBXPosition = String(decoding: address, as: UTF8.self) == "PUBX" && fields.count > 2
             && fields[1] == Array("00".utf8)
@@ -58,7 +58,10 @@ public enum Retimer {
         var result: [UInt8] = []
         result.reserveCapacity(bytes.count)
         for unit in CaptureUnits.units(of: bytes) {
-            result += bytes[unit].first == UBXFrame.sync1 ? retime(ubxFrame: bytes[unit], to: time) : retime(bytes[unit], to: time)
+            // A frame only when it passes its checks: a broken one runs on to the next line
+            // end, and is no frame to rewrite.
+            let isFrame = CaptureUnits.ubxFrameSize(bytes, at: unit.lowerBound) == unit.count
+            result += isFrame ? retime(ubxFrame: bytes[unit], to: time) : retime(bytes[unit], to: time)
         }
         return result
     }

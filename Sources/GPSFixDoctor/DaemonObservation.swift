@@ -65,10 +65,17 @@ public struct DaemonObservation: Sendable {
         self.failure = failure
     }
 
+    /// The most devices and clock offsets kept: a daemon serves a handful of devices, and
+    /// sends some hundreds of TOFF in a window; one that sends more (not GPSFix) costs no more.
+    public static let maximumDevices = 64
+    public static let maximumClockOffsets = 4096
+
     /// Takes one report line of the daemon.
     public mutating func take(_ line: String) {
         guard let report = DaemonReport(line: line) else { return }
         let device = report.device ?? devices.first?.path ?? ""
+        // A device not seen before is counted while there is room for it.
+        func counts<Value>(_ table: [String: Value]) -> Bool { table[device] != nil || table.count < Self.maximumDevices }
         switch report.class {
         case "VERSION":
             release = report.release
@@ -77,15 +84,15 @@ public struct DaemonObservation: Sendable {
                 guard let path = entry.path else { continue }
                 if let index = devices.firstIndex(where: { $0.path == path }) {
                     devices[index].bps = entry.bps ?? devices[index].bps
-                } else {
+                } else if devices.count < Self.maximumDevices {
                     devices.append(Device(path: path, bps: entry.bps))
                 }
             }
         case "STATUS":
             for entry in report.devices ?? [] {
                 guard let path = entry.path else { continue }
-                if !devices.contains(where: { $0.path == path }) { devices.append(Device(path: path)) }
-                let index = devices.firstIndex { $0.path == path }!
+                if !devices.contains(where: { $0.path == path }), devices.count < Self.maximumDevices { devices.append(Device(path: path)) }
+                guard let index = devices.firstIndex(where: { $0.path == path }) else { continue }
                 devices[index].online = entry.online ?? false
                 devices[index].sentences = entry.sentences ?? 0
                 devices[index].rejected = entry.rejected ?? 0
@@ -98,16 +105,16 @@ public struct DaemonObservation: Sendable {
                 guard let connections = side?.connections, let cap = side?.cap else { return nil }
                 return ConnectionSide(name: name, connections: connections, cap: cap)
             }
-        case "TPV":
+        case "TPV" where counts(fixes):
             fixes[device, default: 0] += 1
             modes[device] = report.mode
-        case "SKY":
+        case "SKY" where counts(satellites):
             let used = report.uSat ?? report.satellites?.filter { $0.used == true }.count ?? 0
             let visible = report.nSat ?? report.satellites?.count ?? 0
             if report.satellites != nil || report.uSat != nil { satellites[device] = (used, visible) }
-        case "PPS":
+        case "PPS" where counts(pulses):
             pulses[device, default: 0] += 1
-        case "TOFF":
+        case "TOFF" where clockOffsets.count < Self.maximumClockOffsets:
             let real = (report.real_sec ?? 0) + (report.real_nsec ?? 0) / 1e9
             let clock = (report.clock_sec ?? 0) + (report.clock_nsec ?? 0) / 1e9
             if real > 0 { clockOffsets.append(clock - real) }

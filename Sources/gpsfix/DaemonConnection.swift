@@ -44,7 +44,8 @@ final class DaemonConnection {
                 descriptor = try UnixSocket.connect(path: address.socket)
             } catch {
                 if error.code == ENAMETOOLONG { throw ValidationError("socket path too long") }
-                throw ConnectionError("cannot connect to \(address.socket): \(error.reason); is gpsfixd running?")
+                let reason = error.code == EAGAIN ? "not accepted within \(UnixSocket.connectTimeout) seconds" : error.reason
+                throw ConnectionError("cannot connect to \(address.socket): \(reason); is gpsfixd running?")
             }
         }
     }

@@ -72,11 +72,14 @@ struct DoctorCommand: ParsableCommand {
         do {
             while let line = try connection.nextLine(before: deadline) { observation.take(line) }
             observation.window = seconds
-            // The counters again at the end, so that what was read meanwhile counts.
+            // The counters again at the end, so that what was read meanwhile counts: 2 s
+            // for the answer, among the reports that keep coming; a daemon that is not
+            // GPSFix (gpsd itself) answers ERROR.
             if (try? connection.send("?STATUS;\n")) != nil {
-                while let line = try connection.nextLine(before: .now + .seconds(2)) {
+                let answerDeadline = ContinuousClock.now + .seconds(2)
+                while let line = try connection.nextLine(before: answerDeadline) {
                     observation.take(line)
-                    if line.contains(#""class":"STATUS""#) { break }
+                    if line.contains(#""class":"STATUS""#) || line.contains(#""class":"ERROR""#) { break }
                 }
             }
         } catch {

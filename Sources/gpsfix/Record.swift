@@ -2,6 +2,7 @@ import ArgumentParser
 import Glibc
 import GPSFix
 import GPSFixDevices
+import StopSignals
 import Synchronization
 
 /// `gpsfix record`: a device's raw bytes to a log that `decode`, `replay` and `file:` read back.
@@ -30,6 +31,9 @@ struct Record: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Taken first: an interrupt ends the recording as its duration does, the log
+        // flushed to disk and checked, rather than killing the tool mid-write.
+        let stopSignals = StopSignals()
         guard let name = DeviceName(device) else { throw ValidationError("'\(device)' is not a device") }
         let source = name.source(settings: SerialSettings(speed: speed))
         // Opened, not emptied: a log already there is replaced only when the device gives
@@ -64,14 +68,21 @@ struct Record: AsyncParsableCommand {
         }
         recording.withLock { $0 = reading }
         if failure.withLock({ $0 != nil }) { reading.cancel() }
-        // The duration ends the recording, unless a failure has ended it first.
+        // The duration or a stop signal ends the recording, unless a failure has ended it first.
         let timer = duration.map { duration in
             Task {
                 try? await Task.sleep(for: .milliseconds(Int64(duration * 1000)))
                 reading.cancel()
             }
         }
-        defer { timer?.cancel() }
+        let stopping = Task {
+            _ = await stopSignals.first()
+            reading.cancel()
+        }
+        defer {
+            timer?.cancel()
+            stopping.cancel()
+        }
         // A device that cannot be opened, or fails, is an error, not an empty log.
         do {
             try await reading.value

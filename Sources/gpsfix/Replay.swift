@@ -17,6 +17,10 @@ struct Replay: AsyncParsableCommand {
             """
     )
 
+    /// The largest log replayed: it is held in memory, planned cycle by cycle (some three
+    /// copies of it), so that a loop can play it again.
+    static let maximumLogBytes = 256 << 20
+
     @Argument(help: "The NMEA log to play.")
     var log: String
 
@@ -50,6 +54,17 @@ struct Replay: AsyncParsableCommand {
         // Taken before the link is made: a stop ends the replay and removes the link, which
         // left behind would lead a reader to the next terminal given the same number.
         let stopSignals = StopSignals()
+        // Held whole (a loop replays it again): a file, and one that fits.
+        var status = stat()
+        if stat(log, &status) == 0 {
+            guard status.st_mode & S_IFMT == S_IFREG else {
+                throw ValidationError("\(log) is not a file: replay reads a log (gpsfix record makes one from a device)")
+            }
+            guard status.st_size <= Self.maximumLogBytes else {
+                throw ValidationError(
+                    "\(log) is \(status.st_size) bytes: replay holds a log in memory, \(Self.maximumLogBytes >> 20) MiB at most; cut it (split -C)")
+            }
+        }
         let capture = try FileSource(path: log).load()
         let replayer = Replayer(log: capture, speed: asFastAsPossible ? nil : realtime ? 1 : speed)
         guard !replayer.isEmpty else { throw ValidationError("\(log) holds no NMEA sentence to replay") }

@@ -10,7 +10,12 @@ enum UnixSocket {
         var reason: String { String(cString: strerror(code)) }
     }
 
-    /// A descriptor connected to `path` (close-on-exec); the caller closes it.
+    /// How long a connection may wait for room in a daemon's queue of connections not yet
+    /// accepted: a daemon that stopped accepting would hold a blocking connect for good.
+    static let connectTimeout = 10
+
+    /// A descriptor connected to `path` (close-on-exec); the caller closes it. A daemon
+    /// whose queue stays full fails it with EAGAIN after ``connectTimeout`` seconds.
     static func connect(path: String) throws(Failure) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -22,6 +27,8 @@ enum UnixSocket {
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(code: errno) }
+        var limit = timeval(tv_sec: Self.connectTimeout, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }

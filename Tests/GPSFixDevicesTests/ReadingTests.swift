@@ -233,6 +233,20 @@ struct RetimedReplayTests {
         #expect(retimed.hasSuffix(String(format: "*%02X\r\n", body.utf8.reduce(0, ^))))
         let notTimed = Array("$GPGSA,A,3,05,07,,,,,,,,,,,11.7,7.5,9.0*0A\r\n".utf8)
         #expect(Retimer.retime(notTimed[...], to: GPSTime(millisecondsSince1970: 0)) == notTimed)
+        // u-blox's PUBX,00 (a four-letter address) carries the time in its second field.
+        let position = Array("$PUBX,00,095256.81,2712.64046,S,15303.12012,E,21.5,G3,2.1,2.0,0.0,77.5,0.0,,1.1,1.2,1.3,8,0,0*5A\r\n".utf8)
+        let stamped = String(decoding: Retimer.retime(position[...], to: GPSTime(millisecondsSince1970: 1_795_422_064_250)), as: UTF8.self)
+        #expect(stamped.hasPrefix("$PUBX,00,082104.25,2712.64046,S,"), "\(stamped)")
+    }
+
+    @Test("a retimed cycle leaves a UBX frame that fails its checks as it was, and what follows it on its line")
+    func retimedBrokenFrame() {
+        // A NAV-PVT head whose payload is cut short: no frame, so nothing of it is rewritten.
+        let broken: [UInt8] = [0xB5, 0x62, 0x01, 0x07, 0x5C, 0x00, 0x01, 0x02, 0x03]
+        let sentence = Array(Self.cycle("095256.810").utf8.split(separator: 10)[1]) + [10]
+        let cycle = broken + sentence
+        // Its bytes run on to the sentence's line end: one unit, neither frame nor sentence.
+        #expect(Retimer.retime(cycle: cycle, to: GPSTime(millisecondsSince1970: 1_795_422_064_250)) == cycle)
     }
 
     @Test("retimed cycles follow the wall clock, and their times keep increasing across a loop")

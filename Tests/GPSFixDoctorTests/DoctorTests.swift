@@ -228,6 +228,19 @@ struct DoctorTests {
         #expect(time.fix?.contains("--time-offset -1.020") == true)
     }
 
+    @Test("what a daemon that is not GPSFix sends costs the observation no more than its bounds: devices and clock offsets")
+    func observationBounded() {
+        var daemon = DaemonObservation(address: "127.0.0.1:2947")
+        for index in 0..<1000 {
+            daemon.take(#"{"class":"TPV","device":"/dev/gps\#(index)","mode":3}"#)
+            daemon.take(#"{"class":"STATUS","devices":[{"path":"/dev/gps\#(index)","online":true}]}"#)
+        }
+        for _ in 0..<10_000 { daemon.take(#"{"class":"TOFF","device":"/dev/gps0","real_sec":1,"real_nsec":0,"clock_sec":1,"clock_nsec":5}"#) }
+        #expect(daemon.devices.count == DaemonObservation.maximumDevices)
+        #expect(daemon.fixes.count == DaemonObservation.maximumDevices && daemon.fixes["/dev/gps0"] == 1)
+        #expect(daemon.clockOffsets.count == DaemonObservation.maximumClockOffsets)
+    }
+
     @Test("a socket that accepts connections while no daemon answers on it (systemd's, the daemon failing to start) is a failure")
     func acceptedButUnanswered() throws {
         let machine = try FakeMachine()

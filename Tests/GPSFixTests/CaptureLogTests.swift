@@ -49,6 +49,28 @@ struct CaptureLogTests {
         #expect(String(decoding: CaptureLog(bytes).payload, as: UTF8.self) == Self.payload)
     }
 
+    @Test("a `#` after a newline inside a binary frame is data, not a comment, in any chunking")
+    func binaryHashAfterNewline() {
+        // Part of a NAV-SAT: a record with svId 10 (0x0A) then cno 35 (0x23, `#`), after a
+        // "line" of small values since the last 0x0A; the azimuth's zero byte follows.
+        let frame: [UInt8] = [0xB5, 0x62, 0x01, 0x35, 0x10, 0x00, 0x00, 0x0A, 0x05, 0x1E, 0x00, 0x0A, 0x23, 0x2D, 0x5A, 0x00, 0x11, 0x3C, 0x8A]
+        // A comment begins only after a line of text: the sentence after the frame.
+        let log = Array("# Date: 2024-01-01\n".utf8) + frame + Array("\n$GPRMC,2*00\n# a real comment\n$GPGGA,1*00\n".utf8)
+        for chunkSize in [1, 2, 3, 5, 7, log.count] {
+            var splitter = CaptureLog.Splitter()
+            var payload: [UInt8] = []
+            var offset = 0
+            while offset < log.count {
+                let end = min(offset + chunkSize, log.count)
+                log[offset..<end].withUnsafeBytes { splitter.split($0, into: &payload) }
+                offset = end
+            }
+            splitter.finish()
+            #expect(payload == frame + Array("\n$GPRMC,2*00\n$GPGGA,1*00\n".utf8), "chunks of \(chunkSize)")
+            #expect(splitter.header.map(\.key) == ["Date"], "chunks of \(chunkSize)")
+        }
+    }
+
     @Test("a log of endless comments is read in bounded memory: the header keeps its first lines, each cut to a kilobyte")
     func boundedComments() {
         var splitter = CaptureLog.Splitter()

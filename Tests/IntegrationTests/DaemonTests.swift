@@ -251,6 +251,32 @@ struct DaemonTests {
         let watch = try run(Binaries.gpsfix, ["watch", "--socket", daemon.socket, "--count", "3"], timeout: 20)
         #expect(watch.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }.count == 3)
     }
+
+    @Test("gpsfix poll at a socket whose daemon accepts nothing (its queue full) gives up, saying so")
+    func socketNeverAccepting() throws {
+        let folder = try makeTemporaryFolder("stuck")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("gpsd.sock").path
+        // A listener with no backlog, its one place taken: a connect to it waits for room.
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
+        let size = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let filler = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        defer { close(filler) }
+        let listening = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, size) == 0 && listen(listener, 0) == 0 && connect(filler, $0, size) == 0
+            }
+        }
+        try #require(listening)
+        let poll = try RunningProcess(Binaries.gpsfix, ["poll", "--socket", path])
+        defer { poll.stop() }
+        #expect(poll.wait(timeout: 60) == 1, "gpsfix poll still waiting")
+        #expect(poll.errorText.contains("not accepted within 10 seconds"), "\(poll.errorText)")
+    }
 }
 
 @Suite("gpsfixd under load", .serialized)

@@ -248,6 +248,23 @@ struct StartupTests {
         #expect(process.errorText.contains("holds no NMEA sentence"))
     }
 
+    @Test("gpsfix replay refuses, saying why, what it cannot hold in memory: a log past its limit (sparse here), or a device")
+    func replayOfTooMuch() throws {
+        let folder = try makeTemporaryFolder("huge")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("huge.nmea").path
+        let file = open(log, O_WRONLY | O_CREAT, 0o644)
+        try #require(file >= 0 && ftruncate(file, 1 << 40) == 0)
+        close(file)
+        for (input, reason) in [(log, "holds a log in memory"), ("/dev/zero", "is not a file")] {
+            let process = try RunningProcess(Binaries.gpsfix, ["replay", input])
+            let status = process.wait(timeout: 20)
+            if status == nil { process.stop(SIGKILL) }
+            #expect(status != nil && status != 0, "\(input)")
+            #expect(process.errorText.contains(reason), "\(input): \(process.errorText)")
+        }
+    }
+
     @Test("gpsfix replay --link replaces a link, and nothing else: a file at the path is left as it is")
     func replayLinkOverFile() throws {
         let folder = try makeTemporaryFolder("link")

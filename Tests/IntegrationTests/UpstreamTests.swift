@@ -194,6 +194,36 @@ struct UpstreamTests {
         #expect(decoded.split(whereSeparator: \.isNewline).filter { $0.contains(#""class":"TPV""#) }.count >= 5)
     }
 
+    @Test("gpsfix record interrupted ends as its duration would: status 0, the log whole and flushed")
+    func recordInterrupted() throws {
+        let folder = try makeTemporaryFolder("rec")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("gps0").path
+        let output = folder.appendingPathComponent("recorded.nmea").path
+        let replay = try RunningProcess(Binaries.gpsfix, ["replay", Self.log, "--link", link, "--speed", "10", "--loop"])
+        defer { replay.stop() }
+        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
+        let record = try RunningProcess(Binaries.gpsfix, ["record", link, "--output", output, "--speed", "38400"])
+        defer { record.stop() }
+        try waitUntil("a recorded TPV's worth", within: 20) {
+            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("$GPRMC")
+        }
+        record.stop(SIGINT)
+        #expect(record.terminationStatus == 0, "\(record.errorText)")
+        let decoded = try run(Binaries.gpsfix, ["decode", output], timeout: 15)
+        #expect(decoded.contains(#""class":"TPV""#))
+    }
+
+    @Test("gpsfix doctor against gpsd itself, whose reports keep coming and who answers ?STATUS; with ERROR, ends after its window")
+    func doctorAgainstGPSD() throws {
+        let upstream = try UpstreamGPSD()
+        let doctor = try RunningProcess(Binaries.gpsfix, [
+            "doctor", "--tcp", "127.0.0.1:\(upstream.port)", "--seconds", "1", "--config", "/nonexistent", "--json",
+        ])
+        defer { doctor.stop() }
+        #expect(doctor.wait(timeout: 30) != nil, "gpsfix doctor still running")
+    }
+
     @Test("gpsfix record whose writes fail stops at the first, saying why, without waiting out --duration")
     func recordToAFullDisk() throws {
         let folder = try makeTemporaryFolder("rec")
