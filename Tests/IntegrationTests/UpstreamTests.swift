@@ -56,6 +56,29 @@ struct UpstreamTests {
         }
     }
 
+    /// The capture replayed at ten times its pace into a pseudo-terminal behind a link, in a
+    /// folder of its own with room for a recording; stopped and removed with it.
+    final class ReplayToRecord {
+        let folder: URL
+        let link: String
+        let output: String
+        private let replay: RunningProcess
+
+        init() throws {
+            folder = try makeTemporaryFolder("rec")
+            link = folder.appendingPathComponent("gps0").path
+            output = folder.appendingPathComponent("recorded.nmea").path
+            replay = try RunningProcess(Binaries.gpsfix, ["replay", UpstreamTests.log, "--link", link, "--speed", "10", "--loop"])
+            let link = self.link
+            try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
+        }
+
+        deinit {
+            replay.stop()
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
     /// Collects updates until `enough` says so or `seconds` pass.
     static func collect(
         from provider: NMEALocationProvider, seconds: Double, until enough: @escaping @Sendable ([LocationUpdate]) -> Bool
@@ -180,13 +203,9 @@ struct UpstreamTests {
 
     @Test("gpsfix record writes a header and the bytes, which decode back to fixes")
     func record() throws {
-        let folder = try makeTemporaryFolder("rec")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let link = folder.appendingPathComponent("gps0").path
-        let output = folder.appendingPathComponent("recorded.nmea").path
-        let replay = try RunningProcess(Binaries.gpsfix, ["replay", Self.log, "--link", link, "--speed", "10", "--loop"])
-        defer { replay.stop() }
-        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
+        let replay = try ReplayToRecord()
+        defer { withExtendedLifetime(replay) {} }
+        let (link, output) = (replay.link, replay.output)
         _ = try run(Binaries.gpsfix, ["record", link, "--output", output, "--duration", "3", "--speed", "38400"], timeout: 15)
         let text = try String(contentsOfFile: output, encoding: .utf8)
         #expect(text.hasPrefix("# Name: recorded by gpsfix record\n# Device: \(link)\n# Speed: 38400\n# Date: "))
@@ -196,13 +215,9 @@ struct UpstreamTests {
 
     @Test("gpsfix record interrupted ends as its duration would: status 0, the log whole and flushed")
     func recordInterrupted() throws {
-        let folder = try makeTemporaryFolder("rec")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let link = folder.appendingPathComponent("gps0").path
-        let output = folder.appendingPathComponent("recorded.nmea").path
-        let replay = try RunningProcess(Binaries.gpsfix, ["replay", Self.log, "--link", link, "--speed", "10", "--loop"])
-        defer { replay.stop() }
-        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
+        let replay = try ReplayToRecord()
+        defer { withExtendedLifetime(replay) {} }
+        let (link, output) = (replay.link, replay.output)
         let record = try RunningProcess(Binaries.gpsfix, ["record", link, "--output", output, "--speed", "38400"])
         defer { record.stop() }
         try waitUntil("a recorded TPV's worth", within: 20) {
@@ -226,12 +241,9 @@ struct UpstreamTests {
 
     @Test("gpsfix record whose writes fail stops at the first, saying why, without waiting out --duration")
     func recordToAFullDisk() throws {
-        let folder = try makeTemporaryFolder("rec")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let link = folder.appendingPathComponent("gps0").path
-        let replay = try RunningProcess(Binaries.gpsfix, ["replay", Self.log, "--link", link, "--speed", "10", "--loop"])
-        defer { replay.stop() }
-        try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
+        let replay = try ReplayToRecord()
+        defer { withExtendedLifetime(replay) {} }
+        let link = replay.link
         let record = try RunningProcess(Binaries.gpsfix, ["record", link, "--output", "/dev/full", "--duration", "600"])
         defer { record.stop() }
         // Ten minutes asked for: the recording ends at its first failed write instead.
