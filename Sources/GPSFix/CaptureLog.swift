@@ -49,8 +49,9 @@ public struct CaptureLog: Sendable {
         /// A run with the cookie removed, reused from run to run.
         private var filtered: [UInt8] = []
         /// Whether the payload line being read holds only text so far. A `#` begins a
-        /// comment only after a line of text: in a binary capture (UBX) a newline byte
-        /// followed by `#` inside a frame is data, as gpsd's reader takes it.
+        /// comment only after a line of text, and the comment must be text itself: in a
+        /// binary capture (UBX) a newline byte followed by `#` inside a frame is data, as
+        /// gpsd's reader takes it.
         private var lineIsText = true
 
         public init() {}
@@ -70,14 +71,15 @@ public struct CaptureLog: Sendable {
             var index = 0
             while index < bytes.count {
                 if let taken = comment {
-                    // A comment is a line of text: a control byte before its end shows the
-                    // `#` was data (a binary frame's `0A 23`), given back to the payload
-                    // whole, unless the line has run past what is kept of a comment.
+                    // A comment is a line of text, as gpsd's reader takes one: a byte that is
+                    // not text before its end shows the `#` was data (a binary frame's
+                    // `0A 23`), given back to the payload whole, unless the line has run past
+                    // what is kept of a comment.
                     var stop = index
-                    while stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), !Self.isControl(bytes[stop]) { stop += 1 }
+                    while stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), Self.isText(bytes[stop]) { stop += 1 }
                     let room = Self.maximumCommentLength - taken.count
                     comment?.append(contentsOf: bytes[index..<min(stop, index + max(0, room))])
-                    if stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), taken.count + (stop - index) < Self.maximumCommentLength {
+                    if stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), taken.count + (stop - index) <= Self.maximumCommentLength {
                         comment = nil
                         ([UInt8(ascii: "#")] + taken + bytes[index..<stop]).withUnsafeBytes { run in
                             deliver(run, body)
@@ -91,7 +93,7 @@ public struct CaptureLog: Sendable {
                     if lineEnded {
                         finish()
                     } else if stop < bytes.count {
-                        // A control byte in a comment past its kept length: read on to its end.
+                        // A byte not text in a comment past its kept length: read on to its end.
                         while stop < bytes.count, bytes[stop] != UInt8(ascii: "\n") { stop += 1 }
                         if stop < bytes.count { finish() }
                     }
@@ -131,19 +133,19 @@ public struct CaptureLog: Sendable {
             filtered.withUnsafeBytes { body($0, header) }
         }
 
-        /// Whether `byte` is a control character that no line of text holds (tab and
-        /// carriage return are text's).
-        private static func isControl(_ byte: UInt8) -> Bool {
-            byte < 0x20 && byte != UInt8(ascii: "\t") && byte != UInt8(ascii: "\r")
+        /// Whether `byte` is one a line of text holds, besides its newline: printable
+        /// ASCII, tab and carriage return.
+        private static func isText(_ byte: UInt8) -> Bool {
+            (0x20..<0x7F).contains(byte) || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
         }
 
-        /// Whether the line ended by the newline at `newline` holds only bytes below 0x80.
+        /// Whether the line ended by the newline at `newline` is text.
         private func lineIsText(endingAt newline: Int, in bytes: UnsafeRawBufferPointer, runStart: Int) -> Bool {
             var index = newline - 1
             while index >= runStart {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\n") { return true }
-                if byte >= 0x80 { return false }
+                if !Self.isText(byte) { return false }
                 index -= 1
             }
             return lineIsText
@@ -153,7 +155,7 @@ public struct CaptureLog: Sendable {
         private mutating func noteLines(in run: UnsafeRawBufferPointer) {
             let lastNewline = run.lastIndex(of: UInt8(ascii: "\n"))
             let tail = run[(lastNewline.map { $0 + 1 } ?? 0)...]
-            let tailIsText = !tail.contains { $0 >= 0x80 }
+            let tailIsText = tail.allSatisfy(Self.isText)
             lineIsText = lastNewline == nil ? lineIsText && tailIsText : tailIsText
         }
 

@@ -17,8 +17,6 @@ public enum Autobaud {
     public struct Result: Equatable, Sendable {
         public var line: SerialLine
         public var bytes: [UInt8]
-        /// The line's speed.
-        public var speed: Int { line.bps }
     }
 
     /// The settings tried, in order: 8N1 at each common speed, then the drivers' own.

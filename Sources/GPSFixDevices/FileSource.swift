@@ -18,10 +18,17 @@ public struct FileSource: ByteSource {
         self.path = path
     }
 
-    /// The log's header and payload.
-    public func load() throws(DeviceError) -> CaptureLog {
+    /// The log's header and payload, read whole; one longer than `maximumBytes` (still
+    /// being written, say, or not a log at all) is refused as soon as it is read past them.
+    public func load(maximumBytes: Int = .max) throws(DeviceError) -> CaptureLog {
         var bytes: [UInt8] = []
-        try read(sizingBy: { bytes.reserveCapacity($0) }) { bytes.append(contentsOf: $0) }
+        var overlong = false
+        try read(sizingBy: { bytes.reserveCapacity(min($0, maximumBytes)) }) { block in
+            overlong = bytes.count + block.count > maximumBytes
+            if !overlong { bytes.append(contentsOf: block) }
+            return !overlong
+        }
+        guard !overlong else { throw .refused(path: path, message: "longer than \(maximumBytes) bytes") }
         return CaptureLog(bytes)
     }
 
@@ -30,6 +37,16 @@ public struct FileSource: ByteSource {
     /// capture). `sizingBy`, when given, learns the file's size first.
     public func read(
         blockSize: Int = 1 << 20, sizingBy size: ((Int) -> Void)? = nil, _ body: (UnsafeRawBufferPointer) -> Void
+    ) throws(DeviceError) {
+        try read(blockSize: blockSize, sizingBy: size) { block -> Bool in
+            body(block)
+            return true
+        }
+    }
+
+    /// ``read(blockSize:sizingBy:_:)`` until `body` says no more (`false`).
+    private func read(
+        blockSize: Int = 1 << 20, sizingBy size: ((Int) -> Void)?, _ body: (UnsafeRawBufferPointer) -> Bool
     ) throws(DeviceError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         // A log is a file, not a device: the plain system error says what is wrong with it.
@@ -45,7 +62,7 @@ public struct FileSource: ByteSource {
                 throw .system(path: path, call: "read", errno: errno)
             }
             if count == 0 { return }
-            block.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            guard block.withUnsafeBytes({ body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }) else { return }
         }
     }
 

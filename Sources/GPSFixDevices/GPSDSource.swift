@@ -9,8 +9,8 @@ import Synchronization
 
 /// A running gpsd as a byte source: one of its devices' raw NMEA.
 ///
-/// libgps connects (given up after ``connectTimeout``, or as soon as the consumer stops)
-/// and sends the watch (`WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE`);
+/// libgps connects (waited for as long as ``connectTimeout``, then again at the next
+/// opening; abandoned as soon as the consumer stops) and sends the watch (`WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE`);
 /// gpsd's answer is read until its WATCH (an ERROR in its place refuses the source), and
 /// from then on the connection's bytes are read like a device's descriptor, on the
 /// server's event loop when a ``reactor`` is given, so that a gpsd upstream goes through
@@ -36,8 +36,9 @@ public struct GPSDSource: ByteSource {
     /// given; on a thread of its own otherwise.
     public var reactor: (any DescriptorReactor)?
 
-    /// How long libgps may take to find gpsd's host and connect before the attempt is
-    /// given up (a host that drops packets would hold it for the kernel's two minutes).
+    /// How long an opening waits for libgps to find gpsd's host and connect before it
+    /// reports the device unreachable (a host that drops packets would hold it for the
+    /// kernel's two minutes); the next opening waits for the same connect.
     public var connectTimeout = Duration.seconds(10)
     /// The connect under way, which an opening after a timeout waits for again.
     private let connecting = GPSDConnecting()
@@ -93,13 +94,15 @@ private final class GPSDConnecting: Sendable {
             current = started
             return started
         }
+        // Forgotten once taken or abandoned; only this one, not another begun since.
+        func forget() { underWay.withLock { if $0 === pending { $0 = nil } } }
         if let outcome = pending.outcome(waitingUntil: ContinuousClock.now + timeout, stop: stop) {
-            underWay.withLock { $0 = nil }
+            forget()
             return try outcome.get()
         }
         guard stop.isStopped else { throw .unreachable(path: name, message: "no connection to gpsd within \(timeout)") }
         pending.abandon()
-        underWay.withLock { $0 = nil }
+        forget()
         throw .unreachable(path: name, message: "stopped while connecting")
     }
 }

@@ -150,10 +150,23 @@ public final class WrittenCopy: Sendable {
         return code == 0 ? nil : code
     }
 
-    /// Stops the copy, and waits for what the terminal holds still (64 kB at most) to be
-    /// copied: a failure is known when it returns.
-    public func stop() {
-        stopped.store(true, ordering: .releasing)
-        while !done.load(ordering: .acquiring) { usleep(10_000) }
+    /// How long ``stop()`` waits for the copy to end: what the terminal holds still is 64 kB
+    /// at most, written in far less unless the file's writes block (a stalled pipe, a hung
+    /// network mount).
+    public static let stopWait = Duration.seconds(5)
+
+    /// Stops the copy, and waits (``stopWait`` at most) for what the terminal holds still
+    /// to be copied; `false` when the copy had not ended by then: bytes may be lost. Once
+    /// it returns `true`, ``failure`` is final. A second call waits no more.
+    @discardableResult
+    public func stop() -> Bool {
+        // Asked again, it says how the first wait ended, and waits no more.
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return done.load(ordering: .acquiring) }
+        let deadline = ContinuousClock.now + Self.stopWait
+        while !done.load(ordering: .acquiring) {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(10_000)
+        }
+        return true
     }
 }

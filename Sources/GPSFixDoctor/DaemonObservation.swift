@@ -65,10 +65,13 @@ public struct DaemonObservation: Sendable {
         self.failure = failure
     }
 
-    /// The most devices and clock offsets kept: a daemon serves a handful of devices, and
-    /// sends some hundreds of TOFF in a window; one that sends more (not GPSFix) costs no more.
+    /// The most devices kept: a daemon serves a handful; one that names more (not
+    /// GPSFix) costs no more.
     public static let maximumDevices = 64
+    /// The most clock offsets kept: a window of TOFF reports is some hundreds.
     public static let maximumClockOffsets = 4096
+    /// Reports past those bounds, read and not counted.
+    public var reportsNotKept = 0
 
     /// Takes one report line of the daemon.
     public mutating func take(_ line: String) {
@@ -118,6 +121,8 @@ public struct DaemonObservation: Sendable {
             let real = (report.real_sec ?? 0) + (report.real_nsec ?? 0) / 1e9
             let clock = (report.clock_sec ?? 0) + (report.clock_nsec ?? 0) / 1e9
             if real > 0 { clockOffsets.append(clock - real) }
+        case "TPV", "SKY", "PPS", "TOFF":
+            reportsNotKept += 1
         default:
             break
         }

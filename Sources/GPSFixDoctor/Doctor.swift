@@ -97,7 +97,8 @@ public enum Doctor {
             return [Finding("daemon", .fail, "\(daemon.address) accepts connections, but no daemon answers on it",
                 fix: "journalctl -u gpsfixd says why it does not start (gpsfixd --config /etc/gpsfix/gpsfixd.conf --check-config checks its file)")]
         }
-        return [Finding("daemon", .ok, "\(release) answers on \(daemon.address)")]
+        let notKept = daemon.reportsNotKept > 0 ? " (\(daemon.reportsNotKept) reports past the observation's bounds not counted)" : ""
+        return [Finding("daemon", .ok, "\(release) answers on \(daemon.address)\(notKept)")]
     }
 
     /// gpsd, or its socket unit, on gpsd's port 2947; ModemManager probing serial ports.

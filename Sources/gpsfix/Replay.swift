@@ -56,16 +56,14 @@ struct Replay: AsyncParsableCommand {
         let stopSignals = StopSignals()
         // Held whole (a loop replays it again): a file, and one that fits.
         var status = stat()
-        if stat(log, &status) == 0 {
-            guard status.st_mode & S_IFMT == S_IFREG else {
-                throw ValidationError("\(log) is not a file: replay reads a log (gpsfix record makes one from a device)")
-            }
-            guard status.st_size <= Self.maximumLogBytes else {
-                throw ValidationError(
-                    "\(log) is \(status.st_size) bytes: replay holds a log in memory, \(Self.maximumLogBytes >> 20) MiB at most; cut it (split -C)")
-            }
+        if stat(log, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            throw ValidationError("\(log) is not a file: replay reads a log (gpsfix record makes one from a device)")
         }
-        let capture = try FileSource(path: log).load()
+        let loaded = Result { () throws(DeviceError) in try FileSource(path: log).load(maximumBytes: Self.maximumLogBytes) }
+        if case .failure(.refused) = loaded {
+            throw ValidationError("\(log) is over \(Self.maximumLogBytes >> 20) MiB: replay holds a log in memory; cut it (split -C)")
+        }
+        let capture = try loaded.get()
         let replayer = Replayer(log: capture, speed: asFastAsPossible ? nil : realtime ? 1 : speed)
         guard !replayer.isEmpty else { throw ValidationError("\(log) holds no NMEA sentence to replay") }
         let terminal = try PseudoTerminal()
@@ -111,8 +109,10 @@ struct Replay: AsyncParsableCommand {
             group.cancelAll()
         }
         if let copy, let written {
-            copy.running.stop()
             // Ended without every byte the reader wrote: not a success.
+            guard copy.running.stop() else {
+                throw OutputError(description: "--written \(written): its writes still blocked \(WrittenCopy.stopWait) after the replay: bytes may be lost")
+            }
             if let failure = copy.running.failure {
                 throw OutputError(description: "--written \(written): bytes were lost: \(String(cString: strerror(failure)))")
             }

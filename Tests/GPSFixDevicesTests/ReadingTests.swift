@@ -152,11 +152,8 @@ struct ReadingTests {
         let gpsd = try UnansweringPort()
         var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
         source.connectTimeout = .milliseconds(500)
-        let started = ContinuousClock.now
         let reason = await Self.lossReason(of: source)
         #expect(reason?.contains("no connection to gpsd within 0.5 seconds") == true, "\(reason ?? "no loss reported")")
-        // Well before the default timeout: the one set was kept.
-        #expect(ContinuousClock.now - started < GPSDSource(host: "127.0.0.1").connectTimeout)
     }
 
     @Test("openings after a connect timed out wait for that connect rather than start another: one at a time per source")

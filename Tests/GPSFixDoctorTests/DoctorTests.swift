@@ -239,6 +239,7 @@ struct DoctorTests {
         #expect(daemon.devices.count == DaemonObservation.maximumDevices)
         #expect(daemon.fixes.count == DaemonObservation.maximumDevices && daemon.fixes["/dev/gps0"] == 1)
         #expect(daemon.clockOffsets.count == DaemonObservation.maximumClockOffsets)
+        #expect(daemon.reportsNotKept == 1000 - DaemonObservation.maximumDevices + 10_000 - DaemonObservation.maximumClockOffsets)
     }
 
     @Test("a socket that accepts connections while no daemon answers on it (systemd's, the daemon failing to start) is a failure")

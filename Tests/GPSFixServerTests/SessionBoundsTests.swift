@@ -1,5 +1,7 @@
 import Foundation
 @testable import GPSFixServer
+import NIOCore
+import NIOEmbedded
 import Testing
 import TestSupport
 
@@ -195,6 +197,19 @@ struct SessionBoundsTests {
             #expect(Self.isClosed(flooding, within: 10), "\(request)")
         }
         await harness.stop()
+    }
+
+    @Test("HTTP: bytes the decoder holds unparsed (after a request to change protocols, before its answer) are refused past their bound")
+    func unparsedBytesBounded() throws {
+        let channel = EmbeddedChannel()
+        for (name, handler) in HTTPRequestHandler.serverPipeline() { try channel.pipeline.syncOperations.addHandler(handler, name: name) }
+        try channel.writeInbound(ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"))
+        let half = ByteBuffer(repeating: UInt8(ascii: "u"), count: HTTPRequestHandler.maximumUnparsedBytes / 2)
+        try channel.writeInbound(half)
+        #expect(throws: ByteToMessageDecoderError.PayloadTooLargeError.self) {
+            for _ in 0..<2 { try channel.writeInbound(half) }
+        }
+        _ = try? channel.finish()
     }
 
     @Test("HTTP: a client sending requests without reading is read no further than it reads, and is cut off after the stall timeout")

@@ -256,7 +256,7 @@ struct StartupTests {
         let file = open(log, O_WRONLY | O_CREAT, 0o644)
         try #require(file >= 0 && ftruncate(file, 1 << 40) == 0)
         close(file)
-        for (input, reason) in [(log, "holds a log in memory"), ("/dev/zero", "is not a file")] {
+        for (input, reason) in [(log, "is over 256 MiB"), ("/dev/zero", "is not a file")] {
             let process = try RunningProcess(Binaries.gpsfix, ["replay", input])
             let status = process.wait(timeout: 20)
             if status == nil { process.stop(SIGKILL) }

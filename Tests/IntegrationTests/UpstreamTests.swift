@@ -232,11 +232,24 @@ struct UpstreamTests {
     @Test("gpsfix doctor against gpsd itself, whose reports keep coming and who answers ?STATUS; with ERROR, ends after its window")
     func doctorAgainstGPSD() throws {
         let upstream = try UpstreamGPSD()
+        // gpsd reads the replay and sends its reports before the doctor comes.
+        var watcher: LineClient?
+        try waitUntil("gpsd's port") {
+            watcher = try? LineClient(tcpPort: upstream.port)
+            return watcher != nil
+        }
+        watcher?.send(#"?WATCH={"enable":true,"json":true};"# + "\n")
+        try #require(watcher?.readLines(until: { $0.contains(#""class":"TPV""#) }) != nil, "no TPV from gpsd")
         let doctor = try RunningProcess(Binaries.gpsfix, [
             "doctor", "--tcp", "127.0.0.1:\(upstream.port)", "--seconds", "1", "--config", "/nonexistent", "--json",
         ])
         defer { doctor.stop() }
         #expect(doctor.wait(timeout: 30) != nil, "gpsfix doctor still running")
+        // It heard gpsd: its VERSION, and its device (judged without GPSFix's STATUS).
+        let findings = (try? JSONSerialization.jsonObject(with: Data(doctor.outputText.utf8)) as? [[String: Any]]) ?? []
+        let daemon = findings.first { $0["check"] as? String == "daemon" }
+        #expect(daemon?["status"] as? String == "ok" && (daemon?["detail"] as? String)?.hasPrefix("3.") == true, "\(findings)")
+        #expect(findings.contains { $0["check"] as? String == "receiver \(upstream.link)" }, "\(findings)")
     }
 
     @Test("gpsfix record whose writes fail stops at the first, saying why, without waiting out --duration")
