@@ -131,12 +131,18 @@ struct ReadingTests {
         #expect(reason?.contains("a line of over \(GPSDSource.maximumAnswerLine) bytes") == true, "\(reason ?? "no loss reported")")
     }
 
-    @Test("a source stopped while libgps connects to a gpsd host that drops its SYNs stops at once, leaving the connect behind")
-    func stopWhileConnectingToGPSD() async throws {
+    /// A gpsd host whose SYNs go unanswered, and a source of it waiting `connectTimeout`.
+    static func unansweringGPSD(connectTimeout: Duration) throws -> (UnansweringPort, GPSDSource) {
         let gpsd = try UnansweringPort()
         var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
+        source.connectTimeout = connectTimeout
+        return (gpsd, source)
+    }
+
+    @Test("a source stopped while libgps connects to a gpsd host that drops its SYNs stops at once, leaving the connect behind")
+    func stopWhileConnectingToGPSD() async throws {
         // Longer than the suite's time limit: only the stop can end the wait.
-        source.connectTimeout = .seconds(300)
+        let (gpsd, source) = try Self.unansweringGPSD(connectTimeout: .seconds(300))
         let provider = NMEALocationProvider(source: source)
         // The provider's own run, as the daemon awaits it when it stops.
         let running = Task { await provider.run { _ in } }
@@ -149,18 +155,15 @@ struct ReadingTests {
 
     @Test("a gpsd host that drops its SYNs is a lost device once the connect timeout has passed, saying so")
     func connectTimesOut() async throws {
-        let gpsd = try UnansweringPort()
-        var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
-        source.connectTimeout = .milliseconds(500)
+        let (gpsd, source) = try Self.unansweringGPSD(connectTimeout: .milliseconds(500))
+        defer { withExtendedLifetime(gpsd) {} }
         let reason = await Self.lossReason(of: source)
         #expect(reason?.contains("no connection to gpsd within 0.5 seconds") == true, "\(reason ?? "no loss reported")")
     }
 
     @Test("openings after a connect timed out wait for that connect rather than start another: one at a time per source")
     func oneConnectAtATime() async throws {
-        let gpsd = try UnansweringPort()
-        var source = GPSDSource(host: "127.0.0.1", port: gpsd.port, device: "/dev/ttyUSB0")
-        source.connectTimeout = .milliseconds(200)
+        let (gpsd, source) = try Self.unansweringGPSD(connectTimeout: .milliseconds(200))
         for _ in 0..<3 {
             await #expect(throws: DeviceError.self) { try await source.chunks().forEach(onReadingThread: { _ in }) }
         }
