@@ -10,13 +10,13 @@ import Synchronization
 /// A running gpsd as a byte source: one of its devices' raw NMEA.
 ///
 /// libgps connects (waited for as long as ``connectTimeout``, then again at the next
-/// opening; abandoned as soon as the consumer stops) and sends the watch (`WATCH_ENABLE | WATCH_NMEA | WATCH_DEVICE`);
-/// gpsd's answer is read until its WATCH (an ERROR in its place refuses the source), and
-/// from then on the connection's bytes are read like a device's descriptor, on the
-/// server's event loop when a ``reactor`` is given, so that a gpsd upstream goes through
-/// the very same framer and assembler as a serial port, and is held back for a lagging
-/// client the same way (gpsd buffers for a slow client and, past its limit, drops it;
-/// the source then reconnects).
+/// opening; abandoned as soon as the consumer stops) and sends the watch (`WATCH_ENABLE |
+/// WATCH_NMEA | WATCH_DEVICE`); gpsd's answer is read until its WATCH (an ERROR in its
+/// place refuses the source), and from then on the connection's bytes are read like a
+/// device's descriptor, on the server's event loop when a ``reactor`` is given, so that a
+/// gpsd upstream goes through the very same framer and assembler as a serial port, and is
+/// held back for a lagging client the same way (gpsd buffers for a slow client and, past
+/// its limit, drops it; the source then reconnects).
 ///
 /// Each upstream device is a source of its own: without a device in its name, the source
 /// asks gpsd for its devices and watches the only one; with several it refuses, naming
