@@ -77,8 +77,6 @@ public struct CaptureLog: Sendable {
                     // what is kept of a comment.
                     var stop = index
                     while stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), Self.isText(bytes[stop]) { stop += 1 }
-                    let room = Self.maximumCommentLength - taken.count
-                    comment?.append(contentsOf: bytes[index..<min(stop, index + max(0, room))])
                     if stop < bytes.count, bytes[stop] != UInt8(ascii: "\n"), taken.count + (stop - index) <= Self.maximumCommentLength {
                         comment = nil
                         ([UInt8(ascii: "#")] + taken + bytes[index..<stop]).withUnsafeBytes { run in
@@ -89,16 +87,14 @@ public struct CaptureLog: Sendable {
                         index = stop
                         continue
                     }
-                    let lineEnded = stop < bytes.count && bytes[stop] == UInt8(ascii: "\n")
-                    if lineEnded {
-                        finish()
-                    } else if stop < bytes.count {
-                        // A byte not text in a comment past its kept length: read on to its end.
-                        while stop < bytes.count, bytes[stop] != UInt8(ascii: "\n") { stop += 1 }
-                        if stop < bytes.count { finish() }
-                    }
-                    atLineStart = comment == nil
-                    index = min(stop + 1, bytes.count)
+                    // A comment, to its line end (past its kept length, whatever its bytes).
+                    let newline = Self.find(UInt8(ascii: "\n"), in: bytes, from: stop)
+                    let end = newline ?? bytes.count
+                    let room = Self.maximumCommentLength - taken.count
+                    comment?.append(contentsOf: bytes[index..<min(end, index + max(0, room))])
+                    if newline != nil { finish() }
+                    atLineStart = newline != nil
+                    index = newline.map { $0 + 1 } ?? bytes.count
                 } else if atLineStart, bytes[index] == UInt8(ascii: "#") {
                     comment = []
                     atLineStart = false

@@ -44,17 +44,20 @@ public struct ControlMessage: Equatable, Sendable {
     /// The message as sent.
     public var bytes: [UInt8] { [type, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)] + payload }
 
+    /// The payload length the first message of `bytes` declares, once its header is there.
+    private static func declaredLength(_ bytes: [UInt8]) -> Int? {
+        bytes.count >= 3 ? Int(bytes[1]) << 8 | Int(bytes[2]) : nil
+    }
+
     /// Whether the first message of `bytes` declares a length over ``maximumLength``.
     public static func declaresTooLong(_ bytes: [UInt8]) -> Bool {
-        bytes.count >= 3 && (Int(bytes[1]) << 8 | Int(bytes[2])) > maximumLength
+        (declaredLength(bytes) ?? 0) > maximumLength
     }
 
     /// Takes the first whole message out of `bytes`, if there is one; a length over
     /// ``maximumLength`` is never whole.
     public static func take(from bytes: inout [UInt8]) -> ControlMessage? {
-        guard bytes.count >= 3 else { return nil }
-        let length = Int(bytes[1]) << 8 | Int(bytes[2])
-        guard length <= maximumLength, bytes.count >= 3 + length else { return nil }
+        guard let length = declaredLength(bytes), length <= maximumLength, bytes.count >= 3 + length else { return nil }
         defer { bytes.removeFirst(3 + length) }
         return ControlMessage(type: bytes[0], payload: Array(bytes[3..<(3 + length)]))
     }

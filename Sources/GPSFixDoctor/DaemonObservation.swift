@@ -73,6 +73,14 @@ public struct DaemonObservation: Sendable {
     /// Reports past those bounds, read and not counted.
     public var reportsNotKept = 0
 
+    /// Where the device at `path` is in ``devices``, added when new and there is room.
+    private mutating func deviceIndex(_ path: String) -> Int? {
+        if let index = devices.firstIndex(where: { $0.path == path }) { return index }
+        guard devices.count < Self.maximumDevices else { return nil }
+        devices.append(Device(path: path))
+        return devices.count - 1
+    }
+
     /// Takes one report line of the daemon.
     public mutating func take(_ line: String) {
         guard let report = DaemonReport(line: line) else { return }
@@ -84,18 +92,12 @@ public struct DaemonObservation: Sendable {
             release = report.release
         case "DEVICES":
             for entry in report.devices ?? [] {
-                guard let path = entry.path else { continue }
-                if let index = devices.firstIndex(where: { $0.path == path }) {
-                    devices[index].bps = entry.bps ?? devices[index].bps
-                } else if devices.count < Self.maximumDevices {
-                    devices.append(Device(path: path, bps: entry.bps))
-                }
+                guard let path = entry.path, let index = deviceIndex(path) else { continue }
+                devices[index].bps = entry.bps ?? devices[index].bps
             }
         case "STATUS":
             for entry in report.devices ?? [] {
-                guard let path = entry.path else { continue }
-                if !devices.contains(where: { $0.path == path }), devices.count < Self.maximumDevices { devices.append(Device(path: path)) }
-                guard let index = devices.firstIndex(where: { $0.path == path }) else { continue }
+                guard let path = entry.path, let index = deviceIndex(path) else { continue }
                 devices[index].online = entry.online ?? false
                 devices[index].sentences = entry.sentences ?? 0
                 devices[index].rejected = entry.rejected ?? 0

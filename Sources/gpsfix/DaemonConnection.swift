@@ -44,7 +44,7 @@ final class DaemonConnection {
                 descriptor = try UnixSocket.connect(path: address.socket)
             } catch {
                 if error.code == ENAMETOOLONG { throw ValidationError("socket path too long") }
-                let reason = error.code == EAGAIN ? "not accepted within \(UnixSocket.connectTimeout) seconds" : error.reason
+                let reason = error.code == EAGAIN ? "not accepted within \(Self.connectTimeout) seconds" : error.reason
                 throw ConnectionError("cannot connect to \(address.socket): \(reason); is gpsfixd running?")
             }
         }
@@ -73,8 +73,7 @@ final class DaemonConnection {
             let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard descriptor >= 0 else { continue }
             // A blocking connect waits at most the send timeout, then fails with EINPROGRESS.
-            var limit = timeval(tv_sec: Self.connectTimeout, tv_usec: 0)
-            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            setSendTimeout(of: descriptor, seconds: Self.connectTimeout)
             if Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return descriptor }
             reason = errno == EINPROGRESS ? "no answer within \(Self.connectTimeout) seconds" : String(cString: strerror(errno))
             close(descriptor)

@@ -44,8 +44,7 @@ final class DaemonControlLink: ReceiverLink {
             return nil
         }
         // A daemon that stops answering cannot hang the tool.
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setSendTimeout(of: descriptor, seconds: 5)
         let link = DaemonControlLink(descriptor: descriptor)
         // A daemon that refuses this user says why, and closes: read that first.
         try? link.write(ControlMessage(type: UInt8(ascii: "H"), payload: Array(device.utf8)))

@@ -10,12 +10,9 @@ enum UnixSocket {
         var reason: String { String(cString: strerror(code)) }
     }
 
-    /// How long a connection may wait for room in a daemon's queue of connections not yet
-    /// accepted: a daemon that stopped accepting would hold a blocking connect for good.
-    static let connectTimeout = 10
-
     /// A descriptor connected to `path` (close-on-exec); the caller closes it. A daemon
-    /// whose queue stays full fails it with EAGAIN after ``connectTimeout`` seconds.
+    /// that stopped accepting (its queue full) fails it with EAGAIN after
+    /// ``DaemonConnection/connectTimeout`` seconds, as an address that never answers does.
     static func connect(path: String) throws(Failure) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -27,8 +24,7 @@ enum UnixSocket {
         }
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(code: errno) }
-        var limit = timeval(tv_sec: Self.connectTimeout, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        setSendTimeout(of: descriptor, seconds: DaemonConnection.connectTimeout)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
@@ -39,4 +35,11 @@ enum UnixSocket {
         }
         return descriptor
     }
+}
+
+/// Bounds each blocking send on `descriptor`, and a blocking connect, to `seconds`
+/// (`SO_SNDTIMEO`): a peer that stops reading, or never answers, cannot hang the tool.
+func setSendTimeout(of descriptor: Int32, seconds: Int) {
+    var limit = timeval(tv_sec: seconds, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
 }
