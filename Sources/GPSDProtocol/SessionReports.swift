@@ -69,6 +69,9 @@ public struct DeviceInfo: Equatable, Sendable {
     /// What the receiver said of itself (u-blox MON-VER), as gpsd's `subtype` and `subtype1`.
     public var subtype: String?
     public var subtype1: String?
+    /// gpsd's `native`: whether the driver reads the receiver's binary protocol (1) or
+    /// NMEA 0183 (0). Said once ``driver`` is known.
+    public var native = false
     /// When the first valid sentence arrived, or when the device was opened again after
     /// being lost; `nil` while the device has sent none.
     public var activated: String?
@@ -129,8 +132,7 @@ public enum SessionReport {
         return json.finish()
     }
 
-    /// gpsd's fields in gpsd's order. `native` is 0 (NMEA mode) once a driver reads the
-    /// device: GPSFix never switches a receiver's protocol itself.
+    /// gpsd's fields in gpsd's order.
     private static func write(_ device: DeviceInfo, into json: inout JSONWriter, notice: Bool = false) {
         json.field("path", string: device.path)
         if let driver = device.driver { json.field("driver", string: driver) }
@@ -143,7 +145,7 @@ public enum SessionReport {
         }
         // gpsd's `flags`: 1 once GPS data has been seen, which is what activates a device.
         json.field("flags", device.activated == nil ? 0 : 1)
-        if device.driver != nil { json.field("native", 0) }
+        if device.driver != nil { json.field("native", device.native ? 1 : 0) }
         if let line = device.line {
             json.field("bps", line.bps)
             json.field("parity", string: String(line.parity))

@@ -74,10 +74,14 @@ public struct ReceiverIdentity: Hashable, Sendable {
     public var subtype: String?
     /// Its further identification (u-blox: the MON-VER extensions, comma-separated).
     public var subtype1: String?
+    /// Whether the driver reads the receiver's binary protocol rather than NMEA 0183:
+    /// gpsd's DEVICE says so as `native` 1 (gpsd's drivers set it for each binary packet).
+    public var readsBinary: Bool
 
-    public init(driver: String, subtype: String? = nil, subtype1: String? = nil) {
+    public init(driver: String, subtype: String? = nil, subtype1: String? = nil, readsBinary: Bool = false) {
         self.driver = driver
         self.subtype = subtype
         self.subtype1 = subtype1
+        self.readsBinary = readsBinary
     }
 }

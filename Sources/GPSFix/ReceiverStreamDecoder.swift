@@ -146,12 +146,12 @@ public final class ReceiverStreamDecoder {
     /// named them.
     public var receiver: ReceiverIdentity {
         if sent(ruleAt: 0) {
-            return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1)
+            return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1, readsBinary: true)
         }
         for slot in drivers {
             guard let slot, let assembler = slot.assembler, Self.speaks(assembler) else { continue }
             let subtypes = assembler.subtypes
-            return ReceiverIdentity(driver: slot.driver.name, subtype: subtypes.subtype, subtype1: subtypes.subtype1)
+            return ReceiverIdentity(driver: slot.driver.name, subtype: subtypes.subtype, subtype1: subtypes.subtype1, readsBinary: true)
         }
         return ReceiverIdentity(driver: "NMEA0183")
     }

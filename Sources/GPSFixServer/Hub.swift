@@ -288,6 +288,7 @@ final class Hub: @unchecked Sendable {
         devices[device]?.info.driver = receiver.driver
         devices[device]?.info.subtype = receiver.subtype
         devices[device]?.info.subtype1 = receiver.subtype1
+        devices[device]?.info.native = receiver.readsBinary
     }
 
     private func apply(_ event: DeviceEvent, to device: String) {

@@ -64,6 +64,21 @@ struct DeviceReportTests {
         await harness.stop()
     }
 
+    @Test("native is 0 while the device is read in NMEA, 1 once a driver reads it in its binary protocol (gpsd: a u-blox in UBX)")
+    func nativeMode() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let provider = harness.providers[0]
+        let client = try await harness.client()
+        provider.yield(.device(DeviceEvent(device: provider.device, kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))))
+        #expect(try await Self.object(from: client)["native"] as? Int == 0)
+        let binary = ReceiverIdentity(driver: "u-blox", subtype: "SW ROM CORE 3.01 (107888),HW 00080000", readsBinary: true)
+        provider.yield(.device(DeviceEvent(device: provider.device, kind: .identified, receiver: binary)))
+        let identified = try await Self.object(from: client)
+        #expect(identified["driver"] as? String == "u-blox" && identified["native"] as? Int == 1, "\(identified)")
+        #expect(try await Self.device(from: client, path: provider.device)["native"] as? Int == 1)
+        await harness.stop()
+    }
+
     @Test("flags is 1 once the device sends data, before any fix (gpsd: GPS data seen), 0 before")
     func flagsOnData() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"])

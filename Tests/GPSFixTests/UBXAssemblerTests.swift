@@ -205,6 +205,15 @@ struct UBXAssemblerTests {
         #expect(emitted == [0, 0, 1, 2, 2, 3])
     }
 
+    @Test("the receiver is read in NMEA (gpsd's native 0) until its first UBX frame, in its binary protocol (native 1) after it")
+    func binaryModeFromTheFirstFrame() {
+        let decoder = ReceiverStreamDecoder()
+        Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n".utf8).withUnsafeBytes { decoder.feed($0) { _ in } }
+        #expect(decoder.receiver.driver == "NMEA0183" && !decoder.receiver.readsBinary)
+        navPVT(iTOW: 1000).withUnsafeBytes { decoder.feed($0) { _ in } }
+        #expect(decoder.receiver.driver == "u-blox" && decoder.receiver.readsBinary)
+    }
+
     @Test("a position outside the Earth is left out and counted, not reported")
     func outOfRange() throws {
         let decoder = ReceiverStreamDecoder()

@@ -38,7 +38,7 @@ struct DriverCapturesTests {
         var sky: Bool
     }
 
-    @Test("gpsfixd on 13 replayed pseudo-terminals: gpspipe -w sees each DEVICE's driver, its fixed TPVs and SKYs",
+    @Test("gpsfixd on 13 replayed pseudo-terminals: gpspipe -w sees each DEVICE's driver in binary mode (native 1), its fixed TPVs and SKYs",
           .enabled(if: enabled, "gpsd's binary captures are not in ../shared"))
     func capturesServedToGPSDClients() throws {
         let work = try makeTemporaryFolder("drivers")
@@ -78,6 +78,8 @@ struct DriverCapturesTests {
         let pipe = try RunningProcess("/usr/bin/gpspipe", ["-w", "127.0.0.1:\(port)"])
         defer { pipe.stop() }
         var drivers: [String: String] = [:]
+        // gpsd's `native`: 1 while a driver reads the receiver in its binary protocol.
+        var native: [String: Int] = [:]
         var fixed: Set<String> = []
         var skies: Set<String> = []
         var tpvs: Set<String> = []
@@ -98,7 +100,10 @@ struct DriverCapturesTests {
             for report in lines.dropFirst(read).compactMap({ String($0).json }) {
                 let devices = (report["devices"] as? [[String: Any]]) ?? [report]
                 for device in devices where device["class"] as? String == "DEVICE" {
-                    if let path = device["path"] as? String, let driver = device["driver"] as? String { drivers[path] = driver }
+                    if let path = device["path"] as? String, let driver = device["driver"] as? String {
+                        drivers[path] = driver
+                        native[path] = device["native"] as? Int
+                    }
                 }
                 guard let path = report["device"] as? String else { continue }
                 switch report["class"] as? String {
@@ -119,6 +124,7 @@ struct DriverCapturesTests {
         for expectation in expectations {
             let link = expectation.link
             #expect(drivers[link] == expectation.driver, "\(expectation.capture): DEVICE driver \(drivers[link] ?? "none") in \(pipe.outputText.prefix(300))")
+            #expect(native[link] == 1, "\(expectation.capture): DEVICE native \(native[link].map(String.init) ?? "none"), not binary")
             #expect(tpvs.contains(link), "\(expectation.capture): no TPV")
             if expectation.fix { #expect(fixed.contains(link), "\(expectation.capture): no TPV with a 2D or 3D fix") }
             if expectation.sky { #expect(skies.contains(link), "\(expectation.capture): no SKY") }
