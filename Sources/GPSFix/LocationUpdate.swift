@@ -74,8 +74,9 @@ public struct ReceiverIdentity: Hashable, Sendable {
     public var subtype: String?
     /// Its further identification (u-blox: the MON-VER extensions, comma-separated).
     public var subtype1: String?
-    /// Whether the driver reads the receiver's binary protocol rather than NMEA 0183:
-    /// gpsd's DEVICE says so as `native` 1 (gpsd's drivers set it for each binary packet).
+    /// Whether the driver reads the receiver's binary protocol rather than NMEA 0183 (from
+    /// its first binary frame on): gpsd's DEVICE says so as `native` 1, which gpsd's
+    /// drivers set for each binary packet and clear for each NMEA sentence.
     public var readsBinary: Bool
 
     public init(driver: String, subtype: String? = nil, subtype1: String? = nil, readsBinary: Bool = false) {
