@@ -180,7 +180,9 @@ final class DaemonUnderTest {
         try waitUntil("the replay's link") { FileManager.default.fileExists(atPath: link) }
         daemon = try RunningProcess(
             Binaries.gpsfixd, [link, "--socket", socket, "--tcp", "127.0.0.1:\(tcpPort)", "--log-level", "warning"] + extra)
+        // Ready once both listen: the daemon binds its TCP port after its socket.
         _ = LineClient.connect(unixPath: socket)
+        _ = LineClient.connect(tcpPort: tcpPort)
     }
 
     func client() throws -> LineClient { try LineClient(unixPath: socket) }
