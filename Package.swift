@@ -181,8 +181,9 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["TLS"])),
             ]),
         // NMEA 0183 out announced over mDNS through avahi's publisher, a child that gets
-        // no secret of the daemon's environment.
-        .target(name: "MDNSAnnouncement", dependencies: ["ChildProcesses", .product(name: "Logging", package: "swift-log")]),
+        // no secret of the daemon's environment, started again when it ends (its end
+        // waited for on a thread of GPSFixDevices').
+        .target(name: "MDNSAnnouncement", dependencies: ["ChildProcesses", "GPSFixDevices", .product(name: "Logging", package: "swift-log")]),
         // `gpsfix doctor`: the traps of a GPS daemon (the device held elsewhere, the user not
         // in dialout, chrony without a refclock, ...), found under a root that tests fake.
         .target(name: "GPSFixDoctor", dependencies: ["ProcessTable", "GPSFix"]),

@@ -91,6 +91,45 @@ struct ServiceAnnouncementTests {
         #expect(kill(child, 0) != 0, "withdrawn: the child has ended and been reaped")
     }
 
+    @Test("a publisher that ends while the daemon serves is reaped and started again after a wait on the clock, until withdrawn")
+    func publisherStartedAgain() async throws {
+        let folder = try makeTemporaryFolder("mdns")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let publisher = try Self.stayingPublisher(in: folder)
+        let clock = ManualClock()
+        async let started = ServiceAnnouncement(
+            name: "GPSFix test", type: "_nmea-0183._tcp", port: 10110, publisher: publisher, clock: clock,
+            logger: Logger(label: "test"))
+        try await Self.waitForSleeper(on: clock)
+        clock.advance(by: ServiceAnnouncement.settling)
+        let announcement = await started
+        let first = try #require(announcement.processID)
+        var children = [first]
+        defer {
+            for child in children where kill(child, 0) == 0 {
+                kill(child, SIGKILL)
+                waitpid(child, nil, 0)
+            }
+        }
+
+        // Killed from outside (the OOM killer, an operator), as the publisher could be.
+        kill(first, SIGKILL)
+        // Reaped (a zombie still answers kill), then a wait on the clock before it starts again.
+        try waitUntil("the ended publisher to be reaped", within: 10) { kill(first, 0) != 0 }
+        try await Self.waitForSleeper(on: clock)
+        #expect(announcement.processID == nil, "not announced while it waits")
+        clock.advance(by: ServiceAnnouncement.firstRestartDelay)
+        try waitUntil("a publisher started again", within: 10) { announcement.processID != nil }
+        let second = try #require(announcement.processID)
+        children.append(second)
+        #expect(second != first)
+        #expect(kill(second, 0) == 0)
+
+        await announcement.withdraw()
+        #expect(kill(second, 0) != 0, "withdrawn: the new child has ended and been reaped")
+        #expect(announcement.processID == nil)
+    }
+
     @Test("what counts as a secret: every GPSFIX_ variable and every name that says so")
     func secrets() {
         let kept = ChildEnvironment.withoutSecrets([
