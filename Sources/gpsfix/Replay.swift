@@ -54,6 +54,10 @@ struct Replay: AsyncParsableCommand {
         // Taken before the link is made: a stop ends the replay and removes the link, which
         // left behind would lead a reader to the next terminal given the same number.
         let stopSignals = StopSignals()
+        // A standard output whose reader has gone then fails the write of the terminal's
+        // path, an error after which the link is removed, rather than ending the replay at
+        // once with its link left.
+        signal(SIGPIPE, SIG_IGN)
         // Held whole (a loop replays it again): a file, and one that fits.
         var status = stat()
         if stat(log, &status) == 0, status.st_mode & S_IFMT != S_IFREG {

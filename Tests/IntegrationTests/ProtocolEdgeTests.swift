@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import TestSupport
 import Testing
@@ -316,6 +317,39 @@ struct StartupTests {
         #expect(process.wait(timeout: 10) == 0, "\(process.errorText)")
         var status = stat()
         #expect(lstat(link, &status) != 0, "the link is gone")
+    }
+
+    @Test("gpsfix replay whose standard output is gone (its pipe's reader ended) ends with an error, its link removed")
+    func replayOutputGoneRemovesLink() throws {
+        let folder = try makeTemporaryFolder("link")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let link = folder.appendingPathComponent("gps0").path
+        let errors = folder.appendingPathComponent("errors").path
+        let log = Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        // The reader has gone before the replay writes its terminal's path.
+        close(ends[0])
+        let pid = try ChildProcess.spawn(Binaries.gpsfix, ["replay", log, "--link", link, "--loop"], output: .descriptor(ends[1]), error: .file(errors))
+        close(ends[1])
+        var status: Int32 = 0
+        var reaped = false
+        defer {
+            if !reaped {
+                kill(pid, SIGKILL)
+                waitpid(pid, nil, 0)
+            }
+        }
+        try waitUntil("the replay to end", within: 20) {
+            reaped = waitpid(pid, &status, WNOHANG) == pid
+            return reaped
+        }
+        let errorText = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+        #expect(status & 0x7F == 0, "ended by signal \(status & 0x7F), its link left")
+        #expect((status >> 8) & 0xFF != 0, "a replay whose output was lost is not a success")
+        #expect(errorText.contains("cannot write to standard output"), "\(errorText)")
+        var linkStatus = stat()
+        #expect(lstat(link, &linkStatus) != 0, "the link is gone")
     }
 
     @Test("a file: device read to its end is offline and its fix decayed")
