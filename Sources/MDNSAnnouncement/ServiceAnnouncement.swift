@@ -14,15 +14,16 @@ import Synchronization
 /// with `--no-fail`: an avahi-daemon not running yet is waited for, and one that restarts
 /// (an upgrade, a network change) is given the service again. Where the publisher is
 /// missing, or ends at once, the daemon says so in its log and goes on. One that ends
-/// later (killed by an operator or the OOM killer) is reaped, logged and started again,
-/// after a wait that doubles with each quick end, from ``firstRestartDelay`` to
-/// ``longestRestartDelay``: a publisher that keeps failing costs a start a minute.
+/// later (killed by an operator or the OOM killer) is reaped and started again, after a
+/// wait that doubles with each end, from ``firstRestartDelay`` to ``longestRestartDelay``
+/// (the first again once one has run for ``steadyLife``), and logged once it has been.
 ///
 /// The child gets the daemon's environment without its secrets (``ChildEnvironment``).
 /// Every wait is a sleep on `clock`, which suspends the task: no thread of the
 /// cooperative pool is held while avahi answers or the child ends. The child's end is
-/// waited for by a thread of its own, blocked in `waitpid` (no timer wakes the daemon to
-/// look).
+/// waited for by a thread of its own, blocked in `waitid` (no timer wakes the daemon to
+/// look). A child is reaped, and its process ID forgotten, under the lock its signals are
+/// sent under: no signal reaches a process that was given its number since.
 public final class ServiceAnnouncement: Sendable {
     /// avahi's publisher.
     public static let publisher = "/usr/bin/avahi-publish-service"
@@ -30,24 +31,24 @@ public final class ServiceAnnouncement: Sendable {
     public static let settling = Duration.milliseconds(300)
     /// The wait before a publisher that ended is started again.
     public static let firstRestartDelay = Duration.seconds(1)
-    /// The longest wait, reached when publishers keep ending soon after they start.
+    /// The longest wait, reached when publishers keep ending.
     public static let longestRestartDelay = Duration.seconds(64)
     /// A publisher that ran this long ended by mishap, not by a fault it will meet again:
     /// the next wait is the first one again.
-    static let steadyLife = Duration.seconds(600)
+    public static let steadyLife = Duration.seconds(600)
 
     private struct State {
-        /// The announcing child, while one runs.
+        /// The announcing child, until it is reaped.
         var child: pid_t?
+        /// No child is started from now on.
         var withdrawn = false
-        /// The supervision has ended: no child runs, none will be started.
+        /// The supervision has ended: it starts no child, and reaps none.
         var ended = false
     }
 
     /// The state the supervision and ``withdraw(clock:)`` share.
     private final class Shared: Sendable {
-        let state: Mutex<State>
-        init(_ state: State) { self.state = Mutex(state) }
+        let state = Mutex(State())
     }
 
     private let shared: Shared
@@ -65,87 +66,103 @@ public final class ServiceAnnouncement: Sendable {
         name: String, type: String, port: Int, publisher: String = ServiceAnnouncement.publisher,
         environment: [String] = ChildEnvironment.current(), clock: any Clock<Duration> = ContinuousClock(), logger: Logger
     ) async {
-        let arguments = ["--no-fail", name, type, String(port)]
-        guard let child = await Self.start(publisher, arguments, environment: environment, clock: clock, logger: logger) else {
-            shared = Shared(State(child: nil, ended: true))
+        let start = Start(publisher: publisher, arguments: ["--no-fail", name, type, String(port)], environment: environment, logger: logger)
+        let shared = Shared()
+        self.shared = shared
+        guard access(publisher, X_OK) == 0 else {
+            logger.warning("not announced over mDNS: \(publisher) is missing (Debian: avahi-utils)")
+            supervision = nil
+            return
+        }
+        guard let child = await start.run(in: shared, clock: clock) else {
             supervision = nil
             return
         }
         logger.info("announced over mDNS (avahi-daemon's, once it runs)", metadata: ["service": "\(type)", "name": "\(name)", "port": "\(port)"])
-        let shared = Shared(State(child: child))
-        self.shared = shared
-        supervision = Task {
-            defer { shared.state.withLock { $0.ended = true } }
-            var delay = Self.firstRestartDelay
-            var child = child
-            while true {
-                let started = ContinuousClock.now
-                guard let status = await Self.end(of: child) else {
-                    // Left to withdraw(), which kills it.
-                    logger.warning("the mDNS publisher is left unwatched: the system gives no thread to wait for its end")
-                    return
+        supervision = Task { await Self.supervise(child, start: start, shared: shared, clock: clock) }
+    }
+
+    /// How the publisher is started, the first time and again.
+    private struct Start: Sendable {
+        let publisher: String
+        let arguments: [String]
+        let environment: [String]
+        let logger: Logger
+
+        /// Starts the publisher, unless withdrawn, and gives it ``settling`` to fail; its
+        /// process, or `nil` (logged, but when withdrawn meanwhile).
+        func run(in shared: Shared, clock: any Clock<Duration>) async -> pid_t? {
+            let spawned = shared.state.withLock { state -> Result<pid_t, ChildProcess.SpawnError>? in
+                guard !state.withdrawn else { return nil }
+                do throws(ChildProcess.SpawnError) {
+                    let pid = try ChildProcess.spawn(publisher, arguments, environment: environment)
+                    state.child = pid
+                    return .success(pid)
+                } catch {
+                    return .failure(error)
                 }
-                guard shared.state.withLock({ state in
+            }
+            switch spawned {
+            case nil:
+                return nil
+            case .failure(let error):
+                logger.warning("not announced over mDNS: \(publisher) could not be started: \(error)")
+                return nil
+            case .success(let pid):
+                try? await clock.sleep(for: ServiceAnnouncement.settling)
+                let (ended, withdrawn) = shared.state.withLock { state in
+                    var status: Int32 = 0
+                    guard waitpid(pid, &status, WNOHANG) == pid else { return (nil as Int32?, state.withdrawn) }
                     state.child = nil
-                    return !state.withdrawn
-                }) else { return }
-                if started.duration(to: .now) >= Self.steadyLife { delay = Self.firstRestartDelay }
-                logger.warning("the mDNS publisher ended \(Self.describe(status)); starting it again in \(delay)")
-                try? await clock.sleep(for: delay)
-                delay = min(delay * 2, Self.longestRestartDelay)
-                let restarted = shared.state.withLock { state -> Result<pid_t, ChildProcess.SpawnError>? in
-                    guard !state.withdrawn else { return nil }
-                    let spawned = Result { () throws(ChildProcess.SpawnError) -> pid_t in
-                        try ChildProcess.spawn(publisher, arguments, environment: environment)
-                    }
-                    state.child = try? spawned.get()
-                    return spawned
+                    return (status, state.withdrawn)
                 }
-                switch restarted {
-                case nil: return
-                case .success(let pid): child = pid
-                case .failure(let error):
-                    logger.warning("not announced over mDNS: \(publisher) could not be started again: \(error)")
-                    return
-                }
+                guard let ended else { return pid }
+                if !withdrawn { logger.warning("not announced over mDNS: \(publisher) ended at once, \(describe(ended))") }
+                return nil
             }
         }
     }
 
-    /// Starts the publisher and gives it ``settling`` to fail; its process, or `nil` (logged).
-    private static func start(
-        _ publisher: String, _ arguments: [String], environment: [String], clock: any Clock<Duration>, logger: Logger
-    ) async -> pid_t? {
-        guard access(publisher, X_OK) == 0 else {
-            logger.warning("not announced over mDNS: \(publisher) is missing (Debian: avahi-utils)")
-            return nil
+    /// Waits for each publisher's end, reaps it and starts the next, until withdrawn.
+    private static func supervise(_ first: pid_t, start: Start, shared: Shared, clock: some Clock<Duration>) async {
+        defer { shared.state.withLock { $0.ended = true } }
+        var child = first
+        var born = clock.now
+        var delay = firstRestartDelay
+        while true {
+            guard await waitForEnd(of: child) else {
+                // Left to withdraw(), which reaps it.
+                start.logger.warning("the mDNS publisher is left unwatched: the system gives no thread to wait for its end")
+                return
+            }
+            let status = shared.state.withLock { state in
+                var status: Int32 = 0
+                waitpid(child, &status, 0)
+                state.child = nil
+                return status
+            }
+            if born.duration(to: clock.now) >= steadyLife { delay = firstRestartDelay }
+            // Logged once started again: a stop that reached the publisher too (a service
+            // manager's, a terminal's Ctrl-C) withdraws the announcement meanwhile.
+            try? await clock.sleep(for: delay)
+            born = clock.now
+            guard let next = await start.run(in: shared, clock: clock) else { return }
+            start.logger.warning("the mDNS publisher ended \(describe(status)); started again after \(delay)")
+            child = next
+            delay = min(delay * 2, longestRestartDelay)
         }
-        let pid: pid_t
-        do {
-            pid = try ChildProcess.spawn(publisher, arguments, environment: environment)
-        } catch {
-            logger.warning("not announced over mDNS: \(publisher) could not be started: \(error)")
-            return nil
-        }
-        try? await clock.sleep(for: Self.settling)
-        var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid {
-            logger.warning("not announced over mDNS: \(publisher) ended at once, \(describe(status))")
-            return nil
-        }
-        return pid
     }
 
-    /// The child's wait status once it has ended and been reaped, waited for on a thread
-    /// of its own; `nil` (the child not reaped) when the system gives no thread.
-    private static func end(of child: pid_t) async -> Int32? {
+    /// Waits, on a thread of its own, until `child` has ended, and leaves it to be reaped:
+    /// `true` then; `false` at once when the system gives no thread.
+    private static func waitForEnd(of child: pid_t) async -> Bool {
         await withCheckedContinuation { continuation in
             let started = DeviceThread.start(named: "gpsfix-mdns") {
-                var status: Int32 = 0
-                while waitpid(child, &status, 0) < 0, errno == EINTR {}
-                continuation.resume(returning: status)
+                var information = siginfo_t()
+                while waitid(P_PID, id_t(child), &information, WEXITED | WNOWAIT) < 0, errno == EINTR {}
+                continuation.resume(returning: true)
             }
-            if !started { continuation.resume(returning: nil) }
+            if !started { continuation.resume(returning: false) }
         }
     }
 
@@ -154,22 +171,26 @@ public final class ServiceAnnouncement: Sendable {
     }
 
     /// Withdraws the announcement: the child is asked to end, and given a second (in steps
-    /// of 50 ms on `clock`) before it is killed, so the daemon's own stop never waits on it;
-    /// none is started again.
+    /// of 50 ms on `clock`; none when the calling task is cancelled) before it is killed,
+    /// so the daemon's own stop never waits on it; none is started again.
     public func withdraw(clock: any Clock<Duration> = ContinuousClock()) async {
         guard let supervision else { return }
-        let child = shared.state.withLock { state in
+        shared.state.withLock { state in
             state.withdrawn = true
-            return state.child
+            if let child = state.child { kill(child, SIGTERM) }
         }
         // Wakes a supervision waiting to start the publisher again.
         supervision.cancel()
-        if let child { kill(child, SIGTERM) }
         for _ in 0..<20 where !shared.state.withLock({ $0.ended }) { try? await clock.sleep(for: .milliseconds(50)) }
-        if let child = shared.state.withLock({ $0.ended ? nil : $0.child }) {
-            // Killed: it ends at once, and its thread reaps it.
-            kill(child, SIGKILL)
+        shared.state.withLock { state in
+            if let child = state.child { kill(child, SIGKILL) }
         }
         await supervision.value
+        // Reaped here only when no thread could wait for it: killed, it ends at once.
+        shared.state.withLock { state in
+            guard let child = state.child else { return }
+            waitpid(child, nil, 0)
+            state.child = nil
+        }
     }
 }

@@ -66,7 +66,7 @@ struct DaemonService: Sendable {
         let announcement = await announceNMEAOutput()
         await server.announce(devices: providers.map(\.device))
         logger.info("started", metadata: ["devices": "\(providers.map(\.device))"])
-        await withTaskGroup(of: Void.self) { serving in
+        let withdrawal = await withTaskGroup(of: Void.self) { serving in
             serving.addTask {
                 guard let number = await stopSignals.first() else { return }
                 logger.info("\(StopSignals.name(of: number)): stopping")
@@ -74,14 +74,20 @@ struct DaemonService: Sendable {
             serving.addTask { await serve() }
             // Serving ends only when cancelled: here, by the signal.
             await serving.next()
+            // Withdrawn as serving winds down, in a task the cancel does not reach (it would
+            // cut the publisher's second to end): a stop that reached the publisher too
+            // (the service manager's SIGTERM to the whole unit, a terminal's Ctrl-C) is not
+            // taken for an end to start it again after.
+            let withdrawal = Task { [clock] in await announcement?.withdraw(clock: clock) }
             serving.cancelAll()
             // Said at once, not after the winding down: the watchdog's pings ended with the
             // cancel, and a stop systemd did not ask for (SIGINT, SIGHUP, kill) would
             // otherwise be taken for a hang after WatchdogSec, aborted and restarted.
             notifier?.notify("STOPPING=1")
+            return withdrawal
         }
         logger.info("stopping")
-        await announcement?.withdraw(clock: clock)
+        await withdrawal.value
         await logCounters()
         await server.shutdown()
     }

@@ -91,7 +91,7 @@ struct ServiceAnnouncementTests {
         #expect(kill(child, 0) != 0, "withdrawn: the child has ended and been reaped")
     }
 
-    @Test("a publisher that ends while the daemon serves is reaped and started again after a wait on the clock, until withdrawn")
+    @Test("a publisher that ends while the daemon serves is reaped and started again after a wait on the clock, doubling, the first again after a steady life; none once withdrawn")
     func publisherStartedAgain() async throws {
         let folder = try makeTemporaryFolder("mdns")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -103,31 +103,58 @@ struct ServiceAnnouncementTests {
         try await Self.waitForSleeper(on: clock)
         clock.advance(by: ServiceAnnouncement.settling)
         let announcement = await started
-        let first = try #require(announcement.processID)
-        var children = [first]
+        var children = [try #require(announcement.processID)]
+        // Whatever fails, no publisher outlives the test.
         defer {
-            for child in children where kill(child, 0) == 0 {
+            for child in children + [announcement.processID].compactMap({ $0 }) where kill(child, 0) == 0 {
                 kill(child, SIGKILL)
                 waitpid(child, nil, 0)
             }
         }
 
-        // Killed from outside (the OOM killer, an operator), as the publisher could be.
-        kill(first, SIGKILL)
-        // Reaped (a zombie still answers kill), then a wait on the clock before it starts again.
-        try waitUntil("the ended publisher to be reaped", within: 10) { kill(first, 0) != 0 }
-        try await Self.waitForSleeper(on: clock)
-        #expect(announcement.processID == nil, "not announced while it waits")
-        clock.advance(by: ServiceAnnouncement.firstRestartDelay)
-        try waitUntil("a publisher started again", within: 10) { announcement.processID != nil }
-        let second = try #require(announcement.processID)
-        children.append(second)
-        #expect(second != first)
-        #expect(kill(second, 0) == 0)
+        /// Kills the running publisher from outside (the OOM killer, an operator), then
+        /// waits until it has been reaped (a zombie still answers kill) and the wait before
+        /// the next one has begun.
+        func killPublisher() async throws {
+            let child = try #require(announcement.processID)
+            kill(child, SIGKILL)
+            try waitUntil("the ended publisher to be reaped", within: 10) { kill(child, 0) != 0 }
+            try await Self.waitForSleeper(on: clock)
+            #expect(announcement.processID == nil, "not announced while it waits")
+        }
+        /// Moves the clock past the wait, and past the new publisher's settling.
+        func awaitRestart(after wait: Duration) async throws {
+            clock.advance(by: wait)
+            try waitUntil("a publisher started again", within: 10) { announcement.processID != nil }
+            let child = try #require(announcement.processID)
+            #expect(!children.contains(child))
+            #expect(kill(child, 0) == 0)
+            children.append(child)
+            try await Self.waitForSleeper(on: clock)
+            clock.advance(by: ServiceAnnouncement.settling)
+        }
 
+        try await killPublisher()
+        try await awaitRestart(after: ServiceAnnouncement.firstRestartDelay)
+        // The second end: twice the wait.
+        try await killPublisher()
+        clock.advance(by: ServiceAnnouncement.firstRestartDelay)
+        try await Self.waitForSleeper(on: clock)
+        #expect(announcement.processID == nil, "started again before twice the first wait")
+        try await awaitRestart(after: ServiceAnnouncement.firstRestartDelay)
+        // One that ran its steady life: the first wait again.
+        clock.advance(by: ServiceAnnouncement.steadyLife)
+        try await killPublisher()
+        try await awaitRestart(after: ServiceAnnouncement.firstRestartDelay)
+
+        // Withdrawn while it waits to start one again: none is started.
+        try await killPublisher()
         await announcement.withdraw()
-        #expect(kill(second, 0) != 0, "withdrawn: the new child has ended and been reaped")
         #expect(announcement.processID == nil)
+        #expect(clock.sleeping == 0, "the wait was given up")
+        clock.advance(by: ServiceAnnouncement.longestRestartDelay)
+        #expect(announcement.processID == nil)
+        #expect(children.allSatisfy { kill($0, 0) != 0 }, "every publisher ended and reaped")
     }
 
     @Test("what counts as a secret: every GPSFIX_ variable and every name that says so")
