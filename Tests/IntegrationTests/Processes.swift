@@ -104,7 +104,7 @@ final class RunningProcess: @unchecked Sendable {
 /// A free loopback TCP port for a program a test starts, which binds it later; each port is
 /// handed out once a process, and only one that binds now.
 ///
-/// The ports come from `GPSFIX_TEST_PORTS` (`FIRST-LAST`: scripts/test gives each of its three
+/// The ports come from `GPSFIX_TEST_PORTS` (`FIRST-LAST`: scripts/test gives each of its four
 /// test processes its own) or ``defaultTestPorts``, below the kernel's ephemeral range. A
 /// port found by binding port 0 lies in that range, where any connection made before the
 /// program binds it (another process's clients, by the thousand in the hostile-client

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The ports the tests hand to the programs they start, which bind them later: two test
+/// The ports the tests hand to the programs they start, which bind them later: four test
 /// processes run side by side (scripts/test), one of them making connections by the
 /// thousand, so a port must be one no connection can take meanwhile.
 @Suite("Ports for the programs the tests start")
