@@ -147,11 +147,14 @@ public final class TimeService: Sendable {
                 if let pulse = state.withLock({ $0.pairing.note(announcement) }) { send(pulse, of: device, state: state) }
                 continue
             }
-            // A receiver whose sentences arrive late is corrected by moving the observation back.
+            // A receiver whose sentences arrive late is corrected by moving the observation
+            // back. Pulses are paired with the time as read, as gpsd pairs them: against the
+            // corrected one, an offset as large as the lag would put the next pulse a
+            // second after it, where half of them are late.
             let sample = TimeSample(real: observed.real, clock: observed.clock - device.timeOffset, leap: observed.leap)
             state.withLock { state in
                 state.counters.receiverTimes += 1
-                state.pairing.note(sample)
+                state.pairing.note(observed)
             }
             deliver(sample, of: device, to: device.receiverTimeSinks, precision: Self.receiverTimePrecision, state: state)
             report(TimeReport(kind: .receiverTime, sample: sample, precision: Self.receiverTimePrecision,

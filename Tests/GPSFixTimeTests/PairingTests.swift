@@ -114,13 +114,42 @@ struct PairingTests {
         try await eventually { reports.withLock(\.count) == 2 }
         #expect(reports.withLock { $0.last } == TimeReport(kind: .pulse, sample: paired, precision: -20, sharedMemoryUnit: 1))
 
-        await clock.advanceWhenSleeping(by: .milliseconds(900))  // 2.9 s: 1.8 s after the receiver time
-        await clock.advanceWhenSleeping(by: .milliseconds(1100))  // 4.0 s: 2.9 s after it
+        await clock.advanceWhenSleeping(by: .milliseconds(900))  // 2.9 s: 1.7 s after the receiver time was read
+        await clock.advanceWhenSleeping(by: .milliseconds(1100))  // 4.0 s: 2.8 s after it
         try await eventually { counters.pulsesSeen == 4 }
         #expect(counters.pulsesDropped == [.noFix: 2, .late: 1])
         #expect(pulseSink.samples == [paired], "only the paired pulse reached the clock")
         #expect(counters.sent == ["receiver": 1, "pulse": 1])
         #expect(counters.summary.contains("pulses 4 (dropped: no fix 2, late 1)"), "\(counters.summary)")
+    }
+
+    @Test("--time-offset corrects the receiver's time for the clock, not the pairing: an offset as large as the sentences' lag drops no pulse")
+    func offsetLeavesPairing() async throws {
+        let clock = ManualClock()
+        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.seconds(2)])
+        let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
+        let service = TimeService(
+            devices: [
+                .init(name: "/dev/ttyS0", receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses,
+                      timeOffset: .milliseconds(300), receiverTimeUnit: 0, pulseUnit: 1)
+            ],
+            logger: Logger(label: "test")
+        ) { _, _ in }
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        var counters: TimeServiceCounters { service.counters()[0].counters }
+
+        // Second 1's time, its sentence read 0.25 s into it, from a receiver whose
+        // sentences the operator measured to lag by 0.3 s.
+        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .milliseconds(1250)), of: "/dev/ttyS0")
+        try await eventually { receiverSink.samples.count == 1 }
+        #expect(receiverSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .milliseconds(950))])
+        // The pulse that begins second 2: 0.75 s after the time was read, 1.05 s after the
+        // corrected clock.
+        await clock.advanceWhenSleeping(by: .seconds(2))
+        try await eventually { counters.pulsesSeen == 1 }
+        #expect(counters.pulsesDropped.isEmpty, "\(counters.pulsesDropped)")
+        #expect(pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 2), clock: epoch + .seconds(2))])
     }
 
     @Test("a pulse device that fails (unplugged, or not there yet) is opened again after a wait on the clock that doubles, and its pulses are taken again")
