@@ -156,6 +156,7 @@ public enum ConfigurationKeys {
         case .navDOP: base = 0x2091_0038
         case .navSAT: base = 0x2091_0015
         case .navEOE: base = 0x2091_015F
+        case .navTIMELS: base = 0x2091_0060
         case .navSVINFO, .navSOL, .navPOSLLH, .navVELNED, .navTIMEGPS: return nil
         }
         // I2C's key is the base; UART1, UART2 and USB follow it.
@@ -194,21 +195,27 @@ public enum ConfigurationKeys {
 
 /// The UBX messages GPSFix asks a receiver to send when its output is UBX: the fix, its
 /// dilution of precision, the sky and the end of each cycle, in the messages the
-/// receiver's protocol version has.
+/// receiver's protocol version has; and the leap second's announcement, which the time
+/// service passes on to chrony and ntpd (gpsd asks for it too).
 public enum OutputMessage: CaseIterable, Sendable {
-    case navPVT, navDOP, navSAT, navEOE
+    case navPVT, navDOP, navSAT, navEOE, navTIMELS
     case navSVINFO, navSOL, navPOSLLH, navVELNED, navTIMEGPS
 
     /// The messages a receiver of protocol `version` is asked for: NAV-PVT from protocol
-    /// 14, NAV-SAT from 15 (NAV-SVINFO before), NAV-EOE from 18.
+    /// 14, NAV-SAT from 15 (NAV-SVINFO before), NAV-EOE and NAV-TIMELS from 18.
     public static func sent(byProtocol version: Double) -> [OutputMessage] {
         switch version {
-        case 18...: [.navPVT, .navDOP, .navSAT, .navEOE]
+        case 18...: [.navPVT, .navDOP, .navSAT, .navEOE, .navTIMELS]
         case 15..<18: [.navPVT, .navDOP, .navSAT]
         case 14..<15: [.navPVT, .navDOP, .navSVINFO]
         default: [.navSOL, .navPOSLLH, .navVELNED, .navTIMEGPS, .navDOP, .navSVINFO]
         }
     }
+
+    /// Every how many navigation solutions it is sent: each, but the leap second's
+    /// announcement every 255th (about four minutes at 1 Hz, as gpsd asks for it), which
+    /// the receiver's fixes count down between.
+    public var rate: UInt8 { self == .navTIMELS ? 255 : 1 }
 
     /// Class and id, as CFG-MSG names a message.
     public var classAndID: (UInt8, UInt8) {
@@ -217,6 +224,7 @@ public enum OutputMessage: CaseIterable, Sendable {
         case .navDOP: (0x01, 0x04)
         case .navSAT: (0x01, 0x35)
         case .navEOE: (0x01, 0x61)
+        case .navTIMELS: (0x01, 0x26)
         case .navSVINFO: (0x01, 0x30)
         case .navSOL: (0x01, 0x06)
         case .navPOSLLH: (0x01, 0x02)
@@ -231,6 +239,7 @@ public enum OutputMessage: CaseIterable, Sendable {
         case .navDOP: "NAV-DOP"
         case .navSAT: "NAV-SAT"
         case .navEOE: "NAV-EOE"
+        case .navTIMELS: "NAV-TIMELS"
         case .navSVINFO: "NAV-SVINFO"
         case .navSOL: "NAV-SOL"
         case .navPOSLLH: "NAV-POSLLH"

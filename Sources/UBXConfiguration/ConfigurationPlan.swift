@@ -27,7 +27,7 @@ enum ConfigurationPlan {
             if output.ubx {
                 items.append(ConfigurationItem(ConfigurationKeys.outputsUBX(port), 1))
                 for message in OutputMessage.sent(byProtocol: 27) {
-                    if let key = ConfigurationKeys.outputRate(message, port) { items.append(ConfigurationItem(key, 1)) }
+                    if let key = ConfigurationKeys.outputRate(message, port) { items.append(ConfigurationItem(key, UInt64(message.rate))) }
                 }
             }
             named.append("--output")

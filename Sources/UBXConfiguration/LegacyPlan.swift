@@ -37,7 +37,7 @@ struct LegacyPlan<C: Clock> where C.Duration == Duration {
         }
         if settings.output?.ubx == true {
             for message in OutputMessage.sent(byProtocol: protocolVersion) {
-                add("--output", LegacyMessages.setRate(of: message, to: 1))
+                add("--output", LegacyMessages.setRate(of: message, to: message.rate))
             }
         }
         if let rtcm = settings.rtcm {

@@ -51,8 +51,10 @@ struct ReceiverState {
     static let pulsePeriod: UInt32 = 0x4005_0002, pulsePeriodLocked: UInt32 = 0x4005_0003
     static let pulseLength: UInt32 = 0x4005_0004, pulseLengthLocked: UInt32 = 0x4005_0005
     static let timingMode: UInt32 = 0x2003_0001
-    /// Output rates on UART1 of NAV-PVT, NAV-DOP, NAV-SAT and NAV-EOE, by class and id.
-    static let outputKeys: [UInt16: UInt32] = [0x0107: 0x2091_0007, 0x0104: 0x2091_0039, 0x0135: 0x2091_0016, 0x0161: 0x2091_0160]
+    /// Output rates on UART1 of NAV-PVT, NAV-DOP, NAV-SAT, NAV-TIMELS and NAV-EOE, by class and id.
+    static let outputKeys: [UInt16: UInt32] = [
+        0x0107: 0x2091_0007, 0x0104: 0x2091_0039, 0x0135: 0x2091_0016, 0x0126: 0x2091_0061, 0x0161: 0x2091_0160,
+    ]
 
     static func defaults(_ generation: SimulatedUBXReceiver.Generation) -> [UInt32: UInt64] {
         var values: [UInt32: UInt64] = [

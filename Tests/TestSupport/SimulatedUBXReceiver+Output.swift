@@ -8,7 +8,8 @@ extension ReceiverState {
         ram[Self.outputKeys[message] ?? (0x0F00_0000 | UInt32(message))] ?? 0
     }
 
-    /// NAV-PVT (protocol 15 on), NAV-DOP, NAV-SAT and NAV-EOE, in the order a receiver sends them.
+    /// NAV-PVT (protocol 15 on), NAV-DOP, NAV-SAT, NAV-TIMELS (18 leap seconds, from GPS;
+    /// no change scheduled) and NAV-EOE, in the order a receiver sends them.
     func navigationMessages() -> [(UInt16, [UInt8])] {
         let utc = utcFields()
         let pvt = Fields()
@@ -25,9 +26,11 @@ extension ReceiverState {
             sat.put(index < 8 ? 0 : 6, 1).put(index + 3, 1).put(30 + index, 1).put(20 + 5 * index, 1).put(index * 30, 2)
             sat.put(0, 2).put(0x0F | 0x08, 4)
         }
+        let leap = Fields()
+        leap.put(timeOfWeek, 4).put(0, 4).put(2, 1).put(18, 1).put(2, 1).put(0, 1).put(0, 4).put(0, 4).put(0, 3).put(0x03, 1)
         let end = Fields()
         end.put(timeOfWeek, 4)
-        return [(0x0107, pvt.bytes), (0x0104, dop.bytes), (0x0135, sat.bytes), (0x0161, end.bytes)]
+        return [(0x0107, pvt.bytes), (0x0104, dop.bytes), (0x0135, sat.bytes), (0x0126, leap.bytes), (0x0161, end.bytes)]
     }
 
     /// GGA and RMC of the same solution, as an NMEA port sends them.

@@ -35,6 +35,9 @@ struct ReceiverConfiguratorTests {
         #expect(after.differences(from: Self.everything) == [])
         #expect(before.chipID == String(format: "%010llx", receiver.chipID) && after.chipID == before.chipID)
         #expect(after.messages["NAV-PVT"] == 1 && after.messages["NAV-SAT"] == 1)
+        // The leap second's announcement, which the time service passes on to the clock.
+        #expect(after.messages["NAV-TIMELS"] == 255)
+        #expect(receiver.setting(0x2091_0061) == 255)
         #expect(receiver.setting(0x3021_0001) == 200)
     }
 
