@@ -27,6 +27,12 @@ struct ServiceAnnouncementTests {
         return try String(contentsOfFile: path + ".environment", encoding: .utf8).split(separator: "\0")
     }
 
+    /// This process's threads waiting for a publisher's end (`gpsfix-mdns`), by thread ID.
+    static func watchingThreads() -> Set<String> {
+        let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return Set(threads.filter { (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) == "gpsfix-mdns\n" })
+    }
+
     /// Waits (for 10 s at most) until a task sleeps on `clock`.
     static func waitForSleeper(on clock: ManualClock) async throws {
         for _ in 0..<1000 where clock.sleeping == 0 { try await Task.sleep(for: .milliseconds(10)) }
@@ -122,7 +128,9 @@ struct ServiceAnnouncementTests {
             try await Self.waitForSleeper(on: clock)
             #expect(announcement.processID == nil, "not announced while it waits")
         }
-        /// Moves the clock past the wait, and past the new publisher's settling.
+        /// Moves the clock past the wait, and past the new publisher's settling; returns
+        /// once its end is waited for (killed before, it would have ended at once).
+        var watchers = Self.watchingThreads()
         func awaitRestart(after wait: Duration) async throws {
             clock.advance(by: wait)
             try waitUntil("a publisher started again", within: 10) { announcement.processID != nil }
@@ -132,6 +140,8 @@ struct ServiceAnnouncementTests {
             children.append(child)
             try await Self.waitForSleeper(on: clock)
             clock.advance(by: ServiceAnnouncement.settling)
+            try waitUntil("the new publisher's end waited for", within: 10) { !Self.watchingThreads().subtracting(watchers).isEmpty }
+            watchers.formUnion(Self.watchingThreads())
         }
 
         try await killPublisher()
