@@ -33,6 +33,15 @@ public struct KernelPPS: PulseSource {
         return nil
     }
 
+    /// The serial line the kernel PPS device at `path` is attached to (the PPS line
+    /// discipline's), or `nil` for one that has none (a GPIO) or is not known.
+    public static func serialLine(of path: String, sysfs: String = "/sys/class/pps") -> String? {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        guard let text = contents(of: "\(sysfs)/\(name)/path") else { return nil }
+        let line = text.trimmingWhitespace()
+        return line.isEmpty ? nil : line
+    }
+
     public func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {
         let path = self.path
         return PulseThread.pulses(of: path) { outlet, isStopped in

@@ -31,7 +31,6 @@ struct TimeServicePlan {
                 continue
             }
             var device = TimeService.Device(name: port.path, timeOffset: timeOffset)
-            device.pulsePrecision = Self.isUSB(port.path) ? -10 : -20
             let sockets = ChronySocket.paths(forDevice: port.path, in: chronySocketDirectory)
             do throws(TimeSinkError) {
                 device.receiverTimeSinks.append(try ChronySocket(path: sockets.receiverTime))
@@ -50,8 +49,12 @@ struct TimeServicePlan {
                     logger.notice("no NTP shared memory: \(error)", metadata: ["device": "\(port.path)"])
                 }
             }
+            // A pulse is as precise as the line it crosses: a PPS device given may be a
+            // GPIO beside a USB receiver.
+            device.pulsePrecision = PulsePrecision.ofSerialLine(port.path)
             if let given = ppsGiven.popFirst() {
                 device.pulses = KernelPPS(path: given)
+                device.pulsePrecision = PulsePrecision.ofKernelDevice(given)
             } else if let attached = KernelPPS.device(forSerialPort: port.path) {
                 device.pulses = KernelPPS(path: attached)
             } else if !isPseudoTerminal {
@@ -67,11 +70,5 @@ struct TimeServicePlan {
             served.append(device)
         }
         return served
-    }
-
-    /// USB serial adapters deliver a pulse a millisecond late at best: gpsd's precision for them.
-    static func isUSB(_ path: String) -> Bool {
-        guard let name = SerialPort.resolved(path) else { return false }
-        return name.hasPrefix("/dev/ttyUSB") || name.hasPrefix("/dev/ttyACM")
     }
 }

@@ -31,6 +31,28 @@ struct PulseSourceTests {
         #expect(KernelPPS.device(forSerialPort: "/dev/ttyUSB0", sysfs: folder.path + "/none") == nil)
     }
 
+    @Test("a pulse is as precise as the line it crosses: a USB adapter's millisecond, else the kernel's microsecond")
+    func precisionFollowsThePulsesLine() throws {
+        let folder = try makeTemporaryFolder("sysfs")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let sysfs = folder.appendingPathComponent("pps").path
+        // pps0: a GPIO (no line); pps1: the PPS line discipline on a USB adapter; pps2: on a UART.
+        for (name, attached) in [("pps0", "\n"), ("pps1", "/dev/ttyUSB0\n"), ("pps2", "/dev/ttyS0\n")] {
+            try FileManager.default.createDirectory(atPath: "\(sysfs)/\(name)", withIntermediateDirectories: true)
+            try attached.write(toFile: "\(sysfs)/\(name)/path", atomically: true, encoding: .utf8)
+        }
+        #expect(PulsePrecision.ofSerialLine("/dev/ttyUSB0") == PulsePrecision.usb)
+        #expect(PulsePrecision.ofSerialLine("/dev/ttyACM1") == PulsePrecision.usb)
+        #expect(PulsePrecision.ofSerialLine("/dev/ttyAMA0") == PulsePrecision.kernel)
+        // A GPIO's pulses beside a USB receiver are stamped by the kernel: the receiver's
+        // line does not make them a millisecond late.
+        #expect(PulsePrecision.ofKernelDevice("/dev/pps0", sysfs: sysfs) == PulsePrecision.kernel)
+        #expect(PulsePrecision.ofKernelDevice("/dev/pps1", sysfs: sysfs) == PulsePrecision.usb)
+        #expect(PulsePrecision.ofKernelDevice("/dev/pps2", sysfs: sysfs) == PulsePrecision.kernel)
+        #expect(PulsePrecision.ofKernelDevice("/dev/pps7", sysfs: sysfs) == PulsePrecision.kernel)
+        #expect(PulsePrecision.usb == -10 && PulsePrecision.kernel == -20)
+    }
+
     @Test("edges faster than they are taken are bounded: the newest kept, the rest counted")
     func overrunBounded() async throws {
         let (sent, taken) = (Locked(false), Locked(false))
