@@ -14,20 +14,10 @@ enum DeviceChecks {
         guard !real.hasPrefix("/dev/pts/") else {
             return [Finding(check, .ok, "a pseudo-terminal: a replay (gpsfix replay, the demo), not a receiver")]
         }
-        var findings: [Finding] = []
-        let dialout = root.group("dialout")
-        let account = root.user(user)
-        let readableByGroup = status.mode & 0o060 == 0o060 && status.group == dialout?.id
-        let readableByAll = status.mode & 0o006 == 0o006
-        let inDialout = account.map { $0.group == dialout?.id } == true || dialout?.members.contains(user) == true
-        if !readableByAll && !readableByGroup {
-            findings.append(Finding(check, .fail, "not readable and writable by group dialout (mode \(String(status.mode, radix: 8)))",
-                fix: "a udev rule: SUBSYSTEM==\"tty\", KERNEL==\"\(real.fileName)\", GROUP=\"dialout\", MODE=\"0660\""))
-        } else if account != nil, !inDialout, !readableByAll {
-            findings.append(Finding(check, .fail, "\(user) is not in group dialout, so the daemon cannot open it", fix: "adduser \(user) dialout"))
-        } else {
-            findings.append(Finding(check, .ok, "a character device the daemon's user may open"))
-        }
+        var findings = [
+            access(check, mode: status.mode, group: status.group, root: root, user: user,
+                rule: "SUBSYSTEM==\"tty\", KERNEL==\"\(real.fileName)\", GROUP=\"dialout\", MODE=\"0660\"")
+        ]
         for holder in processes where holder.name != "gpsfixd" && holder.openFiles.contains(where: { $0 == real || $0 == device }) {
             let fix = switch holder.name {
             case "gpsd": "systemctl disable --now gpsd.socket gpsd.service"
@@ -49,5 +39,23 @@ enum DeviceChecks {
                 fix: "systemctl disable --now serial-getty@\(name).service"))
         }
         return findings
+    }
+
+    /// Whether the daemon's `user` may open a device with `mode` and `group`: read and
+    /// write for group dialout with the user in it, or for all. A failure's fix is the
+    /// udev `rule` that gives the device to dialout, or adding the user to the group.
+    static func access(_ check: String, mode: UInt32, group: UInt32, root: SystemRoot, user: String, rule: String) -> Finding {
+        let dialout = root.group("dialout")
+        let account = root.user(user)
+        let readableByGroup = mode & 0o060 == 0o060 && group == dialout?.id
+        let readableByAll = mode & 0o006 == 0o006
+        let inDialout = account.map { $0.group == dialout?.id } == true || dialout?.members.contains(user) == true
+        if !readableByAll && !readableByGroup {
+            return Finding(check, .fail, "not readable and writable by group dialout (mode \(String(mode, radix: 8)))", fix: "a udev rule: \(rule)")
+        }
+        if account != nil, !inDialout, !readableByAll {
+            return Finding(check, .fail, "\(user) is not in group dialout, so the daemon cannot open it", fix: "adduser \(user) dialout")
+        }
+        return Finding(check, .ok, "a character device the daemon's user may open")
     }
 }

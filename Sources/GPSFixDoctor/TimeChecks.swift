@@ -38,8 +38,15 @@ enum TimeChecks {
             findings.append(Finding("chrony", .ok, "chrony is not installed (the time service also writes ntpd's shared memory)"))
         }
         for pps in settings.ppsDevices {
-            guard root.status(pps)?.isCharacterDevice == true else {
+            guard let status = root.status(pps), status.isCharacterDevice else {
                 findings.append(Finding("pps \(pps)", .fail, "does not exist", fix: "load pps-gpio or pps-ldisc for the receiver's pulse line (ls /dev/pps*)"))
+                continue
+            }
+            // The kernel makes PPS devices root's alone; the package's udev rule gives them to dialout.
+            let access = DeviceChecks.access("pps \(pps)", mode: status.mode, group: status.group, root: root, user: settings.user,
+                rule: #"SUBSYSTEM=="pps", GROUP="dialout", MODE="0660" (the package installs it: udevadm trigger --subsystem-match=pps)"#)
+            guard access.status == .ok else {
+                findings.append(access)
                 continue
             }
             let pulses = daemon.pulses.values.reduce(0, +)

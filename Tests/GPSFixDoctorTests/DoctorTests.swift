@@ -170,6 +170,18 @@ struct DoctorTests {
         #expect(!findings.contains { $0.check == "device /dev/ttyUSB1" && $0.status != .ok })
     }
 
+    @Test("a kernel PPS device the daemon's user cannot open (the kernel makes them root's, 0600) fails, with the rule that fixes it", .enabled(if: isRoot))
+    func ppsAccess() throws {
+        let machine = try FakeMachine()
+        machine.characterDevice("/dev/pps0", mode: 0o600, group: 0)
+        machine.characterDevice("/dev/pps1", mode: 0o660, group: 20)
+        let findings = machine.examine(settings: Self.settings(devices: [], pps: ["/dev/pps0", "/dev/pps1"]))
+        let refused = try #require(Self.finding(findings, "pps /dev/pps0", .fail))
+        #expect(refused.detail.contains("not readable and writable by group dialout"))
+        #expect(refused.fix?.contains(#"SUBSYSTEM=="pps", GROUP="dialout", MODE="0660""#) == true)
+        #expect(!findings.contains { $0.check == "pps /dev/pps1" && $0.status == .fail })
+    }
+
     @Test("chrony: no refclock, then a refclock whose socket the daemon cannot write, then one it can", .enabled(if: isRoot))
     func chrony() throws {
         let machine = try FakeMachine()
