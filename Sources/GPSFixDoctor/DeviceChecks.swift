@@ -15,8 +15,8 @@ enum DeviceChecks {
             return [Finding(check, .ok, "a pseudo-terminal: a replay (gpsfix replay, the demo), not a receiver")]
         }
         var findings = [
-            access(check, mode: status.mode, group: status.group, root: root, user: user,
-                rule: "SUBSYSTEM==\"tty\", KERNEL==\"\(real.fileName)\", GROUP=\"dialout\", MODE=\"0660\"")
+            openable(check, mode: status.mode, group: status.group, needs: 0o6, root: root, user: user,
+                rule: "a udev rule: SUBSYSTEM==\"tty\", KERNEL==\"\(real.fileName)\", GROUP=\"dialout\", MODE=\"0660\"")
         ]
         for holder in processes where holder.name != "gpsfixd" && holder.openFiles.contains(where: { $0 == real || $0 == device }) {
             let fix = switch holder.name {
@@ -41,17 +41,19 @@ enum DeviceChecks {
         return findings
     }
 
-    /// Whether the daemon's `user` may open a device with `mode` and `group`: read and
-    /// write for group dialout with the user in it, or for all. A failure's fix is the
-    /// udev `rule` that gives the device to dialout, or adding the user to the group.
-    static func access(_ check: String, mode: UInt32, group: UInt32, root: SystemRoot, user: String, rule: String) -> Finding {
+    /// Whether the daemon's `user` may open a device with `mode` and `group`: the access
+    /// it `needs` (4 read, 6 read and write) for group dialout with the user in it, or for
+    /// all. A failure's fix is the udev `rule` that gives the device to dialout, or adding
+    /// the user to the group.
+    static func openable(_ check: String, mode: UInt32, group: UInt32, needs: UInt32, root: SystemRoot, user: String, rule: String) -> Finding {
         let dialout = root.group("dialout")
         let account = root.user(user)
-        let readableByGroup = mode & 0o060 == 0o060 && group == dialout?.id
-        let readableByAll = mode & 0o006 == 0o006
+        let readableByGroup = mode & (needs << 3) == needs << 3 && group == dialout?.id
+        let readableByAll = mode & needs == needs
         let inDialout = account.map { $0.group == dialout?.id } == true || dialout?.members.contains(user) == true
         if !readableByAll && !readableByGroup {
-            return Finding(check, .fail, "not readable and writable by group dialout (mode \(String(mode, radix: 8)))", fix: "a udev rule: \(rule)")
+            let access = needs == 0o6 ? "readable and writable" : "readable"
+            return Finding(check, .fail, "not \(access) by group dialout (mode \(String(mode, radix: 8)))", fix: rule)
         }
         if account != nil, !inDialout, !readableByAll {
             return Finding(check, .fail, "\(user) is not in group dialout, so the daemon cannot open it", fix: "adduser \(user) dialout")

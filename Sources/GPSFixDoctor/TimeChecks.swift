@@ -42,9 +42,10 @@ enum TimeChecks {
                 findings.append(Finding("pps \(pps)", .fail, "does not exist", fix: "load pps-gpio or pps-ldisc for the receiver's pulse line (ls /dev/pps*)"))
                 continue
             }
-            // The kernel makes PPS devices root's alone; the package's udev rule gives them to dialout.
-            let access = DeviceChecks.access("pps \(pps)", mode: status.mode, group: status.group, root: root, user: settings.user,
-                rule: #"SUBSYSTEM=="pps", GROUP="dialout", MODE="0660" (the package installs it: udevadm trigger --subsystem-match=pps)"#)
+            // The kernel makes PPS devices root's alone; the package's udev rule gives them to
+            // dialout. Reading is enough to fetch pulses.
+            let access = DeviceChecks.openable("pps \(pps)", mode: status.mode, group: status.group, needs: 0o4, root: root, user: settings.user,
+                rule: #"udevadm trigger --subsystem-match=pps --action=change (the package's rule gives PPS devices to dialout; installed by hand: SUBSYSTEM=="pps", GROUP="dialout", MODE="0660" in /etc/udev/rules.d)"#)
             guard access.status == .ok else {
                 findings.append(access)
                 continue

@@ -33,13 +33,12 @@ public struct KernelPPS: PulseSource {
         return nil
     }
 
-    /// The serial line the kernel PPS device at `path` is attached to (the PPS line
-    /// discipline's), or `nil` for one that has none (a GPIO) or is not known.
-    public static func serialLine(of path: String, sysfs: String = "/sys/class/pps") -> String? {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        guard let text = contents(of: "\(sysfs)/\(name)/path") else { return nil }
-        let line = text.trimmingWhitespace()
-        return line.isEmpty ? nil : line
+    /// What the kernel says the PPS device at `path` (links resolved) is attached to: the
+    /// serial line of the PPS line discipline, an empty string for none (a GPIO), or `nil`
+    /// when it knows no such device (not there yet).
+    public static func attachment(of path: String, sysfs: String = "/sys/class/pps") -> String? {
+        let name = resolved(path).split(separator: "/").last.map(String.init) ?? path
+        return contents(of: "\(sysfs)/\(name)/path").map { $0.trimmingWhitespace() }
     }
 
     public func pulses() -> AsyncThrowingStream<PulseEdge, any Error> {

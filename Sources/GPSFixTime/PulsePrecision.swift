@@ -19,10 +19,11 @@ public enum PulsePrecision {
     }
 
     /// The precision of pulses from the kernel PPS device at `path`: a serial line's, when
-    /// the device is the PPS line discipline on one (its `/sys/class/pps/*/path`), else the
-    /// kernel's (a GPIO, whose pulses do not cross the receiver's line).
-    public static func ofKernelDevice(_ path: String, sysfs: String = "/sys/class/pps") -> Int {
-        guard let line = KernelPPS.serialLine(of: path, sysfs: sysfs) else { return kernel }
-        return ofSerialLine(line)
+    /// the device is the PPS line discipline on one; the kernel's for a GPIO, whose pulses
+    /// do not cross the receiver's line; the `receiverPort`'s while the kernel knows no
+    /// such device yet.
+    public static func ofKernelDevice(_ path: String, receiverPort: String, sysfs: String = "/sys/class/pps") -> Int {
+        guard let line = KernelPPS.attachment(of: path, sysfs: sysfs) else { return ofSerialLine(receiverPort) }
+        return line.isEmpty ? kernel : ofSerialLine(line)
     }
 }

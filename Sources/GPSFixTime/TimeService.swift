@@ -33,7 +33,7 @@ public final class TimeService: Sendable {
 
         public init(
             name: String, receiverTimeSinks: [any TimeSink] = [], pulseSinks: [any TimeSink] = [],
-            pulses: (any PulseSource)? = nil, timeOffset: Duration = .zero, pulsePrecision: Int = -20,
+            pulses: (any PulseSource)? = nil, timeOffset: Duration = .zero, pulsePrecision: Int = PulsePrecision.kernel,
             receiverTimeUnit: Int? = nil, pulseUnit: Int? = nil
         ) {
             self.name = name

@@ -54,7 +54,7 @@ struct TimeServicePlan {
             device.pulsePrecision = PulsePrecision.ofSerialLine(port.path)
             if let given = ppsGiven.popFirst() {
                 device.pulses = KernelPPS(path: given)
-                device.pulsePrecision = PulsePrecision.ofKernelDevice(given)
+                device.pulsePrecision = PulsePrecision.ofKernelDevice(given, receiverPort: port.path)
             } else if let attached = KernelPPS.device(forSerialPort: port.path) {
                 device.pulses = KernelPPS(path: attached)
             } else if !isPseudoTerminal {
