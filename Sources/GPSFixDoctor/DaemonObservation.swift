@@ -39,6 +39,9 @@ public struct DaemonObservation: Sendable {
     public var address: String
     /// Why it could not be asked; `nil` when it answered.
     public var failure: String?
+    /// Whether the socket refused this user (not root, not in its group): the daemon may
+    /// well be running.
+    public var permissionDenied = false
     /// `VERSION`'s release (`gpsfix-0.2.0`).
     public var release: String?
     public var devices: [Device] = []

@@ -89,7 +89,10 @@ public enum Doctor {
 
     static func daemonFindings(_ daemon: DaemonObservation) -> [Finding] {
         if let failure = daemon.failure {
-            return [Finding("daemon", .fail, failure, fix: "systemctl start gpsfixd.socket gpsfixd.service (journalctl -u gpsfixd says why it stopped)")]
+            let fix = daemon.permissionDenied
+                ? "the socket is root's and group gpsfix's: sudo adduser $USER gpsfix (then log in again), or sudo gpsfix doctor"
+                : "systemctl start gpsfixd.socket gpsfixd.service (journalctl -u gpsfixd says why it stopped)"
+            return [Finding("daemon", .fail, failure, fix: fix)]
         }
         // Connections accepted and nothing said: a socket systemd holds while the daemon
         // behind it fails to start, or a daemon stuck.

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CTimeService
 import GPSFix
+import GPSFixDevices
 
 /// Pulses from the kernel's PPS API (RFC 2783, Linux's `/dev/ppsN`): the kernel stamps
 /// each assert edge in its interrupt handler, so the stamp is as good as the machine's.
@@ -75,10 +76,9 @@ public struct KernelPPS: PulseSource {
         }
     }
 
+    /// `path` with its links resolved, or as given when it cannot be (not there).
     private static func resolved(_ path: String) -> String {
-        guard let real = realpath(path, nil) else { return path }
-        defer { free(real) }
-        return String(cString: real)
+        SerialPort.resolved(path) ?? path
     }
 
     private static func contents(of path: String) -> String? {

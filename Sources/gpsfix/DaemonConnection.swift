@@ -17,7 +17,12 @@ struct DaemonAddress: ParsableArguments {
 /// Why the daemon could not be reached; printed as it is.
 struct ConnectionError: Error, CustomStringConvertible {
     let description: String
-    init(_ description: String) { self.description = description }
+    /// Whether the socket's permissions refused this user.
+    var permissionDenied = false
+    init(_ description: String, permissionDenied: Bool = false) {
+        self.description = description
+        self.permissionDenied = permissionDenied
+    }
 }
 
 /// A line-oriented connection to gpsfixd (or gpsd): send requests, read report lines.
@@ -44,6 +49,11 @@ final class DaemonConnection {
                 descriptor = try UnixSocket.connect(path: address.socket)
             } catch {
                 if error.code == ENAMETOOLONG { throw ValidationError("socket path too long") }
+                if error.code == EACCES {
+                    throw ConnectionError(
+                        "cannot connect to \(address.socket): permission denied (it is for root and group gpsfix; or give --tcp 127.0.0.1:2947)",
+                        permissionDenied: true)
+                }
                 let reason = error.code == EAGAIN ? "not accepted within \(Self.connectTimeout) seconds" : error.reason
                 throw ConnectionError("cannot connect to \(address.socket): \(reason); is gpsfixd running?")
             }

@@ -64,7 +64,9 @@ struct DoctorCommand: ParsableCommand {
             connection = try DaemonConnection(address)
             try connection.send(#"?WATCH={"enable":true,"json":true,"pps":true};?STATUS;"# + "\n")
         } catch {
-            return DaemonObservation(address: where_, failure: "\(error)")
+            var failed = DaemonObservation(address: where_, failure: "\(error)")
+            failed.permissionDenied = (error as? ConnectionError)?.permissionDenied == true
+            return failed
         }
         var observation = DaemonObservation(address: where_)
         let start = ContinuousClock.now

@@ -83,11 +83,16 @@ struct DoctorTests {
         findings.first { $0.check == check && $0.status == status }
     }
 
-    @Test("the daemon not running is a failure, with how to start it")
+    @Test("the daemon not running is a failure, with how to start it; a socket that refuses this user, with how to join its group")
     func daemonDown() throws {
         let machine = try FakeMachine()
         let finding = try #require(Self.finding(machine.examine(), "daemon", .fail))
         #expect(finding.fix?.contains("systemctl start gpsfixd.socket") == true)
+        // A socket that refuses this user is no daemon down: starting it again would not help.
+        var refused = DaemonObservation(address: "/run/gpsfixd/gpsfixd.sock", failure: "permission denied")
+        refused.permissionDenied = true
+        let denied = try #require(Self.finding(machine.examine(refused), "daemon", .fail))
+        #expect(denied.fix?.contains("adduser $USER gpsfix") == true && denied.fix?.contains("systemctl start") == false)
     }
 
     @Test("gpsd holding the receiver and port 2947, and gpsd.socket enabled", .enabled(if: isRoot))

@@ -50,13 +50,16 @@ struct PackageTests {
         #expect(!report.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(report)")
     }
 
-    @Test("each package stays small, depends on its own release's libgps, and not on libstdc++", arguments: [("deb12", "libgps28"), ("deb13", "libgps30t64")])
+    @Test("each package stays small, recommends its own release's libgps and libmosquitto without requiring them, and does not depend on libstdc++", arguments: [("deb12", "libgps28"), ("deb13", "libgps30t64")])
     func sizeAndDependencies(release: String, libgps: String) throws {
         let deb = try Self.package(release)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: deb)[.size] as? Int)
         #expect(size <= Self.sizeLimit, "\(deb) is \(size / 1024) KB, over the \(Self.sizeLimit / 1024) KB a small board's package may weigh")
         let depends = try run("/usr/bin/dpkg-deb", ["--field", deb, "Depends"])
-        #expect(depends.contains(libgps), "\(depends)")
+        let recommends = try run("/usr/bin/dpkg-deb", ["--field", deb, "Recommends"])
+        // Loaded only when a gpsd:// device or MQTT is used: a board may go without them.
+        #expect(recommends.contains(libgps) && recommends.contains("libmosquitto1"), "\(recommends)")
+        #expect(!depends.contains("libgps") && !depends.contains("libmosquitto"), "\(depends)")
         // libstdc++ is linked from its archive: its shared library would cost every daemon
         // a megabyte resident.
         #expect(!depends.contains("libstdc++"), "\(depends)")
@@ -64,6 +67,8 @@ struct PackageTests {
         // One binary: gpsfixd is a link to gpsfix.
         let listing = try run("/usr/bin/dpkg-deb", ["--contents", deb])
         #expect(listing.contains("./usr/sbin/gpsfixd -> ../bin/gpsfix"), "\(listing)")
+        // The NOTICE files of the Apache-2.0 libraries linked in go with it.
+        #expect(listing.contains("./usr/share/doc/gpsfix/NOTICE.gz"), "\(listing)")
         // Built with the TLS trait: ntrips:// and https:// work from the package.
         let binary = try Self.binary(of: deb)
         // It looks for either release's libgps.
