@@ -48,14 +48,14 @@ enum DeviceChecks {
     static func openable(_ check: String, mode: UInt32, group: UInt32, needs: UInt32, root: SystemRoot, user: String, rule: String) -> Finding {
         let dialout = root.group("dialout")
         let account = root.user(user)
-        let readableByGroup = mode & (needs << 3) == needs << 3 && group == dialout?.id
-        let readableByAll = mode & needs == needs
+        let allowedToGroup = mode & (needs << 3) == needs << 3 && group == dialout?.id
+        let allowedToAll = mode & needs == needs
         let inDialout = account.map { $0.group == dialout?.id } == true || dialout?.members.contains(user) == true
-        if !readableByAll && !readableByGroup {
+        if !allowedToAll && !allowedToGroup {
             let access = needs == 0o6 ? "readable and writable" : "readable"
             return Finding(check, .fail, "not \(access) by group dialout (mode \(String(mode, radix: 8)))", fix: rule)
         }
-        if account != nil, !inDialout, !readableByAll {
+        if account != nil, !inDialout, !allowedToAll {
             return Finding(check, .fail, "\(user) is not in group dialout, so the daemon cannot open it", fix: "adduser \(user) dialout")
         }
         return Finding(check, .ok, "a character device the daemon's user may open")

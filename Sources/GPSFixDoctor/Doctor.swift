@@ -90,7 +90,7 @@ public enum Doctor {
     static func daemonFindings(_ daemon: DaemonObservation) -> [Finding] {
         if let failure = daemon.failure {
             let fix = daemon.permissionDenied
-                ? "the socket is root's and group gpsfix's: sudo adduser $USER gpsfix (then log in again), or sudo gpsfix doctor"
+                ? "the socket is for group gpsfix: sudo adduser $USER gpsfix (then log in again), or sudo gpsfix doctor"
                 : "systemctl start gpsfixd.socket gpsfixd.service (journalctl -u gpsfixd says why it stopped)"
             return [Finding("daemon", .fail, failure, fix: fix)]
         }

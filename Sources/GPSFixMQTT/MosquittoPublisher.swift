@@ -65,8 +65,13 @@ public final class MosquittoPublisher: MessagePublisher, @unchecked Sendable {
         return nil
     }()
 
+    /// Why MQTT cannot be used in this process (libmosquitto cannot be loaded), or `nil`.
+    public static var unavailability: String? {
+        Self.libraryFailure.map { "MQTT needs libmosquitto (Debian: libmosquitto1): \($0)" }
+    }
+
     public init(options: Options) throws(MQTTError) {
-        if let failure = Self.libraryFailure { throw MQTTError("MQTT needs libmosquitto (Debian: libmosquitto1): \(failure)") }
+        if let reason = Self.unavailability { throw MQTTError(reason) }
         self.options = options
         do {
             (stopping, finished) = (try WakeupPipe(), try WakeupPipe())

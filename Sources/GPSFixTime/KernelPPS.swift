@@ -18,8 +18,8 @@ public struct KernelPPS: PulseSource {
         self.path = path
     }
 
-    /// The `/dev/ppsN` the kernel attached to the serial port at `serialPath` (through the
-    /// PPS line discipline, or a GPIO declared for it), read from `/sys/class/pps/*/path`.
+    /// The `/dev/ppsN` the kernel attached to the serial port at `serialPath` through the
+    /// PPS line discipline (a GPIO's names no port), read from `/sys/class/pps/*/path`.
     public static func device(forSerialPort serialPath: String, sysfs: String = "/sys/class/pps") -> String? {
         guard let directory = opendir(sysfs) else { return nil }
         defer { closedir(directory) }

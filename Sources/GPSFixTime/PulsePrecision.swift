@@ -4,8 +4,8 @@ import GPSFixDevices
 /// by the line the pulse crosses (gpsd's two values): what chrony and ntpd are told with
 /// each pulse (the shared memory's `precision`, the PPS report's).
 public enum PulsePrecision {
-    /// An edge the kernel stamps in its interrupt handler, from a GPIO or a UART's
-    /// modem-status line: about a microsecond.
+    /// An edge stamped at a GPIO or a UART's modem-status line (by the kernel's
+    /// interrupt handler, or by the daemon's thread woken by it): about a microsecond.
     public static let kernel = -20
     /// An edge that crosses a USB serial adapter, whose modem-status changes reach the
     /// host a millisecond apart at best.

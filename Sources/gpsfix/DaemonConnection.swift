@@ -51,7 +51,7 @@ final class DaemonConnection {
                 if error.code == ENAMETOOLONG { throw ValidationError("socket path too long") }
                 if error.code == EACCES {
                     throw ConnectionError(
-                        "cannot connect to \(address.socket): permission denied (it is for root and group gpsfix; or give --tcp 127.0.0.1:2947)",
+                        "cannot connect to \(address.socket): permission denied (the packaged daemon's socket is for group gpsfix: sudo adduser $USER gpsfix; or give --tcp 127.0.0.1:2947)",
                         permissionDenied: true)
                 }
                 let reason = error.code == EAGAIN ? "not accepted within \(Self.connectTimeout) seconds" : error.reason

@@ -12,6 +12,12 @@ extension GPSFixDaemon {
     func fleetPublisher(url: String, devices: [String], environment: [String: String], logger: Logger) throws
         -> FleetPublisher<ContinuousClock>
     {
+        // A library that cannot be loaded stays so: the daemon ends with EX_UNAVAILABLE,
+        // which the unit does not restart on (rather than every 2 s, the clock's feed with it).
+        if let reason = MosquittoPublisher.unavailability {
+            logger.critical("\(reason)")
+            throw ExitCode(69)
+        }
         var password = environment["GPSFIX_MQTT_PASSWORD"]
         if let mqttPasswordFile { password = try Secrets.firstLine(of: mqttPasswordFile, option: "--mqtt-password-file") }
         let broker = try MQTTBroker(url: url).with(password: password)

@@ -69,6 +69,8 @@ struct PackageTests {
         #expect(listing.contains("./usr/sbin/gpsfixd -> ../bin/gpsfix"), "\(listing)")
         // The NOTICE files of the Apache-2.0 libraries linked in go with it.
         #expect(listing.contains("./usr/share/doc/gpsfix/NOTICE.gz"), "\(listing)")
+        // The rule that lets the daemon's user open PPS devices.
+        #expect(listing.contains("./lib/udev/rules.d/60-gpsfix-pps.rules"), "\(listing)")
         // Built with the TLS trait: ntrips:// and https:// work from the package.
         let binary = try Self.binary(of: deb)
         // It looks for either release's libgps.

@@ -183,6 +183,27 @@ struct SystemdTests {
         }
     }
 
+    /// libmosquitto, as the loader finds it (the package recommends it; a board may go without).
+    static let mosquittoLibrary = "/usr/lib/x86_64-linux-gnu/libmosquitto.so.1"
+
+    @Test("MQTT without libmosquitto (a recommendation left out) ends the daemon with a status the unit does not restart on, saying which library",
+          .enabled(if: getuid() == 0 && FileManager.default.fileExists(atPath: mosquittoLibrary)))
+    func missingLibraryNotRestarted() throws {
+        let service = try String(contentsOf: Self.repository.appendingPathComponent("systemd/gpsfixd.service"), encoding: .utf8)
+        let kept = service.split(separator: "\n").filter { $0.hasPrefix("RestartPreventExitStatus=") }
+            .flatMap { $0.dropFirst("RestartPreventExitStatus=".count).split(separator: " ") }.compactMap { Int32($0) }
+        let folder = try makeTemporaryFolder("nolib")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The library hidden in a mount namespace of the daemon's own: dlopen finds an empty file.
+        let command = "mount --bind /dev/null \(Self.mosquittoLibrary) && exec \(Binaries.gpsfixd) --demo --socket \(folder.path)/d.sock"
+            + " --tcp 127.0.0.1:\(freePort()) --mqtt mqtt://127.0.0.1:\(freePort())"
+        let daemon = try RunningProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", command])
+        let status = daemon.wait(timeout: 20)
+        if status == nil { daemon.stop() }
+        #expect(status != nil && kept.contains(status!), "exit \(String(describing: status)); not restarted: \(kept)")
+        #expect(daemon.errorText.contains("MQTT needs libmosquitto (Debian: libmosquitto1)"), "\(daemon.errorText.suffix(600))")
+    }
+
     @Test("the environment: watchdog interval and passed sockets only when they are for this process, and a count that could be one")
     func environment() {
         let ours = ServiceEnvironment(environment: ["WATCHDOG_USEC": "5000000", "LISTEN_FDS": "2", "LISTEN_PID": "42"], pid: 42)
