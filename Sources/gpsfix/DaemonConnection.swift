@@ -18,7 +18,7 @@ struct DaemonAddress: ParsableArguments {
 struct ConnectionError: Error, CustomStringConvertible {
     let description: String
     /// Whether the socket's permissions refused this user.
-    var permissionDenied = false
+    let permissionDenied: Bool
     init(_ description: String, permissionDenied: Bool = false) {
         self.description = description
         self.permissionDenied = permissionDenied

@@ -50,15 +50,17 @@ struct TimeServicePlan {
                 }
             }
             // A pulse is as precise as the line it crosses: a PPS device given may be a
-            // GPIO beside a USB receiver.
-            device.pulsePrecision = PulsePrecision.ofSerialLine(port.path)
+            // GPIO beside a USB receiver; any other pulse crosses the receiver's port.
             if let given = ppsGiven.popFirst() {
                 device.pulses = KernelPPS(path: given)
                 device.pulsePrecision = PulsePrecision.ofKernelDevice(given, receiverPort: port.path)
-            } else if let attached = KernelPPS.device(forSerialPort: port.path) {
-                device.pulses = KernelPPS(path: attached)
-            } else if !isPseudoTerminal {
-                device.pulses = CarrierDetectPulses(port: port)
+            } else {
+                device.pulsePrecision = PulsePrecision.ofSerialLine(port.path)
+                if let attached = KernelPPS.device(forSerialPort: port.path) {
+                    device.pulses = KernelPPS(path: attached)
+                } else if !isPseudoTerminal {
+                    device.pulses = CarrierDetectPulses(port: port)
+                }
             }
             logger.info(
                 "time service",
