@@ -3,7 +3,9 @@
 /// theirs reaches it. One place for the three forms the daemon and the tool need.
 extension String {
     /// Text a receiver sent (a firmware version, a model name): each byte that is not
-    /// printable ASCII replaced by `?`.
+    /// printable ASCII replaced by `?`. Inlinable, so that a decoder's slice of a frame is
+    /// read as its own type, not byte by byte through a generic sequence's witnesses.
+    @inlinable
     public init(receiverText bytes: some Sequence<UInt8>) {
         self.init(decoding: bytes.map { (0x20..<0x7F).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
     }

@@ -50,8 +50,8 @@ struct PackageTests {
         #expect(!report.split(separator: "\n").contains { $0.hasPrefix("E:") }, "\(report)")
     }
 
-    @Test("each package stays small, recommends its own release's libgps and libmosquitto without requiring them, and does not depend on libstdc++", arguments: [("deb12", "libgps28"), ("deb13", "libgps30t64")])
-    func sizeAndDependencies(release: String, libgps: String) throws {
+    @Test("each package stays small, recommends its own release's libgps and libmosquitto without requiring them, does not depend on libstdc++, and puts its units where its release wants them", arguments: [("deb12", "libgps28", "./lib"), ("deb13", "libgps30t64", "./usr/lib")])
+    func sizeAndDependencies(release: String, libgps: String, systemLibrary: String) throws {
         let deb = try Self.package(release)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: deb)[.size] as? Int)
         #expect(size <= Self.sizeLimit, "\(deb) is \(size / 1024) KB, over the \(Self.sizeLimit / 1024) KB a small board's package may weigh")
@@ -69,8 +69,12 @@ struct PackageTests {
         #expect(listing.contains("./usr/sbin/gpsfixd -> ../bin/gpsfix"), "\(listing)")
         // The NOTICE files of the Apache-2.0 libraries linked in go with it.
         #expect(listing.contains("./usr/share/doc/gpsfix/NOTICE.gz"), "\(listing)")
-        // The rule that lets the daemon's user open PPS devices.
-        #expect(listing.contains("./lib/udev/rules.d/60-gpsfix-pps.rules"), "\(listing)")
+        // The units, and the rule that lets the daemon's user open PPS devices: under /lib
+        // for Debian 12, whose packages may not move files to /usr; under /usr/lib for
+        // Debian 13, whose packages may not ship them in /lib (DEP 17, merged /usr).
+        for file in ["systemd/system/gpsfixd.service", "systemd/system/gpsfixd.socket", "udev/rules.d/60-gpsfix-pps.rules"] {
+            #expect(listing.contains(" \(systemLibrary)/\(file)\n"), "\(file) under \(systemLibrary): \(listing)")
+        }
         // Built with the TLS trait: ntrips:// and https:// work from the package.
         let binary = try Self.binary(of: deb)
         // It looks for either release's libgps.
