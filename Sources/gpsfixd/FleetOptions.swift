@@ -7,16 +7,25 @@ import Logging
 
 /// How `--mqtt` and its options become the daemon's MQTT publisher.
 extension GPSFixDaemon {
+    /// The status the daemon ends with when MQTT is configured and libmosquitto cannot be
+    /// loaded (EX_UNAVAILABLE): a library that cannot be loaded stays so, and the unit does
+    /// not restart on it (rather than every 2 s, the clock's feed with it).
+    static let unavailableStatus = ExitCode(69)
+
+    /// Why the configured MQTT output cannot run here (libmosquitto cannot be loaded), or
+    /// `nil`: the daemon ends on it at start, and `--check-config` reports it.
+    var mqttUnavailability: String? {
+        mqtt == nil ? nil : MosquittoPublisher.unavailability
+    }
+
     /// The broker's publisher, one connection per device; the password from
     /// `--mqtt-password-file`, else `GPSFIX_MQTT_PASSWORD`, else the address.
     func fleetPublisher(url: String, devices: [String], environment: [String: String], logger: Logger) throws
         -> FleetPublisher<ContinuousClock>
     {
-        // A library that cannot be loaded stays so: the daemon ends with EX_UNAVAILABLE,
-        // which the unit does not restart on (rather than every 2 s, the clock's feed with it).
-        if let reason = MosquittoPublisher.unavailability {
+        if let reason = mqttUnavailability {
             logger.critical("\(reason)")
-            throw ExitCode(69)
+            throw Self.unavailableStatus
         }
         var password = environment["GPSFIX_MQTT_PASSWORD"]
         if let mqttPasswordFile { password = try Secrets.firstLine(of: mqttPasswordFile, option: "--mqtt-password-file") }

@@ -35,7 +35,8 @@ extension GPSFixDaemon {
         }
     }
 
-    private static func printError(_ line: String) {
+    /// Writes `line` to standard error at once, unbuffered: for errors before the daemon logs.
+    static func printError(_ line: String) {
         let bytes = Array((line + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }

@@ -47,7 +47,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         """)
     var config: String?
 
-    @Flag(help: "Check the configuration (the file and the command line), print it as it takes effect, and exit.")
+    @Flag(help: "Check the configuration (the file and the command line), print it as it takes effect, and exit: with 69 when MQTT is configured and libmosquitto cannot be loaded.")
     var checkConfig = false
 
     @Option(help: """
@@ -265,6 +265,11 @@ struct GPSFixDaemon: AsyncParsableCommand {
     func run() async throws {
         if checkConfig {
             print(effectiveConfiguration())
+            // Besides the file, what the daemon would end on at start.
+            if let reason = mqttUnavailability {
+                Self.printError("gpsfixd: \(reason)")
+                throw Self.unavailableStatus
+            }
             return
         }
         ServiceAddress.hidePasswordsInCommandLine()

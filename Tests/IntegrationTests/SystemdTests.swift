@@ -204,6 +204,23 @@ struct SystemdTests {
         #expect(daemon.errorText.contains("MQTT needs libmosquitto (Debian: libmosquitto1)"), "\(daemon.errorText.suffix(600))")
     }
 
+    @Test("--check-config of a configuration with MQTT fails where libmosquitto cannot be loaded, as the daemon would, saying which library",
+          .enabled(if: getuid() == 0 && FileManager.default.fileExists(atPath: mosquittoLibrary)))
+    func missingLibraryFailsCheck() throws {
+        let command = "mount --bind /dev/null \(Self.mosquittoLibrary) && exec \(Binaries.gpsfixd) --demo --check-config"
+            + " --mqtt mqtt://127.0.0.1:\(freePort())"
+        let check = try RunningProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", command])
+        let status = check.wait(timeout: 20)
+        if status == nil { check.stop() }
+        #expect(status == 69, "exit \(String(describing: status))")
+        #expect(check.errorText.contains("MQTT needs libmosquitto (Debian: libmosquitto1)"), "\(check.errorText.suffix(600))")
+        // With the library, the same configuration passes.
+        let passing = try RunningProcess(Binaries.gpsfixd, ["--demo", "--check-config", "--mqtt", "mqtt://127.0.0.1:\(freePort())"])
+        let passed = passing.wait(timeout: 20)
+        if passed == nil { passing.stop() }
+        #expect(passed == 0, "exit \(String(describing: passed)): \(passing.errorText.suffix(600))")
+    }
+
     @Test("the environment: watchdog interval and passed sockets only when they are for this process, and a count that could be one")
     func environment() {
         let ours = ServiceEnvironment(environment: ["WATCHDOG_USEC": "5000000", "LISTEN_FDS": "2", "LISTEN_PID": "42"], pid: 42)
