@@ -52,6 +52,10 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
     /// Edges came faster than they were paired, and the source kept only the newest
     /// four: not a pulse a second.
     case overrun
+    /// Held for the receiver's word on it (Trimble 0x8F-AB/0x8F-AC), which never came, and
+    /// the next pulse came more than ``PulsePairing/maximumOverdue`` after it (the pulses
+    /// stopped a while): a clock is given no sample that old.
+    case stale
 
     public var description: String { rawValue }
 }
@@ -72,6 +76,10 @@ public struct PulsePairing: Sendable {
     public static let maximumDelay = Duration.seconds(1)
     /// Past this without a receiver time, the device counts as having no fix.
     public static let fixTimeout = Duration.seconds(2)
+    /// A pulse held for the receiver's word on it is sent uncorrected when the next pulse
+    /// comes without that word, if that pulse comes at most this after it: one a second,
+    /// or two with an edge lost between.
+    public static let maximumOverdue = Duration.seconds(2)
 
     private var lastReceiverTime: TimeSample?
     /// The receiver's last word on its next pulse.
@@ -126,18 +134,22 @@ public struct PulsePairing: Sendable {
     /// (to send uncorrected); and this pulse, to send now, held (`nil`) for the receiver's
     /// word, or why it gives none. A further edge of a second already paired is noise, not
     /// the next pulse: it leaves the held pulse held.
-    public mutating func take(_ clock: WallTime) -> (overdue: TimeSample?, pulse: Result<Paired?, PulseRejection>) {
+    public mutating func take(_ clock: WallTime)
+        -> (overdue: Result<TimeSample, PulseRejection>?, pulse: Result<Paired?, PulseRejection>)
+    {
         let paired = pairWithCorrection(clock)
         if case .failure(.repeated) = paired { return (nil, .failure(.repeated)) }
-        let overdue = takeOverdue()
+        let overdue = takeOverdue(at: clock)
         return (overdue, paired.map { hold($0) })
     }
 
-    /// The held pulse, when the next pulse came before the receiver's word on it: to send
-    /// uncorrected.
-    public mutating func takeOverdue() -> TimeSample? {
-        defer { held = nil }
-        return held
+    /// The held pulse, when the next pulse, at `clock`, came before the receiver's word on
+    /// it: to send uncorrected, or ``PulseRejection/stale`` when that pulse came more than
+    /// ``maximumOverdue`` after it.
+    public mutating func takeOverdue(at clock: WallTime) -> Result<TimeSample, PulseRejection>? {
+        guard let pulse = held else { return nil }
+        held = nil
+        return clock.duration(since: pulse.clock) <= Self.maximumOverdue ? .success(pulse) : .failure(.stale)
     }
 
     /// The edge came `quantisationError` before the second's true start: the system clock

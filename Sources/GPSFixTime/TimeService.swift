@@ -209,13 +209,17 @@ public final class TimeService: Sendable {
                 state.counters.pulsesSeen += 1 + overrun
                 if overrun > 0 { state.counters.pulsesDropped[.overrun, default: 0] += overrun }
                 let (overdue, paired) = state.pairing.take(edge.time)
-                switch paired {
-                case .success(let pulse):
-                    return (overdue, pulse)
-                case .failure(let why):
-                    state.counters.pulsesDropped[why, default: 0] += 1
-                    return (overdue, nil)
+                var sent: (overdue: TimeSample?, pulse: PulsePairing.Paired?) = (nil, nil)
+                switch overdue {
+                case .success(let held)?: sent.overdue = held
+                case .failure(let why)?: state.counters.pulsesDropped[why, default: 0] += 1
+                case nil: break
                 }
+                switch paired {
+                case .success(let pulse): sent.pulse = pulse
+                case .failure(let why): state.counters.pulsesDropped[why, default: 0] += 1
+                }
+                return sent
             }
             if let overdue { send((overdue, nil), of: device, state: state) }
             if let pulse { send(pulse, of: device, state: state) }

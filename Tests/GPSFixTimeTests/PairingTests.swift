@@ -230,7 +230,7 @@ struct PairingTests {
         #expect(pairing.hold(first).map(\.correction) == .some(nil))
         pairing.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
         // Second 12's pulse waits for its word, which moves it by its error.
-        #expect(pairing.takeOverdue() == nil)
+        #expect(pairing.takeOverdue(at: epoch + .seconds(12)) == nil)
         #expect(pairing.hold(try pulse(12)) == nil)
         let word = pairing.note(PulseAnnouncement(second: epoch.seconds + 12, quantisationError: .nanoseconds(-7), pulse: .past))
         let released = try #require(word)
@@ -238,8 +238,28 @@ struct PairingTests {
         #expect(released.correction == .nanoseconds(-7))
         // Second 13's word never comes: at the next pulse it is given back as captured.
         #expect(pairing.hold(try pulse(13)) == nil)
-        #expect(pairing.takeOverdue() == TimeSample(real: WallTime(seconds: epoch.seconds + 13), clock: epoch + .seconds(13)))
+        #expect(pairing.takeOverdue(at: epoch + .seconds(14)) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 13), clock: epoch + .seconds(13))))
         #expect(pairing.hold(try pulse(14)).map(\.correction) == .some(nil))
+    }
+
+    @Test("a pulse held for a word that never comes is not sent when the next pulse comes long after it (the pulses stopped a while): a clock is given no sample that old")
+    func stalePastPulse() throws {
+        var pairing = PulsePairing()
+        pairing.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
+        pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(11) + .milliseconds(100)))
+        #expect(pairing.hold(try pairing.pairWithCorrection(epoch + .seconds(12)).get()) == nil)
+        // The next edge an hour later: the held pulse is dropped, and this one pairs with nothing.
+        let (overdue, pulse) = pairing.take(epoch + .seconds(3612))
+        #expect(overdue == .failure(.stale))
+        #expect(pulse.map { $0 != nil } == .failure(.noFix))
+        // Nothing is held after it.
+        #expect(pairing.takeOverdue(at: epoch + .seconds(3613)) == nil)
+        // Up to two seconds after it, the next edge still gives the held pulse back.
+        var prompt = PulsePairing()
+        prompt.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
+        prompt.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(11) + .milliseconds(100)))
+        #expect(prompt.hold(try prompt.pairWithCorrection(epoch + .seconds(12)).get()) == nil)
+        #expect(prompt.takeOverdue(at: epoch + .seconds(14)) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 12), clock: epoch + .seconds(12))))
     }
 
     @Test("a noise edge in the second of a pulse held for the receiver's word leaves it held: the word still corrects it")
@@ -267,6 +287,29 @@ struct PairingTests {
         service.offer(PulseAnnouncement(second: epoch.seconds + 1, quantisationError: .nanoseconds(-7), pulse: .past), of: "/dev/ttyS0")
         try await eventually { !pulseSink.samples.isEmpty }
         #expect(pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .seconds(1) - .nanoseconds(7))])
+    }
+
+    @Test("the service drops a held pulse whose next pulse came an hour later, counted stale, and sends the clock nothing")
+    func stalePulseNotSent() async throws {
+        let clock = ManualClock()
+        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.seconds(1), .seconds(3601)])
+        let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
+        let service = TimeService(
+            devices: [.init(name: "/dev/ttyS0", receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses)],
+            logger: Logger(label: "test")
+        ) { _, _ in }
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        var counters: TimeServiceCounters { service.counters()[0].counters }
+        service.offer(PulseAnnouncement(second: epoch.seconds, quantisationError: .nanoseconds(3), pulse: .past), of: "/dev/ttyS0")
+        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds), clock: epoch + .milliseconds(200)), of: "/dev/ttyS0")
+        try await eventually { !receiverSink.samples.isEmpty }
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        try await eventually { counters.pulsesSeen == 1 }
+        await clock.advanceWhenSleeping(by: .seconds(3600))
+        try await eventually { counters.pulsesSeen == 2 }
+        #expect(counters.pulsesDropped == [.stale: 1, .noFix: 1])
+        #expect(pulseSink.samples.isEmpty)
     }
 
     @Test("receiver times offered faster than they are sent keep the newest, and the dropped ones are counted")
