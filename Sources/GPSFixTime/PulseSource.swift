@@ -54,7 +54,8 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
     case overrun
     /// Held for the receiver's word on it (Trimble 0x8F-AB/0x8F-AC), which never came, and
     /// the next pulse came more than ``PulsePairing/maximumOverdue`` after it (the pulses
-    /// stopped a while): a clock is given no sample that old.
+    /// stopped a while), or before it (the clock was stepped back): a clock is given no
+    /// sample that old.
     case stale
 
     public var description: String { rawValue }
@@ -78,8 +79,8 @@ public struct PulsePairing: Sendable {
     public static let fixTimeout = Duration.seconds(2)
     /// A pulse held for the receiver's word on it is sent uncorrected when the next pulse
     /// comes without that word, if that pulse comes at most this after it: one a second,
-    /// or two with an edge lost between.
-    public static let maximumOverdue = Duration.seconds(2)
+    /// or two with an edge lost between, and the edges' jitter.
+    public static let maximumOverdue = Duration.milliseconds(2500)
 
     private var lastReceiverTime: TimeSample?
     /// The receiver's last word on its next pulse.
@@ -145,11 +146,13 @@ public struct PulsePairing: Sendable {
 
     /// The held pulse, when the next pulse, at `clock`, came before the receiver's word on
     /// it: to send uncorrected, or ``PulseRejection/stale`` when that pulse came more than
-    /// ``maximumOverdue`` after it.
+    /// ``maximumOverdue`` after it, or before it (the system clock was stepped back since:
+    /// the held pulse's reading belongs to the clock as it was).
     public mutating func takeOverdue(at clock: WallTime) -> Result<TimeSample, PulseRejection>? {
         guard let pulse = held else { return nil }
         held = nil
-        return clock.duration(since: pulse.clock) <= Self.maximumOverdue ? .success(pulse) : .failure(.stale)
+        let age = clock.duration(since: pulse.clock)
+        return age > .zero && age <= Self.maximumOverdue ? .success(pulse) : .failure(.stale)
     }
 
     /// The edge came `quantisationError` before the second's true start: the system clock

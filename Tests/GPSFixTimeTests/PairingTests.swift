@@ -254,12 +254,16 @@ struct PairingTests {
         #expect(pulse.map { $0 != nil } == .failure(.noFix))
         // Nothing is held after it.
         #expect(pairing.takeOverdue(at: epoch + .seconds(3613)) == nil)
-        // Up to two seconds after it, the next edge still gives the held pulse back.
-        var prompt = PulsePairing()
-        prompt.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
-        prompt.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(11) + .milliseconds(100)))
-        #expect(prompt.hold(try prompt.pairWithCorrection(epoch + .seconds(12)).get()) == nil)
-        #expect(prompt.takeOverdue(at: epoch + .seconds(14)) == .success(TimeSample(real: WallTime(seconds: epoch.seconds + 12), clock: epoch + .seconds(12))))
+        // The next edge two seconds and a little after it (an edge lost between) still gives
+        // the held pulse back; three seconds after, or before it (the clock stepped back), not.
+        let held = TimeSample(real: WallTime(seconds: epoch.seconds + 12), clock: epoch + .seconds(12))
+        for (next, sent) in [(Duration.seconds(2) + .microseconds(10), true), (.seconds(3), false), (.milliseconds(-500), false)] {
+            var prompt = PulsePairing()
+            prompt.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
+            prompt.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(11) + .milliseconds(100)))
+            #expect(prompt.hold(try prompt.pairWithCorrection(held.clock).get()) == nil)
+            #expect(prompt.takeOverdue(at: held.clock + next) == (sent ? .success(held) : .failure(.stale)), "next edge \(next) after")
+        }
     }
 
     @Test("a noise edge in the second of a pulse held for the receiver's word leaves it held: the word still corrects it")
@@ -292,7 +296,7 @@ struct PairingTests {
     @Test("the service drops a held pulse whose next pulse came an hour later, counted stale, and sends the clock nothing")
     func stalePulseNotSent() async throws {
         let clock = ManualClock()
-        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.seconds(1), .seconds(3601)])
+        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.seconds(1), .seconds(3601), .seconds(3602)])
         let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
         let service = TimeService(
             devices: [.init(name: "/dev/ttyS0", receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses)],
@@ -309,7 +313,13 @@ struct PairingTests {
         await clock.advanceWhenSleeping(by: .seconds(3600))
         try await eventually { counters.pulsesSeen == 2 }
         #expect(counters.pulsesDropped == [.stale: 1, .noFix: 1])
-        #expect(pulseSink.samples.isEmpty)
+        // The receiver back, the next pulse is sent, and it is the only one: pulses are
+        // sent in the order their edges are taken, so the stale one would be there first.
+        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + 3601), clock: epoch + .seconds(3601) + .milliseconds(200)), of: "/dev/ttyS0")
+        try await eventually { receiverSink.samples.count == 2 }
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        try await eventually { !pulseSink.samples.isEmpty }
+        #expect(pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 3602), clock: epoch + .seconds(3602))])
     }
 
     @Test("receiver times offered faster than they are sent keep the newest, and the dropped ones are counted")
