@@ -72,6 +72,39 @@ func eventually(_ condition: () -> Bool) async throws {
     while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
 }
 
+/// A time service whose pulses come at `moments` of a manual clock, and whose receiver has
+/// spoken of second 0's pulse after it (Trimble 0x8F-AB): the pulse of second 1, at the
+/// first moment, is held for the receiver's word on it.
+struct HeldPulseRig {
+    let device = "/dev/ttyS0"
+    let epoch: WallTime
+    let clock = ManualClock()
+    let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
+    let service: TimeService
+    var counters: TimeServiceCounters { service.counters()[0].counters }
+
+    init(epoch: WallTime, moments: [Duration]) {
+        self.epoch = epoch
+        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: moments)
+        service = TimeService(
+            devices: [.init(name: device, receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses)],
+            logger: Logger(label: "test")
+        ) { _, _ in }
+    }
+
+    /// Runs the service, takes the first pulse (held), then runs `body`.
+    func run(_ body: () async throws -> Void) async throws {
+        let running = Task { await service.run() }
+        defer { running.cancel() }
+        service.offer(PulseAnnouncement(second: epoch.seconds, quantisationError: .nanoseconds(3), pulse: .past), of: device)
+        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds), clock: epoch + .milliseconds(200)), of: device)
+        try await eventually { !receiverSink.samples.isEmpty }
+        await clock.advanceWhenSleeping(by: .seconds(1))
+        try await eventually { counters.pulsesSeen == 1 }
+        try await body()
+    }
+}
+
 @Suite("Pulses paired with the receiver's time", .timeLimit(.minutes(1)))
 struct PairingTests {
     let epoch = WallTime(seconds: 1_800_000_000)
@@ -268,58 +301,33 @@ struct PairingTests {
 
     @Test("a noise edge in the second of a pulse held for the receiver's word leaves it held: the word still corrects it")
     func noiseBesideHeldPulse() async throws {
-        let clock = ManualClock()
-        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.seconds(1), .milliseconds(1050)])
-        let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
-        let service = TimeService(
-            devices: [.init(name: "/dev/ttyS0", receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses)],
-            logger: Logger(label: "test")
-        ) { _, _ in }
-        let running = Task { await service.run() }
-        defer { running.cancel() }
-        var counters: TimeServiceCounters { service.counters()[0].counters }
-        // The receiver spoke of second 0's pulse after it (0x8F-AB): second 1's waits for its word.
-        service.offer(PulseAnnouncement(second: epoch.seconds, quantisationError: .nanoseconds(3), pulse: .past), of: "/dev/ttyS0")
-        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds), clock: epoch + .milliseconds(200)), of: "/dev/ttyS0")
-        try await eventually { !receiverSink.samples.isEmpty }
-        await clock.advanceWhenSleeping(by: .seconds(1))
-        try await eventually { counters.pulsesSeen == 1 }
-        await clock.advanceWhenSleeping(by: .milliseconds(50))
-        try await eventually { counters.pulsesSeen == 2 }
-        #expect(counters.pulsesDropped == [.repeated: 1])
-        #expect(pulseSink.samples.isEmpty, "the held pulse stays held")
-        service.offer(PulseAnnouncement(second: epoch.seconds + 1, quantisationError: .nanoseconds(-7), pulse: .past), of: "/dev/ttyS0")
-        try await eventually { !pulseSink.samples.isEmpty }
-        #expect(pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .seconds(1) - .nanoseconds(7))])
+        let rig = HeldPulseRig(epoch: epoch, moments: [.seconds(1), .milliseconds(1050)])
+        try await rig.run {
+            await rig.clock.advanceWhenSleeping(by: .milliseconds(50))
+            try await eventually { rig.counters.pulsesSeen == 2 }
+            #expect(rig.counters.pulsesDropped == [.repeated: 1])
+            #expect(rig.pulseSink.samples.isEmpty, "the held pulse stays held")
+            rig.service.offer(PulseAnnouncement(second: epoch.seconds + 1, quantisationError: .nanoseconds(-7), pulse: .past), of: rig.device)
+            try await eventually { !rig.pulseSink.samples.isEmpty }
+            #expect(rig.pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 1), clock: epoch + .seconds(1) - .nanoseconds(7))])
+        }
     }
 
     @Test("the service drops a held pulse whose next pulse came an hour later, counted stale, and sends the clock nothing")
     func stalePulseNotSent() async throws {
-        let clock = ManualClock()
-        let pulses = ManualPulses(clock: clock, epoch: epoch, moments: [.seconds(1), .seconds(3601), .seconds(3602)])
-        let receiverSink = RecordingSink(name: "receiver"), pulseSink = RecordingSink(name: "pulse")
-        let service = TimeService(
-            devices: [.init(name: "/dev/ttyS0", receiverTimeSinks: [receiverSink], pulseSinks: [pulseSink], pulses: pulses)],
-            logger: Logger(label: "test")
-        ) { _, _ in }
-        let running = Task { await service.run() }
-        defer { running.cancel() }
-        var counters: TimeServiceCounters { service.counters()[0].counters }
-        service.offer(PulseAnnouncement(second: epoch.seconds, quantisationError: .nanoseconds(3), pulse: .past), of: "/dev/ttyS0")
-        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds), clock: epoch + .milliseconds(200)), of: "/dev/ttyS0")
-        try await eventually { !receiverSink.samples.isEmpty }
-        await clock.advanceWhenSleeping(by: .seconds(1))
-        try await eventually { counters.pulsesSeen == 1 }
-        await clock.advanceWhenSleeping(by: .seconds(3600))
-        try await eventually { counters.pulsesSeen == 2 }
-        #expect(counters.pulsesDropped == [.stale: 1, .noFix: 1])
-        // The receiver back, the next pulse is sent, and it is the only one: pulses are
-        // sent in the order their edges are taken, so the stale one would be there first.
-        service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + 3601), clock: epoch + .seconds(3601) + .milliseconds(200)), of: "/dev/ttyS0")
-        try await eventually { receiverSink.samples.count == 2 }
-        await clock.advanceWhenSleeping(by: .seconds(1))
-        try await eventually { !pulseSink.samples.isEmpty }
-        #expect(pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 3602), clock: epoch + .seconds(3602))])
+        let rig = HeldPulseRig(epoch: epoch, moments: [.seconds(1), .seconds(3601), .seconds(3602)])
+        try await rig.run {
+            await rig.clock.advanceWhenSleeping(by: .seconds(3600))
+            try await eventually { rig.counters.pulsesSeen == 2 }
+            #expect(rig.counters.pulsesDropped == [.stale: 1, .noFix: 1])
+            // The receiver back, the next pulse is sent, and it is the only one: pulses are
+            // sent in the order their edges are taken, so the stale one would be there first.
+            rig.service.offer(TimeSample(real: WallTime(seconds: epoch.seconds + 3601), clock: epoch + .seconds(3601) + .milliseconds(200)), of: rig.device)
+            try await eventually { rig.receiverSink.samples.count == 2 }
+            await rig.clock.advanceWhenSleeping(by: .seconds(1))
+            try await eventually { !rig.pulseSink.samples.isEmpty }
+            #expect(rig.pulseSink.samples == [TimeSample(real: WallTime(seconds: epoch.seconds + 3602), clock: epoch + .seconds(3602))])
+        }
     }
 
     @Test("receiver times offered faster than they are sent keep the newest, and the dropped ones are counted")
