@@ -27,12 +27,6 @@ import time
 import tty
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def wakeups(pid):
     counts = {}
     for task in os.listdir(f"/proc/{pid}/task"):
@@ -50,8 +44,8 @@ def run(template, seconds, bench):
     master, slave = pty.openpty()
     tty.setraw(master)
     folder = tempfile.mkdtemp(prefix="cycle-latency-")
-    port = free_port()
-    argv = template.format(device=os.ttyname(slave), port=port, sock=os.path.join(folder, "d.sock")).split()
+    port = bench.free_port()
+    argv = bench.expand(template, {"device": os.ttyname(slave), "port": str(port), "sock": os.path.join(folder, "d.sock")})
     daemon = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     start_ms = int(time.time()) * 1000
     written = 0
@@ -123,12 +117,12 @@ def run(template, seconds, bench):
     return latencies, {name: (after[name] - before.get(name, 0)) / len(latencies) for name in after}
 
 
-def report(template, latencies, switches):
+def report(template, latencies, switches, bench):
     timed = sorted(value for value in latencies if value is not None)
-    rank = lambda fraction: timed[min(len(timed) - 1, int(fraction * len(timed)))]
     print(template.split()[0])
     print(f"  {len(latencies)} cycles, {len(latencies) - len(timed)} without a TPV within 0.5 s")
-    print(f"  p50 {rank(0.5):.3f}  p99 {rank(0.99):.3f}  p99.9 {rank(0.999):.3f}  max {timed[-1]:.3f} ms")
+    # Nearest-rank percentiles, as daemon_bench.py gives them.
+    print("  " + "  ".join(f"p{p:g} {bench.pct(timed, p):.3f}" for p in (50, 99, 99.9)) + f"  max {timed[-1]:.3f} ms")
     print("  over 1 / 2 / 5 ms: " + " / ".join(str(sum(value > limit for value in timed)) for limit in (1, 2, 5)))
     print("  wake-ups a cycle: " + ", ".join(f"{name} {count:.2f}" for name, count in sorted(switches.items())))
 
@@ -143,7 +137,7 @@ def main():
     import daemon_bench
 
     for template in arguments.daemons:
-        report(template, *run(template, arguments.seconds, daemon_bench))
+        report(template, *run(template, arguments.seconds, daemon_bench), daemon_bench)
 
 
 if __name__ == "__main__":

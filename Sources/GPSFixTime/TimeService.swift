@@ -209,17 +209,12 @@ public final class TimeService: Sendable {
                 state.counters.pulsesSeen += 1 + overrun
                 if overrun > 0 { state.counters.pulsesDropped[.overrun, default: 0] += overrun }
                 let (overdue, paired) = state.pairing.take(edge.time)
-                var sent: (overdue: TimeSample?, pulse: PulsePairing.Paired?) = (nil, nil)
-                switch overdue {
-                case .success(let held)?: sent.overdue = held
-                case .failure(let why)?: state.counters.pulsesDropped[why, default: 0] += 1
-                case nil: break
+                // What is to be sent of each outcome; a rejection counted instead.
+                func kept<Value>(_ outcome: Result<Value, PulseRejection>) -> Value? {
+                    if case .failure(let why) = outcome { state.counters.pulsesDropped[why, default: 0] += 1 }
+                    return try? outcome.get()
                 }
-                switch paired {
-                case .success(let pulse): sent.pulse = pulse
-                case .failure(let why): state.counters.pulsesDropped[why, default: 0] += 1
-                }
-                return sent
+                return (overdue.flatMap(kept), kept(paired) ?? nil)
             }
             if let overdue { send((overdue, nil), of: device, state: state) }
             if let pulse { send(pulse, of: device, state: state) }

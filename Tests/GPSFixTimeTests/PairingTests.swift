@@ -277,11 +277,17 @@ struct PairingTests {
 
     @Test("a pulse held for a word that never comes is not sent when the next pulse comes long after it (the pulses stopped a while): a clock is given no sample that old")
     func stalePastPulse() throws {
-        var pairing = PulsePairing()
-        pairing.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
-        pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(11) + .milliseconds(100)))
-        #expect(pairing.hold(try pairing.pairWithCorrection(epoch + .seconds(12)).get()) == nil)
+        // Second 12's pulse, held: the receiver spoke of second 11's after it.
+        let held = TimeSample(real: WallTime(seconds: epoch.seconds + 12), clock: epoch + .seconds(12))
+        func holding() throws -> PulsePairing {
+            var pairing = PulsePairing()
+            pairing.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
+            pairing.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(11) + .milliseconds(100)))
+            #expect(pairing.hold(try pairing.pairWithCorrection(held.clock).get()) == nil)
+            return pairing
+        }
         // The next edge an hour later: the held pulse is dropped, and this one pairs with nothing.
+        var pairing = try holding()
         let (overdue, pulse) = pairing.take(epoch + .seconds(3612))
         #expect(overdue == .failure(.stale))
         #expect(pulse.map { $0 != nil } == .failure(.noFix))
@@ -289,12 +295,8 @@ struct PairingTests {
         #expect(pairing.takeOverdue(at: epoch + .seconds(3613)) == nil)
         // The next edge two seconds and a little after it (an edge lost between) still gives
         // the held pulse back; three seconds after, or before it (the clock stepped back), not.
-        let held = TimeSample(real: WallTime(seconds: epoch.seconds + 12), clock: epoch + .seconds(12))
         for (next, sent) in [(Duration.seconds(2) + .microseconds(10), true), (.seconds(3), false), (.milliseconds(-500), false)] {
-            var prompt = PulsePairing()
-            prompt.note(PulseAnnouncement(second: epoch.seconds + 11, quantisationError: .nanoseconds(9), pulse: .past))
-            prompt.note(TimeSample(real: WallTime(seconds: epoch.seconds + 11), clock: epoch + .seconds(11) + .milliseconds(100)))
-            #expect(prompt.hold(try prompt.pairWithCorrection(held.clock).get()) == nil)
+            var prompt = try holding()
             #expect(prompt.takeOverdue(at: held.clock + next) == (sent ? .success(held) : .failure(.stale)), "next edge \(next) after")
         }
     }

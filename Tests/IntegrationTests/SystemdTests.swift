@@ -186,6 +186,17 @@ struct SystemdTests {
     /// libmosquitto, as the loader finds it (the package recommends it; a board may go without).
     static let mosquittoLibrary = "/usr/lib/x86_64-linux-gnu/libmosquitto.so.1"
 
+    /// gpsfixd run with `arguments` where libmosquitto is hidden, in a mount namespace of its
+    /// own (dlopen finds an empty file): its exit status (`nil` if it ran on for 20 s, and was
+    /// stopped) and what it wrote to standard error.
+    static func withoutMosquitto(_ arguments: String) throws -> (status: Int32?, errors: String) {
+        let command = "mount --bind /dev/null \(mosquittoLibrary) && exec \(Binaries.gpsfixd) \(arguments)"
+        let daemon = try RunningProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", command])
+        let status = daemon.wait(timeout: 20)
+        if status == nil { daemon.stop() }
+        return (status, daemon.errorText)
+    }
+
     @Test("MQTT without libmosquitto (a recommendation left out) ends the daemon with a status the unit does not restart on, saying which library",
           .enabled(if: getuid() == 0 && FileManager.default.fileExists(atPath: mosquittoLibrary)))
     func missingLibraryNotRestarted() throws {
@@ -194,26 +205,18 @@ struct SystemdTests {
             .flatMap { $0.dropFirst("RestartPreventExitStatus=".count).split(separator: " ") }.compactMap { Int32($0) }
         let folder = try makeTemporaryFolder("nolib")
         defer { try? FileManager.default.removeItem(at: folder) }
-        // The library hidden in a mount namespace of the daemon's own: dlopen finds an empty file.
-        let command = "mount --bind /dev/null \(Self.mosquittoLibrary) && exec \(Binaries.gpsfixd) --demo --socket \(folder.path)/d.sock"
-            + " --tcp 127.0.0.1:\(freePort()) --mqtt mqtt://127.0.0.1:\(freePort())"
-        let daemon = try RunningProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", command])
-        let status = daemon.wait(timeout: 20)
-        if status == nil { daemon.stop() }
+        let (status, errors) = try Self.withoutMosquitto(
+            "--demo --socket \(folder.path)/d.sock --tcp 127.0.0.1:\(freePort()) --mqtt mqtt://127.0.0.1:\(freePort())")
         #expect(status != nil && kept.contains(status!), "exit \(String(describing: status)); not restarted: \(kept)")
-        #expect(daemon.errorText.contains("MQTT needs libmosquitto (Debian: libmosquitto1)"), "\(daemon.errorText.suffix(600))")
+        #expect(errors.contains("MQTT needs libmosquitto (Debian: libmosquitto1)"), "\(errors.suffix(600))")
     }
 
     @Test("--check-config of a configuration with MQTT fails where libmosquitto cannot be loaded, as the daemon would, saying which library",
           .enabled(if: getuid() == 0 && FileManager.default.fileExists(atPath: mosquittoLibrary)))
     func missingLibraryFailsCheck() throws {
-        let command = "mount --bind /dev/null \(Self.mosquittoLibrary) && exec \(Binaries.gpsfixd) --demo --check-config"
-            + " --mqtt mqtt://127.0.0.1:\(freePort())"
-        let check = try RunningProcess("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", command])
-        let status = check.wait(timeout: 20)
-        if status == nil { check.stop() }
+        let (status, errors) = try Self.withoutMosquitto("--demo --check-config --mqtt mqtt://127.0.0.1:\(freePort())")
         #expect(status == 69, "exit \(String(describing: status))")
-        #expect(check.errorText.contains("MQTT needs libmosquitto (Debian: libmosquitto1)"), "\(check.errorText.suffix(600))")
+        #expect(errors.contains("MQTT needs libmosquitto (Debian: libmosquitto1)"), "\(errors.suffix(600))")
         // With the library, the same configuration passes.
         let passing = try RunningProcess(Binaries.gpsfixd, ["--demo", "--check-config", "--mqtt", "mqtt://127.0.0.1:\(freePort())"])
         let passed = passing.wait(timeout: 20)
