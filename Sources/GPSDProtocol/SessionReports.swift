@@ -38,6 +38,10 @@ public struct WatchSettings: Equatable, Sendable {
         device = request.device
     }
 
+    /// Whether the session asked for anything to be streamed to it: reports, the time
+    /// service's reports, sentences or bytes.
+    public var streamsAnything: Bool { enable && (json || nmea || raw > 0 || pps) }
+
     /// Whether the session wants reports (TPV, SKY, ...) of `device`.
     public func wantsReports(of device: String) -> Bool { enable && json && self.device.map { $0 == device } ?? true }
 

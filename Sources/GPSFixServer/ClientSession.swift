@@ -10,8 +10,8 @@ import NIOCore
 /// settings, and sends what the hub publishes. While the client *lags* (its unwritten
 /// bytes past the cap), it answers nothing, and the reports of sources that cannot wait
 /// are left out for it, counted. Sources that can wait are held back for it instead (when
-/// it watches), at most ``Hub/holdBackLimit`` in a row; after that it loses their reports
-/// too (logged once).
+/// it watches a stream), as long as the hub's hold lasts (``Hub/lags(_:)``); after that
+/// it loses their reports too.
 ///
 /// A session of NMEA 0183 out (``Role/nmeaFeed(_:)``) is the same, but says nothing but
 /// the sentences that pass its filter, and throws away what the client sends.
@@ -35,10 +35,8 @@ final class ClientSession: ChannelInboundHandler {
 
     /// One spell of lagging.
     private struct Lag {
-        /// Which spell: a timer set in one does not act in the next.
-        var number: Int
-        /// Whether the hub still holds back sources that can wait for this client.
-        var holdsBack = true
+        /// Whether the hub holds back sources that can wait for this client.
+        var holdsBack: Bool
     }
 
     private let hub: Hub
@@ -54,7 +52,6 @@ final class ClientSession: ChannelInboundHandler {
     private var unanswered: [ClientRequest] = []
     private var inputEnded = false
     private var lag: Lag?
-    private var lagSpells = 0
 
     init(hub: Hub, role: Role = .gpsd) {
         self.hub = hub
@@ -76,9 +73,6 @@ final class ClientSession: ChannelInboundHandler {
     var isNMEAFeed: Bool {
         if case .nmeaFeed = role { true } else { false }
     }
-
-    /// Whether the hub holds back sources that can wait for this client now.
-    var holdsBack: Bool { lag?.holdsBack ?? false }
 
     /// An event stream's session joins a connection that is already active.
     func handlerAdded(context: ChannelHandlerContext) {
@@ -268,29 +262,18 @@ final class ClientSession: ChannelInboundHandler {
         context?.flush()
     }
 
-    /// The channel went past its high-water mark: the hub holds back what can wait, and
-    /// the hold runs out after ``Hub/holdBackLimit`` (the cut-off is the bounded
-    /// session's).
+    /// The channel went past its high-water mark: a session that watches a stream asks
+    /// the hub to hold back the sources that can wait (see ``Hub/lags(_:)``; the cut-off
+    /// is the bounded session's). One that watches none is behind on answers to its own
+    /// requests, which no hold brings.
     private func startLag() {
         guard lag == nil, context != nil else { return }
-        lagSpells += 1
-        let spell = lagSpells
-        // Only a watcher holds sources back: a client behind on answers to its own
-        // requests has no report to wait for.
-        lag = Lag(number: spell, holdsBack: settings.enable)
-        if settings.enable {
-            hub.lags(self)
-            hub.eventLoop.assumeIsolated().scheduleTask(in: hub.holdBackLimit) { [weak self] in self?.endHold(of: spell) }
-        }
+        lag = Lag(holdsBack: settings.streamsAnything && hub.lags(self))
     }
 
-    private func endHold(of spell: Int) {
-        guard lag?.number == spell, lag?.holdsBack == true else { return }
+    /// The hub's hold ran out: the session loses the reports of every source until it reads.
+    func holdRanOut() {
         lag?.holdsBack = false
-        hub.caughtUp(self)
-        hub.logger.warning(
-            "client lags: devices are no longer held back for it, and it loses their reports until it reads",
-            metadata: ["peer": "\(peer)", "held": "\(hub.holdBackLimit)"])
     }
 
     private func endLag() {

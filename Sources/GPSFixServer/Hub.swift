@@ -12,11 +12,12 @@ import NMEA
 /// session that wants it.
 ///
 /// The hub and all sessions live on one event loop, so nothing here locks. A session
-/// whose outbound buffer is past its high-water mark lags: while any does, and for at
-/// most ``holdBackLimit`` in a row per session, the devices whose sources can wait are
-/// paused (their channels' `autoRead` off, ``readingHold`` on); the reports of those
-/// that cannot are left out for the lagging session alone (counted). A session that
-/// lags for ``stallTimeout`` is cut off (see ``ClientSession``).
+/// whose outbound buffer is past its high-water mark lags: while a watcher does, the
+/// devices whose sources can wait are paused (their channels' `autoRead` off,
+/// ``readingHold`` on), for at most ``holdBackLimit`` in a row whichever watchers lag,
+/// and then not again before they have read for ``holdBackRestRatio`` times as long; the
+/// reports of the others are left out for the lagging session alone (counted). A session
+/// that lags for ``stallTimeout`` is cut off (see ``ClientSession``).
 final class Hub: @unchecked Sendable {
     /// What the hub knows of one device, changed in place by each of its reports.
     ///
@@ -54,13 +55,23 @@ final class Hub: @unchecked Sendable {
     let logger: Logger
     /// Every connection of every listener, within the caps of its limits.
     let sessionTable: SessionTable
-    /// How long, in a row, sources that can wait are held back for one lagging session.
+    /// How long, in a row, sources that can wait are held back for lagging watchers.
     let holdBackLimit: TimeAmount
+    /// How long sources that can wait read after a hold, for each unit of time they were
+    /// held, before they can be held again: watchers that lag again and again, one or
+    /// many, hold them back a fifth of the time at most, and the others' reports and a
+    /// gpsd source's connection never wait longer than one hold.
+    static let holdBackRestRatio: Int64 = 4
     /// On while sources that can wait are held back: their providers' silence watches
     /// do not count that time.
     let readingHold = ReadingHold()
     /// Lagging sessions for which the sources that can wait are held back.
     private var holdingSessions: Set<ObjectIdentifier> = []
+    /// The hold in progress: when it began, and its number, so that its timer ends it alone.
+    private var hold: (began: NIODeadline, number: Int)?
+    private var holdsBegun = 0
+    /// No hold begins before this: the sources read on after the last one.
+    private var nextHoldAllowed = NIODeadline.uptimeNanoseconds(0)
     /// Devices read on this loop whose sources can wait: paused while any session holds them.
     private var pausableReaders: [ObjectIdentifier: any Channel] = [:]
     /// On while any session watches raw sentences, so providers copy them out only then.
@@ -150,19 +161,52 @@ final class Hub: @unchecked Sendable {
         updateSentenceDemand()
     }
 
-    /// A session's outbound buffer passed its high-water mark: sources that can wait are
-    /// held back for it.
-    func lags(_ session: ClientSession) {
+    /// A watching session's outbound buffer passed its high-water mark: the sources that
+    /// can wait are held back for it, unless they are reading on after a hold. Returns
+    /// whether they are. A hold ends when every session it is for has caught up, or after
+    /// ``holdBackLimit``, whichever sessions joined it.
+    func lags(_ session: ClientSession) -> Bool {
         eventLoop.assertInEventLoop()
-        guard holdingSessions.insert(ObjectIdentifier(session)).inserted, holdingSessions.count == 1 else { return }
-        setPaused(true)
+        if hold == nil {
+            let now = NIODeadline.now()
+            guard holdBackLimit > .zero, now >= nextHoldAllowed else { return false }
+            holdsBegun += 1
+            let number = holdsBegun
+            hold = (now, number)
+            setPaused(true)
+            eventLoop.assumeIsolated().scheduleTask(in: holdBackLimit) { [weak self] in self?.holdRanOut(number) }
+        }
+        holdingSessions.insert(ObjectIdentifier(session))
+        return true
     }
 
-    /// A session lags no more (it read down to its low-water mark, or it left), or it has
-    /// been held for long enough (``holdBackLimit``): the sources read on for the others.
+    /// A session lags no more (it read down to its low-water mark, or it left): once none
+    /// that the hold is for lags, the sources read on.
     func caughtUp(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
         guard holdingSessions.remove(ObjectIdentifier(session)) != nil, holdingSessions.isEmpty else { return }
+        endHold()
+    }
+
+    /// The hold lasted ``holdBackLimit``: the sources read on, and the sessions still
+    /// lagging lose their reports until they read (logged once a hold, so at most once in
+    /// five times the limit).
+    private func holdRanOut(_ number: Int) {
+        guard hold?.number == number else { return }
+        let laggards = holdingSessions.compactMap { sessions[$0] }
+        holdingSessions.removeAll()
+        for session in laggards { session.holdRanOut() }
+        endHold()
+        logger.warning(
+            "clients lag: devices are no longer held back for them, and they lose reports until they read",
+            metadata: ["clients": "\(laggards.count)", "held": "\(holdBackLimit)"])
+    }
+
+    private func endHold() {
+        guard let hold else { return }
+        self.hold = nil
+        let now = NIODeadline.now()
+        nextHoldAllowed = now + (now - hold.began) * Self.holdBackRestRatio
         setPaused(false)
     }
 

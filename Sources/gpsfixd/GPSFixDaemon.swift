@@ -94,8 +94,9 @@ struct GPSFixDaemon: AsyncParsableCommand {
     var idleTimeout: Double = 900
 
     @Option(help: """
-        Seconds (0 to 3600) a lagging client may hold back a source that can wait (a pseudo-terminal, a file, \
-        a gpsd) in a row; after that the source reads on and the client loses its reports until it catches up.
+        Seconds (0 to 3600) lagging clients may hold back a source that can wait (a pseudo-terminal, a file, \
+        a gpsd) in a row; after that the source reads on, four times as long at least before it is held again, \
+        and the clients lose their reports until they catch up.
         """)
     var holdBack: Double = 2
 
