@@ -89,6 +89,7 @@ extension GPSFixDaemon {
         return options.order.map { key in
             let kind = options.kinds[key]
             if kind == .flag { return "\(key) = \(values[key] != nil)" }
+            if values[key] != nil, TraccarOptions.secretOptions.contains(key) { return "\(key) = \"***\"" }
             if let given = values[key] {
                 let list = kind == .positional || kind == .repeating
                 return "\(key) = " + (list ? "[" + given.map(quoted).joined(separator: ", ") + "]" : quoted(given[0]))

@@ -273,7 +273,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
             }
             return
         }
-        ServiceAddress.hidePasswordsInCommandLine()
+        ServiceAddress.hidePasswordsInCommandLine(alsoValuesOf: TraccarOptions.secretOptions)
         signal(SIGPIPE, SIG_IGN)
         let stopSignals = StopSignals()
         Self.raiseDescriptorLimit()

@@ -12,8 +12,12 @@ struct TraccarOptions: ParsableArguments {
     @Option(help: "Send positions to Traccar's OsmAnd endpoint at URL (http://traccar.example:5055/ or https://), with nothing lost.")
     var traccar: String?
 
-    @Option(help: "The device's identifier in Traccar.")
+    @Option(help: "The device's identifier in Traccar: its credential, hidden from ps and --check-config.")
     var traccarId: String?
+
+    /// The options whose values are credentials, though not passwords: OsmAnd's protocol
+    /// has no login, so whoever knows the device's identifier can send positions as it.
+    static let secretOptions: Set<String> = ["traccar-id"]
 
     @Option(help: "Seconds (0 to 86400) between positions sent; 0 sends every fix.")
     var traccarInterval: Double = 0

@@ -193,6 +193,9 @@ struct TraccarTests {
         let watcher = try #require(LineClient.connect(unixPath: socket))
         watcher.send(#"?WATCH={"enable":true,"json":true}"# + "\n")
         try waitUntil("positions at the endpoint") { endpoint.positions.count >= 3 }
+        #expect(endpoint.positions.allSatisfy { $0["id"] == "boat7" })
+        let arguments = (try? String(contentsOfFile: "/proc/\(daemon.pid)/cmdline", encoding: .utf8)) ?? ""
+        #expect(arguments.contains("--traccar-id") && !arguments.contains("boat7"), "ps shows the device's identifier: \(arguments)")
         endpoint.stop()
         usleep(4_000_000)
         try endpoint.start()
