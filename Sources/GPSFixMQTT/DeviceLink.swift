@@ -28,6 +28,8 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         /// Whether the time service serves the device (a TOFF came): Home Assistant then
         /// gets its time offset sensor too.
         var timeServed = false
+        /// When the discovery configs were last queued for Home Assistant's `online`.
+        var discoveryAnsweredAt: C.Instant?
 
         /// Queues a report's message unless one of its kind was queued less than the
         /// publishing interval ago (`now` is `nil` without an interval). Cycles come a
@@ -49,6 +51,10 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
             return waiter
         }
     }
+
+    /// The shortest time between two publications of the discovery configs asked for by
+    /// Home Assistant's `online`.
+    static var discoveryRepublishInterval: Duration { .seconds(60) }
 
     let device: String
     let topics: FleetTopics
@@ -204,8 +210,16 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
                     }
                 }
             case .received(let topic, let payload):
-                // Home Assistant restarted: it asks for the configs again this way.
-                if let discovery, topic == discovery.statusTopic, payload == Array("online".utf8) {
+                // Home Assistant restarted: it asks for the configs again this way. Answered
+                // once a minute at most: the configs are retained, so a Home Assistant
+                // restarted again reads them anyway, and whoever may publish on its status
+                // topic must not fill the queue with them (pushing out the device's state)
+                // or the log.
+                let now = clock.now
+                if let discovery, topic == discovery.statusTopic, payload == Array("online".utf8),
+                    state.discoveryAnsweredAt.map({ $0.duration(to: now) >= Self.discoveryRepublishInterval }) ?? true
+                {
+                    state.discoveryAnsweredAt = now
                     for config in discovery.configs(timeServed: state.timeServed) { state.queue.enqueue(config) }
                     log = { [logger, device] in
                         logger.info("Home Assistant is online: discovery published again", metadata: ["device": "\(device)"])

@@ -169,6 +169,32 @@ struct FleetPublisherTests {
         #expect(harness.publisher.counters()[0].counters.summary.hasSuffix(", ignored 2 (received, too long)"))
     }
 
+    @Test("Home Assistant saying online again and again gets the discovery configs once a minute at most; the device's state is never pushed out")
+    func discoveryRepublishedOnceAMinute() async throws {
+        let harness = try await FleetHarness(
+            configuration: FleetConfiguration(hostName: "boat", homeAssistant: HomeAssistantOptions(release: "test")))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        harness.sendDevice(online: true)
+        let first = await fake.waitForSent(6).count
+        fake.deliverAll()
+        let configs = { fake.sent.filter { $0.topic.hasPrefix("homeassistant/") }.count }
+        let published = configs()
+        #expect(published > 0)
+        for _ in 0..<100 { fake.receive(on: "homeassistant/status", "online") }
+        #expect(await fake.waitForSent(first + published).count == first + published, "one set of configs again")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(configs() == 2 * published, "\(configs()) configs sent for 100 onlines")
+        fake.deliverAll()
+        harness.clock.advance(by: .seconds(60))
+        for _ in 0..<100 { fake.receive(on: "homeassistant/status", "online") }
+        _ = await fake.waitForSent(first + 2 * published)
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(configs() == 3 * published, "\(configs()) configs sent for 100 onlines a minute later")
+        #expect(harness.publisher.counters()[0].counters.dropped == 0)
+    }
+
     @Test("A message the connection refuses as disconnected goes back to the queue and out once connected")
     func refusedWhileDisconnecting() async throws {
         let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))

@@ -81,6 +81,11 @@ final class FakePublisher: MessagePublisher, @unchecked Sendable {
         state.withLock { $0.events }?(.oversized(topic: topic, bytes: bytes))
     }
 
+    /// A message arrives on a topic the publisher subscribed to.
+    func receive(on topic: String, _ payload: String) {
+        state.withLock { $0.events }?(.received(topic: topic, payload: Array(payload.utf8)))
+    }
+
     /// The broker takes everything sent so far.
     func deliverAll() {
         let (events, ids) = state.withLock { ($0.events, 1...max(1, $0.nextID)) }
