@@ -248,7 +248,9 @@ let package = Package(
             name: "GPSFixToolMain", dependencies: ["gpsfixd", "gpsfix"], path: "Sources/Executables/gpsfix"),
         .testTarget(name: "NMEATests", dependencies: ["NMEA", "TestSupport"]),
         // A manual clock and other helpers shared by the test targets.
-        .target(name: "TestSupport", dependencies: ["GPSFix", "GPSFixDevices", "ProcessTable"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["GPSFix", "GPSFixDevices", "ProcessTable", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/TestSupport"),
         .testTarget(
             name: "GPSFixTests",
             dependencies: ["GPSFix", "GPSFixDevices", "GPSDProtocol", "ReceiverFraming", "UBX", "TestSupport"]),

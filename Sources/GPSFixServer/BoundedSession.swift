@@ -1,4 +1,3 @@
-import Logging
 import NIOCore
 
 /// The first handler of every connection of every listener: what makes a connection
@@ -28,7 +27,6 @@ final class BoundedSession: ChannelDuplexHandler {
 
     private let table: SessionTable
     private let idleTimeout: Duration
-    private let logger: Logger
     /// The listener it came from (its server channel, known once active): caps are per
     /// listener.
     private(set) var listener: ObjectIdentifier
@@ -44,10 +42,9 @@ final class BoundedSession: ChannelDuplexHandler {
     /// Whether a whole request ever came.
     private(set) var hasAsked = false
 
-    init(table: SessionTable, idleTimeout: Duration, logger: Logger) {
+    init(table: SessionTable, idleTimeout: Duration) {
         self.table = table
         self.idleTimeout = idleTimeout
-        self.logger = logger
         listener = ObjectIdentifier(table)
     }
 
@@ -139,12 +136,7 @@ final class BoundedSession: ChannelDuplexHandler {
         stall = nil
         guard let context, !context.channel.isWritable else { return }
         let unread = (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
-        table.noteCutOff()
-        logger.warning(
-            "client cut off: what it did not read stayed over the cap for \(table.limits.stallTimeout)",
-            metadata: [
-                "peer": "\(context.remoteAddress?.description ?? "unix-socket client")", "unread": "\(unread) bytes",
-            ])
+        table.noteCutOff(peer: context.remoteAddress?.description ?? "unix-socket client", unread: unread)
         context.close(promise: nil)
     }
 }

@@ -14,10 +14,11 @@ import NMEA
 /// The hub and all sessions live on one event loop, so nothing here locks. A session
 /// whose outbound buffer is past its high-water mark lags: while a watcher does, the
 /// devices whose sources can wait are paused (their channels' `autoRead` off,
-/// ``readingHold`` on), for at most ``holdBackLimit`` in a row whichever watchers lag,
-/// and then not again before they have read for ``holdBackRestRatio`` times as long; the
-/// reports of the others are left out for the lagging session alone (counted). A session
-/// that lags for ``stallTimeout`` is cut off (see ``ClientSession``).
+/// ``readingHold`` on), until the watchers catch up, for at most ``holdBackLimit`` in a
+/// row whichever watchers lag; a hold that runs out is followed by ``holdBackRestRatio``
+/// times as long read before the next. The reports of the others are left out for the
+/// lagging session alone (counted). A session that lags for ``stallTimeout`` is cut off
+/// (see ``ClientSession``).
 final class Hub: @unchecked Sendable {
     /// What the hub knows of one device, changed in place by each of its reports.
     ///
@@ -57,10 +58,10 @@ final class Hub: @unchecked Sendable {
     let sessionTable: SessionTable
     /// How long, in a row, sources that can wait are held back for lagging watchers.
     let holdBackLimit: TimeAmount
-    /// How long sources that can wait read after a hold, for each unit of time they were
-    /// held, before they can be held again: watchers that lag again and again, one or
-    /// many, hold them back a fifth of the time at most, and the others' reports and a
-    /// gpsd source's connection never wait longer than one hold.
+    /// How long sources that can wait read after a hold that ran out, for each unit of
+    /// time they were held, before they can be held again: watchers that lag again and
+    /// again without catching up in time, one or many, hold them back a fifth of the time
+    /// at most.
     static let holdBackRestRatio: Int64 = 4
     /// On while sources that can wait are held back: their providers' silence watches
     /// do not count that time.
@@ -185,7 +186,7 @@ final class Hub: @unchecked Sendable {
     func caughtUp(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
         guard holdingSessions.remove(ObjectIdentifier(session)) != nil, holdingSessions.isEmpty else { return }
-        endHold()
+        endHold(ranOut: false)
     }
 
     /// The hold lasted ``holdBackLimit``: the sources read on, and the sessions still
@@ -196,17 +197,20 @@ final class Hub: @unchecked Sendable {
         let laggards = holdingSessions.compactMap { sessions[$0] }
         holdingSessions.removeAll()
         for session in laggards { session.holdRanOut() }
-        endHold()
+        endHold(ranOut: true)
         logger.warning(
             "clients lag: devices are no longer held back for them, and they lose reports until they read",
             metadata: ["clients": "\(laggards.count)", "held": "\(holdBackLimit)"])
     }
 
-    private func endHold() {
+    /// Lets the sources read; after a hold that ran out, for ``holdBackRestRatio`` times
+    /// its length before the next. A hold that ended as its watchers caught up needs no
+    /// rest: they read, and the sources go at their pace.
+    private func endHold(ranOut: Bool) {
         guard let hold else { return }
         self.hold = nil
         let now = NIODeadline.now()
-        nextHoldAllowed = now + (now - hold.began) * Self.holdBackRestRatio
+        if ranOut { nextHoldAllowed = now + (now - hold.began) * Self.holdBackRestRatio }
         setPaused(false)
     }
 

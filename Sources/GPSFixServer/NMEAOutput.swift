@@ -129,7 +129,7 @@ extension GPSFixServer {
                         try? limits.enableKeepalive(on: options)
                     }
                     try channel.pipeline.syncOperations.addHandler(
-                        BoundedSession(table: hub.sessionTable, idleTimeout: idleTimeout, logger: hub.logger))
+                        BoundedSession(table: hub.sessionTable, idleTimeout: idleTimeout))
                     try addHandlers(channel)
                 }
             }

@@ -96,7 +96,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
     @Option(help: """
         Seconds (0 to 3600) lagging clients may hold back a source that can wait (a pseudo-terminal, a file, \
         a gpsd) in a row; after that the source reads on, four times as long at least before it is held again, \
-        and the clients lose their reports until they catch up.
+        and the clients that did not catch up lose their reports until they do.
         """)
     var holdBack: Double = 2
 

@@ -191,20 +191,3 @@ struct NTRIPServerTests {
         #expect(server.counters.refusals == 1 && server.counters.connections == 2, "\(server.counters)")
     }
 }
-
-/// Every message logged, as its text.
-final class LogRecorder: LogHandler, @unchecked Sendable {
-    private let recorded = Mutex<[String]>([])
-    var lines: [String] { recorded.withLock { $0 } }
-    var metadata: Logger.Metadata = [:]
-    var logLevel: Logger.Level = .trace
-
-    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    func log(event: LogEvent) {
-        recorded.withLock { $0.append("\(event.level) \(event.message)") }
-    }
-}
