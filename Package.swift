@@ -130,7 +130,8 @@ let package = Package(
         .target(
             name: "GPSFixTraccar",
             dependencies: [
-                "GPSFixServer", "GPSFix", "OutputFormats", "ServiceAddress", "ProcessTable", .product(name: "Logging", package: "swift-log"),
+                "GPSFixServer", "GPSFix", "OutputFormats", "ServiceAddress", "ProcessTable", "HostLookup",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 // The journal's writes and syncs (on its thread pool), and the connection.
@@ -143,7 +144,7 @@ let package = Package(
         .target(
             name: "GPSFixNTRIP",
             dependencies: [
-                "GPSFixServer", "GPSFix", "GPSFixDevices", "ReceiverFraming", "ServiceAddress", "OutputFormats", "NTRIPCasting",
+                "GPSFixServer", "GPSFix", "GPSFixDevices", "ReceiverFraming", "ServiceAddress", "OutputFormats", "NTRIPCasting", "HostLookup",
                 .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -172,6 +173,13 @@ let package = Package(
         // SCHEME://USER:PASSWORD@HOST:PORT/PATH, read one way for every output that takes
         // one (MQTT, NTRIP), and its password kept out of messages and of `ps`.
         .target(name: "ServiceAddress"),
+        // The names of the hosts the daemon connects to, looked up one lookup a name at a
+        // time, each on a thread of its own: a name DNS does not answer holds up no other.
+        .target(
+            name: "HostLookup",
+            dependencies: [
+                "GPSFixDevices", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         // The connections the daemon makes (ntrips://, https://): TLS through swift-nio-ssl,
         // compiled only with the TLS trait (see `traits`), and connects a stop does not wait for.
         .target(
@@ -274,7 +282,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "GPSFixNTRIPTests",
-            dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "OutputFormats", "TestSupport"]),
+            dependencies: ["GPSFixNTRIP", "GPSFix", "NMEA", "OutputFormats", "HostLookup", "TestSupport"]),
         .testTarget(name: "NTRIPCastingTests", dependencies: ["NTRIPCasting", "TestSupport"]),
         .testTarget(name: "GPSFixDoctorTests", dependencies: ["GPSFixDoctor", "TestSupport"]),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport", "TestSupport"]),

@@ -1,11 +1,13 @@
 import ClientTLS
+import HostLookup
 import NIOCore
 import NIOPosix
 
 /// How every exchange with a caster connects: TCP to its host and port, through TLS for
 /// `ntrips://` (the server's certificate checked against the system's authorities, or a
-/// PEM file's), within a timeout. One place for it, so that fetching corrections, fetching
-/// a source table and pushing a base's frames connect alike.
+/// PEM file's), within a timeout, its name looked up by ``HostLookup``. One place for it,
+/// so that fetching corrections, fetching a source table and pushing a base's frames
+/// connect alike.
 struct CasterConnector: Sendable {
     let caster: NTRIPCaster
     private let tls: ClientTLS?
@@ -29,6 +31,7 @@ struct CasterConnector: Sendable {
         let (host, tls) = (caster.host, tls)
         var bootstrap = ClientBootstrap(group: eventLoop)
             .connectTimeout(TimeAmount(timeout))
+            .resolver(HostLookup.shared.resolver(on: eventLoop))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try tls?.addHandler(to: channel.pipeline.syncOperations, connectingTo: host)

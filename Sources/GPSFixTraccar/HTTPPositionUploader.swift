@@ -1,4 +1,5 @@
 import ClientTLS
+import HostLookup
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -71,8 +72,10 @@ public actor HTTPPositionUploader: PositionUploader {
         if let channel, channel.isActive, lastUsed + Self.idleLimit > .now() { return channel }
         channel?.close(promise: nil)
         let endpoint = self.endpoint, tls = self.tls
-        let channel = try await ClientBootstrap(group: group)
+        let eventLoop = group.next()
+        let channel = try await ClientBootstrap(group: eventLoop)
             .connectTimeout(deadline - .now())
+            .resolver(HostLookup.shared.resolver(on: eventLoop))
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
