@@ -38,9 +38,9 @@ public struct WatchSettings: Equatable, Sendable {
         device = request.device
     }
 
-    /// Whether the session asked for anything to be streamed to it: reports, the time
-    /// service's reports, sentences or bytes.
-    public var streamsAnything: Bool { enable && (json || nmea || raw > 0 || pps) }
+    /// Whether the session asked for what devices send to be streamed to it: their
+    /// reports, sentences or bytes (not only the time service's reports).
+    public var streamsReportsOrSentences: Bool { enable && (json || nmea || raw > 0) }
 
     /// Whether the session wants reports (TPV, SKY, ...) of `device`.
     public func wantsReports(of device: String) -> Bool { enable && json && self.device.map { $0 == device } ?? true }

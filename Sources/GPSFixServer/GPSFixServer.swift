@@ -27,10 +27,12 @@ public final class GPSFixServer: Sendable {
         /// The bounds of every connection of every listener: its unsent bytes, the stall
         /// cut-off, the idle timeouts, the connection caps. While a gpsd client is over
         /// its cap its requests are not read, sources that can wait are held back for it
-        /// (for at most `holdBackLimit` in a row) and the reports of the others are left
-        /// out for it, counted.
+        /// when it watches their reports or sentences (see `holdBackLimit`), and the
+        /// reports of the others are left out for it, counted.
         public var limits: SessionLimits
-        /// How long, in a row, sources that can wait are held back for one lagging client.
+        /// How long, in a row, sources that can wait are held back for lagging clients,
+        /// whichever lag; after a hold that lasted this long, they read for at least four
+        /// times as long before the next.
         public var holdBackLimit: Duration
         /// Listening sockets handed over by socket activation. They are served beside
         /// `socketPath` and the TCP address; a passed socket for the same path or

@@ -68,11 +68,11 @@ final class Hub: @unchecked Sendable {
     let readingHold = ReadingHold()
     /// Lagging sessions for which the sources that can wait are held back.
     private var holdingSessions: Set<ObjectIdentifier> = []
-    /// The hold in progress: when it began, and its number, so that its timer ends it alone.
-    private var hold: (began: NIODeadline, number: Int)?
-    private var holdsBegun = 0
-    /// No hold begins before this: the sources read on after the last one.
+    /// The hold in progress: when it began, and the timer that ends it.
+    private var hold: (began: NIODeadline, timer: Scheduled<Void>)?
+    /// No hold begins before this: the sources read on after the last one that ran out.
     private var nextHoldAllowed = NIODeadline.uptimeNanoseconds(0)
+    private var holdsRanOutLog = LogLimit()
     /// Devices read on this loop whose sources can wait: paused while any session holds them.
     private var pausableReaders: [ObjectIdentifier: any Channel] = [:]
     /// On while any session watches raw sentences, so providers copy them out only then.
@@ -162,20 +162,21 @@ final class Hub: @unchecked Sendable {
         updateSentenceDemand()
     }
 
-    /// A watching session's outbound buffer passed its high-water mark: the sources that
-    /// can wait are held back for it, unless they are reading on after a hold. Returns
-    /// whether they are. A hold ends when every session it is for has caught up, or after
-    /// ``holdBackLimit``, whichever sessions joined it.
+    /// A session that watches a stream of reports or sentences went past its high-water
+    /// mark: the sources that can wait are held back for it, when it watches one of them
+    /// and they are not reading on after a hold that ran out. Returns whether they are. A
+    /// hold ends when every session it is for has caught up, or after ``holdBackLimit``,
+    /// whichever sessions joined it.
     func lags(_ session: ClientSession) -> Bool {
         eventLoop.assertInEventLoop()
+        let watched = session.settings.device.map { devices[$0]?.canWait == true } ?? devices.values.contains { $0.canWait }
+        guard watched else { return false }
         if hold == nil {
-            let now = NIODeadline.now()
+            let now = eventLoop.now
             guard holdBackLimit > .zero, now >= nextHoldAllowed else { return false }
-            holdsBegun += 1
-            let number = holdsBegun
-            hold = (now, number)
+            let timer = eventLoop.assumeIsolated().scheduleTask(in: holdBackLimit) { [weak self] () -> Void in self?.holdRanOut() }
+            hold = (now, timer)
             setPaused(true)
-            eventLoop.assumeIsolated().scheduleTask(in: holdBackLimit) { [weak self] in self?.holdRanOut(number) }
         }
         holdingSessions.insert(ObjectIdentifier(session))
         return true
@@ -190,17 +191,16 @@ final class Hub: @unchecked Sendable {
     }
 
     /// The hold lasted ``holdBackLimit``: the sources read on, and the sessions still
-    /// lagging lose their reports until they read (logged once a hold, so at most once in
-    /// five times the limit).
-    private func holdRanOut(_ number: Int) {
-        guard hold?.number == number else { return }
+    /// lagging lose their reports until they read (logged once a minute at most).
+    private func holdRanOut() {
         let laggards = holdingSessions.compactMap { sessions[$0] }
         holdingSessions.removeAll()
         for session in laggards { session.holdRanOut() }
         endHold(ranOut: true)
+        guard let notLogged = holdsRanOutLog.admit(at: eventLoop.now) else { return }
         logger.warning(
             "clients lag: devices are no longer held back for them, and they lose reports until they read",
-            metadata: ["clients": "\(laggards.count)", "held": "\(holdBackLimit)"])
+            metadata: notLogged.merging(["clients": "\(laggards.count)", "held": "\(holdBackLimit)"]) { $1 })
     }
 
     /// Lets the sources read; after a hold that ran out, for ``holdBackRestRatio`` times
@@ -209,7 +209,8 @@ final class Hub: @unchecked Sendable {
     private func endHold(ranOut: Bool) {
         guard let hold else { return }
         self.hold = nil
-        let now = NIODeadline.now()
+        hold.timer.cancel()
+        let now = eventLoop.now
         if ranOut { nextHoldAllowed = now + (now - hold.began) * Self.holdBackRestRatio }
         setPaused(false)
     }

@@ -39,10 +39,7 @@ final class SessionTable {
     /// connection watches).
     private(set) var plannedSweep: NIODeadline?
     private var loggedCap: Set<ListenerSide> = []
-    /// The shortest time between two lines on clients cut off.
-    static let cutOffLogInterval = TimeAmount.minutes(1)
-    private var lastCutOffLogged: NIODeadline?
-    private var cutOffsNotLogged = 0
+    private var cutOffLog = LogLimit()
     /// The loop is shutting down: no sweep is planned any more.
     private var stopped = false
     private(set) var counts = Counts()
@@ -105,24 +102,16 @@ final class SessionTable {
         counted.remove(on: session.listener, of: session.side)
     }
 
-    /// `session` was cut off after staying over its cap.
     /// Counts a client cut off for staying over its cap past the stall timeout, and logs
-    /// it once a minute at most: clients that never read, reconnecting, must not flood
-    /// the log (the metrics count every one).
+    /// it once a minute at most (``LogLimit``): clients that never read, reconnecting,
+    /// must not flood the log.
     func noteCutOff(peer: String, unread: Int) {
+        eventLoop.assertInEventLoop()
         counts.cutOff += 1
-        let now = NIODeadline.now()
-        if let last = lastCutOffLogged, now - last < Self.cutOffLogInterval {
-            cutOffsNotLogged += 1
-            return
-        }
-        lastCutOffLogged = now
-        var metadata: Logger.Metadata = ["peer": "\(peer)", "unread": "\(unread) bytes"]
-        if cutOffsNotLogged > 0 { metadata["others since the last line"] = "\(cutOffsNotLogged)" }
-        cutOffsNotLogged = 0
+        guard let notLogged = cutOffLog.admit(at: eventLoop.now) else { return }
         logger.warning(
             "client cut off: what it did not read stayed over the cap for \(limits.stallTimeout); others within a minute are counted, not logged",
-            metadata: metadata)
+            metadata: notLogged.merging(["peer": "\(peer)", "unread": "\(unread) bytes"]) { $1 })
     }
 
     /// Logs the first time each side's cap is reached; later ones are counted (the metrics).

@@ -91,15 +91,19 @@ public final class HostLookup: Sendable {
 
 /// A name that could not be looked up, and why (the system resolver's words).
 public struct HostLookupError: Error, CustomStringConvertible {
+    /// The name looked up.
     public var host: String
+    /// Why it was not found: `Name or service not known`, `Temporary failure in name resolution`.
     public var reason: String
 
+    /// The failure to look `host` up, for `reason`.
     public init(host: String, reason: String) {
         self.host = host
         self.reason = reason
     }
 
-    public var description: String { "\(host) cannot be looked up: \(reason)" }
+    /// `HOST: REASON`.
+    public var description: String { "\(host): \(reason)" }
 }
 
 /// The resolver of one connection: SwiftNIO asks it for the AAAA and then the A records,

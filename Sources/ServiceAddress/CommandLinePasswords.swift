@@ -16,6 +16,8 @@ extension ServiceAddress {
             guard let argument = CommandLine.unsafeArgv[index] else { continue }
             let length = strlen(argument)
             let bytes = UnsafeMutableBufferPointer(start: UnsafeMutableRawPointer(argument).assumingMemoryBound(to: UInt8.self), count: length)
+            // After `--`, arguments are devices, whatever they look like.
+            if !valueIsSecret, bytes.elementsEqual("--".utf8) { return }
             if valueIsSecret {
                 valueIsSecret = false
                 mask(bytes, bytes.indices)

@@ -177,21 +177,24 @@ struct FleetPublisherTests {
         let fake = harness.fake
         fake.connect()
         harness.sendDevice(online: true)
-        let first = await fake.waitForSent(6).count
+        _ = await fake.waitForSent(6)
         fake.deliverAll()
         let configs = { fake.sent.filter { $0.topic.hasPrefix("homeassistant/") }.count }
         let published = configs()
         #expect(published > 0)
-        for _ in 0..<100 { fake.receive(on: "homeassistant/status", "online") }
-        #expect(await fake.waitForSent(first + published).count == first + published, "one set of configs again")
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(configs() == 2 * published, "\(configs()) configs sent for 100 onlines")
-        fake.deliverAll()
+        // A TPV queued after the onlines: once it is sent, so is all queued before it.
+        func onlines(then second: Int) async -> Int {
+            for _ in 0..<100 { fake.receive(on: "homeassistant/status", "online") }
+            harness.send(movingFix(second: second))
+            for _ in 0..<500 where !fake.sent.contains(where: { $0.topic.hasSuffix("/tpv") && text($0.payload).contains(":0\(second).") }) {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            fake.deliverAll()
+            return configs()
+        }
+        #expect(await onlines(then: 1) == 2 * published, "one set of configs for 100 onlines")
         harness.clock.advance(by: .seconds(60))
-        for _ in 0..<100 { fake.receive(on: "homeassistant/status", "online") }
-        _ = await fake.waitForSent(first + 2 * published)
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(configs() == 3 * published, "\(configs()) configs sent for 100 onlines a minute later")
+        #expect(await onlines(then: 2) == 3 * published, "one set again a minute later")
         #expect(harness.publisher.counters()[0].counters.dropped == 0)
     }
 

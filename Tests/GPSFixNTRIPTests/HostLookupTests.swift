@@ -17,17 +17,21 @@ struct HostLookupTests {
     final class ScriptedDNS: Sendable {
         static let hanging = "hanging.example"
         private let released = Atomic<Bool>(false)
+        private let answeredHanging = Atomic<Bool>(false)
         private let counts = Mutex<[String: Int]>([:])
 
         func count(of host: String) -> Int { counts.withLock { $0[host] ?? 0 } }
         func release() { released.store(true, ordering: .releasing) }
+        /// Whether the lookup of `hanging` has returned.
+        var hasAnsweredHanging: Bool { answeredHanging.load(ordering: .acquiring) }
 
         func lookup(_ host: String, _ port: Int) -> Result<[SocketAddress], HostLookupError> {
             counts.withLock { $0[host, default: 0] += 1 }
             if host == "unknown.example" { return .failure(HostLookupError(host: host, reason: "Name or service not known")) }
             if host == Self.hanging {
-                // A second at most: a test that forgot to release fails, it does not hang.
-                for _ in 0..<100 where !released.load(ordering: .acquiring) { usleep(10_000) }
+                // Ten seconds at most: a test that forgot to release fails, it does not hang.
+                for _ in 0..<1000 where !released.load(ordering: .acquiring) { usleep(10_000) }
+                answeredHanging.store(true, ordering: .releasing)
             }
             return Result { try [SocketAddress(ipAddress: "192.0.2.1", port: port), SocketAddress(ipAddress: "2001:db8::1", port: port)] }
                 .mapError { HostLookupError(host: host, reason: "\($0)") }
@@ -46,6 +50,8 @@ struct HostLookupTests {
         // Answered while the first name's lookup still waits.
         #expect(try await otherV4.get() == [try SocketAddress(ipAddress: "192.0.2.1", port: 2101)])
         #expect(try await otherV6.get() == [try SocketAddress(ipAddress: "2001:db8::1", port: 2101)])
+        #expect(!dns.hasAnsweredHanging, "the other name waited for the hanging one")
+        for _ in 0..<10_000 where dns.count(of: ScriptedDNS.hanging) == 0 { try await Task.sleep(for: .milliseconds(1)) }
         #expect(dns.count(of: ScriptedDNS.hanging) == 1)
         dns.release()
         for connection in waiting { #expect(try await connection.get().count == 1) }

@@ -135,6 +135,17 @@ struct FlowControlTests {
         return false
     }
 
+    /// Writes cycles into the harness's pseudo-terminal, 50 at a time, until cancelled.
+    static func writeUntilCancelled(_ harness: PtyServerUnderTest) -> Task<Void, any Error> {
+        Task {
+            var start = 0
+            while !Task.isCancelled {
+                try await harness.terminal.write(SyntheticReceiver.cycles(start..<start + 50))
+                start += 50
+            }
+        }
+    }
+
     @Test("a pseudo-terminal is held back while a watcher lags, is not reported silent, and the watcher gets every cycle once it reads")
     func holdsBackWhatCanWait() async throws {
         let harness = try await PtyServerUnderTest(stallTimeout: .seconds(60), holdBackLimit: .seconds(60))
@@ -251,79 +262,6 @@ struct FlowControlTests {
         #expect(everyCycle)
         let clients = try #require(await harness.server.snapshot()?.clients)
         #expect(clients.cutOff == 1)
-        await harness.stop()
-    }
-
-    /// Writes cycles into the harness's pseudo-terminal, 50 at a time, until cancelled.
-    static func writeUntilCancelled(_ harness: PtyServerUnderTest) -> Task<Void, any Error> {
-        Task {
-            var start = 0
-            while !Task.isCancelled {
-                try await harness.terminal.write(SyntheticReceiver.cycles(start..<start + 50))
-                start += 50
-            }
-        }
-    }
-
-    /// How much of `seconds` the server held back its sources that can wait, sampled every 5 ms.
-    static func heldShare(of harness: PtyServerUnderTest, over seconds: Int) async throws -> Double {
-        var held = 0, samples = 0
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            samples += 1
-            if harness.server.readingHold.isHolding { held += 1 }
-            try await Task.sleep(for: .milliseconds(5))
-        }
-        return Double(held) / Double(samples)
-    }
-
-    @Test("a watcher that lags again and again, not catching up within the hold, holds the device back a fifth of the time at most")
-    func holdsAreRationed() async throws {
-        let harness = try await PtyServerUnderTest(stallTimeout: .seconds(60), holdBackLimit: .milliseconds(500))
-        let bursty = try await harness.client()
-        _ = fcntl(bursty.descriptor, F_SETFL, fcntl(bursty.descriptor, F_GETFL) | O_NONBLOCK)
-        let writing = Self.writeUntilCancelled(harness)
-        // Once a second (twice the hold) it reads all it has, which ends its lag; the next
-        // reports start another, and the hold for it runs out before it reads again. Each
-        // spell held for the whole hold would be half the time.
-        let bursting = Atomic<Bool>(true)
-        let reader = Thread {
-            var bytes = [UInt8](repeating: 0, count: 65536)
-            while bursting.load(ordering: .relaxed) {
-                usleep(1_000_000)
-                while bytes.withUnsafeMutableBytes({ read(bursty.descriptor, $0.baseAddress, $0.count) }) > 0 {}
-            }
-        }
-        reader.start()
-        let share = try await Self.heldShare(of: harness, over: 6)
-        bursting.store(false, ordering: .relaxed)
-        #expect(share < 0.33, "the device was held back \(Int(share * 100))% of the time")
-        let clients = try #require(await harness.server.snapshot()?.clients)
-        #expect(clients.reportsDropped > 0 && clients.cutOff == 0)
-        bursty.hangUp()
-        writing.cancel()
-        _ = try? await writing.value
-        await harness.stop()
-    }
-
-    @Test("a watcher that streams nothing and floods requests without reading never holds the device back")
-    func requestsHoldNothingBack() async throws {
-        let harness = try await PtyServerUnderTest(stallTimeout: .seconds(60), holdBackLimit: .milliseconds(300))
-        let flooder = try LineClient(unixPath: harness.socketPath)
-        flooder.send(#"?WATCH={"enable":true};"# + "\n")
-        _ = fcntl(flooder.descriptor, F_SETFL, fcntl(flooder.descriptor, F_GETFL) | O_NONBLOCK)
-        let writing = Self.writeUntilCancelled(harness)
-        let line = Array((String(repeating: "?POLL;", count: 170) + "\n").utf8)
-        let deadline = Date().addingTimeInterval(2)
-        while Date() < deadline {
-            let sent = line.withUnsafeBytes { send(flooder.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { usleep(1000) }
-        }
-        let held = harness.server.readingHold.isHolding || harness.server.readingHold.releaseCount > 0
-        #expect(!held, "the device was held back for a client that watches no stream")
-        flooder.hangUp()
-        writing.cancel()
-        _ = try? await writing.value
         await harness.stop()
     }
 

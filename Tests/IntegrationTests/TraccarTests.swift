@@ -337,13 +337,16 @@ struct TraccarTests {
         defer { disk.remove() }
         let endpoint = try OsmAndEndpoint(folder: folder)
         let daemon = try DaemonUnderTest(speed: 10, retime: true, extra: [
-            "--traccar", "http://127.0.0.1:\(endpoint.port)/", "--traccar-id", "boat7", "--state-directory", disk.path,
+            "--traccar", "http://127.0.0.1:\(endpoint.port)/", "--traccar-id=boat7", "--state-directory", disk.path,
         ])
         let watcher = try PositionWatcher(daemon)
         try waitUntil("positions at the endpoint") {
             watcher.read()
             return endpoint.positions.count >= 5
         }
+        // The identifier given as one argument is hidden from ps as well.
+        let arguments = (try? String(contentsOfFile: "/proc/\(daemon.daemon.pid)/cmdline", encoding: .utf8)) ?? ""
+        #expect(arguments.contains("--traccar-id=") && !arguments.contains("boat7") && endpoint.positions.allSatisfy { $0["id"] == "boat7" })
         // Four seconds of a disk that takes no write: about 40 TPVs of a 10 Hz receiver.
         let frozen = folder.appendingPathComponent("frozen").path
         let freezer = try disk.freeze(for: 4, marker: frozen)
