@@ -262,14 +262,12 @@ final class ClientSession: ChannelInboundHandler {
         context?.flush()
     }
 
-    /// The channel went past its high-water mark: a session that watches reports or
-    /// sentences asks the hub to hold back the sources that can wait (see
-    /// ``Hub/lags(_:)``; the cut-off is the bounded session's). One that watches none is
-    /// behind on answers to its own requests, or on the time service's reports, which no
-    /// hold keeps.
+    /// The channel went past its high-water mark: the hub holds back the sources that can
+    /// wait for the session if a hold keeps anything for it (see ``Hub/lags(_:)``; the
+    /// cut-off is the bounded session's).
     private func startLag() {
         guard lag == nil, context != nil else { return }
-        lag = Lag(holdsBack: settings.streamsReportsOrSentences && hub.lags(self))
+        lag = Lag(holdsBack: hub.lags(self))
     }
 
     /// The hub's hold ran out: the session loses the reports of every source until it reads.

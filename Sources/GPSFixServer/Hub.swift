@@ -162,15 +162,17 @@ final class Hub: @unchecked Sendable {
         updateSentenceDemand()
     }
 
-    /// A session that watches a stream of reports or sentences went past its high-water
-    /// mark: the sources that can wait are held back for it, when it watches one of them
-    /// and they are not reading on after a hold that ran out. Returns whether they are. A
-    /// hold ends when every session it is for has caught up, or after ``holdBackLimit``,
+    /// A session went past its high-water mark: the sources that can wait are held back
+    /// for it when it watches their reports or sentences (one behind on answers to its
+    /// own requests, or on the time service's reports, has nothing a hold keeps) and they
+    /// are not reading on after a hold that ran out. Returns whether they are. A hold
+    /// ends when every session it is for has caught up, or after ``holdBackLimit``,
     /// whichever sessions joined it.
     func lags(_ session: ClientSession) -> Bool {
         eventLoop.assertInEventLoop()
-        let watched = session.settings.device.map { devices[$0]?.canWait == true } ?? devices.values.contains { $0.canWait }
-        guard watched else { return false }
+        let settings = session.settings
+        let watched = settings.device.map { devices[$0]?.canWait == true } ?? devices.values.contains { $0.canWait }
+        guard settings.streamsReportsOrSentences, watched else { return false }
         if hold == nil {
             let now = eventLoop.now
             guard holdBackLimit > .zero, now >= nextHoldAllowed else { return false }

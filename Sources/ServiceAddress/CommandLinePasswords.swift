@@ -21,22 +21,18 @@ extension ServiceAddress {
             if valueIsSecret {
                 valueIsSecret = false
                 mask(bytes, bytes.indices)
-            } else if let range = secretOptionValue(in: bytes, options: secretOptions) {
-                mask(bytes, range)
-            } else if bytes.starts(with: "--".utf8), secretOptions.contains(String(decoding: bytes.dropFirst(2), as: UTF8.self)) {
-                valueIsSecret = true
-            } else if let range = passwordRange(in: bytes) {
-                mask(bytes, range)
+                continue
             }
+            if bytes.starts(with: "--".utf8) {
+                let nameEnd = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.endIndex
+                if secretOptions.contains(String(decoding: bytes[2..<nameEnd], as: UTF8.self)) {
+                    // `--NAME=VALUE`, or `--NAME` with the value next.
+                    if nameEnd < bytes.endIndex { mask(bytes, (nameEnd + 1)..<bytes.endIndex) } else { valueIsSecret = true }
+                    continue
+                }
+            }
+            if let range = passwordRange(in: bytes) { mask(bytes, range) }
         }
-    }
-
-    /// Where the value of `--NAME=VALUE` is in `argument`, when NAME is one of `options`.
-    private static func secretOptionValue(in argument: UnsafeMutableBufferPointer<UInt8>, options: Set<String>) -> Range<Int>? {
-        guard argument.starts(with: "--".utf8), let equals = argument.firstIndex(of: UInt8(ascii: "=")),
-            options.contains(String(decoding: argument[2..<equals], as: UTF8.self))
-        else { return nil }
-        return (equals + 1)..<argument.count
     }
 
     private static func mask(_ bytes: UnsafeMutableBufferPointer<UInt8>, _ range: Range<Int>) {
