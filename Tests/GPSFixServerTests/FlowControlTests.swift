@@ -47,15 +47,32 @@ final class PtyServerUnderTest: Sendable {
         serving = Task { await server.serve(provider) }
     }
 
-    /// Writes `count` cycles into the pseudo-terminal, 50 at a time, counting them.
-    func write(cycles count: Int) -> Task<Void, any Error> {
+    /// Writes `count` cycles into the pseudo-terminal, 50 at a time, counting them. Paced
+    /// by a reader (`readerSaw`, the cycles whose TPVs it has read), it writes the next 50
+    /// once the reader has read this batch's TPVs, as a receiver sends at its own rate: a
+    /// flood the reader cannot keep up with loses its reports, as it should, once no hold
+    /// is left. A reader that sees no more for 20 s fails the write.
+    func write(cycles count: Int, readerSaw: Counter? = nil) -> Task<Void, any Error> {
         let terminal = self.terminal, written = self.written
         return Task {
             for start in stride(from: 0, to: count, by: 50) {
-                try await terminal.write(SyntheticReceiver.cycles(start..<min(count, start + 50)))
-                for _ in start..<min(count, start + 50) { written.increment() }
+                let end = min(count, start + 50)
+                try await terminal.write(SyntheticReceiver.cycles(start..<end))
+                for _ in start..<end { written.increment() }
+                guard let readerSaw else { continue }
+                // A cycle's TPV is sent once the next cycle begins: the batch's last waits.
+                let deadline = ContinuousClock.now + .seconds(20)
+                while readerSaw.value < end - 1 {
+                    guard ContinuousClock.now < deadline else { throw PacingStalled(cycle: end - 2, saw: readerSaw.value) }
+                    try await Task.sleep(for: .milliseconds(2))
+                }
             }
         }
+    }
+
+    struct PacingStalled: Error, CustomStringConvertible {
+        let cycle: Int, saw: Int
+        var description: String { "the reader did not get cycle \(cycle)'s TPV within 20 s (it got \(saw) cycles)" }
     }
 
     func client() async throws -> LineClient {
@@ -81,13 +98,17 @@ final class PtyServerUnderTest: Sendable {
 struct FlowControlTests {
     static let cycles = 3000
 
-    /// Reads lines until none comes for `quiet` seconds (or `limit` seconds pass), on a thread of its own.
-    static func drain(_ client: LineClient, quiet: Double = 1.5, limit: Double = 60) async -> [String] {
+    /// Reads lines until none comes for `quiet` seconds (or `limit` seconds pass), on a
+    /// thread of its own, keeping in `saw` the cycles up to the last TPV read.
+    static func drain(_ client: LineClient, quiet: Double = 1.5, limit: Double = 60, saw: Counter? = nil) async -> [String] {
         await withCheckedContinuation { continuation in
             Thread {
                 var lines: [String] = []
                 let deadline = Date().addingTimeInterval(limit)
-                while Date() < deadline, let line = client.readLine(timeout: quiet) { lines.append(line) }
+                while Date() < deadline, let line = client.readLine(timeout: quiet) {
+                    lines.append(line)
+                    if let saw, let index = SyntheticReceiver.index(ofTPV: line) { saw.set(index + 1) }
+                }
                 continuation.resume(returning: lines)
             }.start()
         }
@@ -172,8 +193,9 @@ struct FlowControlTests {
         let harness = try await PtyServerUnderTest(stallTimeout: .seconds(60), holdBackLimit: .milliseconds(300))
         let lagging = try await harness.client()
         let reader = try await harness.client()
-        let reading = Task { await Self.drain(reader, quiet: 3) }
-        let writing = harness.write(cycles: Self.cycles)
+        let saw = Counter()
+        let reading = Task { await Self.drain(reader, quiet: 3, saw: saw) }
+        let writing = harness.write(cycles: Self.cycles, readerSaw: saw)
         let timeout = Task {  // a writer held for good fails the test instead of hanging it
             try await Task.sleep(for: .seconds(60))
             writing.cancel()
@@ -195,7 +217,8 @@ struct FlowControlTests {
         let harness = try await PtyServerUnderTest(stallTimeout: .seconds(1), holdBackLimit: .milliseconds(300))
         let trickler = try await harness.client()
         let reader = try await harness.client()
-        let reading = Task { await Self.drain(reader, quiet: 3) }
+        let saw = Counter()
+        let reading = Task { await Self.drain(reader, quiet: 3, saw: saw) }
         // 64 bytes every 50 ms: 1.3 KB/s, far below what the device sends.
         let trickle = Atomic<Bool>(true)
         let trickling = Thread {
@@ -206,7 +229,7 @@ struct FlowControlTests {
             }
         }
         trickling.start()
-        try await harness.write(cycles: Self.cycles).value
+        try await harness.write(cycles: Self.cycles, readerSaw: saw).value
         let everyCycle = Self.isEveryCycle(await reading.value, of: Self.cycles)
         #expect(everyCycle)
         trickle.store(false, ordering: .relaxed)
@@ -246,8 +269,9 @@ struct FlowControlTests {
         let flooder = try LineClient(unixPath: harness.socketPath)
         _ = fcntl(flooder.descriptor, F_SETFL, fcntl(flooder.descriptor, F_GETFL) | O_NONBLOCK)
         let line = Array((String(repeating: "?POLL;", count: 170) + "\n").utf8)
-        let reading = Task { await Self.drain(reader, quiet: 3) }
-        let writing = harness.write(cycles: 300)
+        let saw = Counter()
+        let reading = Task { await Self.drain(reader, quiet: 3, saw: saw) }
+        let writing = harness.write(cycles: 300, readerSaw: saw)
         // Sends for 3 s, as fast as the socket takes it: once the server stops reading,
         // the socket's buffers fill and the sends are refused.
         var accepted = 0

@@ -39,6 +39,8 @@ final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     var value: Int { count.load(ordering: .acquiring) }
     func increment() { count.add(1, ordering: .releasing) }
+    /// Sets the count, from the one thread that keeps it.
+    func set(_ value: Int) { count.store(value, ordering: .releasing) }
 }
 
 /// A server on a temporary socket, serving mock providers, shut down by `stop()`.

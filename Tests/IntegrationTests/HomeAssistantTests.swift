@@ -66,7 +66,10 @@ struct HomeAssistantTests {
         let again = try RunningProcess("/usr/bin/mosquitto_sub", [
             "-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/+/+/config", "-C", "10", "-W", "15", "-F", "%r %t",
         ])
-        usleep(1_000_000)
+        // Subscribed once the broker has sent it the retained configs.
+        try waitUntil("the retained configs", within: 15) {
+            again.outputText.split(separator: "\n").filter { $0.hasPrefix("1 ") }.count >= 5
+        }
         _ = try run("/usr/bin/mosquitto_pub", ["-h", "127.0.0.1", "-p", "\(broker.port)", "-t", "homeassistant/status", "-m", "online"])
         if again.wait(timeout: 20) == nil { again.stop() }
         let fresh = again.outputText.split(separator: "\n").filter { $0.hasPrefix("0 ") }

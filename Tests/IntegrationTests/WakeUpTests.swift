@@ -50,7 +50,7 @@ struct WakeUpTests {
         let watcher = try #require(LineClient.connect(unixPath: socket))
         watcher.send(DaemonTests.watch)
         let sentences = try FaultInjectionTests.sentences(of: "glonass-fix.nmea")
-        let bursts = (0..<16).map { burst in (0..<3).flatMap { sentences[(burst * 3 + $0) % sentences.count] } }
+        let bursts = (0..<24).map { burst in (0..<3).flatMap { sentences[(burst * 3 + $0) % sentences.count] } }
         try await terminal.write(bursts[0])
         try await Task.sleep(for: .milliseconds(400))
         try await terminal.write(bursts[1])
@@ -66,8 +66,10 @@ struct WakeUpTests {
         try await Task.sleep(for: .milliseconds(100))
         let loop = try ThreadWakeUps(ofProcess: "\(daemon.pid)").since(before).filter { $0.name.hasPrefix("NIO-SGLTN-") }
         let written = bursts.count - 2
-        // A burst read in two parts wakes it twice: a fifth more at most.
-        #expect(loop.count == 1 && loop[0].times <= written + written / 5, "\(written) bursts: \(loop)")
+        // A burst read in two parts wakes it twice (on two busy cores, a fifth of them
+        // were): a third more at most. A timer come due every 0.6 to 1 s would add 8 at
+        // least over these 8.8 s.
+        #expect(loop.count == 1 && loop[0].times <= written + written / 3, "\(written) bursts: \(loop)")
 
         let offline = #/"class":"DEVICE".*"online":false/#
         #expect(watcher.readLines(until: { $0.contains(offline) }, timeout: 10) != nil, "no silence")
