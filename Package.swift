@@ -201,8 +201,10 @@ let package = Package(
         // The processes /proc shows and the TCP ports they listen on, without Foundation:
         // who holds a port the daemon cannot bind, and the doctor's checks.
         .target(name: "ProcessTable"),
-        // SIGTERM, SIGINT and SIGHUP as a request to stop, for the daemon and the tool.
-        .target(name: "StopSignals"),
+        // SIGTERM, SIGINT and SIGHUP as a request to stop, for the daemon and the tool,
+        // caught by a C handler (async-signal-safe, in place at once).
+        .target(name: "CStopSignals"),
+        .target(name: "StopSignals", dependencies: ["CStopSignals"]),
         // The daemon's tasks on its SwiftNIO event loop, through the Swift runtime's hook
         // for its global executor (a C target names the hook for the linker).
         .target(name: "CConcurrencyHooks"),

@@ -1,3 +1,4 @@
+import CStopSignals
 import Dispatch
 
 #if canImport(Glibc)
@@ -10,26 +11,38 @@ import Glibc
 /// a replay removes its link) and exits 0. SIGHUP too: a shell's hang-up ends it as
 /// cleanly as a stop does.
 ///
-/// The signals are ignored and read from dispatch sources; a child the daemon starts gets
-/// them back at their defaults (`posix_spawnattr_setsigdefault`).
+/// The signals are caught by a handler in C that writes their numbers to a pipe, in place
+/// when ``init()`` returns: one sent the moment after is read once a task waits, never
+/// lost (as one is while a dispatch source for an ignored signal is still being
+/// registered). A child the daemon starts gets them at their defaults (exec resets a
+/// caught signal's handling). One per process.
 public final class StopSignals: @unchecked Sendable {  // Its properties are set once, in init.
     /// The signals taken as a request to stop.
     public static let numbers = [SIGTERM, SIGINT, SIGHUP]
 
     private let arrivals: AsyncStream<Int32>
-    private let sources: [any DispatchSourceSignal]
+    private let source: (any DispatchSourceRead)?
 
     /// Takes the stop signals from the process's default handling, which ends it at once.
+    /// Should the system refuse (no descriptor left for the pipe), they keep it.
     public init() {
         let (arrivals, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
-        sources = Self.numbers.map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { continuation.yield(number) }
-            source.resume()
-            return source
-        }
         self.arrivals = arrivals
+        let descriptor = Self.numbers.withUnsafeBufferPointer { gpsfix_stop_signals_catch($0.baseAddress, Int32($0.count)) }
+        guard descriptor >= 0 else {
+            source = nil
+            return
+        }
+        let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .global())
+        source.setEventHandler {
+            var numbers = (UInt64(0), UInt64(0))
+            let count = withUnsafeMutableBytes(of: &numbers) { read(descriptor, $0.baseAddress, $0.count) }
+            withUnsafeBytes(of: numbers) { bytes in
+                for number in bytes.prefix(max(0, count)) { continuation.yield(Int32(number)) }
+            }
+        }
+        source.resume()
+        self.source = source
     }
 
     /// The first stop signal's number, when it arrives; `nil` when the waiting task is
