@@ -265,6 +265,9 @@ public final class TSIPAssembler: DriverAssembler {
         }
     }
 
+    /// 0x8F-AC's minor alarm saying a leap second is pending.
+    static let leapSecondPending: UInt16 = 0x0080
+
     /// Closes the epoch 0x8F-AB opened. gpsd reports the surveyed position as the fix, and
     /// status 7 (surveyed time) while the receiver is an overdetermined clock, 5 (dead
     /// reckoning) when it has no satellites or doubts its position.
@@ -280,6 +283,10 @@ public final class TSIPAssembler: DriverAssembler {
                 latitude: timing.latitude * 180 / .pi, longitude: timing.longitude * 180 / .pi,
                 altitudeHAE: timing.altitudeHAE)
         }
+        // Minor alarm bit 7: a leap second is pending (Thunderbolt, SMT 360). Trimble's bit
+        // does not say which way; every leap second so far was inserted, and the time
+        // service hands a warning on in June and December only, when one can be due.
+        reports.fix.leapSecondWarning = timing.minorAlarms & Self.leapSecondPending != 0 ? .insertion : .none
         changed = true
         if epochTime != nil { reportFix() }
         // The pulse 0x8F-AB timed, with the quantisation error given for it.

@@ -15,16 +15,18 @@ struct TSIPTimeTrustTests {
         return TSIPFrameRule.frame(id: 0x8F, data: [0xAB] + tow + [0x09, 0x6C, 0x00, 0x12, flags] + [0, 0, 20, 26, 3, 0x07, 0xEA])
     }
 
-    /// 0x8F-AC: an overdetermined clock (receiver mode 7) at a surveyed position.
-    static let supplementalTiming: [UInt8] = {
+    /// 0x8F-AC: an overdetermined clock (receiver mode 7) at a surveyed position, with
+    /// `minorAlarms`.
+    static func supplementalTiming(minorAlarms: UInt16 = 0) -> [UInt8] {
         var data = [UInt8](repeating: 0, count: 68)
         data[0] = 0xAC
         data[1] = 7
+        data.replaceSubrange(10..<12, with: [UInt8(minorAlarms >> 8), UInt8(minorAlarms & 0xFF)])
         for (offset, value) in [(36, 0.9), (44, 0.1), (52, 100.0)] {
             data.replaceSubrange(offset..<(offset + 8), with: withUnsafeBytes(of: value.bitPattern.bigEndian) { Array($0) })
         }
         return TSIPFrameRule.frame(id: 0x8F, data: data)
-    }()
+    }
 
     /// TSIPv1's second: A1-00 (timing, with `flags`), A1-11 (a 3D position), A3-11 (status,
     /// which ends the epoch).
@@ -68,8 +70,24 @@ struct TSIPTimeTrustTests {
     @Test("a time set from the satellites gives samples; one not yet set, without UTC parameters, or set by the user, none",
           arguments: [(UInt8(0x03), true), (0x07, false), (0x0B, false), (0x13, false)])
     func flags(flags: UInt8, trusted: Bool) {
-        let samples = Self.samples { [Self.primaryTiming(second: $0, flags: flags), Self.supplementalTiming] }
+        let samples = Self.samples { [Self.primaryTiming(second: $0, flags: flags), Self.supplementalTiming()] }
         #expect(samples.isEmpty != trusted, "\(samples.count) samples with flags \(flags)")
+    }
+
+    @Test("a Thunderbolt's minor alarm 'leap second pending' warns of an inserted second in its fixes, and its end ends the warning")
+    func leapSecondPending() {
+        let assembler = TSIPAssembler(AssemblyContext())
+        var warnings: [LeapSecondWarning] = []
+        for (second, alarms) in [(UInt32(0), UInt16(0x0080)), (1, 0x0080 | 0x0040), (2, 0)] {
+            for packet in [Self.primaryTiming(second: second, flags: 0x03), Self.supplementalTiming(minorAlarms: alarms)] {
+                packet.withUnsafeBytes { bytes in
+                    assembler.add(bytes) { update in
+                        if case .fix(let fix) = update { warnings.append(fix.leapSecondWarning) }
+                    }
+                }
+            }
+        }
+        #expect(warnings == [.insertion, .insertion, .none])
     }
 
     /// 0x8F-20, last fix with extra information: a 3D fix `second` seconds into week 2412,
