@@ -2,6 +2,7 @@ import GPSFix
 import GPSFixDevices
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import UBXConfiguration
 
 /// Keeps a u-blox receiver as its `[receiver]` table says: each time the device is opened,
@@ -18,6 +19,12 @@ import UBXConfiguration
 /// - A receiver that keeps a difference after being given the table (a setting it cannot
 ///   take, or reports otherwise), or that refuses the table, is reported, once, and after
 ///   a second try is not given the table again while it reports the same.
+/// - A conversation that fails (the receiver silent, or not taking a speed) is begun again
+///   after ``firstRetryDelay``, then after twice as long each time, up to
+///   ``longestRetryDelay``, however often the device falls silent and speaks again
+///   meanwhile: a conversation can itself silence the device (a speed tried for seconds),
+///   and its return from silence must not begin the next at once, in a loop. A reopening
+///   (a new link, perhaps at another speed) begins one at once.
 ///
 /// The conversation blocks on the receiver's answers: it runs on a thread of its own, which
 /// ends with it, one conversation at a time.
@@ -41,7 +48,17 @@ final class ReceiverKeeper: Sendable {
         /// What the receiver kept against its table when it was last given it.
         var kept: Kept?
         var counters = ReceiverTableCounters()
+        /// Conversations failed in a row; while they back off, when the next may begin,
+        /// and whether a turn is asked for then.
+        var failuresInARow = 0
+        var retryAt: NIODeadline?
+        var retryScheduled = false
     }
+
+    /// How long after a failed conversation the next begins; doubled at each failure in a row.
+    static let firstRetryDelay = TimeAmount.minutes(1)
+    /// The longest wait between failed conversations.
+    static let longestRetryDelay = TimeAmount.hours(1)
 
     /// A receiver that refused its table, or kept differences after being given it: who it
     /// was, what differs, and the status line. Once the same receiver has done so twice in
@@ -80,11 +97,35 @@ final class ReceiverKeeper: Sendable {
     /// What it did, for `/metrics`.
     var counters: ReceiverTableCounters { state.withLockedValue { $0.counters } }
 
-    /// Takes the device's events: an opening or a return from silence asks for a turn.
+    /// Takes the device's events: an opening asks for a turn at once (the port opened anew,
+    /// perhaps at another speed or to another receiver); a return from silence asks for
+    /// one at once, or, while failed conversations back off, at the backoff's end.
     func take(_ event: DeviceEvent) {
         switch event.kind {
-        case .activated, .recovered, .resumed: requestTurn()
+        case .activated, .recovered: requestTurn()
+        case .resumed: requestTurnAfterBackoff()
         default: break
+        }
+    }
+
+    /// Asks for a turn now, or, while failures back off, has one asked for at the
+    /// backoff's end (one at most), if the last conversation failed then still.
+    private func requestTurnAfterBackoff() {
+        let now = NIODeadline.now()
+        let (backingOff, retryAt) = state.withLockedValue { state -> (Bool, NIODeadline?) in
+            guard let retryAt = state.retryAt, retryAt > now else { return (false, nil) }
+            defer { state.retryScheduled = true }
+            return (true, state.retryScheduled ? nil : retryAt)
+        }
+        guard backingOff else { return requestTurn() }
+        guard let retryAt else { return }
+        control.writer.eventLoop.scheduleTask(deadline: retryAt) { [weak self] in
+            guard let self else { return }
+            let failing = state.withLockedValue { state in
+                state.retryScheduled = false
+                return state.failuresInARow > 0
+            }
+            if failing { requestTurnAfterBackoff() }
         }
     }
 
@@ -117,15 +158,39 @@ final class ReceiverKeeper: Sendable {
             state.withLockedValue { state in
                 state.status = status
                 state.lastFailure = nil
+                state.failuresInARow = 0
+                state.retryAt = nil
             }
         } catch {
             let failure = "\(error)"
-            let isNew = state.withLockedValue { state -> Bool in
+            // A refusal is the receiver's answer to the table, bounded by ``Kept``; any
+            // other failure backs off.
+            let backsOff = !Self.isAnswerToTheTable(error)
+            let (isNew, delay) = state.withLockedValue { state -> (Bool, TimeAmount?) in
                 state.status = "not configured as its table says: \(failure)"
                 defer { state.lastFailure = failure }
-                return state.lastFailure != failure
+                guard backsOff else { return (state.lastFailure != failure, nil) }
+                state.failuresInARow += 1
+                let delay = Self.retryDelay(afterFailuresInARow: state.failuresInARow)
+                state.retryAt = .now() + delay
+                return (state.lastFailure != failure, delay)
             }
-            if isNew { logger.warning("receiver not configured as its table says: \(failure)", metadata: ["device": "\(port.path)"]) }
+            if isNew {
+                let retry = delay.map { "; tried again in \($0.nanoseconds / 60_000_000_000) min, and less often while it fails" } ?? ""
+                logger.warning("receiver not configured as its table says: \(failure)\(retry)", metadata: ["device": "\(port.path)"])
+            }
+            // Tried again whether or not the device has news: a failure that passes (a
+            // receiver still starting) is not left until the next reopening.
+            if backsOff { requestTurnAfterBackoff() }
+        }
+    }
+
+    /// Whether `error` is the receiver's answer to the table (a refusal, a feature it lacks),
+    /// which it gives again, rather than a failure that may pass.
+    private static func isAnswerToTheTable(_ error: any Error) -> Bool {
+        switch error as? UBXConfiguration.ConfigurationError {
+        case .refused, .unsupported: true
+        default: false
         }
     }
 
@@ -167,12 +232,10 @@ final class ReceiverKeeper: Sendable {
                     metadata: ["device": "\(port.path)"])
             }
             // A refusal, or a feature the receiver lacks, is its answer to this table: the
-            // same receiver gives it again. A silence may pass, and is tried again.
-            switch error {
-            case .refused, .unsupported:
+            // same receiver gives it again. A silence may pass, and is tried again later.
+            if Self.isAnswerToTheTable(error) {
                 let kept = Kept(receiver: receiver, differences: differences, status: "not configured as its table says: \(error)")
                 state.withLockedValue { $0.kept = kept.following(previous) }
-            case .silent, .malformed, .speedNotTaken: break
             }
             throw error
         }
@@ -200,6 +263,13 @@ final class ReceiverKeeper: Sendable {
                 "which table was saved to the receiver's flash cannot be kept (\(failure)): a restart of the daemon saves it again",
                 metadata: ["device": "\(port.path)"])
         }
+    }
+
+    /// ``firstRetryDelay``, doubled for each failure in a row after the first, at most
+    /// ``longestRetryDelay``.
+    static func retryDelay(afterFailuresInARow failures: Int) -> TimeAmount {
+        let doubled = Self.firstRetryDelay.nanoseconds << min(max(failures - 1, 0), 16)
+        return .nanoseconds(min(doubled, Self.longestRetryDelay.nanoseconds))
     }
 
     private static func kept(_ differences: [String]) -> String {

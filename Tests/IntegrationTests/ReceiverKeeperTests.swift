@@ -180,6 +180,29 @@ struct ReceiverKeeperTests {
         #expect(spare.traffic.flashWrites == 1, "the spare's flash never written: its table lost at its first power cycle")
     }
 
+    @Test("a conversation that fails is begun again a minute later, not at each return from silence: a receiver deaf to the keeper makes no loop")
+    func failuresBackOff() throws {
+        let keeping = try Self.keeping(table: "rate=2")
+        defer { keeping.stop() }
+        let receiver = keeping.receiver, daemon = keeping.daemon
+        func conversations() -> Int { Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: keeping.metrics) }
+        func silences() -> Int { daemon.errorText.components(separatedBy: "device silent").count - 1 }
+        try waitUntil("the first conversation over", within: 15) { conversations() == 1 }
+        // Deaf to the keeper from now on: the conversation its return from silence begins fails.
+        receiver.loseFrames(1 << 30)
+        receiver.pause(for: .milliseconds(2500))
+        try waitUntil("a failed conversation", within: 20) {
+            conversations() == 2 && daemon.errorText.contains("receiver not configured as its table says")
+        }
+        #expect(daemon.errorText.contains("tried again in 1 min"))
+        // Silent and back again: no conversation begins before the minute is over.
+        receiver.pause(for: .milliseconds(2500))
+        try waitUntil("the second silence", within: 10) { silences() == 2 }
+        let quiet = ContinuousClock.now + .seconds(6)
+        while ContinuousClock.now < quiet, conversations() == 2 { Thread.sleep(forTimeInterval: 0.2) }
+        #expect(conversations() == 2, "\(daemon.errorText.suffix(1500))")
+    }
+
     @Test("the host's line on the receiver's other UART: the table's speed is set once (on UART1, which reads back as the table says), the receiver reported answering at its own, and not tried again")
     func speedForTheOtherUART() throws {
         let folder = try makeTemporaryFolder("keeper")
