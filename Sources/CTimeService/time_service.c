@@ -6,15 +6,27 @@
 #include <sys/ipc.h>
 #include <sys/shm.h>
 #include <time.h>
+#include <unistd.h>
 #include <linux/pps.h>
 #include <linux/serial.h>
 
 #define GPSFIX_NTPD_BASE 0x4E545030
 #define GPSFIX_LEAP_NOTINSYNC 3
 
-struct gpsfix_shm_time *gpsfix_shm_attach(int unit, int permissions) {
+struct gpsfix_shm_time *gpsfix_shm_attach(int unit, int permissions, unsigned *mode, unsigned *owner) {
     int id = shmget((key_t)(GPSFIX_NTPD_BASE + unit), sizeof(struct gpsfix_shm_time), IPC_CREAT | permissions);
     if (id == -1) return NULL;
+    if ((permissions & 077) == 0) {
+        struct shmid_ds status;
+        if (shmctl(id, IPC_STAT, &status) == -1) return NULL;
+        uid_t self = geteuid();
+        if ((status.shm_perm.mode & 022) != 0 || (status.shm_perm.uid != self && status.shm_perm.uid != 0)) {
+            *mode = status.shm_perm.mode & 0777;
+            *owner = status.shm_perm.uid;
+            errno = 0;
+            return NULL;
+        }
+    }
     void *address = shmat(id, NULL, 0);
     if (address == (void *)-1) return NULL;
     struct gpsfix_shm_time *segment = address;

@@ -9,7 +9,9 @@ import NIOConcurrencyHelpers
 /// `0x4E545030 + N`), written with the mode 1 count/valid protocol as gpsd writes it.
 ///
 /// Units 0 and 1 are created owner-only (0600), as ntpd creates them, so only root can
-/// feed them; higher units are created 0666. Each sample's leap second warning is the
+/// feed them; higher units are created 0666. One of them that exists already, writable by
+/// another user (created by one before the daemon started), is refused: its writer could
+/// feed the clock that trusts it. Each sample's leap second warning is the
 /// segment's `leap` (ntpd's `LEAP_ADDSECOND` 1, `LEAP_DELSECOND` 2), as gpsd writes it.
 ///
 /// Written from the receiver-time and pulse tasks: each write is under a pthread mutex
@@ -20,12 +22,20 @@ public final class SharedMemoryRefclock: TimeSink, @unchecked Sendable {
     private let segment: UnsafeMutablePointer<gpsfix_shm_time>
     private let lock = NIOLock()
 
-    /// Attaches unit `unit`, creating it when needed. Throws when the system refuses (a
-    /// segment owned by another user, or IPC forbidden).
-    public init(unit: Int) throws(TimeSinkError) {
+    /// Attaches unit `unit`, creating it when needed: owner-only for units 0 and 1.
+    public convenience init(unit: Int) throws(TimeSinkError) {
+        try self.init(unit: unit, ownerOnly: unit < 2)
+    }
+
+    /// Attaches unit `unit`, creating it when needed, `ownerOnly` or writable by all. Throws
+    /// when the system refuses (a segment owned by another user, or IPC forbidden), or
+    /// when an `ownerOnly` unit exists writable by another user.
+    init(unit: Int, ownerOnly: Bool) throws(TimeSinkError) {
         self.unit = unit
-        guard let attached = gpsfix_shm_attach(Int32(unit), unit < 2 ? 0o600 : 0o666) else {
+        var mode: UInt32 = 0, owner: UInt32 = 0
+        guard let attached = gpsfix_shm_attach(Int32(unit), ownerOnly ? 0o600 : 0o666, &mode, &owner) else {
             let code = errno  // before the message's string is made
+            if code == 0 { throw .writableByOthers(segment: "NTP\(unit)", mode: Int(mode), owner: Int(owner)) }
             throw .system(call: "shmget/shmat(NTP\(unit))", errno: code)
         }
         segment = attached

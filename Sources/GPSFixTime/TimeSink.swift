@@ -18,12 +18,16 @@ public enum TimeSinkError: Error, Hashable, Sendable, CustomStringConvertible {
     case notTaken(String)
     /// A system call failed.
     case system(call: String, errno: Int32)
+    /// A shared-memory segment meant to be root's exists writable by another user.
+    case writableByOthers(segment: String, mode: Int, owner: Int)
 
     public var description: String {
         switch self {
         case .noListener(let path): "nobody listens on \(path)"
         case .notTaken(let path): "\(path) took no more samples"
         case .system(let call, let errno): "\(call) failed: errno \(errno)"
+        case .writableByOthers(let segment, let mode, let owner):
+            "\(segment) exists with mode \(String(mode, radix: 8)), owned by uid \(owner): anyone who may write it could set the clock, so it is not used; remove it (ipcrm) and restart"
         }
     }
 }

@@ -4,7 +4,7 @@ import Glibc
 import CTimeService
 import Foundation
 import GPSFix
-import GPSFixTime
+@testable import GPSFixTime
 import TestSupport
 import Testing
 
@@ -91,6 +91,23 @@ struct SinkTests {
         #expect(written.receiveTimeStampUSec == 999_876)
         #expect(written.precision == -1 && written.leap == 0)
         #expect(sink.name == "shm:NTP\(unit)")
+    }
+
+    @Test("an owner-only unit that exists writable by others (made by another before the daemon) is refused, saying so; made owner-only, it is attached")
+    func sharedMemoryWritableByOthers() throws {
+        let unit = 4000 + Int(getpid() % 1000)
+        let identifier = shmget(key_t(0x4E54_5030 + unit), MemoryLayout<gpsfix_shm_time>.size, IPC_CREAT | 0o666)
+        try #require(identifier >= 0)
+        defer { shmctl(identifier, IPC_RMID, nil) }
+        let refusal = TimeSinkError.writableByOthers(segment: "NTP\(unit)", mode: 0o666, owner: Int(geteuid()))
+        #expect(throws: refusal) { try SharedMemoryRefclock(unit: unit, ownerOnly: true) }
+        #expect(refusal.description.hasPrefix("NTP\(unit) exists with mode 666, owned by uid \(geteuid()): anyone who may write it"))
+        var status = shmid_ds()
+        try #require(shmctl(identifier, IPC_STAT, &status) == 0)
+        status.shm_perm.mode = 0o600
+        try #require(shmctl(identifier, IPC_SET, &status) == 0)
+        let sink = try SharedMemoryRefclock(unit: unit, ownerOnly: true)
+        try sink.send(sample, precision: -1)
     }
 
     @Test("shared-memory units: 2n and 2n+1 as root, as gpsd takes them, from unit 2 on otherwise")
