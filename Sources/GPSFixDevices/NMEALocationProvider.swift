@@ -93,11 +93,13 @@ public struct NMEALocationProvider: LocationProvider {
     /// completes is delivered from there at once.
     private func read(_ deliver: @escaping @Sendable ([LocationUpdate]) -> Void, _ activity: DeviceActivity) async -> Bool {
         let source = self.source
-        let search = source.findsSpeed ? SpeedSearch() : nil
+        // A serial port given its speed finds it too once configuration has switched it
+        // (the receiver may come back at either speed): asked at each loss of frames.
+        let search = source.findsSpeed || source.line != nil ? SpeedSearch() : nil
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
             decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule, drivers: ReceiverDrivers.all),
-            activity: activity, replies: replies, searchesSpeed: search != nil)
+            activity: activity, replies: replies, searchesSpeed: { [source] in search != nil && source.findsSpeed })
         let handle: @Sendable (ByteChunk) -> Void = { chunk in
             let speedLost = reading.exclusively {
                 reading.take(chunk)
@@ -170,9 +172,9 @@ private final class ReadingState: @unchecked Sendable {
     let decoder: ReceiverStreamDecoder
     let activity: DeviceActivity
     let replies: ReceiverReplies
-    /// Whether the source finds its speed, and so is searched again when its bytes stop
-    /// making frames.
-    let searchesSpeed: Bool
+    /// Whether the source finds its speed now, and so is searched again when its bytes
+    /// stop making frames.
+    let searchesSpeed: @Sendable () -> Bool
     /// When bytes that made no frame began to arrive, since the last frame or pause, and
     /// when the last of them did.
     private var unframed: (since: Duration, last: Duration)?
@@ -206,7 +208,8 @@ private final class ReadingState: @unchecked Sendable {
 
     init(
         device: String, line: @escaping @Sendable () -> SerialLine?, sentenceDemand: SentenceDemand,
-        decoder: ReceiverStreamDecoder, activity: DeviceActivity, replies: ReceiverReplies, searchesSpeed: Bool
+        decoder: ReceiverStreamDecoder, activity: DeviceActivity, replies: ReceiverReplies,
+        searchesSpeed: @escaping @Sendable () -> Bool
     ) {
         self.device = device
         self.line = line
@@ -280,7 +283,7 @@ private final class ReadingState: @unchecked Sendable {
     /// conversation listens (it may be switching the speed), the receiver is at another
     /// speed: ``takeSpeedLoss()`` says so.
     private func takeUnframed() {
-        guard searchesSpeed else { return }
+        guard searchesSpeed() else { return }
         let now = activity.now
         guard let (since, last) = unframed, now - last <= activity.timeout else {
             unframed = (now, now)

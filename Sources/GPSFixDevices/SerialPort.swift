@@ -133,35 +133,41 @@ public struct SerialPort: ByteSource {
     /// speed switched to since) once it has.
     public var line: SerialLine? {
         if settings.speed == nil { return lineFound.withLock { $0 } }
-        guard let speed = speedChanged.withLock({ $0 }) ?? settings.speed else { return nil }
+        return (speedChanged.withLock({ $0 }) ?? settings.speed).map(line(at:))
+    }
+
+    /// The line at `bps`, in the framing given.
+    private func line(at bps: Int) -> SerialLine {
         let parity: Character = switch settings.parity {
         case .none: "N"
         case .even: "E"
         case .odd: "O"
         }
-        return SerialLine(bps: speed, parity: parity, stopBits: settings.stopBits)
+        return SerialLine(bps: bps, parity: parity, stopBits: settings.stopBits)
     }
 
-    public var findsSpeed: Bool { settings.speed == nil }
+    /// Whether the port finds its speed as it opens: one given none, and one given its
+    /// speed that configuration has switched to another since, which the receiver may
+    /// have lost (a power cycle, the switch not saved): it listens at the speed switched
+    /// to, then at the one given.
+    public var findsSpeed: Bool { settings.speed == nil || speedChanged.withLock { $0 } != nil }
 
     public func chunks() -> ByteChunks {
         let port = self
         let reading = FileDescriptorReader.Reading(reactor: reactor, canWait: canWait)
         return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
-            var configured = port
-            configured.settings.speed = port.speedChanged.withLock { $0 } ?? port.settings.speed
             let opened: (descriptor: Int32, original: termios)
             var prelude: [UInt8] = []
-            if configured.settings.speed == nil {
-                // No speed given: listen at each common line setting until frames make
-                // sense, and read on from there.
+            if port.findsSpeed {
+                // No speed given, or switched since: listen at each line setting it may
+                // have until frames make sense, and read on from there.
                 guard let (searched, found) = try port.openFindingSpeed(stopped: { stop.isStopped }) else {
                     throw .noSentences(path: port.path)
                 }
                 opened = searched
                 prelude = found.bytes
             } else {
-                opened = try configured.open()
+                opened = try port.open()
             }
             port.openDescriptor.set(opened.descriptor)
             return (opened.descriptor, prelude, { [path = port.path] in
@@ -202,7 +208,11 @@ public struct SerialPort: ByteSource {
                 return FileDescriptorReader.listen(to: descriptor, for: .milliseconds(1500), stopped: stopped, enough: enough)
             }
             if let found, let opened {
-                lineFound.withLock { $0 = found.line }
+                if let given = settings.speed {
+                    speedChanged.withLock { $0 = found.line.bps == given ? nil : found.line.bps }
+                } else {
+                    lineFound.withLock { $0 = found.line }
+                }
                 return (opened, found)
             }
         } catch {
@@ -214,9 +224,10 @@ public struct SerialPort: ByteSource {
     }
 
     /// Switches the open port to `bps` under its reader (after the receiver was told to
-    /// switch), keeping its framing. A port given its speed opens at `bps` from now on; one
-    /// that finds its speed tries `bps` first when it opens again, and the others after it:
-    /// a receiver that forgot the switch (a power cycle, the switch not saved) is found.
+    /// switch), keeping its framing. When it opens again, or its bytes make no frames, it
+    /// listens at `bps` first, then at the speed it was given, or, given none, at the
+    /// others: a receiver that forgot the switch (a power cycle, the switch not saved) is
+    /// found.
     public func changeSpeedWhileOpen(to bps: Int) throws(DeviceError) {
         guard let descriptor = openDescriptor.duplicate() else { throw .notFound(path: path) }
         defer { Glibc.close(descriptor) }
@@ -228,13 +239,17 @@ public struct SerialPort: ByteSource {
         if self.settings.speed == nil {
             lineFound.withLock { $0?.bps = bps }
         } else {
-            speedChanged.withLock { $0 = bps }
+            speedChanged.withLock { $0 = bps == self.settings.speed ? nil : bps }
         }
     }
 
     /// The line settings autobaud tries, the last one found first (a replugged receiver
     /// keeps its speed).
     func autobaudOrder() -> [SerialLine] {
+        if let given = settings.speed {
+            // Given its speed and switched since: the speed switched to, then the one given.
+            return [speedChanged.withLock { $0 }, given].compactMap { $0 }.map(line(at:))
+        }
         let last = lineFound.withLock { $0 }
         return (last.map { [$0] } ?? []) + Autobaud.lines.filter { $0 != last }
     }

@@ -216,6 +216,35 @@ struct UBXConfigurationToolTests {
         #expect(direct.status == 0 && direct.output.json?["module"] as? String == "NEO-M8T-0", "\(direct.errors)")
     }
 
+    @Test("a speed set through the daemon on a port given its speed, not saved and lost with the receiver's power: the daemon finds the receiver again at the speed it was given")
+    func speedSetThroughTheDaemonLost() throws {
+        let folder = try makeTemporaryFolder("ubx")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.m8)
+        let socket = folder.appendingPathComponent("gpsfixd.sock").path
+        let control = folder.appendingPathComponent("control.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, [
+            receiver.path, "--speed", "9600", "--socket", socket, "--control-socket", control, "--silence-timeout", "1.5",
+        ])
+        defer { daemon.stop() }
+        try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
+        let set = try Self.ubx(["set", receiver.path, "--control-socket", control, "--baud", "115200"])
+        #expect(set.status == 0 && receiver.speed == 115_200, "\(set.errors)")
+        // No battery: the receiver comes back at its default 9600 bps, which the port,
+        // switched to 115,200, reads as noise.
+        receiver.powerCycle(batteryEmpty: true)
+        let watcher = try #require(LineClient.connect(unixPath: socket))
+        func bps() -> Int? {
+            watcher.send("?DEVICES;\n")
+            let devices = watcher.readLines(until: { $0.contains(#""class":"DEVICES""#) })?.last?.json?["devices"] as? [[String: Any]]
+            return devices?.first?["bps"] as? Int
+        }
+        try waitUntil("the daemon reading the receiver at 9600 bps again", within: 30) { bps() == 9600 }
+        #expect(daemon.errorText.contains("finding its speed again"), "\(daemon.errorText)")
+        watcher.send("?WATCH={\"enable\":true,\"json\":true};\n")
+        #expect(watcher.readLines(until: { $0.contains(#""class":"TPV""#) && $0.contains(#""mode":3"#) }, timeout: 10) != nil)
+    }
+
     @Test("the control socket serves root and the daemon's user only, even when its mode would let another in", .enabled(if: getuid() == 0))
     func otherUsersRefused() throws {
         let folder = try makeTemporaryFolder("ubx")
