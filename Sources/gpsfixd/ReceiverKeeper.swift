@@ -21,10 +21,12 @@ import UBXConfiguration
 ///   a second try is not given the table again while it reports the same.
 /// - A conversation that fails (the receiver silent, or not taking a speed) is begun again
 ///   after ``firstRetryDelay``, then after twice as long each time, up to
-///   ``longestRetryDelay``, however often the device falls silent and speaks again
-///   meanwhile: a conversation can itself silence the device (a speed tried for seconds),
-///   and its return from silence must not begin the next at once, in a loop. A reopening
-///   (a new link, perhaps at another speed) begins one at once.
+///   ``longestRetryDelay``, however often the device falls silent, speaks again or is
+///   reopened meanwhile: a conversation can itself silence the device (a speed tried for
+///   seconds) or lose its speed, and neither its return nor the reopening that finds the
+///   speed again may begin the next at once, in a loop. Only a line at a speed no failed
+///   conversation ran at (the speed found at last by a port that searches) begins one at
+///   once.
 ///
 /// The conversation blocks on the receiver's answers: it runs on a thread of its own, which
 /// ends with it, one conversation at a time.
@@ -53,6 +55,14 @@ final class ReceiverKeeper: Sendable {
         var failuresInARow = 0
         var retryAt: NIODeadline?
         var retryScheduled = false
+        /// The speeds the port ran at when those conversations began.
+        var failedSpeeds: Set<Int> = []
+
+        /// Whether a conversation waits now: failures back off, and the port runs at a
+        /// speed one of them ran at.
+        func waits(now: NIODeadline, speed: Int) -> Bool {
+            retryAt.map { $0 > now } == true && failedSpeeds.contains(speed)
+        }
     }
 
     /// How long after a failed conversation the next begins; doubled at each failure in a row.
@@ -97,13 +107,14 @@ final class ReceiverKeeper: Sendable {
     /// What it did, for `/metrics`.
     var counters: ReceiverTableCounters { state.withLockedValue { $0.counters } }
 
-    /// Takes the device's events: an opening asks for a turn at once (the port opened anew,
-    /// perhaps at another speed or to another receiver); a return from silence asks for
-    /// one at once, or, while failed conversations back off, at the backoff's end.
+    /// The speed the port runs at now (0 when not known).
+    private var speed: Int { port.line?.bps ?? 0 }
+
+    /// Takes the device's events: an opening or a return from silence asks for a turn, at
+    /// once, or, while failed conversations back off, at the backoff's end.
     func take(_ event: DeviceEvent) {
         switch event.kind {
-        case .activated, .recovered: requestTurn()
-        case .resumed: requestTurnAfterBackoff()
+        case .activated, .recovered, .resumed: requestTurnAfterBackoff()
         default: break
         }
     }
@@ -111,13 +122,13 @@ final class ReceiverKeeper: Sendable {
     /// Asks for a turn now, or, while failures back off, has one asked for at the
     /// backoff's end (one at most), if the last conversation failed then still.
     private func requestTurnAfterBackoff() {
-        let now = NIODeadline.now()
-        let (backingOff, retryAt) = state.withLockedValue { state -> (Bool, NIODeadline?) in
-            guard let retryAt = state.retryAt, retryAt > now else { return (false, nil) }
+        let now = NIODeadline.now(), speed = self.speed
+        let (waits, retryAt) = state.withLockedValue { state -> (Bool, NIODeadline?) in
+            guard state.waits(now: now, speed: speed) else { return (false, nil) }
             defer { state.retryScheduled = true }
-            return (true, state.retryScheduled ? nil : retryAt)
+            return (true, state.retryScheduled ? nil : state.retryAt)
         }
-        guard backingOff else { return requestTurn() }
+        guard waits else { return requestTurn() }
         guard let retryAt else { return }
         control.writer.eventLoop.scheduleTask(deadline: retryAt) { [weak self] in
             guard let self else { return }
@@ -149,6 +160,13 @@ final class ReceiverKeeper: Sendable {
     /// for the one before is over before it began.
     private func converse(in turn: ConversationTurn) {
         guard control.conversations.holds(turn) else { return }
+        // A turn asked for while the last conversation ran, which then failed, waits for
+        // the backoff's end like any other.
+        let speed = self.speed
+        if state.withLockedValue({ $0.waits(now: .now(), speed: speed) }) {
+            control.conversations.end(turn)
+            return requestTurnAfterBackoff()
+        }
         defer {
             state.withLockedValue { $0.counters.conversations += 1 }
             control.conversations.end(turn)
@@ -160,6 +178,7 @@ final class ReceiverKeeper: Sendable {
                 state.lastFailure = nil
                 state.failuresInARow = 0
                 state.retryAt = nil
+                state.failedSpeeds = []
             }
         } catch {
             let failure = "\(error)"
@@ -171,6 +190,7 @@ final class ReceiverKeeper: Sendable {
                 defer { state.lastFailure = failure }
                 guard backsOff else { return (state.lastFailure != failure, nil) }
                 state.failuresInARow += 1
+                state.failedSpeeds.insert(speed)
                 let delay = Self.retryDelay(afterFailuresInARow: state.failuresInARow)
                 state.retryAt = .now() + delay
                 return (state.lastFailure != failure, delay)
