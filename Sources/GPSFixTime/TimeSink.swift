@@ -27,7 +27,7 @@ public enum TimeSinkError: Error, Hashable, Sendable, CustomStringConvertible {
         case .notTaken(let path): "\(path) took no more samples"
         case .system(let call, let errno): "\(call) failed: errno \(errno)"
         case .writableByOthers(let segment, let mode, let owner):
-            "\(segment) exists with mode \(String(mode, radix: 8)), owned by uid \(owner): anyone who may write it could set the clock, so it is not used; remove it (ipcrm) and restart"
+            "\(segment) exists with mode \(String(mode, radix: 8)), made or owned by uid \(owner): anyone who may write it could set the clock, so it is not used; remove it (ipcrm) and restart"
         }
     }
 }

@@ -101,13 +101,42 @@ struct SinkTests {
         defer { shmctl(identifier, IPC_RMID, nil) }
         let refusal = TimeSinkError.writableByOthers(segment: "NTP\(unit)", mode: 0o666, owner: Int(geteuid()))
         #expect(throws: refusal) { try SharedMemoryRefclock(unit: unit, ownerOnly: true) }
-        #expect(refusal.description.hasPrefix("NTP\(unit) exists with mode 666, owned by uid \(geteuid()): anyone who may write it"))
+        #expect(refusal.description.hasPrefix("NTP\(unit) exists with mode 666, made or owned by uid \(geteuid()): anyone who may write it"))
         var status = shmid_ds()
         try #require(shmctl(identifier, IPC_STAT, &status) == 0)
         status.shm_perm.mode = 0o600
         try #require(shmctl(identifier, IPC_SET, &status) == 0)
         let sink = try SharedMemoryRefclock(unit: unit, ownerOnly: true)
         try sink.send(sample, precision: -1)
+    }
+
+    @Test(
+        "a root-only unit another user made is refused even after its owner was set to root and its mode to 0600: its maker may set them back",
+        .enabled(if: getuid() == 0, "makes a segment as another user"))
+    func sharedMemoryMadeByAnother() throws {
+        let unit = 5000 + Int(getpid() % 1000)
+        let key = 0x4E54_5030 + unit
+        // Made by nobody, with its own interface (IPC_CREAT | 0666), through Python's ctypes.
+        let maker = Process()
+        maker.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        maker.arguments = [
+            "--reuid", "65534", "--regid", "65534", "--clear-groups", "/usr/bin/python3", "-c",
+            "import ctypes, sys; sys.exit(ctypes.CDLL(None).shmget(\(key), \(MemoryLayout<gpsfix_shm_time>.size), 0o1666) < 0)",
+        ]
+        try maker.run()
+        maker.waitUntilExit()
+        try #require(maker.terminationStatus == 0)
+        let identifier = shmget(key_t(key), 0, 0)
+        try #require(identifier >= 0)
+        defer { shmctl(identifier, IPC_RMID, nil) }
+        var status = shmid_ds()
+        try #require(shmctl(identifier, IPC_STAT, &status) == 0)
+        status.shm_perm.uid = 0
+        status.shm_perm.mode = 0o600
+        try #require(shmctl(identifier, IPC_SET, &status) == 0)
+        #expect(throws: TimeSinkError.writableByOthers(segment: "NTP\(unit)", mode: 0o600, owner: 65534)) {
+            try SharedMemoryRefclock(unit: unit, ownerOnly: true)
+        }
     }
 
     @Test("shared-memory units: 2n and 2n+1 as root, as gpsd takes them, from unit 2 on otherwise")

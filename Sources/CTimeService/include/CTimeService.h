@@ -38,9 +38,10 @@ struct gpsfix_sock_sample {
 
 /// Attaches NTP shared-memory unit `unit` (key 0x4E545030 + unit), creating it with
 /// `permissions` when it does not exist. NULL, with errno set, when refused. With
-/// owner-only `permissions`, a segment that already exists must be owned by this user or
-/// root and writable by no one else: otherwise NULL, errno 0, and its `*mode` and `*owner`
-/// (anyone who may write it could feed the clock that reads it).
+/// owner-only `permissions`, a segment that already exists must be owned and have been
+/// created by this user or root, and be writable by no one else: otherwise NULL, errno 0,
+/// its `*mode`, and in `*owner` the other user (its creator first: whoever made it may
+/// change its owner and mode; anyone who may write it could feed the clock that reads it).
 struct gpsfix_shm_time *gpsfix_shm_attach(int unit, int permissions, unsigned *mode, unsigned *owner);
 
 /// Detaches a segment attached by gpsfix_shm_attach.
