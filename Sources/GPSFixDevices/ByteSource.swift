@@ -25,7 +25,8 @@ public protocol ByteSource: Sendable {
     var hasUnreadInput: Bool { get }
 
     /// Whether the source finds its line's speed as it opens (autobaud), and so may be
-    /// reopened to find it again when its bytes stop making frames.
+    /// reopened to find it again when its bytes stop making frames. It may change: a
+    /// serial port given its speed finds it once configuration has switched it.
     var findsSpeed: Bool { get }
 
     /// Opens the source and reads it, chunk by chunk.

@@ -158,16 +158,20 @@ public struct SerialPort: ByteSource {
         return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
             let opened: (descriptor: Int32, original: termios)
             var prelude: [UInt8] = []
-            if port.findsSpeed {
-                // No speed given, or switched since: listen at each line setting it may
-                // have until frames make sense, and read on from there.
-                guard let (searched, found) = try port.openFindingSpeed(stopped: { stop.isStopped }) else {
-                    throw .noSentences(path: port.path)
-                }
+            if port.findsSpeed, let (searched, found) = try port.openFindingSpeed(stopped: { stop.isStopped }) {
+                // No speed given, or switched since: listened at each line setting it may
+                // have until frames made sense; read on from there.
                 opened = searched
                 prelude = found.bytes
+            } else if let speed = port.speedChanged.withLock({ $0 }) ?? port.settings.speed {
+                // Given its speed: opened at it, or at the one switched to when neither
+                // answered (a receiver starting, or off), waiting there; bytes that make
+                // no frames search again.
+                var configured = port
+                configured.settings.speed = speed
+                opened = try configured.open()
             } else {
-                opened = try port.open()
+                throw .noSentences(path: port.path)
             }
             port.openDescriptor.set(opened.descriptor)
             return (opened.descriptor, prelude, { [path = port.path] in
