@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int write_end = -1;
+static volatile sig_atomic_t write_end = -1;
 
 // Async-signal-safe: one write(2), errno kept for the interrupted code. A pipe full of
 // numbers not yet read loses this one, which asks what they asked.
@@ -20,6 +20,10 @@ static void caught(int number) {
 }
 
 int gpsfix_stop_signals_catch(const int *signals, int count) {
+    if (write_end != -1) {
+        errno = EBUSY;
+        return -1;
+    }
     int ends[2];
     if (pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) return -1;
     write_end = ends[1];

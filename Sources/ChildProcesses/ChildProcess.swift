@@ -8,9 +8,8 @@ import Glibc
 /// standard streams (a library's socket opened without close-on-exec, or a test's
 /// pseudo-terminal, held by a child would keep a hang-up or an end of stream from ever
 /// happening), no secret of its environment (``ChildEnvironment``), no blocked signal,
-/// and the signals a parent ignores or reads itself at their defaults (the daemon ignores
-/// SIGTERM, SIGINT and SIGHUP, which it reads from dispatch sources: a child that
-/// inherited that would never hear its stop).
+/// and the signals a parent ignores or catches at their defaults (the daemon ignores
+/// SIGPIPE; a child that inherited an ignored stop signal would never hear its stop).
 public enum ChildProcess {
     /// Where one of a child's standard streams goes.
     public enum Stream: Sendable {

@@ -15,24 +15,29 @@ import Glibc
 /// when ``init()`` returns: one sent the moment after is read once a task waits, never
 /// lost (as one is while a dispatch source for an ignored signal is still being
 /// registered). A child the daemon starts gets them at their defaults (exec resets a
-/// caught signal's handling). One per process.
+/// caught signal's handling). Made once a process: a second is refused.
 public final class StopSignals: @unchecked Sendable {  // Its properties are set once, in init.
     /// The signals taken as a request to stop.
     public static let numbers = [SIGTERM, SIGINT, SIGHUP]
 
     private let arrivals: AsyncStream<Int32>
-    private let source: (any DispatchSourceRead)?
+    private let source: any DispatchSourceRead
+
+    /// The system refused (no descriptor left for the pipe), or they were taken before in
+    /// this process: they would end it at once, without its undoing what it set up.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
 
     /// Takes the stop signals from the process's default handling, which ends it at once.
-    /// Should the system refuse (no descriptor left for the pipe), they keep it.
-    public init() {
-        let (arrivals, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
-        self.arrivals = arrivals
+    public init() throws(Unavailable) {
         let descriptor = Self.numbers.withUnsafeBufferPointer { gpsfix_stop_signals_catch($0.baseAddress, Int32($0.count)) }
         guard descriptor >= 0 else {
-            source = nil
-            return
+            let code = errno
+            throw Unavailable(description: "SIGTERM, SIGINT and SIGHUP cannot be caught: \(String(cString: strerror(code)))")
         }
+        let (arrivals, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .bufferingNewest(1))
+        self.arrivals = arrivals
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: .global())
         source.setEventHandler {
             var numbers = (UInt64(0), UInt64(0))

@@ -47,8 +47,7 @@ public enum TasksOnEventLoop {
     /// process's life, to serve a main queue this daemon gives no work. The waiting main
     /// thread blocks every signal, so that none is delivered to it: a stop signal goes to
     /// a thread that takes it (the event loop's, started by the first task and so before
-    /// the mask is set), whence libdispatch passes it to the source waiting for it
-    /// (`StopSignals`).
+    /// the mask is set), where `StopSignals`' handler writes it to the pipe it reads.
     @MainActor
     public static func runMain(_ body: @escaping @Sendable () async -> Void) -> Never {
         Task.detached {

@@ -33,7 +33,7 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         // Taken first: an interrupt ends the recording as its duration does, the log
         // flushed to disk and checked, rather than killing the tool mid-write.
-        let stopSignals = StopSignals()
+        let stopSignals = try StopSignals()
         guard let name = DeviceName(device) else { throw ValidationError("'\(device)' is not a device") }
         let source = name.source(settings: SerialSettings(speed: speed))
         // Opened, not emptied: a log already there is replaced only when the device gives

@@ -53,7 +53,7 @@ struct Replay: AsyncParsableCommand {
     func run() async throws {
         // Taken before the link is made: a stop ends the replay and removes the link, which
         // left behind would lead a reader to the next terminal given the same number.
-        let stopSignals = StopSignals()
+        let stopSignals = try StopSignals()
         // A standard output whose reader has gone then fails the write of the terminal's
         // path, an error after which the link is removed, rather than ending the replay at
         // once with its link left.

@@ -275,7 +275,7 @@ struct GPSFixDaemon: AsyncParsableCommand {
         }
         ServiceAddress.hidePasswordsInCommandLine(alsoValuesOf: TraccarOptions.secretOptions)
         signal(SIGPIPE, SIG_IGN)
-        let stopSignals = StopSignals()
+        let stopSignals = try StopSignals()
         Self.raiseDescriptorLimit()
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in

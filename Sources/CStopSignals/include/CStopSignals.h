@@ -9,7 +9,7 @@
 /// Catches the `count` signals of `signals` (restarting the calls they interrupt where
 /// the system can) and returns the read end of a pipe, non-blocking and closed on exec,
 /// that gets one byte, the signal's number, for each one caught; -1 with errno set when
-/// refused, the signals' handling then unchanged. Once a process.
+/// refused, the signals' handling then unchanged (EBUSY: called before in this process).
 int gpsfix_stop_signals_catch(const int *signals, int count);
 
 #endif
