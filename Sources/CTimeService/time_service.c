@@ -21,11 +21,11 @@ struct gpsfix_shm_time *gpsfix_shm_attach(int unit, int permissions, unsigned *m
         if (shmctl(id, IPC_STAT, &status) == -1) return NULL;
         // Its creator too: whoever made it may change its owner and mode at will.
         uid_t self = geteuid();
-        int others = (status.shm_perm.uid != self && status.shm_perm.uid != 0)
-            || (status.shm_perm.cuid != self && status.shm_perm.cuid != 0);
-        if ((status.shm_perm.mode & 022) != 0 || others) {
+        int made_by_other = status.shm_perm.cuid != self && status.shm_perm.cuid != 0;
+        int owned_by_other = status.shm_perm.uid != self && status.shm_perm.uid != 0;
+        if ((status.shm_perm.mode & 022) != 0 || made_by_other || owned_by_other) {
             *mode = status.shm_perm.mode & 0777;
-            *owner = status.shm_perm.cuid != self && status.shm_perm.cuid != 0 ? status.shm_perm.cuid : status.shm_perm.uid;
+            *owner = made_by_other ? status.shm_perm.cuid : status.shm_perm.uid;
             errno = 0;
             return NULL;
         }

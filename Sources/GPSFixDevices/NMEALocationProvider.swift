@@ -99,7 +99,7 @@ public struct NMEALocationProvider: LocationProvider {
         let reading = ReadingState(
             device: device, line: { [source] in source.line }, sentenceDemand: sentenceDemand,
             decoder: ReceiverStreamDecoder(framing: framing, centuryRule: centuryRule, drivers: ReceiverDrivers.all),
-            activity: activity, replies: replies, searchesSpeed: { [source] in search != nil && source.findsSpeed })
+            activity: activity, replies: replies, searchesSpeed: { [source] in source.findsSpeed })
         let handle: @Sendable (ByteChunk) -> Void = { chunk in
             let speedLost = reading.exclusively {
                 reading.take(chunk)
