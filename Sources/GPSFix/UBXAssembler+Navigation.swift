@@ -95,7 +95,8 @@ extension UBXAssembler {
         // NAV-PVT's 23:59:60 stands: GPS time names it only when a warning came first.
         guard fix.time?.isLeapSecond != true else { return }
         fix.time = self.time(week: time.week, milliseconds: Int(time.iTOW), nanoseconds: time.fractionalTOW)
-        fix.timeIsUnconfirmed = leapSeconds == nil
+        // Its own leapSValid decides: it comes after NAV-PVT, whose time it replaces.
+        fix.timeIsUnconfirmed = !time.hasValidLeapSeconds || leapSeconds == nil
     }
 
     mutating func apply(_ time: NavTIMEUTC) {

@@ -58,6 +58,10 @@ public struct NavTIMELS: Sendable, Hashable {
     public var iTOW: UInt32
     /// GPS minus UTC, seconds, when ``hasValidCurrent``.
     public var currentLeapSeconds: Int
+    /// Where the receiver has ``currentLeapSeconds`` from (srcOfCurrLs): 0 the firmware's
+    /// default, which can be outdated; 1 the difference of GPS and GLONASS time; 2 GPS;
+    /// 3 SBAS; 4 BeiDou; 5 Galileo; 6 aiding; 7 configured; 255 unknown.
+    public var currentSource: UInt8
     /// The scheduled change (lsChange): +1 a second inserted, -1 one deleted, 0 none
     /// scheduled (or none known).
     public var change: Int
@@ -70,13 +74,17 @@ public struct NavTIMELS: Sendable, Hashable {
     public init?(_ frame: UBXFrame) {
         guard let p = frame.payload(of: Self.message, atLeast: 24) else { return nil }
         iTOW = p.u32(0)
+        currentSource = p.u8(8)
         currentLeapSeconds = Int(p.i8(9))
         change = Int(p.i8(11))
         secondsToEvent = p.i32(12)
         validity = p.u8(23)
     }
 
-    public var hasValidCurrent: Bool { validity & 0x01 != 0 }
+    /// Whether ``currentLeapSeconds`` is known: marked valid (validCurrLs) and learned,
+    /// from the satellites, aiding or the user, not the firmware's default (which u-blox
+    /// says can be outdated) or a source the receiver cannot name.
+    public var hasValidCurrent: Bool { validity & 0x01 != 0 && currentSource != 0 && currentSource != 255 }
     /// Whether ``secondsToEvent`` (and so the change's date) is known.
     public var hasValidTimeToEvent: Bool { validity & 0x02 != 0 }
 }

@@ -71,6 +71,7 @@ struct LeapSecondReportTests {
         func timeLS(iTOW: UInt32, change: Int8, secondsToEvent: Int32) -> [UInt8] {
             var p = Payload(count: 24)
             p.set(0, iTOW)
+            p.set(8, UInt8(2))  // from GPS
             p.set(9, Int8(18))
             p.set(11, change)
             p.set(12, secondsToEvent)

@@ -66,6 +66,17 @@ func navTIMEGPS(iTOW: UInt32, week: Int16, leapSeconds: Int8, valid: UInt8 = 0x0
     return UBXFrame.encode(messageClass: 0x01, id: 0x20, payload: p.bytes)
 }
 
+/// NAV-TIMELS with the current leap seconds marked valid, learned from `source`
+/// (srcOfCurrLs: 2 GPS).
+func navTIMELS(iTOW: UInt32, current: Int8, source: UInt8 = 2) -> [UInt8] {
+    var p = Payload(count: 24)
+    p.set(0, iTOW)
+    p.set(8, source)
+    p.set(9, current)
+    p.set(23, UInt8(0x01))  // validCurrLs
+    return UBXFrame.encode(messageClass: 0x01, id: 0x26, payload: p.bytes)
+}
+
 /// Decodes `stream` through the whole stream decoder, as the daemon does.
 func decodedUpdates(_ stream: [UInt8], chunkSize: Int = 4096) -> [LocationUpdate] {
     updates(ofLog: stream, chunkSize: chunkSize)
@@ -95,19 +106,12 @@ struct UBXAssemblerTests {
 
     @Test("leap seconds no GPS - UTC offset can be (127, -128 in NAV-TIMEGPS or NAV-TIMELS) are not taken: the time stays the one by the last plausible offset, or unconfirmed")
     func absurdLeapSeconds() throws {
-        func timeLS(iTOW: UInt32, current: Int8) -> [UInt8] {
-            var p = Payload(count: 24)
-            p.set(0, iTOW)
-            p.set(9, current)
-            p.set(23, UInt8(0x01))  // validCurrLs
-            return UBXFrame.encode(messageClass: 0x01, id: 0x26, payload: p.bytes)
-        }
         func fixes(_ offsets: [Int8], timeLS useTimeLS: Bool = false) -> [Fix] {
             var stream: [UInt8] = []
             for (index, offset) in offsets.enumerated() {
                 let iTOW = UInt32(1000 * (index + 1))
                 stream += useTimeLS
-                    ? timeLS(iTOW: iTOW, current: offset) + navTIMEGPS(iTOW: iTOW, week: 2412, leapSeconds: 18, valid: 0x03)
+                    ? navTIMELS(iTOW: iTOW, current: offset) + navTIMEGPS(iTOW: iTOW, week: 2412, leapSeconds: 18, valid: 0x03)
                     : navTIMEGPS(iTOW: iTOW, week: 2412, leapSeconds: offset)
                 stream += navEOE(iTOW: iTOW)
             }
@@ -123,6 +127,23 @@ struct UBXAssemblerTests {
             #expect(after.allSatisfy { !$0.timeIsUnconfirmed }, "\(absurd)")
             #expect(fixes([18, absurd], timeLS: true).map(\.leapSeconds) == [18, 18], "NAV-TIMELS \(absurd)")
         }
+    }
+
+    @Test("leap seconds the receiver has not learned confirm no time: NAV-TIMELS's from the firmware's default (source 0) or a source it cannot name (255), NAV-TIMEGPS's without leapSValid, which replaces NAV-PVT's time")
+    func unlearnedLeapSeconds() throws {
+        func fixes(source: UInt8, timeGPSValidity: UInt8) -> [Fix] {
+            let epoch = navTIMELS(iTOW: 1000, current: 18, source: source) + navPVT(iTOW: 1000, valid: 0x03)
+                + navTIMEGPS(iTOW: 1000, week: 2412, leapSeconds: 18, valid: timeGPSValidity) + navEOE(iTOW: 1000)
+            return decodedUpdates(epoch).compactMap(\.fix)
+        }
+        for source: UInt8 in [0, 255] {
+            let unlearned = fixes(source: source, timeGPSValidity: 0x03)
+            #expect(unlearned.count == 1 && unlearned.allSatisfy { $0.timeIsUnconfirmed && $0.leapSeconds == nil }, "source \(source)")
+        }
+        let gpsTimeUnsure = fixes(source: 2, timeGPSValidity: 0x03)
+        #expect(gpsTimeUnsure.count == 1 && gpsTimeUnsure.allSatisfy { $0.timeIsUnconfirmed && $0.leapSeconds == 18 })
+        let learned = fixes(source: 2, timeGPSValidity: 0x07)
+        #expect(learned.count == 1 && learned.allSatisfy { !$0.timeIsUnconfirmed && $0.leapSeconds == 18 })
     }
 
     @Test("a NAV-PVT or NAV-SOL solution without gnssFixOK (outside the receiver's DOP and accuracy masks) is no fix, as NAV-STATUS says it")

@@ -57,7 +57,7 @@ enum LeapAnnouncingReceiver {
     static func navTIMELS(iTOW: UInt32, change: Int8, secondsToEvent: Int32) -> [UInt8] {
         var payload = [UInt8](repeating: 0, count: 24)
         payload.replaceSubrange(0..<4, with: le(iTOW))
-        payload[9] = 18  // current leap seconds
+        (payload[8], payload[9]) = (2, 18)  // current leap seconds, from GPS
         payload[11] = UInt8(bitPattern: change)
         payload.replaceSubrange(12..<16, with: le(secondsToEvent))
         payload[23] = 0x03  // validCurrLs, validTimeToLsEvent

@@ -163,7 +163,7 @@ private final class LeapSecondReceiver {
         (pvt[11], pvt[20], pvt[21]) = (0x07, 3, 0x01)  // valid and resolved; 3D; gnssFixOK
         var timeLS = [UInt8](repeating: 0, count: 24)
         timeLS.replaceSubrange(0..<4, with: le(iTOW))
-        timeLS[9] = 18
+        (timeLS[8], timeLS[9]) = (2, 18)  // from GPS: 18
         timeLS[11] = announcing ? 1 : 0
         timeLS.replaceSubrange(12..<16, with: le(Int32(announcing ? 86_400 - secondOfDay : -1_000_000)))
         timeLS[23] = 0x03
