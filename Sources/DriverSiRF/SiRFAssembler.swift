@@ -14,9 +14,10 @@ import NMEA
 /// receiver has a fix) gives the HDOP; MID 2 of a 3D fix puts its HDOP in the PDOP, as
 /// gpsd does; MID 98 gives all five of its own.
 ///
-/// Times are GPS week and time of week with a ten-bit week: a capture's date (the
-/// ``RolloverRule``) restores the lost 1024-week eras, and GPS time becomes UTC by the
-/// leap seconds of MID 52, else by gpsd's default (18 s).
+/// Times are GPS week and time of week with a ten-bit week: the week is placed among
+/// the 1024 around a capture's date (the ``RolloverRule``), else among those from
+/// GPSFix's build on, and GPS time becomes UTC by the leap seconds of MID 52, else by
+/// gpsd's default (18 s).
 public final class SiRFAssembler: DriverAssembler {
     /// The epoch's fix and the held sky, and what was counted.
     public private(set) var reports: EpochReports
@@ -35,19 +36,25 @@ public final class SiRFAssembler: DriverAssembler {
     /// The time of the last view.
     private var skyTime: GPSTime?
 
-    /// The 1024-week era a ten-bit week is placed in: the reference date's (a capture's
-    /// `# Date:`), else the build year's, as gpsd places it by its build date.
-    private let era: Int
+    /// The first of the 1024 weeks a ten-bit week is placed in: those around a capture's
+    /// date (its `# Date:`), else those from the week GPSFix was built in on, since no
+    /// receiver's time is earlier. Built in 2026, that is 2025-12-28 to 2045-08-12, the
+    /// time service's window; an era fixed by the build year would have ended in
+    /// November 2038, and placed the weeks after in 2019.
+    private let firstWeek: Int
 
     /// Milliseconds by which two times of week still belong to one epoch.
     static let epochTolerance = 10
 
     public init(rolloverRule: RolloverRule = RolloverRule()) {
         reports = EpochReports(rolloverRule: rolloverRule)
-        let midnight = NMEATime(hour: 0, minute: 0, second: 0)
-        let buildYear = GPSTime(year: CenturyRule.buildYear, month: 1, day: 1, time: midnight)
-        let referenceDay = rolloverRule.referenceDay ?? buildYear.daysSince1970
-        era = max(0, (referenceDay - Self.gpsEpochDay) / 7 / RolloverRule.weeksPerEra)
+        if let referenceDay = rolloverRule.referenceDay {
+            firstWeek = (referenceDay - Self.gpsEpochDay) / 7 - RolloverRule.weeksPerEra / 2
+        } else {
+            let midnight = NMEATime(hour: 0, minute: 0, second: 0)
+            let buildYear = GPSTime(year: CenturyRule.buildYear, month: 1, day: 1, time: midnight)
+            firstWeek = (buildYear.daysSince1970 - Self.gpsEpochDay) / 7
+        }
         satellites.reserveCapacity(12)
     }
 
@@ -55,11 +62,12 @@ public final class SiRFAssembler: DriverAssembler {
     static let gpsEpochDay = GPSTime.gpsEpochSince1970 / 86_400
 
     /// UTC of a ten-bit week and a time of week in hundredths of a second, the week placed
-    /// in ``era``; `nil` for a time of week no week has.
+    /// among the 1024 from ``firstWeek``; `nil` for a time of week no week has.
     func utc(week: Int, hundredths: Int) -> GPSTime? {
         guard (0..<60_480_000).contains(hundredths) else { return nil }
         let weeks = RolloverRule.weeksPerEra
-        return reports.utc(week: week % weeks + era * weeks, milliseconds: hundredths * 10)
+        let weeksOn = ((week - firstWeek) % weeks + weeks) % weeks
+        return reports.utc(week: firstWeek + weeksOn, milliseconds: hundredths * 10)
     }
 
     public func add(_ frame: UnsafeRawBufferPointer, _ emit: (LocationUpdate) -> Void) {

@@ -36,6 +36,23 @@ struct SiRFMessageTests {
         #expect(abs(try #require(fix.track) - 10.3789) < 1e-3)
     }
 
+    @Test("a live receiver's ten-bit week is placed from GPSFix's build on: week 0 of the cycle is 2038-11-21, not 2019-04-07, and the BU-303's 302 is 2044-09-04")
+    func weekFromTheBuildOn() throws {
+        func fixTime(week: UInt16) throws -> GPSTime? {
+            var payload = Array(bu303Navigation[4..<(4 + 0x29)])
+            payload.replaceSubrange(22..<24, with: [UInt8(week >> 8), UInt8(week & 0xFF)])
+            payload.replaceSubrange(24..<28, with: [0, 0, 0, 0])  // time of week 0
+            return try #require(assemble([sirfFrame(payload)]).compactMap(\.fix).first).time
+        }
+        let lessLeapSeconds = NMEATime(hour: 23, minute: 59, second: 42)  // GPS midnight less 18 s
+        #expect(try fixTime(week: 0) == GPSTime(year: 2038, month: 11, day: 20, time: lessLeapSeconds))
+        #expect(try fixTime(week: 302) == GPSTime(year: 2044, month: 9, day: 3, time: lessLeapSeconds))
+        // The week the build year began in (2399, 351 of its cycle) is the first, the one
+        // before it the last.
+        #expect(try fixTime(week: 351) == GPSTime(year: 2025, month: 12, day: 27, time: lessLeapSeconds))
+        #expect(try fixTime(week: 350) == GPSTime(year: 2045, month: 8, day: 5, time: lessLeapSeconds))
+    }
+
     @Test("a MID 2 cut short is a decoding error, counted, and no fix")
     func shortFrame() {
         let assembler = SiRFAssembler()
