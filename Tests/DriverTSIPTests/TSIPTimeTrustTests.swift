@@ -1,4 +1,5 @@
 import GPSFix
+import NMEA
 import ReceiverDrivers
 import Testing
 
@@ -11,8 +12,14 @@ import Testing
 struct TSIPTimeTrustTests {
     /// 0x8F-AB for `second` seconds into week 2412 (March 2026), UTC offset 18, `flags`.
     static func primaryTiming(second: UInt32, flags: UInt8) -> [UInt8] {
-        let tow = withUnsafeBytes(of: (72_000 + second).bigEndian) { Array($0) }
-        return TSIPFrameRule.frame(id: 0x8F, data: [0xAB] + tow + [0x09, 0x6C, 0x00, 0x12, flags] + [0, 0, 20, 26, 3, 0x07, 0xEA])
+        primaryTiming(week: 2412, timeOfWeek: 72_000 + second, offset: 18, seconds: 0, flags: flags)
+    }
+
+    /// 0x8F-AB with its broken-down time's `seconds` (the rest of it is not read).
+    static func primaryTiming(week: UInt16, timeOfWeek: UInt32, offset: Int16, seconds: UInt8, flags: UInt8) -> [UInt8] {
+        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+        let fields = bigEndian(timeOfWeek) + bigEndian(week) + bigEndian(offset) + [flags]
+        return TSIPFrameRule.frame(id: 0x8F, data: [0xAB] + fields + [seconds, 0, 20, 26, 3, 0x07, 0xEA])
     }
 
     /// 0x8F-AC: an overdetermined clock (receiver mode 7) at a surveyed position, with
@@ -90,6 +97,38 @@ struct TSIPTimeTrustTests {
         #expect(warnings == [.insertion, .insertion, .none])
     }
 
+    @Test("a Thunderbolt's inserted second (0x8F-AB's UTC seconds 60) is 23:59:60, whichever offset it gives then: no sample of it, and the midnight after it is sampled when it comes, not a second early",
+          arguments: [Int16(18), 19])
+    func insertedSecond(offsetDuringIt: Int16) throws {
+        // 2026-12-31 23:59:54 to 2027-01-01 00:00:00 UTC: GPS week 2451, 432_012 s on.
+        let seconds: [UInt8] = [54, 55, 56, 57, 58, 59, 60, 0]
+        let assembler = TSIPAssembler(AssemblyContext())
+        var sampler = ReceiverTimeSampler()
+        var times: [GPSTime] = [], samples: [TimeSample] = []
+        for (index, second) in seconds.enumerated() {
+            let offset: Int16 = index < 6 ? 18 : index == 6 ? offsetDuringIt : 19
+            let timing = Self.primaryTiming(
+                week: 2451, timeOfWeek: 432_012 + UInt32(index), offset: offset, seconds: second, flags: 0x03)
+            for packet in [timing, Self.supplementalTiming(minorAlarms: second == 0 ? 0 : 0x0080)] {
+                packet.withUnsafeBytes { bytes in
+                    assembler.add(bytes) { update in
+                        guard case .fix(let fix) = update, let time = fix.time else { return }
+                        times.append(time)
+                        if let sample = sampler.sample(for: fix, readAt: Self.readAt(index)) { samples.append(sample) }
+                    }
+                }
+            }
+        }
+        let inserted = GPSTime(year: 2026, month: 12, day: 31, time: NMEATime(hour: 23, minute: 59, second: 60))
+        #expect(times.suffix(2) == [inserted, GPSTime(year: 2027, month: 1, day: 1, time: NMEATime(hour: 0, minute: 0, second: 0))])
+        let midnight = 1_798_761_600
+        #expect(samples.map(\.real.seconds) == [midnight - 3, midnight - 2, midnight - 1, midnight])
+        #expect(samples.last?.clock == Self.readAt(7), "read with the packet of midnight, not of the inserted second")
+    }
+
+    /// When the `index`-th second's packets were read, on an observer's clock.
+    static func readAt(_ index: Int) -> WallTime { WallTime(seconds: 1_798_000_000 + index) }
+
     /// 0x8F-20, last fix with extra information: a 3D fix `second` seconds into week 2412,
     /// with the receiver's GPS-UTC offset `utcOffset` (0 until it has the UTC parameters).
     static func lastFix(second: UInt32, utcOffset: UInt8) -> [UInt8] {
@@ -111,6 +150,29 @@ struct TSIPTimeTrustTests {
     func lastFixOffset(utcOffset: UInt8, trusted: Bool) {
         let samples = Self.samples { [Self.lastFix(second: $0, utcOffset: utcOffset)] }
         #expect(samples.isEmpty != trusted, "\(samples.count) samples with a UTC offset of \(utcOffset)")
+    }
+
+    @Test("0x8F-AB's UTC offset while its flags say the receiver has no UTC parameters is not taken: the 0x8F-20 fixes after it, offset 0, stay unconfirmed")
+    func primaryTimingOffsetWithoutParameters() {
+        let samples = Self.samples { second in
+            second == 0 ? [Self.primaryTiming(second: 0, flags: 0x0B)] : [Self.lastFix(second: second, utcOffset: 0)]
+        }
+        #expect(samples.isEmpty, "\(samples.count) samples")
+    }
+
+    @Test("TSIPv1: A1-00's UTC offset is taken only with the time and the offset valid; the fixes report it (gpsd's leapseconds) only then",
+          arguments: [(UInt8(0x03), 18), (0x01, nil), (0x02, nil)])
+    func version1Offset(flags: UInt8, reported: Int?) {
+        let assembler = TSIPAssembler(AssemblyContext())
+        var leapSeconds: [Int?] = []
+        for packet in Self.version1Second(0, flags: flags) {
+            packet.withUnsafeBytes { bytes in
+                assembler.add(bytes) { update in
+                    if case .fix(let fix) = update { leapSeconds.append(fix.leapSeconds) }
+                }
+            }
+        }
+        #expect(leapSeconds == [reported], "flags \(flags)")
     }
 
     @Test("TSIPv1: A1-00 with the time and the UTC offset valid gives samples; without either, none",
