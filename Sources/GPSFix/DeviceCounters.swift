@@ -24,6 +24,9 @@ public struct DeviceCounters: Hashable, Sendable {
     /// Fixes whose time was kept from the clock: dated before GPSFix existed, or a
     /// week-number era after (see ``ReceiverTimeSampler``).
     public var distrustedTimes = 0
+    /// Times the receiver's time stepped back, each a new run before it sets the clock
+    /// again (see ``ReceiverTimeSampler``).
+    public var timeStepsBack = 0
     /// The receiver's survey-in as it last reported it, for a base or timing receiver;
     /// `nil` for one that never reported one.
     public var survey: SurveyProgress?
@@ -56,6 +59,7 @@ public struct DeviceCounters: Hashable, Sendable {
             + (rtcm3.frames + rtcm3.refused > 0 ? ", RTCM 3 frames \(rtcm3.frames), refused \(rtcm3.refused)" : "")
             + driverSummary
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026, or from August 2045) \(distrustedTimes)" : "")
+            + (timeStepsBack > 0 ? ", receiver time stepped back \(timeStepsBack)" : "")
             + (valuesOutOfRange > 0 ? ", values out of range \(valuesOutOfRange)" : "")
     }
 }

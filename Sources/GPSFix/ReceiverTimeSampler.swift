@@ -8,6 +8,11 @@
 /// ``latestTrustedTime`` on (a two-digit year placed in the wrong century, as an MTK
 /// chip's default date `060180` read as 2080, would set it decades ahead).
 ///
+/// A receiver whose time steps back (one that converted its first times by its firmware's
+/// leap seconds, then learned the satellites' count: NMEA gives no word of which it used)
+/// has given wrong samples: it starts a new run, so that the clock gets none until it has
+/// given ``minimumFixes`` more.
+///
 /// A sample carries the fix's ``Fix/leapSecondWarning`` in June and December only, as
 /// gpsd's SHM and SOCK writers do (leap seconds come at the end of those months; a
 /// receiver may announce one months ahead). The inserted second itself (23:59:60) gives
@@ -30,6 +35,8 @@ public struct ReceiverTimeSampler: Sendable {
     private var lastSecond: Int?
     /// Fixes whose date was before ``earliestTrustedTime`` or from ``latestTrustedTime`` on.
     public private(set) var distrusted = 0
+    /// Times a confirmed time came before the last one sampled.
+    public private(set) var steppedBack = 0
 
     public init(earliestTrustedTime: WallTime = Self.defaultEarliestTrustedTime) {
         self.earliestTrustedTime = earliestTrustedTime
@@ -41,8 +48,13 @@ public struct ReceiverTimeSampler: Sendable {
             fixesInARow = 0
             return nil
         }
-        fixesInARow += 1
         let real = WallTime(time)
+        if let lastSecond, real.seconds < lastSecond {
+            steppedBack += 1
+            restart()
+            return nil
+        }
+        fixesInARow += 1
         guard let readAt, fixesInARow > Self.minimumFixes, real.seconds != lastSecond, !time.isLeapSecond else {
             return nil
         }

@@ -385,6 +385,7 @@ private final class ReadingState: @unchecked Sendable {
         }
         counters.reconnects = reconnects
         counters.distrustedTimes = timeSampler.distrusted
+        counters.timeStepsBack = timeSampler.steppedBack
         counters.survey = decoder.ubx.survey
         return .counters(counters)
     }

@@ -62,6 +62,16 @@ struct TimeSampleTests {
         #expect(sampler.sample(for: Self.fix(.threeDimensional, at: second + 20), readAt: readAt) == nil, "a restart starts the count again")
     }
 
+    @Test("a receiver whose time steps back (its leap seconds learned after its firmware's default) starts a new run: no sample until it has given four fixes in a row again; counted")
+    func stepBack() {
+        var sampler = ReceiverTimeSampler()
+        // 12:00:00 to :09 by the firmware's count, then :08 on, two seconds less.
+        let times = Array(0..<10) + Array(8..<14)
+        let sampled = times.map { sampler.sample(for: Self.fix(.threeDimensional, at: second + $0), readAt: readAt) != nil }
+        #expect(sampled == Array(repeating: false, count: 3) + Array(repeating: true, count: 7) + [false, false, false, false, true, true])
+        #expect(sampler.steppedBack == 1)
+    }
+
     @Test("no sample dated a 1024-week era or more after 2026: a two-digit year placed in the wrong century (an MTK chip's default 060180 read as 2080), or a receiver two eras behind, would step the clock decades ahead")
     func laterThanAnEra() {
         let weeks = 1024 * 7 * 86_400
