@@ -36,8 +36,8 @@ extension TSIPAssembler {
             let quantisationError = data.f32(18), data.holds(30, at: 0)
         else { return false }
         self.week = Int(week)
-        // The offset is the satellites' only with the flags' time and UTC offset valid.
-        if flags & 0x03 == 0x03 { takeLeapSeconds(Int(offset)) }
+        // The offset is the satellites' only with the flags' UTC valid (bit 0).
+        if flags & 0x01 != 0 { takeLeapSeconds(Int(offset)) }
         guard let utc = time(week: Int(week), seconds: Double(tow)) else { return true }
         open(utc)
         changed = true

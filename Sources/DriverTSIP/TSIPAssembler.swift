@@ -1,5 +1,4 @@
 import GPSFix
-import NMEA
 
 /// Merges Trimble TSIP packets into fixes and sky views, as gpsd reports them.
 ///
@@ -252,8 +251,7 @@ public final class TSIPAssembler: DriverAssembler {
     private func apply(_ timing: TSIPPrimaryTiming) {
         week = timing.week
         if timing.hasUTCParameters { takeLeapSeconds(timing.utcOffset) }
-        guard var utc = time(week: timing.week, seconds: Double(timing.timeOfWeek)) else { return }
-        if timing.isInsertedSecond, let inserted = Self.insertedSecond(namedAs: utc) { utc = inserted }
+        guard let utc = time(week: timing.week, seconds: Double(timing.timeOfWeek)) else { return }
         open(utc)
         changed = true
         // A time not yet set, without the UTC parameters, or set by the user is shown, but
@@ -261,26 +259,11 @@ public final class TSIPAssembler: DriverAssembler {
         if !timing.isCertain { reports.fix.timeIsUnconfirmed = true }
         // The time of week and week are GPS time whichever time base the flags name.
         // The second as the fix names it, a lost 1024 weeks restored, so that the pulse
-        // pairs with the receiver time sampled from that fix.
-        if timing.isCertain, reports.leapSeconds != nil {
+        // pairs with the receiver time sampled from that fix. An inserted second's pulse
+        // names no second the clock has.
+        if timing.isCertain, reports.leapSeconds != nil, !utc.isLeapSecond {
             pulseSecond = Int(exactly: utc.secondsSince1970.rounded())
         }
-    }
-
-    /// 23:59:60 of the day an inserted second ends, from the time its GPS week and time
-    /// of week name less the receiver's offset: the next midnight while the receiver
-    /// still gives the old offset, 23:59:59 again once it gives the new; `nil` for
-    /// another time (a seconds field the week does not bear out). Named by either, the
-    /// clock would get the inserted second's sample as a second later than it is.
-    static func insertedSecond(namedAs time: GPSTime) -> GPSTime? {
-        let (hour, minute, second) = (time.time.hour, time.time.minute, time.time.second)
-        let day: Int
-        switch (hour, minute, second) {
-        case (0, 0, 0): day = time.daysSince1970 - 1
-        case (23, 59, 59): day = time.daysSince1970
-        default: return nil
-        }
-        return GPSTime(daysSince1970: day, time: NMEATime(hour: 23, minute: 59, second: 60, nanosecond: time.time.nanosecond))
     }
 
     /// 0x8F-AC's minor alarm saying a leap second is pending.

@@ -147,22 +147,15 @@ struct TSIPPrimaryTiming {
     /// it name the pulse's second.
     var isCertain: Bool { flags & 0x1C == 0 }
 
-    /// Whether the pulse is an inserted leap second: the packet's broken-down time is UTC
-    /// (flags bit 0) and its seconds say 60.
-    var isInsertedSecond: Bool { flags & 0x01 != 0 && seconds == 60 }
-
     /// Whether ``utcOffset`` is the satellites' (bit 3 clear): before the receiver has
     /// their UTC parameters, the field holds whatever its firmware starts with.
     var hasUTCParameters: Bool { flags & 0x08 == 0 }
 
-    /// The broken-down time's seconds (byte 10), UTC or GPS time as ``flags`` say.
-    var seconds: UInt8
-
     init?(_ data: FrameFields) {
         guard let tow = data.u32(1), let week = data.u16(5), let offset = data.i16(7), let flags = data.u8(9),
-            let seconds = data.u8(10), data.holds(17, at: 0)
+            data.holds(17, at: 0)
         else { return nil }
-        (timeOfWeek, self.week, utcOffset, self.flags, self.seconds) = (Int(tow), Int(week), Int(offset), flags, seconds)
+        (timeOfWeek, self.week, utcOffset, self.flags) = (Int(tow), Int(week), Int(offset), flags)
     }
 }
 

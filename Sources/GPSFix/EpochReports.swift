@@ -37,6 +37,8 @@ public struct EpochReports {
     public private(set) var leapSeconds: Int?
     /// The rule for receivers that lost 1024 weeks.
     public let rolloverRule: RolloverRule
+    /// The day a fix last warned of a second inserted at its end, for times from GPS time.
+    private var insertedSecond = InsertedSecond()
     /// The fixes climb and, where missing, speed are derived from.
     private var motion = MotionReference()
     /// Updates completed by the frame being read, handed out by ``emit(_:)``.
@@ -54,6 +56,7 @@ public struct EpochReports {
         var report = fix
         report.cycle = cycle
         report.leapSeconds = report.time == nil ? nil : leapSeconds
+        insertedSecond.note(report.time, warning: report.leapSecondWarning, leapSeconds: leapSecondsInUse)
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
         motion.derive(&report)
         statistics.epochs += 1
@@ -101,11 +104,15 @@ public struct EpochReports {
     }
 
     /// UTC from a GPS week and time of week in milliseconds, by the receiver's leap
-    /// seconds (the default before it gives them), with a lost 1024 weeks restored.
+    /// seconds (the default before it gives them), with a lost 1024 weeks restored;
+    /// 23:59:60 for the second inserted after a day a fix warned of (``InsertedSecond``).
     public func utc(week: Int, milliseconds: Int) -> GPSTime {
-        let seconds = GPSTime.gpsEpochSince1970 + week * 604_800 - (leapSeconds ?? UBXAssembler.defaultLeapSeconds)
-        return rolloverRule.corrected(GPSTime(millisecondsSince1970: seconds * 1000 + milliseconds))
+        let seconds = GPSTime.gpsEpochSince1970 + week * 604_800 - leapSecondsInUse
+        let utc = rolloverRule.corrected(GPSTime(millisecondsSince1970: seconds * 1000 + milliseconds))
+        return insertedSecond.named(utc, leapSeconds: leapSecondsInUse)
     }
+
+    private var leapSecondsInUse: Int { leapSeconds ?? UBXAssembler.defaultLeapSeconds }
 
     /// Sets the fix's time from a GPS week and time of week (``utc(week:milliseconds:)``).
     /// A time converted by the default leap seconds, before the receiver gave its own, is

@@ -63,3 +63,39 @@ public struct LeapSecondSchedule: Hashable, Sendable {
         return millisecondsToEvent > 0 && millisecondsToEvent < window ? change : .none
     }
 }
+
+/// The inserted second (23:59:60) of a receiver that gives GPS week and time of week.
+///
+/// GPS time has no leap seconds: converted by the receiver's count, which it changes only
+/// after the inserted second, that second is named as the next midnight, and the clock
+/// would be given a sample of it a second off. So a day a fix warned of an insertion
+/// (the last day of June or December, when leap seconds end) notes that day and the count
+/// then, and the second after it, by that count still, is named 23:59:60. A receiver that
+/// names it 23:59:59 again (its count changed early) repeats a second, which gives no
+/// sample either.
+public struct InsertedSecond: Sendable {
+    private var after: (day: Int, leapSeconds: Int)?
+
+    public init() {}
+
+    /// A fix at `time`, converted by `leapSeconds`, carried `warning`. The day's first
+    /// such fix decides: a receiver whose count changes in the inserted second (naming it
+    /// 23:59:59 again) has warned by then with the new one.
+    public mutating func note(_ time: GPSTime?, warning: LeapSecondWarning, leapSeconds: Int) {
+        guard warning == .insertion, let time, (time.month, time.day) == (6, 30) || (time.month, time.day) == (12, 31),
+            after?.day != time.daysSince1970
+        else { return }
+        after = (time.daysSince1970, leapSeconds)
+    }
+
+    /// `utc`, converted by `leapSeconds`, or 23:59:60 when it is the second after a day
+    /// noted with those leap seconds.
+    public func named(_ utc: GPSTime, leapSeconds: Int) -> GPSTime {
+        guard let after, after.leapSeconds == leapSeconds, utc.daysSince1970 == after.day + 1,
+            utc.time.hour == 0, utc.time.minute == 0, utc.time.second == 0
+        else { return utc }
+        var inserted = utc.time
+        (inserted.hour, inserted.minute, inserted.second) = (23, 59, 60)
+        return GPSTime(daysSince1970: after.day, time: inserted)
+    }
+}

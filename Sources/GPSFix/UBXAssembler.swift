@@ -67,10 +67,8 @@ public struct UBXAssembler {
     /// time of week of the epoch opened last, from which it is counted.
     var leapSchedule = LeapSecondSchedule()
     private var lastOpenedEpoch: UInt32?
-    /// The UTC day a fix last warned of a second inserted at its end, and the leap seconds
-    /// then: GPS time in the second after that day, with those leap seconds still, is
-    /// the inserted second, which a count of seconds would name as the next midnight.
-    private var insertionAfter: (day: Int, leapSeconds: Int)?
+    /// The day a fix last warned of a second inserted at its end, for times from GPS time.
+    private var insertedSecond = InsertedSecond()
     /// The satellites of NAV-SAT or NAV-SVINFO, reused from epoch to epoch (emptied when
     /// the next view arrives, by then no longer shared with the views sent out), and
     /// whether they are the open epoch's.
@@ -223,9 +221,7 @@ public struct UBXAssembler {
         report.cycle = ofItsOwnFrame ? nil : epochsOpened
         report.leapSeconds = report.time == nil ? nil : leapSeconds
         report.leapSecondWarning = report.time == nil ? .none : leapSchedule.warning
-        if report.leapSecondWarning == .insertion, let time = report.time {
-            insertionAfter = (time.daysSince1970, leapSecondsInUse)
-        }
+        insertedSecond.note(report.time, warning: report.leapSecondWarning, leapSeconds: leapSecondsInUse)
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
         if !ofItsOwnFrame { motion.derive(&report) }
         statistics.epochs += 1
@@ -252,17 +248,11 @@ public struct UBXAssembler {
     }
 
     /// UTC from a GPS week and time of week; 23:59:60 for the second inserted after a
-    /// day the receiver warned of (``insertionAfter``), before its leap seconds change.
+    /// day the receiver warned of (``InsertedSecond``), before its leap seconds change.
     func time(week: Int, milliseconds: Int, nanoseconds: Int) -> GPSTime {
         let total = (GPSTime.gpsEpochSince1970 + week * 604_800 - leapSecondsInUse) * 1000 + milliseconds
             + Int((Double(nanoseconds) / 1e6).rounded())
-        let utc = rolloverRule.corrected(GPSTime(millisecondsSince1970: total))
-        guard let insertion = insertionAfter, insertion.leapSeconds == leapSecondsInUse,
-            utc.daysSince1970 == insertion.day + 1, utc.time.hour == 0, utc.time.minute == 0, utc.time.second == 0
-        else { return utc }
-        var inserted = utc.time
-        (inserted.hour, inserted.minute, inserted.second) = (23, 59, 60)
-        return GPSTime(daysSince1970: insertion.day, time: inserted)
+        return insertedSecond.named(rolloverRule.corrected(GPSTime(millisecondsSince1970: total)), leapSeconds: leapSecondsInUse)
     }
 
     /// UTC from a message's calendar fields and their signed nanosecond correction;

@@ -12,14 +12,14 @@ import Testing
 struct TSIPTimeTrustTests {
     /// 0x8F-AB for `second` seconds into week 2412 (March 2026), UTC offset 18, `flags`.
     static func primaryTiming(second: UInt32, flags: UInt8) -> [UInt8] {
-        primaryTiming(week: 2412, timeOfWeek: 72_000 + second, offset: 18, seconds: 0, flags: flags)
+        primaryTiming(week: 2412, timeOfWeek: 72_000 + second, offset: 18, flags: flags)
     }
 
-    /// 0x8F-AB with its broken-down time's `seconds` (the rest of it is not read).
-    static func primaryTiming(week: UInt16, timeOfWeek: UInt32, offset: Int16, seconds: UInt8, flags: UInt8) -> [UInt8] {
+    /// 0x8F-AB (its broken-down time is not read: the week and time of week say it).
+    static func primaryTiming(week: UInt16, timeOfWeek: UInt32, offset: Int16, flags: UInt8) -> [UInt8] {
         func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
         let fields = bigEndian(timeOfWeek) + bigEndian(week) + bigEndian(offset) + [flags]
-        return TSIPFrameRule.frame(id: 0x8F, data: [0xAB] + fields + [seconds, 0, 20, 26, 3, 0x07, 0xEA])
+        return TSIPFrameRule.frame(id: 0x8F, data: [0xAB] + fields + [0, 0, 20, 26, 3, 0x07, 0xEA])
     }
 
     /// 0x8F-AC: an overdetermined clock (receiver mode 7) at a surveyed position, with
@@ -97,33 +97,53 @@ struct TSIPTimeTrustTests {
         #expect(warnings == [.insertion, .insertion, .none])
     }
 
-    @Test("a Thunderbolt's inserted second (0x8F-AB's UTC seconds 60) is 23:59:60, whichever offset it gives then: no sample of it, and the midnight after it is sampled when it comes, not a second early",
+    @Test("a Thunderbolt's inserted second, timed in GPS time while it warns of it (0x8F-AC's leap second pending) on December 31, is 23:59:60 whether it changes its offset after it or during it: no sample of it, and midnight sampled when it comes, not a second early",
           arguments: [Int16(18), 19])
     func insertedSecond(offsetDuringIt: Int16) throws {
         // 2026-12-31 23:59:54 to 2027-01-01 00:00:00 UTC: GPS week 2451, 432_012 s on.
-        let seconds: [UInt8] = [54, 55, 56, 57, 58, 59, 60, 0]
         let assembler = TSIPAssembler(AssemblyContext())
         var sampler = ReceiverTimeSampler()
         var times: [GPSTime] = [], samples: [TimeSample] = []
-        for (index, second) in seconds.enumerated() {
+        for index in 0..<8 {
             let offset: Int16 = index < 6 ? 18 : index == 6 ? offsetDuringIt : 19
-            let timing = Self.primaryTiming(
-                week: 2451, timeOfWeek: 432_012 + UInt32(index), offset: offset, seconds: second, flags: 0x03)
-            for packet in [timing, Self.supplementalTiming(minorAlarms: second == 0 ? 0 : 0x0080)] {
+            // The GPS time base (flags bit 0 clear), as the captures' receivers send it.
+            let timing = Self.primaryTiming(week: 2451, timeOfWeek: 432_012 + UInt32(index), offset: offset, flags: 0x02)
+            for packet in [timing, Self.supplementalTiming(minorAlarms: index < 7 ? 0x0080 : 0)] {
                 packet.withUnsafeBytes { bytes in
                     assembler.add(bytes) { update in
                         guard case .fix(let fix) = update, let time = fix.time else { return }
-                        times.append(time)
+                        if times.last != time { times.append(time) }
                         if let sample = sampler.sample(for: fix, readAt: Self.readAt(index)) { samples.append(sample) }
                     }
                 }
             }
         }
-        let inserted = GPSTime(year: 2026, month: 12, day: 31, time: NMEATime(hour: 23, minute: 59, second: 60))
-        #expect(times.suffix(2) == [inserted, GPSTime(year: 2027, month: 1, day: 1, time: NMEATime(hour: 0, minute: 0, second: 0))])
         let midnight = 1_798_761_600
+        let lastSecond = GPSTime(year: 2026, month: 12, day: 31, time: NMEATime(hour: 23, minute: 59, second: 59))
+        let inserted = GPSTime(year: 2026, month: 12, day: 31, time: NMEATime(hour: 23, minute: 59, second: 60))
+        let newYear = GPSTime(year: 2027, month: 1, day: 1, time: NMEATime(hour: 0, minute: 0, second: 0))
+        // Named 23:59:59 again by the new offset, it is a repeated second.
+        #expect(times.suffix(2) == (offsetDuringIt == 18 ? [inserted, newYear] : [lastSecond, newYear]))
         #expect(samples.map(\.real.seconds) == [midnight - 3, midnight - 2, midnight - 1, midnight])
-        #expect(samples.last?.clock == Self.readAt(7), "read with the packet of midnight, not of the inserted second")
+        #expect(samples.last?.clock == Self.readAt(7), "read with the packets of midnight, not of the inserted second")
+    }
+
+    @Test("no second is inserted at a midnight that is not the end of June or December, though the receiver warns (a Thunderbolt sets its bit months ahead)")
+    func noInsertionOnOtherDays() {
+        let assembler = TSIPAssembler(AssemblyContext())
+        var times: [GPSTime] = []
+        // 2026-11-30 23:59:58 to 2026-12-01 00:00:00 UTC: GPS week 2447, 172_816 s on.
+        for index in 0..<3 {
+            let timing = Self.primaryTiming(week: 2447, timeOfWeek: 172_816 + UInt32(index), offset: 18, flags: 0x02)
+            for packet in [timing, Self.supplementalTiming(minorAlarms: 0x0080)] {
+                packet.withUnsafeBytes { bytes in
+                    assembler.add(bytes) { update in
+                        if case .fix(let fix) = update, let time = fix.time, times.last != time { times.append(time) }
+                    }
+                }
+            }
+        }
+        #expect(times.count == 3 && !times.contains { $0.isLeapSecond }, "\(times)")
     }
 
     /// When the `index`-th second's packets were read, on an observer's clock.
@@ -160,8 +180,8 @@ struct TSIPTimeTrustTests {
         #expect(samples.isEmpty, "\(samples.count) samples")
     }
 
-    @Test("TSIPv1: A1-00's UTC offset is taken only with the time and the offset valid; the fixes report it (gpsd's leapseconds) only then",
-          arguments: [(UInt8(0x03), 18), (0x01, nil), (0x02, nil)])
+    @Test("TSIPv1: A1-00's UTC offset is taken only with its flags' UTC valid (bit 0); the fixes report it (gpsd's leapseconds) only then",
+          arguments: [(UInt8(0x03), 18), (0x01, 18), (0x02, nil)])
     func version1Offset(flags: UInt8, reported: Int?) {
         let assembler = TSIPAssembler(AssemblyContext())
         var leapSeconds: [Int?] = []
