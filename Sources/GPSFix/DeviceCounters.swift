@@ -24,9 +24,9 @@ public struct DeviceCounters: Hashable, Sendable {
     /// Fixes whose time was kept from the clock: dated before GPSFix existed, or a
     /// week-number era after (see ``ReceiverTimeSampler``).
     public var distrustedTimes = 0
-    /// Times the receiver's time stepped back, each a new run before it sets the clock
-    /// again (see ``ReceiverTimeSampler``).
-    public var timeStepsBack = 0
+    /// Fixes whose time came before the last one sampled, kept from the clock (see
+    /// ``ReceiverTimeSampler``).
+    public var timesBehind = 0
     /// The receiver's survey-in as it last reported it, for a base or timing receiver;
     /// `nil` for one that never reported one.
     public var survey: SurveyProgress?
@@ -59,7 +59,7 @@ public struct DeviceCounters: Hashable, Sendable {
             + (rtcm3.frames + rtcm3.refused > 0 ? ", RTCM 3 frames \(rtcm3.frames), refused \(rtcm3.refused)" : "")
             + driverSummary
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026, or from August 2045) \(distrustedTimes)" : "")
-            + (timeStepsBack > 0 ? ", receiver time stepped back \(timeStepsBack)" : "")
+            + (timesBehind > 0 ? ", times behind the last sampled \(timesBehind)" : "")
             + (valuesOutOfRange > 0 ? ", values out of range \(valuesOutOfRange)" : "")
     }
 }

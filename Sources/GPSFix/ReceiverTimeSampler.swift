@@ -8,10 +8,11 @@
 /// ``latestTrustedTime`` on (a two-digit year placed in the wrong century, as an MTK
 /// chip's default date `060180` read as 2080, would set it decades ahead).
 ///
-/// A receiver whose time steps back (one that converted its first times by its firmware's
-/// leap seconds, then learned the satellites' count: NMEA gives no word of which it used)
-/// has given wrong samples: it starts a new run, so that the clock gets none until it has
-/// given ``minimumFixes`` more.
+/// A time before the last one sampled gives no sample either: a fix of an earlier second
+/// read now (a Trimble's 0x41 can name the second before the pulse 0x8F-AB just timed)
+/// would be paired with a read time a second or more after it. A receiver whose times
+/// stay behind for more than ``minimumFixes`` fixes in a row has stepped its time back,
+/// and is followed from then on.
 ///
 /// A sample carries the fix's ``Fix/leapSecondWarning`` in June and December only, as
 /// gpsd's SHM and SOCK writers do (leap seconds come at the end of those months; a
@@ -33,10 +34,11 @@ public struct ReceiverTimeSampler: Sendable {
     public var latestTrustedTime: WallTime { earliestTrustedTime + .seconds(1024 * 7 * 86_400) }
     private var fixesInARow = 0
     private var lastSecond: Int?
+    private var behindInARow = 0
     /// Fixes whose date was before ``earliestTrustedTime`` or from ``latestTrustedTime`` on.
     public private(set) var distrusted = 0
-    /// Times a confirmed time came before the last one sampled.
-    public private(set) var steppedBack = 0
+    /// Confirmed times before the last one sampled, which gave no sample.
+    public private(set) var behind = 0
 
     public init(earliestTrustedTime: WallTime = Self.defaultEarliestTrustedTime) {
         self.earliestTrustedTime = earliestTrustedTime
@@ -48,13 +50,17 @@ public struct ReceiverTimeSampler: Sendable {
             fixesInARow = 0
             return nil
         }
+        fixesInARow += 1
         let real = WallTime(time)
         if let lastSecond, real.seconds < lastSecond {
-            steppedBack += 1
-            restart()
-            return nil
+            behindInARow += 1
+            guard behindInARow > Self.minimumFixes else {
+                behind += 1
+                return nil
+            }
+            self.lastSecond = nil
         }
-        fixesInARow += 1
+        behindInARow = 0
         guard let readAt, fixesInARow > Self.minimumFixes, real.seconds != lastSecond, !time.isLeapSecond else {
             return nil
         }
@@ -71,5 +77,6 @@ public struct ReceiverTimeSampler: Sendable {
     public mutating func restart() {
         fixesInARow = 0
         lastSecond = nil
+        behindInARow = 0
     }
 }

@@ -385,7 +385,7 @@ private final class ReadingState: @unchecked Sendable {
         }
         counters.reconnects = reconnects
         counters.distrustedTimes = timeSampler.distrusted
-        counters.timeStepsBack = timeSampler.steppedBack
+        counters.timesBehind = timeSampler.behind
         counters.survey = decoder.ubx.survey
         return .counters(counters)
     }

@@ -62,14 +62,19 @@ struct TimeSampleTests {
         #expect(sampler.sample(for: Self.fix(.threeDimensional, at: second + 20), readAt: readAt) == nil, "a restart starts the count again")
     }
 
-    @Test("a receiver whose time steps back (its leap seconds learned after its firmware's default) starts a new run: no sample until it has given four fixes in a row again; counted")
-    func stepBack() {
-        var sampler = ReceiverTimeSampler()
-        // 12:00:00 to :09 by the firmware's count, then :08 on, two seconds less.
-        let times = Array(0..<10) + Array(8..<14)
-        let sampled = times.map { sampler.sample(for: Self.fix(.threeDimensional, at: second + $0), readAt: readAt) != nil }
-        #expect(sampled == Array(repeating: false, count: 3) + Array(repeating: true, count: 7) + [false, false, false, false, true, true])
-        #expect(sampler.steppedBack == 1)
+    @Test("a time before the last one sampled gives no sample (a fix of an earlier second read now: it would be paired with a read time a second late), counted; a receiver whose times stay behind for four fixes has stepped back, and is followed")
+    func timesBehind() {
+        func sampled(_ offsets: [Int]) -> (sampled: [Bool], behind: Int) {
+            var sampler = ReceiverTimeSampler()
+            let sampled = offsets.map { sampler.sample(for: Self.fix(.threeDimensional, at: second + $0), readAt: readAt) != nil }
+            return (sampled, sampler.behind)
+        }
+        let stale = sampled([0, 1, 2, 3, 4, 5, 4, 5, 6, 7])
+        #expect(stale.sampled == [false, false, false, true, true, true, false, false, true, true])
+        #expect(stale.behind == 1)
+        let steppedBack = sampled([0, 1, 2, 3, 4, 5, -100, -99, -98, -97, -96])
+        #expect(steppedBack.sampled == [false, false, false, true, true, true, false, false, false, true, true])
+        #expect(steppedBack.behind == 3)
     }
 
     @Test("no sample dated a 1024-week era or more after 2026: a two-digit year placed in the wrong century (an MTK chip's default 060180 read as 2080), or a receiver two eras behind, would step the clock decades ahead")
