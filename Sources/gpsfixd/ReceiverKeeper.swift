@@ -20,7 +20,8 @@ import UBXConfiguration
 ///   take, or reports otherwise), or that refuses the table, is reported, once, and after
 ///   a second try is not given the table again while it reports the same.
 /// - A conversation that fails (the receiver silent, or not taking a speed) is begun again
-///   after ``firstRetryDelay``, then after twice as long each time, up to
+///   at once (a receiver that blinked out while it ran), and if that fails too after
+///   ``firstRetryDelay``, then after twice as long each time, up to
 ///   ``longestRetryDelay``, however often the device falls silent, speaks again or is
 ///   reopened meanwhile: a conversation can itself silence the device (a speed tried for
 ///   seconds) or lose its speed, and neither its return nor the reopening that finds the
@@ -65,7 +66,8 @@ final class ReceiverKeeper: Sendable {
         }
     }
 
-    /// How long after a failed conversation the next begins; doubled at each failure in a row.
+    /// How long after the second failed conversation in a row the next begins; doubled
+    /// at each failure after it.
     static let firstRetryDelay = TimeAmount.minutes(1)
     /// The longest wait between failed conversations.
     static let longestRetryDelay = TimeAmount.hours(1)
@@ -185,18 +187,20 @@ final class ReceiverKeeper: Sendable {
             // A refusal is the receiver's answer to the table, bounded by ``Kept``; any
             // other failure backs off.
             let backsOff = !Self.isAnswerToTheTable(error)
-            let (isNew, delay) = state.withLockedValue { state -> (Bool, TimeAmount?) in
+            let (isNew, retry) = state.withLockedValue { state -> (Bool, String) in
                 state.status = "not configured as its table says: \(failure)"
                 defer { state.lastFailure = failure }
-                guard backsOff else { return (state.lastFailure != failure, nil) }
+                guard backsOff else { return (state.lastFailure != failure, "") }
                 state.failuresInARow += 1
+                guard let delay = Self.retryDelay(afterFailuresInARow: state.failuresInARow) else {
+                    return (state.lastFailure != failure, "; tried again now")
+                }
                 state.failedSpeeds.insert(speed)
-                let delay = Self.retryDelay(afterFailuresInARow: state.failuresInARow)
                 state.retryAt = .now() + delay
-                return (state.lastFailure != failure, delay)
+                let retry = "; tried again in \(delay.nanoseconds / 60_000_000_000) min, and less often while it fails"
+                return (state.lastFailure != failure || state.failuresInARow == 2, retry)
             }
             if isNew {
-                let retry = delay.map { "; tried again in \($0.nanoseconds / 60_000_000_000) min, and less often while it fails" } ?? ""
                 logger.warning("receiver not configured as its table says: \(failure)\(retry)", metadata: ["device": "\(port.path)"])
             }
             // Tried again whether or not the device has news: a failure that passes (a
@@ -285,10 +289,12 @@ final class ReceiverKeeper: Sendable {
         }
     }
 
-    /// ``firstRetryDelay``, doubled for each failure in a row after the first, at most
+    /// None after a first failure (the next conversation begins at once), then
+    /// ``firstRetryDelay``, doubled for each failure in a row after the second, at most
     /// ``longestRetryDelay``.
-    static func retryDelay(afterFailuresInARow failures: Int) -> TimeAmount {
-        let doubled = Self.firstRetryDelay.nanoseconds << min(max(failures - 1, 0), 16)
+    static func retryDelay(afterFailuresInARow failures: Int) -> TimeAmount? {
+        guard failures > 1 else { return nil }
+        let doubled = Self.firstRetryDelay.nanoseconds << min(failures - 2, 16)
         return .nanoseconds(min(doubled, Self.longestRetryDelay.nanoseconds))
     }
 
