@@ -78,13 +78,15 @@ public struct InsertedSecond: Sendable {
 
     public init() {}
 
-    /// A fix at `time`, converted by `leapSeconds`, carried `warning`. The day's first
-    /// such fix decides: a receiver whose count changes in the inserted second (naming it
-    /// 23:59:59 again) has warned by then with the new one.
+    /// A fix at `time`, converted by `leapSeconds`, carried `warning`. The day's last
+    /// count before 23:59:59 decides (one learned from the satellites replaces a
+    /// default): a receiver whose count changes in the inserted second names it 23:59:59
+    /// again, and that count is the next day's.
     public mutating func note(_ time: GPSTime?, warning: LeapSecondWarning, leapSeconds: Int) {
-        guard warning == .insertion, let time, (time.month, time.day) == (6, 30) || (time.month, time.day) == (12, 31),
-            after?.day != time.daysSince1970
+        guard warning == .insertion, let time, (time.month, time.day) == (6, 30) || (time.month, time.day) == (12, 31)
         else { return }
+        let lastSecond = (time.time.hour, time.time.minute, time.time.second) >= (23, 59, 59)
+        guard after?.day != time.daysSince1970 || !lastSecond else { return }
         after = (time.daysSince1970, leapSeconds)
     }
 

@@ -48,6 +48,7 @@ public struct ReceiverTimeSampler: Sendable {
     public mutating func sample(for fix: Fix, readAt: WallTime?) -> TimeSample? {
         guard fix.mode >= .twoDimensional, let time = fix.time, !fix.timeIsUnconfirmed else {
             fixesInARow = 0
+            behindInARow = 0
             return nil
         }
         fixesInARow += 1

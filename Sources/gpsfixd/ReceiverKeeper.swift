@@ -180,6 +180,7 @@ final class ReceiverKeeper: Sendable {
                 state.lastFailure = nil
                 state.failuresInARow = 0
                 state.retryAt = nil
+                state.retryScheduled = false
                 state.failedSpeeds = []
             }
         } catch {
@@ -192,10 +193,10 @@ final class ReceiverKeeper: Sendable {
                 defer { state.lastFailure = failure }
                 guard backsOff else { return (state.lastFailure != failure, "") }
                 state.failuresInARow += 1
+                state.failedSpeeds.insert(speed)
                 guard let delay = Self.retryDelay(afterFailuresInARow: state.failuresInARow) else {
                     return (state.lastFailure != failure, "; tried again now")
                 }
-                state.failedSpeeds.insert(speed)
                 state.retryAt = .now() + delay
                 let retry = "; tried again in \(delay.nanoseconds / 60_000_000_000) min, and less often while it fails"
                 return (state.lastFailure != failure || state.failuresInARow == 2, retry)

@@ -103,7 +103,7 @@ struct TSIPTimeTrustTests {
         // 2026-12-31 23:59:54 to 2027-01-01 00:00:00 UTC: GPS week 2451, 432_012 s on.
         let assembler = TSIPAssembler(AssemblyContext())
         var sampler = ReceiverTimeSampler()
-        var times: [GPSTime] = [], samples: [TimeSample] = []
+        var times: [GPSTime] = [], samples: [TimeSample] = [], announced: [Int] = []
         for index in 0..<8 {
             let offset: Int16 = index < 6 ? 18 : index == 6 ? offsetDuringIt : 19
             // The GPS time base (flags bit 0 clear), as the captures' receivers send it.
@@ -111,6 +111,7 @@ struct TSIPTimeTrustTests {
             for packet in [timing, Self.supplementalTiming(minorAlarms: index < 7 ? 0x0080 : 0)] {
                 packet.withUnsafeBytes { bytes in
                     assembler.add(bytes) { update in
+                        if case .nextPulse(let pulse) = update { announced.append(pulse.second) }
                         guard case .fix(let fix) = update, let time = fix.time else { return }
                         if times.last != time { times.append(time) }
                         if let sample = sampler.sample(for: fix, readAt: Self.readAt(index)) { samples.append(sample) }
@@ -126,6 +127,11 @@ struct TSIPTimeTrustTests {
         #expect(times.suffix(2) == (offsetDuringIt == 18 ? [inserted, newYear] : [lastSecond, newYear]))
         #expect(samples.map(\.real.seconds) == [midnight - 3, midnight - 2, midnight - 1, midnight])
         #expect(samples.last?.clock == Self.readAt(7), "read with the packets of midnight, not of the inserted second")
+        if offsetDuringIt == 18 {
+            // The inserted second's pulse names no second: its quantisation error is not
+            // announced as midnight's.
+            #expect(announced == Array((midnight - 6)...midnight))
+        }
     }
 
     @Test("no second is inserted at a midnight that is not the end of June or December, though the receiver warns (a Thunderbolt sets its bit months ahead)")

@@ -130,4 +130,23 @@ struct RetimedLeapSecondTests {
         #expect(!fixes.isEmpty && fixes.allSatisfy { $0.leapSecondWarning == .none })
         #expect(updates(ofLog: try Fixtures.bytes("leap-second.ubx")).compactMap(\.fix).contains { $0.leapSecondWarning == .insertion })
     }
+
+    @Test("the inserted second from GPS time: named by the warned day's count before its last second, a count learned that day replacing the default, one changed in the inserted second not; nothing after other days")
+    func insertedSecondFromGPSTime() {
+        func at(_ month: Int, _ day: Int, _ hour: UInt8, _ minute: UInt8, _ second: UInt8, year: Int = 2026) -> GPSTime {
+            GPSTime(year: year, month: month, day: day, time: NMEATime(hour: hour, minute: minute, second: second))
+        }
+        var inserted = InsertedSecond()
+        inserted.note(at(12, 31, 1, 0, 0), warning: .insertion, leapSeconds: 18)  // by the default, not yet learned
+        inserted.note(at(12, 31, 23, 0, 0), warning: .insertion, leapSeconds: 19)  // learned
+        inserted.note(at(12, 31, 23, 59, 59), warning: .insertion, leapSeconds: 20)  // changed in the inserted second
+        let midnight = at(1, 1, 0, 0, 0, year: 2027)
+        #expect(inserted.named(midnight, leapSeconds: 19) == at(12, 31, 23, 59, 60))
+        #expect(inserted.named(midnight, leapSeconds: 18) == midnight && inserted.named(midnight, leapSeconds: 20) == midnight)
+        #expect(inserted.named(at(1, 1, 0, 0, 1, year: 2027), leapSeconds: 19) == at(1, 1, 0, 0, 1, year: 2027))
+        var november = InsertedSecond()
+        november.note(at(11, 30, 12, 0, 0), warning: .insertion, leapSeconds: 18)
+        #expect(november.named(at(12, 1, 0, 0, 0), leapSeconds: 18) == at(12, 1, 0, 0, 0))
+    }
+
 }
