@@ -85,9 +85,10 @@ public struct InsertedSecond: Sendable {
     public mutating func note(_ time: GPSTime?, warning: LeapSecondWarning, leapSeconds: Int) {
         guard warning == .insertion, let time, (time.month, time.day) == (6, 30) || (time.month, time.day) == (12, 31)
         else { return }
+        let day = time.daysSince1970
         let lastSecond = (time.time.hour, time.time.minute, time.time.second) >= (23, 59, 59)
-        guard after?.day != time.daysSince1970 || !lastSecond else { return }
-        after = (time.daysSince1970, leapSeconds)
+        guard after?.day != day || !lastSecond else { return }
+        after = (day, leapSeconds)
     }
 
     /// `utc`, converted by `leapSeconds`, or 23:59:60 when it is the second after a day

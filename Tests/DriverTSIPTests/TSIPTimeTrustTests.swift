@@ -10,6 +10,14 @@ import Testing
 /// than the user (bit 4 clear). A time it doubts may be shown, but never set a clock.
 @Suite("TSIP: a time the receiver doubts feeds no clock")
 struct TSIPTimeTrustTests {
+    /// `value`'s bytes, most significant first, as TSIP sends them.
+    static func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+
+    /// Feeds `packets` to `assembler` in turn, handing on each update it completes.
+    static func feed(_ packets: [[UInt8]], to assembler: TSIPAssembler, _ handle: (LocationUpdate) -> Void) {
+        for packet in packets { packet.withUnsafeBytes { assembler.add($0, handle) } }
+    }
+
     /// 0x8F-AB for `second` seconds into week 2412 (March 2026), UTC offset 18, `flags`.
     static func primaryTiming(second: UInt32, flags: UInt8) -> [UInt8] {
         primaryTiming(week: 2412, timeOfWeek: 72_000 + second, offset: 18, flags: flags)
@@ -17,8 +25,7 @@ struct TSIPTimeTrustTests {
 
     /// 0x8F-AB (its broken-down time is not read: the week and time of week say it).
     static func primaryTiming(week: UInt16, timeOfWeek: UInt32, offset: Int16, flags: UInt8) -> [UInt8] {
-        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
-        let fields = bigEndian(timeOfWeek) + bigEndian(week) + bigEndian(offset) + [flags]
+        let fields = Self.bigEndian(timeOfWeek) + Self.bigEndian(week) + Self.bigEndian(offset) + [flags]
         return TSIPFrameRule.frame(id: 0x8F, data: [0xAB] + fields + [0, 0, 20, 26, 3, 0x07, 0xEA])
     }
 
@@ -30,7 +37,7 @@ struct TSIPTimeTrustTests {
         data[1] = 7
         data.replaceSubrange(10..<12, with: [UInt8(minorAlarms >> 8), UInt8(minorAlarms & 0xFF)])
         for (offset, value) in [(36, 0.9), (44, 0.1), (52, 100.0)] {
-            data.replaceSubrange(offset..<(offset + 8), with: withUnsafeBytes(of: value.bitPattern.bigEndian) { Array($0) })
+            data.replaceSubrange(offset..<(offset + 8), with: Self.bigEndian(value.bitPattern))
         }
         return TSIPFrameRule.frame(id: 0x8F, data: data)
     }
@@ -38,16 +45,15 @@ struct TSIPTimeTrustTests {
     /// TSIPv1's second: A1-00 (timing, with `flags`), A1-11 (a 3D position), A3-11 (status,
     /// which ends the epoch).
     static func version1Second(_ second: UInt32, flags: UInt8) -> [[UInt8]] {
-        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
         var timing = [UInt8](repeating: 0, count: 30)
-        timing.replaceSubrange(0..<4, with: bigEndian(72_000 + second))
-        timing.replaceSubrange(4..<6, with: bigEndian(UInt16(2412)))
+        timing.replaceSubrange(0..<4, with: Self.bigEndian(72_000 + second))
+        timing.replaceSubrange(4..<6, with: Self.bigEndian(UInt16(2412)))
         timing[15] = flags
-        timing.replaceSubrange(16..<18, with: bigEndian(Int16(18)))
+        timing.replaceSubrange(16..<18, with: Self.bigEndian(Int16(18)))
         var position = [UInt8](repeating: 0, count: 50)
         position[1] = 2  // 3D
         for (offset, value) in [(2, 48.1), (10, 11.5), (18, 500.0)] {
-            position.replaceSubrange(offset..<(offset + 8), with: bigEndian(value.bitPattern))
+            position.replaceSubrange(offset..<(offset + 8), with: Self.bigEndian(value.bitPattern))
         }
         return [
             TSIPFrameRule.version1Frame(id: 0xA1, sub: 0x00, data: timing),
@@ -62,13 +68,9 @@ struct TSIPTimeTrustTests {
         var sampler = ReceiverTimeSampler()
         var samples: [TimeSample] = []
         for second in UInt32(0)..<10 {
-            for packet in packets(second) {
-                packet.withUnsafeBytes { bytes in
-                    assembler.add(bytes) { update in
-                        guard case .fix(let fix) = update else { return }
-                        if let sample = sampler.sample(for: fix, readAt: WallTime(seconds: 1_800_000_000 + Int(second))) { samples.append(sample) }
-                    }
-                }
+            feed(packets(second), to: assembler) { update in
+                guard case .fix(let fix) = update else { return }
+                if let sample = sampler.sample(for: fix, readAt: WallTime(seconds: 1_800_000_000 + Int(second))) { samples.append(sample) }
             }
         }
         return samples
@@ -86,12 +88,8 @@ struct TSIPTimeTrustTests {
         let assembler = TSIPAssembler(AssemblyContext())
         var warnings: [LeapSecondWarning] = []
         for (second, alarms) in [(UInt32(0), UInt16(0x0080)), (1, 0x0080 | 0x0040), (2, 0)] {
-            for packet in [Self.primaryTiming(second: second, flags: 0x03), Self.supplementalTiming(minorAlarms: alarms)] {
-                packet.withUnsafeBytes { bytes in
-                    assembler.add(bytes) { update in
-                        if case .fix(let fix) = update { warnings.append(fix.leapSecondWarning) }
-                    }
-                }
+            Self.feed([Self.primaryTiming(second: second, flags: 0x03), Self.supplementalTiming(minorAlarms: alarms)], to: assembler) { update in
+                if case .fix(let fix) = update { warnings.append(fix.leapSecondWarning) }
             }
         }
         #expect(warnings == [.insertion, .insertion, .none])
@@ -108,15 +106,11 @@ struct TSIPTimeTrustTests {
             let offset: Int16 = index < 6 ? 18 : index == 6 ? offsetDuringIt : 19
             // The GPS time base (flags bit 0 clear), as the captures' receivers send it.
             let timing = Self.primaryTiming(week: 2451, timeOfWeek: 432_012 + UInt32(index), offset: offset, flags: 0x02)
-            for packet in [timing, Self.supplementalTiming(minorAlarms: index < 7 ? 0x0080 : 0)] {
-                packet.withUnsafeBytes { bytes in
-                    assembler.add(bytes) { update in
-                        if case .nextPulse(let pulse) = update { announced.append(pulse.second) }
-                        guard case .fix(let fix) = update, let time = fix.time else { return }
-                        if times.last != time { times.append(time) }
-                        if let sample = sampler.sample(for: fix, readAt: Self.readAt(index)) { samples.append(sample) }
-                    }
-                }
+            Self.feed([timing, Self.supplementalTiming(minorAlarms: index < 7 ? 0x0080 : 0)], to: assembler) { update in
+                if case .nextPulse(let pulse) = update { announced.append(pulse.second) }
+                guard case .fix(let fix) = update, let time = fix.time else { return }
+                if times.last != time { times.append(time) }
+                if let sample = sampler.sample(for: fix, readAt: Self.readAt(index)) { samples.append(sample) }
             }
         }
         let midnight = 1_798_761_600
@@ -141,12 +135,8 @@ struct TSIPTimeTrustTests {
         // 2026-11-30 23:59:58 to 2026-12-01 00:00:00 UTC: GPS week 2447, 172_816 s on.
         for index in 0..<3 {
             let timing = Self.primaryTiming(week: 2447, timeOfWeek: 172_816 + UInt32(index), offset: 18, flags: 0x02)
-            for packet in [timing, Self.supplementalTiming(minorAlarms: 0x0080)] {
-                packet.withUnsafeBytes { bytes in
-                    assembler.add(bytes) { update in
-                        if case .fix(let fix) = update, let time = fix.time, times.last != time { times.append(time) }
-                    }
-                }
+            Self.feed([timing, Self.supplementalTiming(minorAlarms: 0x0080)], to: assembler) { update in
+                if case .fix(let fix) = update, let time = fix.time, times.last != time { times.append(time) }
             }
         }
         #expect(times.count == 3 && !times.contains { $0.isLeapSecond }, "\(times)")
@@ -158,16 +148,15 @@ struct TSIPTimeTrustTests {
     /// 0x8F-20, last fix with extra information: a 3D fix `second` seconds into week 2412,
     /// with the receiver's GPS-UTC offset `utcOffset` (0 until it has the UTC parameters).
     static func lastFix(second: UInt32, utcOffset: UInt8) -> [UInt8] {
-        func bigEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
         var data = [UInt8](repeating: 0, count: 56)
         data[0] = 0x20
-        data.replaceSubrange(8..<12, with: bigEndian((72_000 + second) * 1000))
-        data.replaceSubrange(12..<16, with: bigEndian(Int32(574_000_000)))  // about 48.1°
-        data.replaceSubrange(16..<20, with: bigEndian(UInt32(137_000_000)))  // about 11.5°
-        data.replaceSubrange(20..<24, with: bigEndian(Int32(500_000)))
+        data.replaceSubrange(8..<12, with: Self.bigEndian((72_000 + second) * 1000))
+        data.replaceSubrange(12..<16, with: Self.bigEndian(Int32(574_000_000)))  // about 48.1°
+        data.replaceSubrange(16..<20, with: Self.bigEndian(UInt32(137_000_000)))  // about 11.5°
+        data.replaceSubrange(20..<24, with: Self.bigEndian(Int32(500_000)))
         data[28] = 8
         data[29] = utcOffset
-        data.replaceSubrange(30..<32, with: bigEndian(UInt16(2412)))
+        data.replaceSubrange(30..<32, with: Self.bigEndian(UInt16(2412)))
         return TSIPFrameRule.frame(id: 0x8F, data: data)
     }
 
@@ -191,12 +180,8 @@ struct TSIPTimeTrustTests {
     func version1Offset(flags: UInt8, reported: Int?) {
         let assembler = TSIPAssembler(AssemblyContext())
         var leapSeconds: [Int?] = []
-        for packet in Self.version1Second(0, flags: flags) {
-            packet.withUnsafeBytes { bytes in
-                assembler.add(bytes) { update in
-                    if case .fix(let fix) = update { leapSeconds.append(fix.leapSeconds) }
-                }
-            }
+        Self.feed(Self.version1Second(0, flags: flags), to: assembler) { update in
+            if case .fix(let fix) = update { leapSeconds.append(fix.leapSeconds) }
         }
         #expect(leapSeconds == [reported], "flags \(flags)")
     }
