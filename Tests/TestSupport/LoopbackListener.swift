@@ -33,7 +33,7 @@ public enum LoopbackListener {
 
 /// A port on 127.0.0.1 whose SYNs go unanswered, as behind a firewall that drops them: a
 /// listener with no backlog, its queue filled, so the kernel drops the next SYNs. A blocking
-/// connect to it waits the kernel's two minutes.
+/// connect to it waits the kernel's two minutes. Made once the queue is full.
 public final class UnansweringPort {
     public let port: Int
     private let descriptors: [Int32]
@@ -62,6 +62,20 @@ public final class UnansweringPort {
         self.port = port
         self.fillerPorts = fillerPorts
         descriptors = [listener] + fillers
+        // A filler's handshake may still wait in another core's queue of loopback packets
+        // (a busy machine runs the kernel's softirqs late), and a SYN that reaches the
+        // listener before it would be answered: the port drops SYNs only once the queue
+        // holds a connection nobody accepts.
+        try waitUntil("a filler's connection queued on the listener", within: 10) { Self.queuedConnections(on: listener) > 0 }
+    }
+
+    /// The connections waiting on `listener` for an accept: for a listening socket, Linux
+    /// reports them in TCP_INFO's `tcpi_unacked`.
+    private static func queuedConnections(on listener: Int32) -> Int {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(listener, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return 0 }
+        return Int(info.tcpi_unacked)
     }
 
     deinit {
