@@ -56,7 +56,7 @@ public struct EpochReports {
         var report = fix
         report.cycle = cycle
         report.leapSeconds = report.time == nil ? nil : leapSeconds
-        insertedSecond.note(report.time, warning: report.leapSecondWarning, leapSeconds: leapSecondsInUse)
+        insertedSecond.note(report.time, warning: report.leapSecondWarning, leapSeconds: leapSeconds)
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
         motion.derive(&report)
         statistics.epochs += 1
@@ -107,12 +107,8 @@ public struct EpochReports {
     /// seconds (the default before it gives them), with a lost 1024 weeks restored;
     /// 23:59:60 for the second inserted after a day a fix warned of (``InsertedSecond``).
     public func utc(week: Int, milliseconds: Int) -> GPSTime {
-        let seconds = GPSTime.gpsEpochSince1970 + week * 604_800 - leapSecondsInUse
-        let utc = rolloverRule.corrected(GPSTime(millisecondsSince1970: seconds * 1000 + milliseconds))
-        return insertedSecond.named(utc, leapSeconds: leapSecondsInUse)
+        insertedSecond.utc(week: week, milliseconds: milliseconds, leapSeconds: leapSeconds, rolloverRule: rolloverRule)
     }
-
-    private var leapSecondsInUse: Int { leapSeconds ?? UBXAssembler.defaultLeapSeconds }
 
     /// Sets the fix's time from a GPS week and time of week (``utc(week:milliseconds:)``).
     /// A time converted by the default leap seconds, before the receiver gave its own, is

@@ -64,7 +64,8 @@ public struct LeapSecondSchedule: Hashable, Sendable {
     }
 }
 
-/// The inserted second (23:59:60) of a receiver that gives GPS week and time of week.
+/// The inserted second (23:59:60) of a receiver that gives GPS week and time of week, and
+/// the conversion of its times to UTC that names it (``utc(week:milliseconds:leapSeconds:rolloverRule:)``).
 ///
 /// GPS time has no leap seconds: converted by the receiver's count, which it changes only
 /// after the inserted second, that second is named as the next midnight, and the clock
@@ -82,13 +83,28 @@ public struct InsertedSecond: Sendable {
     /// count before 23:59:59 decides (one learned from the satellites replaces a
     /// default): a receiver whose count changes in the inserted second names it 23:59:59
     /// again, and that count is the next day's.
-    public mutating func note(_ time: GPSTime?, warning: LeapSecondWarning, leapSeconds: Int) {
+    /// `leapSeconds` is the receiver's count, `nil` before it gives one (the default).
+    public mutating func note(_ time: GPSTime?, warning: LeapSecondWarning, leapSeconds: Int?) {
         guard warning == .insertion, let time, (time.month, time.day) == (6, 30) || (time.month, time.day) == (12, 31)
         else { return }
         let day = time.daysSince1970
         let lastSecond = (time.time.hour, time.time.minute, time.time.second) >= (23, 59, 59)
         guard after?.day != day || !lastSecond else { return }
-        after = (day, leapSeconds)
+        after = (day, leapSeconds ?? Self.defaultLeapSeconds)
+    }
+
+    /// GPS-UTC leap seconds assumed until a receiver gives its own (gpsd's build default):
+    /// right since 2017. A fix timed with it carries no ``Fix/leapSeconds``.
+    public static let defaultLeapSeconds = 18
+
+    /// UTC of GPS `week` and `milliseconds` into it, by the receiver's `leapSeconds` (the
+    /// default before it gives them), with a lost 1024 weeks restored by `rolloverRule`;
+    /// 23:59:60 for the second inserted after a day noted. Every driver that reads GPS
+    /// time converts it here.
+    public func utc(week: Int, milliseconds: Int, leapSeconds: Int?, rolloverRule: RolloverRule) -> GPSTime {
+        let leapSeconds = leapSeconds ?? Self.defaultLeapSeconds
+        let total = (GPSTime.gpsEpochSince1970 + week * 604_800 - leapSeconds) * 1000 + milliseconds
+        return named(rolloverRule.corrected(GPSTime(millisecondsSince1970: total)), leapSeconds: leapSeconds)
     }
 
     /// `utc`, converted by `leapSeconds`, or 23:59:60 when it is the second after a day

@@ -83,10 +83,6 @@ public struct UBXAssembler {
     private var motion = MotionReference()
     var completed: [LocationUpdate] = []
 
-    /// GPS-UTC leap seconds assumed until the receiver says (gpsd's build default): right
-    /// since 2017. A fix timed with it carries no ``Fix/leapSeconds``.
-    public static let defaultLeapSeconds = 18
-
     public init(rolloverRule: RolloverRule = RolloverRule()) {
         self.rolloverRule = rolloverRule
         completed.reserveCapacity(4)
@@ -221,7 +217,7 @@ public struct UBXAssembler {
         report.cycle = ofItsOwnFrame ? nil : epochsOpened
         report.leapSeconds = report.time == nil ? nil : leapSeconds
         report.leapSecondWarning = report.time == nil ? .none : leapSchedule.warning
-        insertedSecond.note(report.time, warning: report.leapSecondWarning, leapSeconds: leapSecondsInUse)
+        insertedSecond.note(report.time, warning: report.leapSecondWarning, leapSeconds: leapSeconds)
         statistics.valuesOutOfRange += report.dropValuesOutOfRange()
         if !ofItsOwnFrame { motion.derive(&report) }
         statistics.epochs += 1
@@ -237,9 +233,6 @@ public struct UBXAssembler {
 
     // MARK: Time
 
-    /// Leap seconds to time a fix by: the receiver's, else the default.
-    private var leapSecondsInUse: Int { leapSeconds ?? Self.defaultLeapSeconds }
-
     /// The time of the open epoch's sky: the fix's, else its time of week in the week last given.
     var skyTime: GPSTime? {
         if let time = fix.time { return time }
@@ -250,9 +243,8 @@ public struct UBXAssembler {
     /// UTC from a GPS week and time of week; 23:59:60 for the second inserted after a
     /// day the receiver warned of (``InsertedSecond``), before its leap seconds change.
     func time(week: Int, milliseconds: Int, nanoseconds: Int) -> GPSTime {
-        let total = (GPSTime.gpsEpochSince1970 + week * 604_800 - leapSecondsInUse) * 1000 + milliseconds
-            + Int((Double(nanoseconds) / 1e6).rounded())
-        return insertedSecond.named(rolloverRule.corrected(GPSTime(millisecondsSince1970: total)), leapSeconds: leapSecondsInUse)
+        let milliseconds = milliseconds + Int((Double(nanoseconds) / 1e6).rounded())
+        return insertedSecond.utc(week: week, milliseconds: milliseconds, leapSeconds: leapSeconds, rolloverRule: rolloverRule)
     }
 
     /// UTC from a message's calendar fields and their signed nanosecond correction;
