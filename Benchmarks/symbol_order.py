@@ -62,10 +62,10 @@ SERVING_WINDOWS = 8
 WINDOW_SECONDS = 5
 # The windows in which a second client comes, watches for a while and leaves, as gpsd's
 # clients do (cgps, gpspipe, a check that the daemon serves): not every window, so that
-# what a client's arrival and departure run counts among serving's occasional functions,
-# not every cycle's. Left out, a client closing its end ran code from some 15 places
-# outside the list, each bringing 64 KB with it: 600 kB more at the peak than a daemon
-# whose one client stayed.
+# what only a client's arrival and departure run is told from every cycle's and the rest
+# of serving's, and placed on its own. Left out, a client closing its end ran code from
+# some 15 places outside the list, each bringing 64 KB with it: 600 kB more at the peak
+# than a daemon whose one client stayed.
 VISITED_WINDOWS = (2, 5)
 VISIT_SECONDS = 2
 
