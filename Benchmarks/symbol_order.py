@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes packaging/symbol-order.txt: the functions gpsfixd runs in every cycle while it
 serves, then the others it runs while it serves, then those it runs while it starts or
-stops, which scripts/package has the linker place together at the start of the code;
+stops, then those a client that comes and goes runs, which scripts/package has the
+linker place together at the start of the code;
 then the variables it has written once it serves, placed together at the start of its
 zero-initialised data.
 
@@ -19,7 +20,9 @@ in every 5 s window of it (every cycle's), then the others. At
 cycle's functions named among the occasional ones were spread over several times the
 pages they fill (measured with Benchmarks/cycle_lines.py: 118 code pages a cycle, 88
 once every cycle's came first). Those that ran only while it started or stopped come
-after them. Start-up code runs once, but its pages are what the peak (VmHWM) is made of:
+after them, and last those that ran in both windows a client visited and in no other (its
+arrival and departure: a client closing its end runs code the daemon's own closing of its
+clients at the stop does not). Start-up code runs once, but its pages are what the peak (VmHWM) is made of:
 scattered, each page it touches brings 64 KB in with it; placed together, start-up reads
 a few hundred pages in a row. It needs every function in a section of its own
 (scripts/package compiles with -function-sections), else the linker can only move whole
@@ -119,7 +122,7 @@ def main():
     # over more pages in a daemon whose clients stay (a first try peaked some 300 kB higher).
     shared = functions_in_shared_sections(binary)
     groups = (every_cycle - shared, serving - every_cycle - shared, starting - shared, visiting - shared,
-              (serving | visiting) & shared, starting & shared)
+              serving & shared, starting & shared, visiting & shared)
     ordered = [name for names in (*groups, written) for name in sorted(names)]
     with open(os.path.join(REPOSITORY, "packaging/symbol-order.txt"), "w") as output:
         output.write("\n".join(ordered) + "\n")
@@ -166,13 +169,17 @@ def profile(daemon, source, folder):
         stop(process, client, grace=60)
     # callgrind.PID, written at the exit, is the daemon's stop, which counts with its start:
     # closing a client or a device runs the same code, which a client that only checks
-    # the daemon listens runs at its start. (Made empty at the start, it is written only by
-    # a daemon that stopped when asked.)
+    # the daemon listens runs at its start; what a visiting client ran too goes with the
+    # visits'. (Made empty at the start, it is written only by a daemon that stopped when
+    # asked.)
     if not finished(output):
         raise SystemExit(f"the daemon did not stop when asked: {output} holds no stop")
     ran = [functions_run(window, daemon) for window in windows]
-    serving = set().union(*(names for number, names in enumerate(ran) if number not in VISITED_WINDOWS))
-    visiting = set().union(*(ran[number] for number in VISITED_WINDOWS)) - serving
+    # A visit's code ran in each visit and in no other window; what ran in one visit alone
+    # is serving's occasional code (a timer, the status every minute) that fell there.
+    unvisited = set().union(*(names for number, names in enumerate(ran) if number not in VISITED_WINDOWS))
+    visiting = set.intersection(*(ran[number] for number in VISITED_WINDOWS)) - unvisited
+    serving = set().union(*ran) - visiting
     ends = functions_run(starting_file, daemon) | functions_run(output, daemon)
     return serving, set.intersection(*ran), visiting, ends - serving - visiting
 

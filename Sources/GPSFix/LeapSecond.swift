@@ -99,8 +99,9 @@ public struct InsertedSecond: Sendable {
 
     /// UTC of GPS `week` and `milliseconds` into it, by the receiver's `leapSeconds` (the
     /// default before it gives them), with a lost 1024 weeks restored by `rolloverRule`;
-    /// 23:59:60 for the second inserted after a day noted. Every driver that reads GPS
-    /// time converts it here.
+    /// 23:59:60 for the second inserted after a day noted. The drivers that time fixes and
+    /// skies in GPS week and time of week convert them here (a u-blox pulse's second, timed
+    /// only by the receiver's own leap seconds, is not).
     public func utc(week: Int, milliseconds: Int, leapSeconds: Int?, rolloverRule: RolloverRule) -> GPSTime {
         let leapSeconds = leapSeconds ?? Self.defaultLeapSeconds
         let total = (GPSTime.gpsEpochSince1970 + week * 604_800 - leapSeconds) * 1000 + milliseconds
