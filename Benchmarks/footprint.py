@@ -7,9 +7,11 @@ gpsfixd runs `--demo` (its embedded capture, replayed through a pseudo-terminal)
 of its own. One client watches each (`?WATCH={"json":true}`). After --seconds, each
 daemon's resident memory (VmRSS) is read, with its peak (VmHWM), its proportional share
 (Pss) and the pages no other process can share (Private_Dirty), and what it is made of:
-anonymous memory, and the pages of its binary and of each library.
+anonymous memory, and the pages of its binary and of each library. With --client-leaves,
+a first client watches each for 3 s and leaves before the one that stays connects.
 
 Usage: python3 Benchmarks/footprint.py --gpsfixd /usr/sbin/gpsfixd --gpsfix /usr/bin/gpsfix [--seconds 40]
+[--client-leaves]
 (the packaged binaries: `dpkg-deb -x dist/gpsfix_*~deb12_*.deb DIR`).
 """
 
@@ -82,6 +84,8 @@ def main():
     parser.add_argument("--gpsfixd", required=True)
     parser.add_argument("--gpsfix", required=True)
     parser.add_argument("--seconds", type=float, default=40)
+    parser.add_argument("--client-leaves", action="store_true",
+                        help="a first client watches for 3 s and leaves before the one measured with connects")
     options = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="footprint-")
     # A binary just written (a package just unpacked) is dirty in the page cache until it
@@ -110,6 +114,12 @@ def main():
             ["gpsd", "-N", "-n", "-S", str(gpsd_port), "-F", f"{folder}/gpsd.sock", link],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         clients = {"gpsfixd": watch(fix_port), "gpsd": watch(gpsd_port)}
+        if options.client_leaves:
+            # As gpsd's clients come and go (cgps, gpspipe, a check that the daemon serves).
+            time.sleep(3)
+            for client in clients.values():
+                client.close()
+            clients = {"gpsfixd": watch(fix_port), "gpsd": watch(gpsd_port)}
         reports = {name: 0 for name in clients}
         end = time.monotonic() + options.seconds
         while time.monotonic() < end:
