@@ -13,18 +13,18 @@ several times the code that runs. Placed together, they are a few hundred pages.
 The list comes from callgrind (valgrind): the daemon built as scripts/package builds it
 (debug information removed, which valgrind cannot read, symbols kept) runs with one client
 watching, once reading a device (a pseudo-terminal the demo is replayed into) and once
-with --demo; in two of the windows below a second client comes, watches and leaves. The
+with --demo; in four of the windows below a second client comes, watches and leaves. The
 functions that ran after the first 20 s, when it only serves, come first: those that ran
 in every 5 s window of it (every cycle's), then the others. At
 1 Hz a cycle's code is read from cold caches, a line and a page at a time, and every
 cycle's functions named among the occasional ones were spread over several times the
 pages they fill (measured with Benchmarks/cycle_lines.py: 118 code pages a cycle, 88
 once every cycle's came first). Those that ran only while it started or stopped come
-after them, and last those that ran in both windows a client visited and in no other (its
-arrival and departure: a client closing its end runs code the daemon's own closing of its
-clients at the stop does not). Start-up code runs once, but its pages are what the peak (VmHWM) is made of:
-scattered, each page it touches brings 64 KB in with it; placed together, start-up reads
-a few hundred pages in a row. It needs every function in a section of its own
+after them, and last those that ran in both windows a client visited and left alike, and
+in no other (its arrival and departure: a client closing its end runs code the daemon's
+own closing of its clients at the stop does not). Start-up code runs once, but its pages
+are what the peak (VmHWM) is made of: scattered, each page it touches brings 64 KB in with
+it; placed together, start-up reads a few hundred pages in a row. It needs every function in a section of its own
 (scripts/package compiles with -function-sections), else the linker can only move whole
 objects. Names the code no longer has are ignored by the linker, and a function renamed
 or new is left out of place: when SatelliteTracker.add changed its signature (and two
@@ -47,6 +47,7 @@ Usage: python3 Benchmarks/symbol_order.py [BINARY]  (default .build-package/rele
 import glob
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
@@ -61,15 +62,19 @@ DEMO = os.path.join(REPOSITORY, "Sources/gpsfixd/demo.nmea")
 # (the status every 60 s, a client's request) runs in one or two. A long window would
 # count the occasional as every cycle's; a function that runs throughout (the event
 # loop's) counts in each, since each window has its own costs.
-SERVING_WINDOWS = 8
+SERVING_WINDOWS = 10
 WINDOW_SECONDS = 5
 # The windows in which a second client comes, watches for a while and leaves, as gpsd's
-# clients do (cgps, gpspipe, a check that the daemon serves): not every window, so that
+# clients do (cgps, gpspipe, a check that the daemon serves): in two it reads all it was
+# sent before it closes its end; in two it leaves something unread, so that the kernel
+# resets the connection (a client killed, or quit without reading), and the daemon's next
+# read or write fails. The two departures run different code. Not every window, so that
 # what only a client's arrival and departure run is told from every cycle's and the rest
 # of serving's, and placed on its own. Left out, a client closing its end ran code from
 # some 15 places outside the list, each bringing 64 KB with it: 600 kB more at the peak
 # than a daemon whose one client stayed.
-VISITED_WINDOWS = (2, 5)
+VISITS = {"reading everything": (1, 5), "leaving some unread": (3, 7)}
+VISITED_WINDOWS = {window for windows in VISITS.values() for window in windows}
 VISIT_SECONDS = 2
 
 
@@ -158,13 +163,13 @@ def profile(daemon, source, folder):
         serve(client, 20)
         starting_file = dump(1)
         windows = []
-        for number in range(2, SERVING_WINDOWS + 2):
-            if number - 2 in VISITED_WINDOWS:
-                visit(port, client)
+        for window in range(SERVING_WINDOWS):
+            if window in VISITED_WINDOWS:
+                visit(port, client, leaving_unread=window in VISITS["leaving some unread"])
                 serve(client, WINDOW_SECONDS - VISIT_SECONDS)
             else:
                 serve(client, WINDOW_SECONDS)
-            windows.append(dump(number))
+            windows.append(dump(window + 2))
     finally:
         stop(process, client, grace=60)
     # callgrind.PID, written at the exit, is the daemon's stop, which counts with its start:
@@ -175,10 +180,12 @@ def profile(daemon, source, folder):
     if not finished(output):
         raise SystemExit(f"the daemon did not stop when asked: {output} holds no stop")
     ran = [functions_run(window, daemon) for window in windows]
-    # A visit's code ran in each visit and in no other window; what ran in one visit alone
-    # is serving's occasional code (a timer, the status every minute) that fell there.
-    unvisited = set().union(*(names for number, names in enumerate(ran) if number not in VISITED_WINDOWS))
-    visiting = set.intersection(*(ran[number] for number in VISITED_WINDOWS)) - unvisited
+    # A visit's code ran in each visit of its kind and in no other window; what ran in one
+    # visit alone is serving's occasional code (a timer, the status every minute) that fell
+    # there.
+    unvisited = set().union(*(names for window, names in enumerate(ran) if window not in VISITED_WINDOWS))
+    visiting = set().union(*(set.intersection(*(ran[window] for window in windows)) for windows in VISITS.values()))
+    visiting -= unvisited
     serving = set().union(*ran) - visiting
     ends = functions_run(starting_file, daemon) | functions_run(output, daemon)
     return serving, set.intersection(*ran), visiting, ends - serving - visiting
@@ -218,14 +225,17 @@ def start_watched(command, source, run):
     return process, client, port
 
 
-def visit(port, client):
+def visit(port, client, leaving_unread):
     """A second client that connects, watches for VISIT_SECONDS while `client` is served,
-    and closes its end."""
+    and closes its end: having read everything, or, `leaving_unread`, once the daemon has
+    sent it more (waited for a window's time at most), which the close leaves unread."""
     visitor = socket.create_connection(("127.0.0.1", port), timeout=10)
     visitor.sendall(b'?WATCH={"enable":true,"json":true};\n')
     visitor.setblocking(False)
     try:
         serve([client, visitor], VISIT_SECONDS)
+        if leaving_unread:
+            select.select([visitor], [], [], WINDOW_SECONDS)
     finally:
         visitor.close()
 
