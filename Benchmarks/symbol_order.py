@@ -11,26 +11,26 @@ all over: the kernel maps 64 KB around each page touched, so the pages resident 
 several times the code that runs. Placed together, they are a few hundred pages.
 
 The list comes from callgrind (valgrind): the daemon built as scripts/package builds it
-(debug information removed, which valgrind cannot read, symbols kept) runs with one client
-watching, once reading a device (a pseudo-terminal the demo is replayed into) and once
-with --demo; in four of the windows below a second client comes, watches and leaves. The
-functions that ran after the first 20 s, when it only serves, come first: those that ran
-in every 5 s window of it (every cycle's), then the others. At
-1 Hz a cycle's code is read from cold caches, a line and a page at a time, and every
-cycle's functions named among the occasional ones were spread over several times the
-pages they fill (measured with Benchmarks/cycle_lines.py: 118 code pages a cycle, 88
-once every cycle's came first). Those that ran only while it started or stopped come
-after them, and last those that ran in both windows a client visited and left alike, and
-in no other (its arrival and departure: a client closing its end runs code the daemon's
-own closing of its clients at the stop does not). Start-up code runs once, but its pages
-are what the peak (VmHWM) is made of: scattered, each page it touches brings 64 KB in with
-it; placed together, start-up reads a few hundred pages in a row. It needs every function in a section of its own
-(scripts/package compiles with -function-sections), else the linker can only move whole
-objects. Names the code no longer has are ignored by the linker, and a function renamed
-or new is left out of place: when SatelliteTracker.add changed its signature (and two
-functions beside it were new), the daemon spent 15% more CPU at 1 Hz until the list was
-made again (scripts/package warns of names the binary does not have). Run this again when
-the hot path changes.
+(debug information removed, which valgrind cannot read, symbols kept) runs with one
+client watching, once reading a device (a pseudo-terminal the demo is replayed into) and
+once with --demo; in four of the windows below a second client comes, watches and leaves.
+The functions that ran after the first 20 s, when it only serves, come first: those that
+ran in every 5 s window of it (every cycle's), then the others. At 1 Hz a cycle's code is
+read from cold caches, a line and a page at a time, and every cycle's functions named
+among the occasional ones were spread over several times the pages they fill (measured
+with Benchmarks/cycle_lines.py: 118 code pages a cycle, 88 once every cycle's came
+first). Those that ran only while it started or stopped come after them, and last those
+that ran in both windows a client visited and left alike, and in no other (its arrival
+and departure: a client closing its end runs code the daemon's own closing of its clients
+at the stop does not). Start-up code runs once, but its pages are what the peak (VmHWM)
+is made of: scattered, each page it touches brings 64 KB in with it; placed together,
+start-up reads a few hundred pages in a row. It needs every function in a section of its
+own (scripts/package compiles with -function-sections), else the linker can only move
+whole objects. Names the code no longer has are ignored by the linker, and a function
+renamed or new is left out of place: when SatelliteTracker.add changed its signature (and
+two functions beside it were new), the daemon spent 15% more CPU at 1 Hz until the list
+was made again (scripts/package warns of names the binary does not have). Run this again
+when the hot path changes.
 
 After the functions, the list names the zero-initialised variables (.bss) that hold
 something once the daemon has served a client: the Swift runtime's metadata caches and
