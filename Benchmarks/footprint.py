@@ -113,13 +113,14 @@ def main():
         processes.append(subprocess.Popen(
             ["gpsd", "-N", "-n", "-S", str(gpsd_port), "-F", f"{folder}/gpsd.sock", link],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        clients = {"gpsfixd": watch(fix_port), "gpsd": watch(gpsd_port)}
+        ports = {"gpsfixd": fix_port, "gpsd": gpsd_port}
+        clients = {name: watch(port) for name, port in ports.items()}
         if options.client_leaves:
             # As gpsd's clients come and go (cgps, gpspipe, a check that the daemon serves).
             time.sleep(3)
             for client in clients.values():
                 client.close()
-            clients = {"gpsfixd": watch(fix_port), "gpsd": watch(gpsd_port)}
+            clients = {name: watch(port) for name, port in ports.items()}
         reports = {name: 0 for name in clients}
         end = time.monotonic() + options.seconds
         while time.monotonic() < end:

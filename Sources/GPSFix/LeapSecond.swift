@@ -65,7 +65,8 @@ public struct LeapSecondSchedule: Hashable, Sendable {
 }
 
 /// The inserted second (23:59:60) of a receiver that gives GPS week and time of week, and
-/// the conversion of its times to UTC that names it (``utc(week:milliseconds:leapSeconds:rolloverRule:)``).
+/// the conversion of its times to UTC that names it
+/// (``utc(week:milliseconds:leapSeconds:rolloverRule:)``).
 ///
 /// GPS time has no leap seconds: converted by the receiver's count, which it changes only
 /// after the inserted second, that second is named as the next midnight, and the clock
