@@ -135,9 +135,12 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
     static var flashWriteTime: Duration { .seconds(5) }
 
     /// Sends `steps` in order, each confirmed before the next; stops at the first refusal
-    /// or silence, naming the settings of that step. A step that writes flash is sent once.
-    public func apply(_ steps: [ConfigurationStep]) throws {
+    /// or silence, naming the settings of that step. A step that writes flash is sent once,
+    /// `beforeWritingFlash` called just before it: what is counted as a write to flash is
+    /// what reached the line.
+    public func apply(_ steps: [ConfigurationStep], beforeWritingFlash: () -> Void = {}) throws {
         for step in steps {
+            if step.writesFlash { beforeWritingFlash() }
             switch step.confirmation {
             case .acknowledgement where step.writesFlash:
                 try writeFlash(step.frame, setting: step.settings)

@@ -17,12 +17,18 @@ import ProcessTable
 /// not at every swap. The lines run from the least recently saved to the most, and the
 /// least recently saved is forgotten first (opening a receiver whose table is saved writes
 /// nothing, to its flash or here). The digests are FNV-1a: they tell a change, they guard
-/// nothing. When the file cannot be read or written the record lives in memory, for this
-/// run only, and the failure is said once (``readFailure``, and what
-/// ``remember(device:receiver:table:)`` returns).
+/// nothing.
+///
+/// A save is remembered before it is made, and made only when it was remembered: a record
+/// that cannot be written (no state directory, a full or read-only disk) refuses it
+/// (``remember(device:receiver:table:)`` returns why), since a save not remembered would
+/// be made again at every start of the daemon. A file that cannot be read (``readFailure``)
+/// costs each of its tables one save more, after which it is written anew.
 final class FlashRecord: Sendable {
-    /// The file; `nil` keeps the record in memory.
+    /// The file; `nil` when there is none to keep the record in (``unavailable`` says why).
     let path: String?
+    /// Why no record can be kept: the state directory could not be made.
+    let unavailable: String?
     /// The most pairs of device and receiver remembered: of a file with more lines, the
     /// last this many are kept.
     static let entryLimit = 64
@@ -38,19 +44,27 @@ final class FlashRecord: Sendable {
         var table: UInt64
     }
 
-    init(path: String?) {
+    /// The record kept in the file at `path`, as it was left there.
+    init(path: String) {
         self.path = path
+        unavailable = nil
         var entries: [Entry] = []
         var failure: String?
-        if let path {
-            switch SmallFile.bytes(at: path, limit: 1 << 16) {
-            case .success(let bytes): entries = Self.entries(in: String(decoding: bytes, as: UTF8.self))
-            case .failure(.system(ENOENT)): break
-            case .failure(let reason): failure = "\(path) cannot be read (\(reason))"
-            }
+        switch SmallFile.bytes(at: path, limit: 1 << 16) {
+        case .success(let bytes): entries = Self.entries(in: String(decoding: bytes, as: UTF8.self))
+        case .failure(.system(ENOENT)): break
+        case .failure(let reason): failure = "\(path) cannot be read (\(reason))"
         }
         self.entries = NIOLockedValueBox(entries)
         readFailure = failure
+    }
+
+    /// A record with nowhere to be kept, for the reason given: it refuses every save.
+    init(unavailable reason: String) {
+        path = nil
+        unavailable = reason
+        entries = NIOLockedValueBox([])
+        readFailure = nil
     }
 
     /// Whether `table` was saved to the flash of `receiver`, on `device`.
@@ -59,16 +73,34 @@ final class FlashRecord: Sendable {
         return entries.withLockedValue { $0.contains(entry) }
     }
 
-    /// Remembers that `table` was saved to the flash of `receiver`, on `device`; the error
-    /// when the file could not be written (the record is kept in memory all the same).
-    /// Keepers of several receivers share the record: the file is written under its lock,
-    /// so two saves at once leave both lines.
+    /// Remembers that `table` is saved to the flash of `receiver`, on `device`, before the
+    /// save is made; why not, when the file could not be written (nothing is remembered,
+    /// and the save must not be made). Keepers of several receivers share the record: the
+    /// file is written under its lock, so two saves at once leave both lines.
     func remember(device: String, receiver: String, table: String) -> String? {
         let entry = Entry(device: device, receiver: Self.digest(receiver), table: Self.digest(table))
+        return change { Self.use(entry, in: &$0) }
+    }
+
+    /// Forgets what was saved to the flash of `receiver`, on `device`: a save remembered and
+    /// then not made (the conversation failed before its first write to flash) is made at
+    /// the next conversation. Why not, when the file could not be written.
+    func forget(device: String, receiver: String) -> String? {
+        let receiver = Self.digest(receiver)
+        return change { $0.removeAll { $0.device == device && $0.receiver == receiver } }
+    }
+
+    /// Changes the entries by `body` and writes them to the file; when it cannot be
+    /// written, the entries are left as they were, and the failure returned.
+    private func change(_ body: (inout [Entry]) -> Void) -> String? {
+        guard let path else { return unavailable }
         return entries.withLockedValue { entries -> String? in
-            Self.use(entry, in: &entries)
-            guard let path else { return nil }
-            return Self.write(entries.map { "\($0.device) \(hex($0.receiver)) \(hex($0.table))\n" }.joined(), to: path)
+            var changed = entries
+            body(&changed)
+            let text = changed.map { "\($0.device) \(hex($0.receiver)) \(hex($0.table))\n" }.joined()
+            if let failure = Self.write(text, to: path) { return failure }
+            entries = changed
+            return nil
         }
     }
 

@@ -15,7 +15,9 @@ import UBXConfiguration
 ///   waiting turn, so a burst of openings is one conversation after the current one.
 /// - Flash (`save`): written once per table and receiver. The ``FlashRecord`` in the state
 ///   directory remembers the last table saved to which receiver; a restart, a reopening or
-///   a return from silence saves nothing more.
+///   a return from silence saves nothing more. A save is remembered before it is made, and
+///   not made when the record cannot keep it; a conversation that fails before its first
+///   write to flash is forgotten again, so the next one saves.
 /// - A receiver that keeps a difference after being given the table (a setting it cannot
 ///   take, or reports otherwise), or that refuses the table, is reported, once, and after
 ///   a second try is not given the table again while it reports the same.
@@ -51,6 +53,9 @@ final class ReceiverKeeper: Sendable {
         /// What the receiver kept against its table when it was last given it.
         var kept: Kept?
         var counters = ReceiverTableCounters()
+        /// Why the last save due was not made (the record could not keep it), so that it is
+        /// logged once.
+        var flashRefusal: String?
         /// Conversations failed in a row; while they back off, when the next may begin,
         /// and whether a turn is asked for then.
         var failuresInARow = 0
@@ -234,7 +239,7 @@ final class ReceiverKeeper: Sendable {
         }
         let receiver = Self.identity(report)
         let table = settings.canonicalText + ";port=\(receiverPort.rawValue)"
-        let flashDue = save && !flash.holds(device: port.path, receiver: receiver, table: table)
+        var flashDue = save && !flash.holds(device: port.path, receiver: receiver, table: table)
         let differences = report.differences(from: settings)
         if differences.isEmpty && !flashDue { return "as configured" }
         let previous = state.withLockedValue { $0.kept }
@@ -242,18 +247,36 @@ final class ReceiverKeeper: Sendable {
             state.withLockedValue { $0.counters.differencesKept += 1 }
             return previous.status
         }
+        // Remembered before it is made, and made only if remembered: an application that
+        // fails after its flash write (an acknowledgement lost, a later step refused) must
+        // not write flash again at every reopening, nor a save the record cannot keep at
+        // every start. Flash then holds the table, or part of it: said if it failed.
+        var unsaved = ""
+        if flashDue {
+            let refusal = flash.remember(device: port.path, receiver: receiver, table: table)
+            noteFlashRefusal(refusal)
+            flashDue = refusal == nil
+            unsaved = refusal.map { " (not saved to flash: \($0))" } ?? ""
+            if differences.isEmpty && !flashDue { return "as configured" + unsaved }
+        }
         let layers: ConfigurationLayers = flashDue ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
-        // Remembered before it is tried: an application that fails after its flash write
-        // (an acknowledgement lost, a later step refused) must not write flash again at
-        // every reopening. Flash then holds the table, or part of it: said if it failed.
-        if flashDue { rememberFlash(receiver: receiver, table: table) }
+        var flashWritten = false
         do {
-            try configurator.apply(try configurator.plan(settings, layers: layers))
-        } catch let error as UBXConfiguration.ConfigurationError {
-            if flashDue {
+            try configurator.apply(try configurator.plan(settings, layers: layers)) {
+                flashWritten = true
+                state.withLockedValue { $0.counters.flashWrites += 1 }
+            }
+        } catch {
+            if flashWritten {
                 let advice = "change the table, or save with gpsfix ubx set --save"
                 logger.warning(
                     "saving the table to flash failed (\(error)); it is not tried again for this table and receiver: \(advice)",
+                    metadata: ["device": "\(port.path)"])
+            } else if flashDue, let failure = flash.forget(device: port.path, receiver: receiver) {
+                // Nothing reached flash: the next conversation saves, unless the record of
+                // this one cannot be undone, when a restart saves.
+                logger.warning(
+                    "the table was not saved to flash, and the record that it was cannot be undone (\(failure))",
                     metadata: ["device": "\(port.path)"])
             }
             // A refusal, or a feature the receiver lacks, is its answer to this table: the
@@ -278,16 +301,20 @@ final class ReceiverKeeper: Sendable {
             logger.warning("\(Self.kept(left)); after a second try it is not given the table again while it says so", metadata: ["device": "\(port.path)"])
             return Self.kept(left)
         }
-        return "as configured"
+        return "as configured" + unsaved
     }
 
-    private func rememberFlash(receiver: String, table: String) {
-        state.withLockedValue { $0.counters.flashWrites += 1 }
-        if let failure = flash.remember(device: port.path, receiver: receiver, table: table) {
-            logger.warning(
-                "which table was saved to the receiver's flash cannot be kept (\(failure)): a restart of the daemon saves it again",
-                metadata: ["device": "\(port.path)"])
+    /// A save the record could not keep (`refusal`, nil when it kept it) is not made: said
+    /// once for each reason in a row.
+    private func noteFlashRefusal(_ refusal: String?) {
+        let isNew = state.withLockedValue { state in
+            defer { state.flashRefusal = refusal }
+            return state.flashRefusal != refusal
         }
+        guard isNew, let refusal else { return }
+        logger.warning(
+            "the table is not saved to the receiver's flash, since which table was saved cannot be remembered (\(refusal)): a save not remembered would be made again at every start; save with gpsfix ubx set --save",
+            metadata: ["device": "\(port.path)"])
     }
 
     /// None after a first failure (the next conversation begins at once), then

@@ -97,20 +97,20 @@ struct ReceiverOptions: ParsableArguments {
 
     /// A keeper for each table, of the serial receiver among `sources` it names (or the only
     /// one). Tables that save share one ``FlashRecord`` in the state directory
-    /// (`stateDirectory` makes it), or in memory when it cannot be made.
+    /// (`stateDirectory` makes it); when it cannot be made, their keepers save nothing to
+    /// flash, and say why when they would.
     func keepers(
         sources: [any ByteSource], receivers: WritableReceivers, stateDirectory: () throws -> String, logger: Logger
     ) throws -> [ReceiverKeeper] {
         let tables = try tables()
-        var recordPath: String?
-        if tables.contains(where: \.save) {
-            do {
-                recordPath = try stateDirectory() + "/receiver-flash"
-            } catch {
-                logger.warning("\(error): which table was saved to flash is remembered until the daemon stops only")
-            }
+        let flash: FlashRecord
+        do {
+            flash =
+                tables.contains(where: \.save)
+                ? FlashRecord(path: try stateDirectory() + "/receiver-flash") : FlashRecord(unavailable: "no table saves")
+        } catch {
+            flash = FlashRecord(unavailable: "\(error)")
         }
-        let flash = FlashRecord(path: recordPath)
         if let failure = flash.readFailure {
             logger.warning("\(failure): a table saved before is saved to its receiver's flash once more")
         }

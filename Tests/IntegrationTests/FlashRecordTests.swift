@@ -41,13 +41,43 @@ struct FlashRecordTests {
 
     @Test("two receivers on one path are remembered apart; a changed table is not held")
     func receiversOnOnePath() throws {
-        let record = FlashRecord(path: nil)
+        let folder = try makeTemporaryFolder("flash-record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let record = FlashRecord(path: folder.appendingPathComponent("receiver-flash").path)
         #expect(record.remember(device: "/dev/ttyACM0", receiver: "NEO-M8T", table: "rate=1") == nil)
         #expect(record.remember(device: "/dev/ttyACM0", receiver: "ZED-F9T", table: "rate=1") == nil)
         #expect(record.holds(device: "/dev/ttyACM0", receiver: "NEO-M8T", table: "rate=1"))
         #expect(record.holds(device: "/dev/ttyACM0", receiver: "ZED-F9T", table: "rate=1"))
         #expect(!record.holds(device: "/dev/ttyACM0", receiver: "ZED-F9T", table: "rate=2"))
         #expect(!record.holds(device: "/dev/ttyACM1", receiver: "ZED-F9T", table: "rate=1"))
+    }
+
+    @Test("a save the file cannot keep is not remembered, and says why; nor is one with no state directory")
+    func unwritableRemembersNothing() throws {
+        let folder = try makeTemporaryFolder("flash-record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("gone/receiver-flash").path
+        let record = FlashRecord(path: path)
+        let failure = try #require(record.remember(device: "/dev/ttyACM0", receiver: "ZED-F9P", table: "rate=1"))
+        #expect(failure.contains("No such file or directory"), "\(failure)")
+        #expect(!record.holds(device: "/dev/ttyACM0", receiver: "ZED-F9P", table: "rate=1"))
+        let nowhere = FlashRecord(unavailable: "/var/lib/gpsfixd: Read-only file system")
+        #expect(nowhere.remember(device: "/dev/ttyACM0", receiver: "ZED-F9P", table: "rate=1") == "/var/lib/gpsfixd: Read-only file system")
+        #expect(!nowhere.holds(device: "/dev/ttyACM0", receiver: "ZED-F9P", table: "rate=1"))
+    }
+
+    @Test("a save forgotten (never made after all) is forgotten in the file too; the receiver's other device is kept")
+    func forgetsASave() throws {
+        let folder = try makeTemporaryFolder("flash-record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("receiver-flash").path
+        let record = FlashRecord(path: path)
+        #expect(record.remember(device: "/dev/ttyACM0", receiver: "ZED-F9P", table: "rate=1") == nil)
+        #expect(record.remember(device: "/dev/ttyACM1", receiver: "ZED-F9P", table: "rate=1") == nil)
+        #expect(record.forget(device: "/dev/ttyACM0", receiver: "ZED-F9P") == nil)
+        let restarted = FlashRecord(path: path)
+        #expect(!restarted.holds(device: "/dev/ttyACM0", receiver: "ZED-F9P", table: "rate=1"))
+        #expect(restarted.holds(device: "/dev/ttyACM1", receiver: "ZED-F9P", table: "rate=1"))
     }
 
     @Test("a record that cannot be read (not one that is absent) is said, for the log: its tables go to flash once more")

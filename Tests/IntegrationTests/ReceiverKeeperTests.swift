@@ -11,9 +11,10 @@ struct ReceiverKeeperTests {
     /// The daemon on `receiver` keeping `table`, with its control socket and its state
     /// directory in `folder`, and `/metrics` on `metrics`; it opens `device` (a link to
     /// the receiver) when given, else the receiver's own path, at the receiver's speed
-    /// unless it is to find it (`autobaud`).
+    /// unless it is to find it (`autobaud`); its state directory is `stateDirectory` when given.
     static func daemon(
-        _ receiver: SimulatedUBXReceiver, device: String? = nil, autobaud: Bool = false, table: String, folder: URL, metrics: Int
+        _ receiver: SimulatedUBXReceiver, device: String? = nil, autobaud: Bool = false, table: String, folder: URL, metrics: Int,
+        stateDirectory: String? = nil
     ) throws -> (daemon: RunningProcess, control: String) {
         let control = folder.appendingPathComponent("control.sock").path
         let speed = autobaud ? [] : ["--speed", "\(receiver.speed)"]
@@ -22,7 +23,7 @@ struct ReceiverKeeperTests {
             // Silent past 1.5 s: longer than the receiver's 1 s between solutions, so only
             // the tests' own silences count.
             "--control-socket", control, "--receiver", table, "--silence-timeout", "1.5",
-            "--state-directory", folder.path, "--metrics", "127.0.0.1:\(metrics)",
+            "--state-directory", stateDirectory ?? folder.path, "--metrics", "127.0.0.1:\(metrics)",
         ])
         try waitUntil("the control socket") { FileManager.default.fileExists(atPath: control) }
         return (daemon, control)
@@ -178,6 +179,47 @@ struct ReceiverKeeperTests {
         }
         #expect(usual.traffic.flashWrites == 1)
         #expect(spare.traffic.flashWrites == 1, "the spare's flash never written: its table lost at its first power cycle")
+    }
+
+    @Test("save = true: a conversation that fails before its write to flash (an M8's rate lost on the line) is followed by one that saves; flash and /metrics count that one write")
+    func flashAfterAFailedConversation() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let receiver = try SimulatedUBXReceiver(.m8)
+        // CFG-RATE's write (a payload of six bytes; its poll has none) lost at each of its
+        // three tries: the conversation fails after its polls, before CFG-CFG saves.
+        receiver.loseFrames(of: 0x0608, length: 6, count: 3)
+        let port = freePort()
+        let (daemon, _) = try Self.daemon(receiver, table: "rate=2;save=true", folder: folder, metrics: port)
+        defer { daemon.stop() }
+        try waitUntil("the failed conversation and the one after it", within: 30) {
+            Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: port) == 2
+        }
+        #expect(receiver.setting(0x3021_0001) == 500)
+        #expect(receiver.traffic.flashWrites == 1, "the table never saved: \(daemon.errorText.suffix(1500))")
+        #expect(Self.metric("gpsfix_receiver_flash_writes_total", of: receiver, port: port) == 1)
+    }
+
+    @Test("save = true with no state directory to remember the save in: the table is applied, never saved, at start after start, and the log says why")
+    func noSaveWithoutARecord() throws {
+        let folder = try makeTemporaryFolder("keeper")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // A file where the state directory's parent should be: it cannot be made.
+        let file = folder.appendingPathComponent("a-file")
+        try Data().write(to: file)
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        for start in 0..<2 {
+            receiver.powerCycle(batteryEmpty: true)
+            try waitUntil("the receiver back at its saved rate") { receiver.setting(0x3021_0001) == 1000 }
+            let port = freePort()
+            let (daemon, _) = try Self.daemon(
+                receiver, table: "rate=2;save=true", folder: folder, metrics: port, stateDirectory: file.appendingPathComponent("state").path)
+            defer { daemon.stop() }
+            try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 }
+            try waitUntil("the refusal logged") { daemon.errorText.contains("the table is not saved to the receiver's flash") }
+            #expect(Self.metric("gpsfix_receiver_flash_writes_total", of: receiver, port: port) == 0, "start \(start)")
+        }
+        #expect(receiver.traffic.flashWrites == 0, "saved at each start")
     }
 
     @Test("a conversation that fails is begun again at once, and if that fails too a minute later, not at each return from silence: a receiver deaf to the keeper makes no loop")

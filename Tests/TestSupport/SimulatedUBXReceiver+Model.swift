@@ -34,6 +34,9 @@ struct ReceiverState {
     var framesByMessage: [UInt16: [Int: Int]] = [:]
     /// Frames still to be lost on the line before the receiver reads one again.
     var framesToLose = 0
+    /// Frames of one message and payload length (the message in the high 16 bits) still to
+    /// be lost, by kind.
+    var messagesToLose: [UInt32: Int] = [:]
     private var staged: [(UInt32, UInt64)]?
     private var quietUntil = ContinuousClock.now
     private var measurement = 0
@@ -113,8 +116,13 @@ struct ReceiverState {
             framesToLose -= 1
             return []
         }
-        framesReceived += 1
         let (messageClass, id, payload) = frame
+        let kind = UInt32(messageClass) << 24 | UInt32(id) << 16 | UInt32(payload.count)
+        if let left = messagesToLose[kind], left > 0 {
+            messagesToLose[kind] = left - 1
+            return []
+        }
+        framesReceived += 1
         framesByMessage[UInt16(messageClass) << 8 | UInt16(id), default: [:]][payload.count, default: 0] += 1
         if messageClass == 0x0A, id == 0x04, payload.isEmpty { return [.bytes(ubx(version()))] }
         // UBX-SEC-UNIQID (F9, and M8 from protocol 18): version 1, three reserved bytes,

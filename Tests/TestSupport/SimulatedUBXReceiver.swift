@@ -96,6 +96,13 @@ public final class SimulatedUBXReceiver: Sendable {
         engine.state.withLock { $0.framesToLose = count }
     }
 
+    /// Loses the next `count` frames of `message` (class and id) with a payload of
+    /// `length` bytes, as a line that drops one kind of frame now and then: a step of a
+    /// conversation fails while the others go through.
+    public func loseFrames(of message: UInt16, length: Int, count: Int) {
+        engine.state.withLock { $0.messagesToLose[UInt32(message) << 16 | UInt32(length)] = count }
+    }
+
     /// The setting `key` holds in RAM (the configuration interface's key IDs name every
     /// setting of the model, whatever the generation).
     public func setting(_ key: UInt32) -> UInt64? { engine.state.withLock { $0.ram[key] } }
