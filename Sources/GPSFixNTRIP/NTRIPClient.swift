@@ -328,8 +328,9 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
     private var reader: NTRIPResponseReader
     private var finder = RTCMFrameFinder()
     private var isAccepted = false
-    /// When the last RTCM 3 frame arrived (or the connection was made): bytes that hold
-    /// none (another format, a proxy's page) are not corrections, and keep no stream alive.
+    /// When the last RTCM 3 frame arrived (or the connection was made, or the caster
+    /// accepted): bytes that hold none (another format, a proxy's page) are not
+    /// corrections, and keep no stream alive.
     private var lastFrame = NIODeadline.now()
     /// Bytes received since the last frame.
     private var bytesWithoutFrames = 0
@@ -357,16 +358,21 @@ private final class StreamHandler: ChannelInboundHandler, @unchecked Sendable {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let arrivedAt = NIODeadline.now()
         let bytes = Array(unwrapInboundIn(data).readableBytesView)
-        let events: [NTRIPResponseReader.Event]
+        var events: [NTRIPResponseReader.Event] = []
+        var fault: NTRIPError?
         do {
-            events = try reader.feed(bytes)
+            try reader.feed(bytes, into: &events)
         } catch {
-            return end(context, because: error.description)
+            fault = error
         }
+        // What arrived whole before a fault is delivered; then the connection ends.
+        defer { if let fault { end(context, because: fault.description) } }
         for event in events {
             switch event {
             case .accepted(let version):
                 isAccepted = true
+                // The caster's wait for its first frame starts once it has accepted.
+                lastFrame = arrivedAt
                 client.accepted(context.channel, version: version)
             case .data(let payload):
                 let before = finder.statistics

@@ -41,15 +41,16 @@ public struct NTRIPResponseReader: Sendable {
         self.caster = caster
     }
 
-    /// Reads `bytes`; throws when the caster refused or does not speak NTRIP.
-    public mutating func feed(_ bytes: some Collection<UInt8>) throws(NTRIPError) -> [Event] {
-        var events: [Event] = []
+    /// Reads `bytes`, appending what they say to `events`; throws when the caster refused or
+    /// does not speak NTRIP, with `events` holding what came before the fault (corrections
+    /// that arrived whole in the same read are not lost with it).
+    public mutating func feed(_ bytes: some Collection<UInt8>, into events: inout [Event]) throws(NTRIPError) {
         switch body {
         case .head:
             head.append(contentsOf: bytes)
             guard let (event, rest) = try readHead() else {
                 guard head.count <= Self.maximumHead else { throw .protocolViolation("the caster's answer has no end of header in 16 KiB") }
-                return []
+                return
             }
             if let event { events.append(event) }
             head = []
@@ -57,7 +58,6 @@ public struct NTRIPResponseReader: Sendable {
         case .stream, .table:
             try takeBody(Array(bytes), into: &events)
         }
-        return events
     }
 
     /// The caster closed the connection: a source table read without its end marker or
@@ -71,7 +71,12 @@ public struct NTRIPResponseReader: Sendable {
     private mutating func takeBody(_ bytes: [UInt8], into events: inout [Event]) throws(NTRIPError) {
         guard !bytes.isEmpty else { return }
         var payload = bytes
-        if chunks != nil { payload = try chunks!.decode(bytes) }
+        // A fault in the chunking ends the answer after what was whole before it.
+        var fault: NTRIPError?
+        if chunks != nil {
+            payload = []
+            do { try chunks!.decode(bytes, into: &payload) } catch { fault = error }
+        }
         switch body {
         case .head: break
         case .stream:
@@ -91,6 +96,7 @@ public struct NTRIPResponseReader: Sendable {
                 events.append(.sourceTable(table))
             }
         }
+        if let fault { throw fault }
     }
 
     /// The head, once whole: what it says, and the bytes after it.
@@ -164,8 +170,9 @@ struct ChunkedDecoder: Sendable {
     private var line: [UInt8] = []
     private(set) var isDone = false
 
-    mutating func decode(_ bytes: [UInt8]) throws(NTRIPError) -> [UInt8] {
-        var output: [UInt8] = []
+    /// Appends the data `bytes` carry to `output`; throws at a fault in the chunking, with
+    /// `output` holding the data before it.
+    mutating func decode(_ bytes: [UInt8], into output: inout [UInt8]) throws(NTRIPError) {
         var index = 0
         while index < bytes.count, !isDone {
             switch phase {
@@ -185,7 +192,6 @@ struct ChunkedDecoder: Sendable {
                 try endLine()
             }
         }
-        return output
     }
 
     private mutating func endLine() throws(NTRIPError) {

@@ -55,17 +55,26 @@ private final class TableHandler: ChannelInboundHandler, Sendable {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var events: [NTRIPResponseReader.Event] = []
         do {
-            for event in try reader.value.feed(Array(unwrapInboundIn(data).readableBytesView)) {
-                switch event {
-                case .sourceTable(let table): received.succeed(table)
-                case .accepted: received.fail(NTRIPError.protocolViolation("the caster sent a stream, not its source table"))
-                case .data: break
-                }
-            }
+            try reader.value.feed(Array(unwrapInboundIn(data).readableBytesView), into: &events)
         } catch {
             received.fail(error)
         }
+        for event in events {
+            switch event {
+            case .sourceTable(let table): received.succeed(table)
+            case .accepted: received.fail(NTRIPError.protocolViolation("the caster sent a stream, not its source table"))
+            case .data: break
+            }
+        }
+    }
+
+    /// A failed connection or TLS handshake ends the request with its reason, not with the
+    /// closing that follows it.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        received.fail(error)
+        context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

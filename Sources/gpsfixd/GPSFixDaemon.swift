@@ -191,7 +191,8 @@ struct GPSFixDaemon: AsyncParsableCommand {
     func validate() throws {
         guard !devices.isEmpty || demo else { throw ValidationError("name a device, or give --demo to serve a bundled capture") }
         for device in devices where DeviceName(device) == nil {
-            throw ValidationError("'\(device)' is not a device: use /dev/..., file:PATH or gpsd://HOST:PORT")
+            // A caster's address given as a device holds its password: not in the message.
+            throw ValidationError("'\(ServiceAddress.redacted(device))' is not a device: use /dev/..., file:PATH or gpsd://HOST:PORT")
         }
         let names = devices.compactMap { DeviceName($0)?.description }
         if let twice = names.firstRepeated {

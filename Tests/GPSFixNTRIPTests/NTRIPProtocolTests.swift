@@ -13,7 +13,7 @@ struct NTRIPProtocolTests {
         var offset = 0
         while offset < answer.count {
             let end = min(offset + size, answer.count)
-            events += try reader.feed(answer[offset..<end])
+            try reader.feed(answer[offset..<end], into: &events)
             offset = end
         }
         return events + reader.finish()
@@ -90,6 +90,18 @@ struct NTRIPProtocolTests {
         #expect(Self.data(events) == Array(Self.stream.prefix(offset)))
     }
 
+    @Test("a fault in the chunking ends the answer, and what came whole before it in the same read is kept")
+    func chunkFaultKeepsWhatCameBefore() {
+        let answer =
+            Array("HTTP/1.1 200 OK\r\nNtrip-Version: Ntrip/2.0\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+            + Array((String(Self.stream.count, radix: 16) + "\r\n").utf8) + Self.stream + Array("\r\nzz\r\n".utf8)
+        var reader = NTRIPResponseReader()
+        var events: [NTRIPResponseReader.Event] = []
+        #expect(throws: NTRIPError.self) { try reader.feed(answer, into: &events) }
+        #expect(events.first == .accepted(version: 2))
+        #expect(Self.data(events) == Self.stream)
+    }
+
     @Test("a chunk size that is not one is shown in the error without the caster's control characters")
     func chunkSizeShownPrintable() {
         let answer = Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\u{1B}[2K\u{1B}]52;c;eA==\u{07}\r\n".utf8)
@@ -121,7 +133,8 @@ struct NTRIPProtocolTests {
         for line in ["HTTP/1.1 403 Forbidden for me:s3cret", "HTTP/1.1 403 Forbidden \(basic)", "XYZ \(basic) s3cret", straddling] {
             var reader = NTRIPResponseReader(caster: caster)
             do throws(NTRIPError) {
-                _ = try reader.feed(Array((line + "\r\n\r\n").utf8))
+                var events: [NTRIPResponseReader.Event] = []
+                try reader.feed(Array((line + "\r\n\r\n").utf8), into: &events)
                 Issue.record("'\(line)' was taken")
             } catch {
                 let message = "\(error)"

@@ -259,18 +259,30 @@ struct NTRIPTests {
         #expect(daemon.isRunning)
     }
 
-    @Test("gpsfix ntrip hides a password given in the caster's address from ps while it waits")
-    func toolHidesPassword() throws {
+    @Test("gpsfix ntrip hides a password given in the caster's address from ps while it waits, after -- too", arguments: [false, true])
+    func toolHidesPassword(afterDoubleDash: Bool) throws {
         // A caster that lets the connection in (the kernel's backlog) and never answers.
         let (listener, port) = boundLoopbackSocket(type: SOCK_STREAM, port: freePort())
         defer { close(listener) }
         try #require(port != 0 && listen(listener, 4) == 0)
+        let address = "ntrip://user:\(Self.password)@127.0.0.1:\(port)"
         let tool = try RunningProcess(
-            Binaries.gpsfix, ["ntrip", "sourcetable", "ntrip://user:\(Self.password)@127.0.0.1:\(port)", "--timeout", "30"])
+            Binaries.gpsfix, ["ntrip", "sourcetable", "--timeout", "30"] + (afterDoubleDash ? ["--", address] : [address]))
         defer { tool.stop() }
         func commandLine() -> String { (try? String(contentsOfFile: "/proc/\(tool.pid)/cmdline", encoding: .utf8)) ?? "" }
         try waitUntil("the password hidden", within: 10) { commandLine().contains("***") }
         #expect(!commandLine().contains(Self.password) && tool.isRunning, "\(commandLine())")
+    }
+
+    @Test("a caster's address given to gpsfixd as a device is refused, its password not in the message")
+    func casterAsDevice() throws {
+        let address = "ntrip://rover:\(Self.password)@127.0.0.1:2101/MOUNT"
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["/dev/null", address])
+        let status = daemon.wait(timeout: 20)
+        if status == nil { daemon.stop() }
+        #expect(status != nil && status != 0)
+        #expect(daemon.errorText.contains("'ntrip://rover:***@127.0.0.1:2101/MOUNT' is not a device"), "\(daemon.errorText.suffix(600))")
+        #expect(!daemon.errorText.contains(Self.password))
     }
 
     @Test("gpsfix ntrip sourcetable of a caster nothing listens for: status 1, saying why, without the usage")
@@ -314,6 +326,23 @@ struct NTRIPTests {
         let times = watcher.tpvs.compactMap { $0["time"] as? String }.compactMap(Self.seconds)
         #expect(times.count >= 8)
         #expect(zip(times, times.dropFirst()).allSatisfy { abs($1 - $0 - 0.5) < 0.01 || $1 < $0 }, "no cycle missed meanwhile")
+    }
+
+    @Test("a caster slow to accept, and slower to send its first frame: the wait for corrections starts when it accepts")
+    func slowCaster() throws {
+        let folder = try makeTemporaryFolder("ntrip")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Accepts 1.6 s after the request, sends 1 s after that: within 2 s of each.
+        let (caster, port, record) = try Self.ownCaster(folder, mode: "slow")
+        defer { caster.stop() }
+        let (replay, link, written) = try Self.receiver(folder)
+        defer { replay.stop() }
+        let (daemon, _) = try Self.daemon(
+            folder, device: link, ntrip: "ntrip://user:\(Self.password)@127.0.0.1:\(port)/MOUNT", extra: ["--ntrip-timeout", "2"])
+        defer { daemon.stop() }
+        try waitUntil("20 frames written", within: 30) { Corrections.frames(inFile: written).frames.count >= 20 }
+        #expect(Self.lines(record, "REQUEST /MOUNT").count == 1, "\(daemon.errorText.suffix(1000))")
+        #expect(!daemon.errorText.contains("no corrections for"))
     }
 
     @Test("a stream of bytes that hold no RTCM 3 frame (another format) is no stream of corrections: left after the timeout, saying why")
@@ -371,6 +400,12 @@ struct NTRIPTests {
         ])
         defer { proxy.stop() }
         try waitUntil("the TLS proxy listening") { (try? LineClient(tcpPort: tlsPort)) != nil }
+        // The tool says why the handshake failed, not that the caster closed the connection.
+        let tool = try RunningProcess(Binaries.gpsfix, ["ntrip", "sourcetable", "ntrips://127.0.0.1:\(tlsPort)", "--timeout", "10"])
+        let status = tool.wait(timeout: 20)
+        if status == nil { tool.stop() }
+        #expect(status == 1 && tool.errorText.lowercased().contains("certificate"), "\(tool.errorText.suffix(600))")
+        #expect(!tool.errorText.contains("without a source table"))
         let (replay, link, written) = try Self.receiver(folder)
         defer { replay.stop() }
         let environment = ["GPSFIX_NTRIP_PASSWORD": Self.password]

@@ -13,7 +13,10 @@ credentials answers per MODE:
   kick     as chunked for a second, then closes the stream (an account another rover
            logs in with);
   foreign  as chunked, but bytes of another format that hold no RTCM 3 frame (a
-           mountpoint of RTCM 2 or CMR chosen by mistake).
+           mountpoint of RTCM 2 or CMR chosen by mistake);
+  slow     as chunked, but the answer comes 1.6 s after the request and the first
+           chunk 1 s after the answer (a network that starts a virtual base for each
+           rover).
 Wrong or missing credentials get a 401. RECORD gets a line per request ("REQUEST path
 user-agent ntrip-version"), per stream begun ("STREAM seconds", on a monotonic clock),
 per uploaded line ("UPLOAD line"), and per chunk of payload sent
@@ -70,9 +73,13 @@ def serve(connection):
     if headers.get("authorization") != expected:
         connection.sendall(b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"test\"\r\nContent-Length: 0\r\n\r\n")
         return
+    if mode == "slow":
+        time.sleep(1.6)
     connection.sendall(b"HTTP/1.1 200 OK\r\nNtrip-Version: Ntrip/2.0\r\nContent-Type: gnss/data\r\n"
                        b"Transfer-Encoding: chunked\r\n\r\n")
     write("STREAM %.3f" % time.monotonic())
+    if mode == "slow":
+        time.sleep(1.0)
     if mode != "deaf":
         threading.Thread(target=uploads, args=(connection, rest), daemon=True).start()
     if mode == "silent":
