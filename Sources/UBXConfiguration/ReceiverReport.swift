@@ -53,6 +53,15 @@ public struct ReceiverReport: Hashable, Sendable {
         if let wanted = settings.output, output != wanted {
             found.append("output: \(output?.rawValue ?? "unknown"), not \(wanted.rawValue)")
         }
+        // UBX out is the messages the daemon reads, at their rates: a port whose UBX is on
+        // (as from the factory) may send none of them.
+        if settings.output?.ubx == true {
+            let off = OutputMessage.sent(byProtocol: protocolVersion).filter { messages[$0.name] != Int($0.rate) }
+            if !off.isEmpty {
+                let now = off.map { "\($0.name) \(messages[$0.name].map { $0 == 0 ? "off" : "every \($0)" } ?? "unknown")" }
+                found.append("messages: \(now.joined(separator: ", ")), not \(off.map { "\($0.name) every \($0.rate)" }.joined(separator: ", "))")
+            }
+        }
         if let wanted = settings.baudRate, baudRate != wanted {
             found.append("baud: \(baudRate.map(String.init) ?? "unknown"), not \(wanted)")
         }

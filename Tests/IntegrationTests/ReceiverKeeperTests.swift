@@ -181,6 +181,16 @@ struct ReceiverKeeperTests {
         #expect(spare.traffic.flashWrites == 1, "the spare's flash never written: its table lost at its first power cycle")
     }
 
+    @Test("output = both on a receiver that sends both but none of the messages the daemon reads: the keeper turns them on")
+    func outputTurnsMessagesOn() throws {
+        let keeping = try Self.keeping(table: "output=both")
+        defer { keeping.stop() }
+        // NAV-PVT every solution, NAV-TIMELS (the leap second's announcement) every 255th.
+        try waitUntil("the messages turned on", within: 15) {
+            keeping.receiver.setting(0x2091_0007) == 1 && keeping.receiver.setting(0x2091_0061) == 255
+        }
+    }
+
     @Test("save = true: a conversation that fails before its write to flash (an M8's rate lost on the line) is followed by one that saves; flash and /metrics count that one write")
     func flashAfterAFailedConversation() throws {
         let folder = try makeTemporaryFolder("keeper")

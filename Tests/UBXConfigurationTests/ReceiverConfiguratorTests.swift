@@ -29,7 +29,7 @@ struct ReceiverConfiguratorTests {
         let version = try configurator.identify()
         #expect(configurator.usesConfigurationInterface == (generation == .generation9), "\(version.extensions)")
         let before = try configurator.report()
-        #expect(before.differences(from: Self.everything).count == 6)
+        #expect(before.differences(from: Self.everything).count == 7)
         try configurator.apply(try configurator.plan(Self.everything, layers: .ram))
         let after = try configurator.report()
         #expect(after.differences(from: Self.everything) == [])
@@ -39,6 +39,21 @@ struct ReceiverConfiguratorTests {
         #expect(after.messages["NAV-TIMELS"] == 255)
         #expect(receiver.setting(0x2091_0061) == 255)
         #expect(receiver.setting(0x3021_0001) == 200)
+    }
+
+    @Test("output = both on a receiver that sends both protocols but none of the messages read (the factory's): they differ, and are turned on", arguments: [Generation.generation9, .m8])
+    func outputTurnsMessagesOn(_ generation: Generation) throws {
+        let receiver = try SimulatedUBXReceiver(generation)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        let both = ReceiverSettings(output: .both)
+        let before = try configurator.report()
+        #expect(before.output == .both)
+        let differences = before.differences(from: both)
+        #expect(differences.count == 1 && differences.first?.hasPrefix("messages: NAV-PVT off") == true, "\(differences)")
+        try configurator.apply(try configurator.plan(both, layers: .ram))
+        #expect(try configurator.report().differences(from: both) == [])
+        #expect(receiver.setting(0x2091_0061) == 255, "NAV-TIMELS, the leap second's announcement")
     }
 
     @Test("a receiver that leaves SEC-UNIQID unanswered (firmware without it) is reported all the same, with no chip ID")
