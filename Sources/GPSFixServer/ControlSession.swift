@@ -97,6 +97,7 @@ final class ControlSession: ChannelInboundHandler {
             guard awaiting == nil else { return refuse("one H message per connection", context) }
             requestTurn(of: found, asked: asked, context)
         case (UInt8(ascii: "F"), let receiver?):
+            guard let turn else { return refuse("no turn is held", context) }
             guard message.payload.withUnsafeBytes({ UBXFrame(validating: $0) }) != nil else {
                 return refuse("an F message carries one whole UBX frame", context)
             }
@@ -105,7 +106,10 @@ final class ControlSession: ChannelInboundHandler {
             }
             inFlight += 1
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            receiver.writer.send(message.payload) { _ in
+            // Written only while the turn holds: a frame that waited on a slow line (a speed
+            // change behind corrections) past the tool's going reaches no one's receiver.
+            let conversations = receiver.conversations
+            receiver.writer.send(message.payload, while: { conversations.holds(turn) }) { _ in
                 bound.eventLoop.execute { bound.value.inFlight -= 1 }
             }
         case (UInt8(ascii: "S"), let receiver?):
