@@ -4,7 +4,8 @@
 /// conversation uses silences the receiver's answers: that comes last of all, unconfirmed.
 /// A save writes flash once: every setting, the speed and UBX's end included, goes to the
 /// flash layer in one transaction of its own, after the others are applied and while the
-/// receiver still answers; the other steps write the other layers only.
+/// receiver still answers; the other steps write the other layers only. A new speed is
+/// written to RAM first, and to battery-backed RAM once the receiver answers at it.
 enum ConfigurationPlan {
     static func valueSteps(_ settings: ReceiverSettings, port: ReceiverPort, layers: ConfigurationLayers) throws
         -> [ConfigurationStep]
@@ -64,9 +65,12 @@ enum ConfigurationPlan {
         // the speed and before UBX is turned off.
         let running = layers.subtracting(.flash)
         var steps: [ConfigurationStep] = []
-        func append(_ items: [ConfigurationItem], settings: String, _ confirmation: ConfigurationStep.Confirmation) {
-            guard !running.isEmpty, !items.isEmpty else { return }
-            steps += ValueMessages.set(items, in: running).map { ConfigurationStep(settings: settings, frame: $0, confirmation: confirmation) }
+        func append(
+            _ items: [ConfigurationItem], settings: String, _ confirmation: ConfigurationStep.Confirmation, in layers: ConfigurationLayers? = nil
+        ) {
+            let layers = layers ?? running
+            guard !layers.isEmpty, !items.isEmpty else { return }
+            steps += ValueMessages.set(items, in: layers).map { ConfigurationStep(settings: settings, frame: $0, confirmation: confirmation) }
         }
         append(items, settings: named.joined(separator: ", "), .acknowledgement)
         var saved = items
@@ -75,7 +79,11 @@ enum ConfigurationPlan {
                 throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over \(port.rawValue.uppercased())")
             }
             let item = ConfigurationItem(key, UInt64(speed))
-            append([item], settings: "--baud", .answersAt(speed))
+            // Switched in RAM alone, and kept in battery-backed RAM only once the receiver
+            // answers there: a speed the line cannot carry is then lost with the receiver's
+            // power, rather than kept over it, out of reach.
+            steps += ValueMessages.set([item], in: .ram).map { ConfigurationStep(settings: "--baud", frame: $0, confirmation: .answersAt(speed)) }
+            append([item], settings: "--baud", .acknowledgement, in: running.subtracting(.ram))
             saved.append(item)
             named.append("--baud")
         }

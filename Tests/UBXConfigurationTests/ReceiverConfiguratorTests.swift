@@ -196,6 +196,20 @@ struct ReceiverConfiguratorTests {
         #expect(link.speed == 115_200)
     }
 
+    @Test("protocol 27: a new speed is switched to in RAM, then kept in battery-backed RAM once the receiver answers there, and so kept over a power cycle")
+    func speedKeptOnceAnswered() throws {
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        let steps = try configurator.plan(ReceiverSettings(baudRate: 115_200), layers: [.ram, .batteryBacked])
+        // CFG-VALSET's second payload byte names the layers written.
+        #expect(steps.map(\.confirmation) == [.answersAt(115_200), .acknowledgement])
+        #expect(steps.map { $0.frame[7] } == [ConfigurationLayers.ram.rawValue, ConfigurationLayers.batteryBacked.rawValue])
+        try configurator.apply(steps)
+        receiver.powerCycle()
+        try waitUntil("the receiver back") { receiver.speed == 115_200 && (try? configurator.identify()) != nil }
+    }
+
     @Test("a save with a new speed and NMEA alone writes flash once, and all of it is there after the battery ran out", arguments: [Generation.generation9, .m8])
     func savesInOneFlashWrite(_ generation: Generation) throws {
         // Protocol 27's plan is the one that wrote flash per step; the legacy plan's single
