@@ -5,7 +5,10 @@ public struct ReceiverTableCounters: Sendable, Equatable {
     public var conversations = 0
     /// Conversations that gave the receiver its table.
     public var applied = 0
-    /// Times the table was written to the receiver's flash (once per table and receiver).
+    /// Conversations that failed (the receiver silent, a speed not taken, a refusal): each
+    /// is logged only when its reason changes, so a receiver failing again and again shows here.
+    public var failed = 0
+    /// Frames written to the receiver's flash (once per table and receiver).
     public var flashWrites = 0
     /// Conversations that found a difference the receiver keeps after being given the
     /// table, and left it (it is reported, not retried).

@@ -252,6 +252,7 @@ public final class MetricsCollector: Sendable {
             guard let table else { continue }
             count("gpsfix_receiver_table_conversations_total", labels, to: table.conversations)
             count("gpsfix_receiver_table_applied_total", labels, to: table.applied)
+            count("gpsfix_receiver_table_failed_total", labels, to: table.failed)
             count("gpsfix_receiver_flash_writes_total", labels, to: table.flashWrites)
             count("gpsfix_receiver_table_differences_kept_total", labels, to: table.differencesKept)
         }

@@ -43,15 +43,33 @@ public struct ReceiverReport: Hashable, Sendable {
 
     /// Where the receiver differs from `settings`, one line each (`--rate: 1 Hz, not 5 Hz`).
     public func differences(from settings: ReceiverSettings) -> [String] {
-        var found: [String] = []
+        comparisons(with: settings).map(\.line)
+    }
+
+    /// The part of `settings` the receiver does not have: what a conversation that saves
+    /// nothing gives it, so that a setting it has is not written again (a survey-in's
+    /// timing mode, written again, would begin the survey anew).
+    public func unmet(_ settings: ReceiverSettings) -> ReceiverSettings {
+        var unmet = ReceiverSettings()
+        for difference in comparisons(with: settings) { difference.copy(settings, &unmet) }
+        return unmet
+    }
+
+    /// Each setting of `settings` the receiver differs from: its line, and how to copy the
+    /// setting from `settings` to another.
+    private func comparisons(with settings: ReceiverSettings) -> [(line: String, copy: (ReceiverSettings, inout ReceiverSettings) -> Void)] {
+        var found: [(line: String, copy: (ReceiverSettings, inout ReceiverSettings) -> Void)] = []
+        func differs<Value>(_ setting: WritableKeyPath<ReceiverSettings, Value?>, _ line: String) {
+            found.append((line, { $1[keyPath: setting] = $0[keyPath: setting] }))
+        }
         if let wanted = settings.measurementPeriod, measurementPeriod != Int(wanted) {
-            found.append("rate: \(rate.map { "\(Self.number($0)) Hz" } ?? "unknown"), not \(Self.number(settings.rate ?? 0)) Hz")
+            differs(\.rate, "rate: \(rate.map { "\(Self.number($0)) Hz" } ?? "unknown"), not \(Self.number(settings.rate ?? 0)) Hz")
         }
         if let wanted = settings.constellations, constellations != wanted {
-            found.append("gnss: \(Self.list(constellations)), not \(Self.list(wanted))")
+            differs(\.constellations, "gnss: \(Self.list(constellations)), not \(Self.list(wanted))")
         }
         if let wanted = settings.output, output != wanted {
-            found.append("output: \(output?.rawValue ?? "unknown"), not \(wanted.rawValue)")
+            differs(\.output, "output: \(output?.rawValue ?? "unknown"), not \(wanted.rawValue)")
         }
         // UBX out is the messages the daemon reads, at their rates: a port whose UBX is on
         // (as from the factory) may send none of them.
@@ -59,23 +77,23 @@ public struct ReceiverReport: Hashable, Sendable {
             let off = OutputMessage.sent(byProtocol: protocolVersion).filter { messages[$0.name] != Int($0.rate) }
             if !off.isEmpty {
                 let now = off.map { "\($0.name) \(messages[$0.name].map { $0 == 0 ? "off" : "every \($0)" } ?? "unknown")" }
-                found.append("messages: \(now.joined(separator: ", ")), not \(off.map { "\($0.name) every \($0.rate)" }.joined(separator: ", "))")
+                differs(\.output, "messages: \(now.joined(separator: ", ")), not \(off.map { "\($0.name) every \($0.rate)" }.joined(separator: ", "))")
             }
         }
         if let wanted = settings.baudRate, baudRate != wanted {
-            found.append("baud: \(baudRate.map(String.init) ?? "unknown"), not \(wanted)")
+            differs(\.baudRate, "baud: \(baudRate.map(String.init) ?? "unknown"), not \(wanted)")
         }
         if let wanted = settings.dynamicModel, dynamicModel != wanted.code {
-            found.append("dynamic-model: \(dynamicModelName ?? "unknown"), not \(wanted.rawValue)")
+            differs(\.dynamicModel, "dynamic-model: \(dynamicModelName ?? "unknown"), not \(wanted.rawValue)")
         }
         if let wanted = settings.timePulse, timePulse?.matches(wanted) != true {
-            found.append("timepulse: \(timePulse?.description ?? "unknown"), not \(TimePulseReport(wanted).description)")
+            differs(\.timePulse, "timepulse: \(timePulse?.description ?? "unknown"), not \(TimePulseReport(wanted).description)")
         }
         if let wanted = settings.timingMode, timingMode.map({ $0.isClose(to: wanted, at: timingModeResolution) }) != true {
-            found.append("timing mode: \(timingMode.map(Self.describe) ?? "unknown"), not \(Self.describe(wanted))")
+            differs(\.timingMode, "timing mode: \(timingMode.map(Self.describe) ?? "unknown"), not \(Self.describe(wanted))")
         }
         if let wanted = settings.rtcm, RTCMOutput(rates: rtcmMessages) != wanted {
-            found.append("rtcm: \(rtcmDescription), not \(wanted.rawValue)")
+            differs(\.rtcm, "rtcm: \(rtcmDescription), not \(wanted.rawValue)")
         }
         return found
     }

@@ -194,6 +194,7 @@ final class ReceiverKeeper: Sendable {
             // other failure backs off.
             let backsOff = !Self.isAnswerToTheTable(error)
             let (isNew, retry) = state.withLockedValue { state -> (Bool, String) in
+                state.counters.failed += 1
                 state.status = "not configured as its table says: \(failure)"
                 defer { state.lastFailure = failure }
                 guard backsOff else { return (state.lastFailure != failure, "") }
@@ -262,7 +263,9 @@ final class ReceiverKeeper: Sendable {
         let layers: ConfigurationLayers = flashDue ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
         var flashWritten = false
         do {
-            try configurator.apply(try configurator.plan(settings, layers: layers)) {
+            // A save writes the whole table to flash; otherwise only what differs is written.
+            let planned = flashDue ? settings : report.unmet(settings)
+            try configurator.apply(try configurator.plan(planned, layers: layers)) {
                 flashWritten = true
                 state.withLockedValue { $0.counters.flashWrites += 1 }
             }

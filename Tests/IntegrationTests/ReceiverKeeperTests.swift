@@ -191,6 +191,25 @@ struct ReceiverKeeperTests {
         }
     }
 
+    @Test("a table given again after the operator changed one setting writes that setting alone: a base's survey-in is not written again")
+    func onlyWhatDiffers() throws {
+        let keeping = try Self.keeping(table: "rate=2;survey-in=300,2")
+        defer { keeping.stop() }
+        let receiver = keeping.receiver
+        // CFG-VALSET's payload: 4 bytes, then each key (4) and its value. The rate's two
+        // keys (U2 each) make 16; with the survey-in's mode (E1), duration and limit (U4), 37.
+        func valueSets(length: Int) -> Int { receiver.framesReceived(0x068A, length: length) }
+        try waitUntil("the table applied", within: 15) { receiver.setting(0x3021_0001) == 500 && receiver.setting(0x2003_0001) == 1 }
+        #expect(valueSets(length: 37) == 1)
+        let set = try UBXConfigurationToolTests.ubx(["set", receiver.path, "--control-socket", keeping.control, "--rate", "5"])
+        #expect(set.status == 0, "\(set.errors)")
+        let rateSets = valueSets(length: 16)
+        receiver.pause(for: .seconds(2))
+        try waitUntil("the rate back", within: 15) { receiver.setting(0x3021_0001) == 500 }
+        #expect(valueSets(length: 16) == rateSets + 1)
+        #expect(valueSets(length: 37) == 1, "the survey-in written again")
+    }
+
     @Test("save = true: a conversation that fails before its write to flash (an M8's rate lost on the line) is followed by one that saves; flash and /metrics count that one write")
     func flashAfterAFailedConversation() throws {
         let folder = try makeTemporaryFolder("keeper")
@@ -256,6 +275,7 @@ struct ReceiverKeeperTests {
         let quiet = ContinuousClock.now + .seconds(9)
         while ContinuousClock.now < quiet, conversations() == 3 { Thread.sleep(forTimeInterval: 0.2) }
         #expect(conversations() == 3, "\(daemon.errorText.suffix(1500))")
+        #expect(Self.metric("gpsfix_receiver_table_failed_total", of: receiver, port: keeping.metrics) == 2)
     }
 
     @Test("the host's line on the receiver's other UART: the table's speed is set once (on UART1, which reads back as the table says), the receiver reported answering at its own, and not tried again")
