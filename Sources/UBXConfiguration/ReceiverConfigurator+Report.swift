@@ -44,7 +44,7 @@ extension ReceiverConfigurator {
             keys.timePulseLengthLocked, keys.timePulseUsesLocked,
         ]
         let timing = [
-            keys.timingMode, keys.timingLatitude, keys.timingLongitude, keys.timingHeight, keys.timingLatitudeHP,
+            keys.timingMode, keys.timingPositionType, keys.timingLatitude, keys.timingLongitude, keys.timingHeight, keys.timingLatitudeHP,
             keys.timingLongitudeHP, keys.timingHeightHP, keys.surveyInMinimumDuration, keys.surveyInAccuracyLimit,
         ]
         let rtcm = RTCMMessage.all.map { $0.outputRate(port) }
@@ -87,7 +87,9 @@ extension ReceiverConfigurator {
                 periodLocked: UInt32(truncatingIfNeeded: usesLocked ? periodLocked : period),
                 lengthLocked: UInt32(truncatingIfNeeded: usesLocked ? lengthLocked : length))
         }
-        if let mode = value(keys.timingMode) {
+        // A fixed position given in ECEF (CFG-TMODE-POS_TYPE 0) is not reported, as on the
+        // legacy receivers: the settings name one in degrees, and its degrees' keys read 0.
+        if let mode = value(keys.timingMode), mode != 2 || value(keys.timingPositionType) == 1 {
             func signed(_ key: ConfigurationKey) -> Int64 {
                 let raw = value(key) ?? 0
                 let bits = UInt64(key.valueSize * 8)

@@ -78,6 +78,21 @@ struct ReceiverConfiguratorTests {
         #expect(try configurator.report().differences(from: settings) == [])
     }
 
+    @Test("protocol 27: a fixed position the receiver holds in ECEF is not reported as one at 0, 0, 0")
+    func fixedInECEFNotReported() throws {
+        let receiver = try SimulatedUBXReceiver(.generation9)
+        let (configurator, link) = try Self.configurator(for: receiver)
+        defer { link.close() }
+        // CFG-TMODE-MODE fixed, CFG-TMODE-POS_TYPE ECEF, as another tool may leave it.
+        let items = [ConfigurationItem(ConfigurationKeys.timingMode, 2), ConfigurationItem(ConfigurationKeys.timingPositionType, 0)]
+        let frame = try #require(ValueMessages.set(items, in: .ram).first)
+        try configurator.apply([ConfigurationStep(settings: "--fixed-position", frame: frame, confirmation: .acknowledgement)])
+        let report = try configurator.report()
+        #expect(report.timingMode == nil, "\(report.lines)")
+        let table = ReceiverSettings(timingMode: .fixed(latitude: 52.37, longitude: 4.89, height: 10))
+        #expect(report.differences(from: table) == ["timing mode: unknown, not fixed at 52.37, 4.89, 10 m"])
+    }
+
     @Test("protocol 27: a refused setting is named, and nothing of its transaction is applied")
     func refusedTransaction() throws {
         let receiver = try SimulatedUBXReceiver(.generation9)
