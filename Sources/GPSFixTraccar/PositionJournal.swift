@@ -6,7 +6,8 @@ import ProcessTable
 /// The file behind Traccar's queue: an append-only journal that a restart (or a SIGKILL)
 /// reads back.
 ///
-/// One file of text lines: `P SEQ QUERY` for each position queued, `A SEQ` when every
+/// One file of text lines: `P SEQ POSITION` for each position queued (its OsmAnd fields,
+/// ``OsmAndPosition/fields(for:hdop:)``), `A SEQ` when every
 /// position up to SEQ has left the queue (sent and answered 200, or dropped). The queue
 /// itself lives in memory (``TraccarForwarder``); the journal follows it, written by one
 /// task off the event loop (``TraccarForwarder/run()``), so no disk, slow or full, ever
@@ -25,7 +26,7 @@ import ProcessTable
 ///
 /// Not thread-safe: used by one task at a time.
 final class PositionJournal: @unchecked Sendable {
-    /// A position waiting: its place in the order, and its OsmAnd query.
+    /// A position waiting: its place in the order, and its OsmAnd fields (the query but `id`).
     ///
     /// In memory one costs its slot in the queue's array (24 bytes: the sequence and the
     /// string's two words, up to twice that while the array grows) and its query's heap
@@ -36,7 +37,7 @@ final class PositionJournal: @unchecked Sendable {
     /// between 25,000 and 110,000 queued, so about 23 MB for the default cap of 100,000.
     struct Entry: Equatable, Sendable {
         var sequence: Int
-        var query: String
+        var position: String
     }
 
     let path: String
@@ -104,7 +105,7 @@ final class PositionJournal: @unchecked Sendable {
             lines.append((bytes.count, nil, acknowledged))
         }
         for entry in entries where entry.sequence > writtenThrough {
-            bytes += "P \(entry.sequence) \(entry.query)\n".utf8
+            bytes += "P \(entry.sequence) \(entry.position)\n".utf8
             lines.append((bytes.count, entry.sequence, nil))
         }
         guard !bytes.isEmpty else { return }
@@ -145,7 +146,7 @@ final class PositionJournal: @unchecked Sendable {
         let fresh = Glibc.open(temporary, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
         guard fresh >= 0 else { throw .system(path: temporary, call: "open", errno: errno) }
         var bytes: [UInt8] = []
-        for entry in entries { bytes += "P \(entry.sequence) \(entry.query)\n".utf8 }
+        for entry in entries { bytes += "P \(entry.sequence) \(entry.position)\n".utf8 }
         let (written, writeError) = SmallFile.writeAll(bytes, to: fresh)
         var failure: JournalError?
         if written < bytes.count {
@@ -238,7 +239,7 @@ final class PositionJournal: @unchecked Sendable {
             }
             lastSequence = max(lastSequence, sequence)
             if fields[0] == "P" {
-                entries.append(Entry(sequence: sequence, query: String(fields[2])))
+                entries.append(Entry(sequence: sequence, position: String(fields[2])))
                 positionLines += 1
             } else if fields[0] == "A" {
                 acknowledged = max(acknowledged, sequence)

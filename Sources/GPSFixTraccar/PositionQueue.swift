@@ -35,8 +35,8 @@ struct PositionQueue {
 
     /// Queues a position, dropping the oldest past the capacity; returns how many were dropped.
     @discardableResult
-    mutating func append(_ query: String) -> Int {
-        entries.append(Entry(sequence: nextSequence, query: query))
+    mutating func append(_ position: String) -> Int {
+        entries.append(Entry(sequence: nextSequence, position: position))
         nextSequence += 1
         let before = dropped
         dropOverflow()
@@ -80,8 +80,8 @@ struct PositionQueue {
 
     private mutating func removeOldest() {
         acknowledged = entries[head].sequence
-        // Its query is freed now; only its slot waits for the front to be given back.
-        entries[head].query = ""
+        // Its fields are freed now; only its slot waits for the front to be given back.
+        entries[head].position = ""
         head += 1
         // The array's front is given back now and then, not at each position.
         if head > 4096, head * 2 > entries.count {

@@ -124,8 +124,10 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
             logger.error(
                 "Traccar: the journal cannot be opened (\(error)); it is left as it is, and this run keeps positions in memory alone, up to \(configuration.capacity)")
         }
+        // A journal of GPSFix 0.2.0 kept each position's id and a timestamp Traccar refuses.
+        let waiting = (opened?.waiting ?? []).map { PositionJournal.Entry(sequence: $0.sequence, position: OsmAndPosition.fields(journaled: $0.position)) }
         let queue = PositionQueue(
-            capacity: configuration.capacity, waiting: opened?.waiting ?? [],
+            capacity: configuration.capacity, waiting: waiting,
             acknowledged: opened?.journal.acknowledgedThrough ?? 0, lastSequence: opened?.journal.writtenThrough ?? 0)
         var initial = State()
         initial.counters.queued = queue.count
@@ -162,9 +164,9 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
     private func queue(_ fix: Fix) {
         let now = ContinuousClock.now
         let configuration = self.configuration
-        let query = state.withLockedValue { state -> String? in
+        let position = state.withLockedValue { state -> String? in
             guard let latitude = fix.latitude, let longitude = fix.longitude else { return nil }
-            // The interval and the distance first: the query is formatted only for a position that goes.
+            // The interval and the distance first: the fields are formatted only for a position that goes.
             if let last = state.lastQueuedAt, last.duration(to: now) < configuration.interval * 0.9 { return nil }
             if let minimum = configuration.minimumDistance, let last = state.lastQueuedPosition,
                 let moved = Geodesy.inverse(from: (last.latitude, last.longitude), to: (latitude, longitude))?.distance,
@@ -172,13 +174,13 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
             {
                 return nil
             }
-            guard let query = OsmAndPosition.query(for: fix, id: configuration.deviceID, hdop: state.hdop) else { return nil }
+            guard let position = OsmAndPosition.fields(for: fix, hdop: state.hdop) else { return nil }
             state.lastQueuedAt = now
             state.lastQueuedPosition = (latitude, longitude)
-            return query
+            return position
         }
-        guard let query else { return }
-        let (dropped, count) = queue.withLockedValue { ($0.append(query), $0.count) }
+        guard let position else { return }
+        let (dropped, count) = queue.withLockedValue { ($0.append(position), $0.count) }
         let logDropping = state.withLockedValue { state in
             state.counters.queued = count
             state.counters.dropped += dropped
@@ -238,7 +240,8 @@ public final class TraccarForwarder: ReportSubscriber, Sendable {
             }
             let failure: String?
             do {
-                let status = try await uploader.upload(entry.query)
+                // The id is the one configured now, whenever the position was queued.
+                let status = try await uploader.upload(OsmAndPosition.query(id: configuration.deviceID, fields: entry.position))
                 failure = status == 200 ? nil : "HTTP \(status)"
             } catch is CancellationError {
                 return  // stopped: no outage

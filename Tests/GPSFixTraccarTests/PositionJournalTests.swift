@@ -25,7 +25,7 @@ struct PositionJournalTests {
         let (journal, waiting) = try PositionJournal.open(path: path)
         #expect(waiting.map(\.sequence) == [2, 3])
         #expect(journal.writtenThrough == 3 && journal.acknowledgedThrough == 1)
-        try journal.append([.init(sequence: 4, query: "a=4")], acknowledged: 2)
+        try journal.append([.init(sequence: 4, position: "a=4")], acknowledged: 2)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "P 1 a=1\nP 2 a=2\nA 1\nP 3 a=3\nA 2\nP 4 a=4\n")
     }
 
@@ -87,7 +87,7 @@ struct PositionJournalTests {
         try journal.rewrite(waiting)
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "P 2 a=2\n")
         #expect(!FileManager.default.fileExists(atPath: path + ".new"))
-        try journal.append([.init(sequence: 3, query: "a=3")], acknowledged: 2)
+        try journal.append([.init(sequence: 3, position: "a=3")], acknowledged: 2)
         try journal.clear()
         #expect(try String(contentsOfFile: path, encoding: .utf8) == "")
         var queue = PositionQueue(capacity: 10, waiting: [], acknowledged: 2, lastSequence: journal.writtenThrough)

@@ -175,8 +175,14 @@ struct TraccarTests {
         return (daemon, socket)
     }
 
-    /// The timestamps of `positions`, in the order they arrived.
-    static func times(_ positions: [[String: String]]) -> [Double] { positions.compactMap { $0["timestamp"].flatMap(Double.init) } }
+    /// The timestamps of `positions`, in the order they arrived, in seconds.
+    static func times(_ positions: [[String: String]]) -> [Double] { positions.compactMap { $0["timestamp"].flatMap(seconds) } }
+
+    /// A timestamp read as Traccar reads it: a whole number, below 2³¹ seconds, above it
+    /// milliseconds.
+    static func seconds(_ timestamp: some StringProtocol) -> Double? {
+        Int(timestamp).map { $0 < Int(Int32.max) ? Double($0) : Double($0) / 1000 }
+    }
 
     /// Whether `times` are one a second, each once, in order (the demo's 1 Hz fixes).
     static func isEverySecond(_ times: [Double]) -> Bool {
@@ -214,7 +220,7 @@ struct TraccarTests {
             tpvSpeeds[date.timeIntervalSince1970.rounded()] = speed
         }
         let compared = endpoint.positions.compactMap { position -> (Double, Double)? in
-            guard let time = position["timestamp"].flatMap(Double.init), let knots = position["speed"].flatMap(Double.init),
+            guard let time = position["timestamp"].flatMap(Self.seconds), let knots = position["speed"].flatMap(Double.init),
                 let speed = tpvSpeeds[time.rounded()]
             else { return nil }
             return (knots, speed)
@@ -234,7 +240,7 @@ struct TraccarTests {
         let queued = { () -> [Double] in
             let text = (try? String(contentsOfFile: journal, encoding: .utf8)) ?? ""
             return text.split(separator: "\n").filter { $0.hasPrefix("P ") }.compactMap { line in
-                line.split(separator: "&").first { $0.hasPrefix("timestamp=") }.flatMap { Double($0.dropFirst(10)) }
+                line.split(separator: "&").first { $0.hasPrefix("timestamp=") }.flatMap { Self.seconds($0.dropFirst(10)) }
             }
         }
         try waitUntil("positions in the journal", within: 20) { queued().count >= 4 }

@@ -2,6 +2,11 @@
 """The tests' stand-in for Traccar's OsmAnd endpoint: records each request's query string,
 one line each, in LOG, and answers with the status code in STATUS_FILE (200 when absent).
 
+A timestamp is read as Traccar's OsmAnd decoder reads it (a whole number, else ISO 8601
+when it holds a T, else yyyy-MM-dd HH:mm:ss); a request whose timestamp it cannot read is
+answered as Traccar answers it: its decoder throws, and the connection is closed with no
+answer, nothing recorded.
+
 SIGTERM stops it as a server stops for a restart: it takes no new connection, answers the
 requests it has begun, then exits. A position it records is answered, so the tests can
 count each position once; one killed between the two (SIGKILL) is sent again, as HTTP
@@ -9,7 +14,9 @@ allows no better.
 
 Usage: osmand_recorder.py PORT LOG STATUS_FILE
 """
+import datetime
 import http.server
+import re
 import signal
 import socketserver
 import sys
@@ -17,6 +24,19 @@ import threading
 import urllib.parse
 
 port, log, status_file = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+
+
+def traccar_reads(timestamp):
+    if re.fullmatch(r"[+-]?[0-9]+", timestamp):
+        return True
+    try:
+        if "T" in timestamp:
+            datetime.datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+        else:
+            datetime.datetime.strptime(timestamp, "%Y-%m-%d %H:%M:%S")
+        return True
+    except ValueError:
+        return False
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -32,6 +52,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         if length:
             self.rfile.read(length)
+        query = urllib.parse.urlparse(self.path).query
+        timestamps = urllib.parse.parse_qs(query).get("timestamp", [])
+        if not all(traccar_reads(value) for value in timestamps):
+            self.close_connection = True
+            return
         if status == 200:
             with open(log, "a") as out:
                 out.write(urllib.parse.urlparse(self.path).query + "\n")

@@ -230,7 +230,8 @@ struct Outputs {
         if let attributes = HomeAssistantAttributes.payload(for: fix) {
             check(JSONCheck.isValid(attributes), "Home Assistant attributes: \(text(attributes))")
         }
-        if let query = OsmAndPosition.query(for: fix, id: "fuzz 1", hdop: latest.sky?.hdop) {
+        if let fields = OsmAndPosition.fields(for: fix, hdop: latest.sky?.hdop) {
+            let query = OsmAndPosition.query(id: "fuzz 1", fields: fields)
             let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~%=&".utf8)
             check(query.utf8.allSatisfy(allowed.contains), "OsmAnd query: \(query)")
         }
