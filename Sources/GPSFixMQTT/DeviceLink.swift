@@ -80,7 +80,8 @@ final class DeviceLink<C: Clock>: Sendable where C.Duration == Duration {
         self.logger = logger
         discovery = configuration.homeAssistant.map {
             HomeAssistantDiscovery(
-                configuration: $0, topics: topics, hostName: configuration.hostName, devicePath: device, qos: configuration.qos)
+                configuration: $0, topics: topics, hostName: configuration.hostName, devicePath: device, qos: configuration.qos,
+                gpsdReportsPublished: configuration.format != .owntracks)
         }
         let queue = OutboundQueue(capacity: configuration.queueCapacity, window: configuration.window, qos: configuration.qos)
         state = NIOLockedValueBox(State(queue: queue))

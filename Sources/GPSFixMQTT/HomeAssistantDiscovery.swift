@@ -16,7 +16,9 @@ public struct HomeAssistantOptions: Sendable {
 }
 
 /// Home Assistant's MQTT discovery for one device: a `device_tracker` and four sensors
-/// that appear in Home Assistant by themselves, with no configuration there.
+/// that appear in Home Assistant by themselves, with no configuration there. The sensors
+/// read the gpsd reports (TPV, SKY), so they are announced only where those are published
+/// (`--mqtt-format gpsd` or `both`): an entity that never gets a value is not made.
 ///
 /// - The configs are retained under `PREFIX/device_tracker/ID/config` and
 ///   `PREFIX/sensor/ID_KEY/config` (`PREFIX` is `homeassistant` unless given), published
@@ -34,15 +36,18 @@ struct HomeAssistantDiscovery: Sendable {
     let hostName: String
     let devicePath: String
     let qos: Int
+    /// Whether TPV and SKY are published, which the sensors read.
+    let gpsdReportsPublished: Bool
 
     /// Where Home Assistant says `online` when it starts.
     var statusTopic: String { "\(configuration.prefix)/status" }
 
     /// The id every entity of this device starts with: `gpsfix_HOST_DEVICE`, in the
-    /// characters Home Assistant allows in a discovery topic.
+    /// characters Home Assistant allows in a discovery topic (ASCII letters and digits,
+    /// `_` and `-`; any other character, `é` too, becomes `_`).
     var objectID: String {
         let raw = "gpsfix_\(hostName)_\(topics.name)"
-        return String(raw.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" ? $0 : "_" })
+        return String(raw.map { $0.isASCII && ($0.isLetter || $0.isNumber) || $0 == "_" || $0 == "-" ? $0 : "_" })
     }
 
     /// The retained discovery configs: the tracker, then the sensors, and the time offset
@@ -53,7 +58,7 @@ struct HomeAssistantDiscovery: Sendable {
             json.field("source_type", string: "gps")
             json.field("json_attributes_topic", string: topics.location)
         }]
-        for sensor in Self.sensors + (timeServed ? [Self.timeOffset] : []) {
+        for sensor in (gpsdReportsPublished ? Self.sensors : []) + (timeServed ? [Self.timeOffset] : []) {
             messages.append(message(component: "sensor", id: "\(objectID)_\(sensor.key)") { json in
                 json.field("name", string: sensor.name)
                 json.field("state_topic", string: sensor.topic(in: topics))
@@ -126,7 +131,8 @@ struct HomeAssistantDiscovery: Sendable {
         var json = JSONWriter(objectWithCapacity: 768)
         body(&json)
         json.field("unique_id", string: id)
-        json.field("object_id", string: id)
+        // The entity's id (object_id before Home Assistant 2025.10, which warns of it).
+        json.field("default_entity_id", string: "\(component).\(id)")
         json.field("availability_topic", string: topics.device)
         json.field("availability_template", string: "{{ 'online' if value_json.online else 'offline' }}")
         json.nested("device", open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { device in

@@ -1,6 +1,7 @@
 /// The messages of one broker connection on their way out: a bounded queue (the oldest
 /// dropped when full, counted), the latest retained message of each topic (published
-/// again on every connect, unless a newer one is still queued), and a window of
+/// again on every connect, unless a newer one is still queued, and when pushed out of the
+/// queue), and a window of
 /// messages handed to the client library but not yet delivered, so that a slow broker
 /// holds messages here, bounded, rather than in the library, unbounded.
 struct OutboundQueue {
@@ -45,8 +46,11 @@ struct OutboundQueue {
             republish.removeAll { $0.topic == message.topic }
         }
         if pending.count == capacity {
-            pending.removeFirst()
+            let dropped = pending.removeFirst()
             counters.dropped += 1
+            // A topic's retained state is not lost with it (the broker would keep the last
+            // will's, or an older one): it is published again, as at a connect.
+            if connected, retained[dropped.message.topic]?.sequence == dropped.sequence { republish.append(dropped.message) }
         }
         pending.append(entry)
     }

@@ -198,6 +198,35 @@ struct FleetPublisherTests {
         #expect(harness.publisher.counters()[0].counters.dropped == 0)
     }
 
+    @Test(
+        "Home Assistant's configs: each sensor reads a topic that is published (none of TPV and SKY with --mqtt-format owntracks), ids in the characters Home Assistant allows, default_entity_id and not the deprecated object_id",
+        arguments: [FleetConfiguration.Format.gpsd, .owntracks])
+    func discoveryConfigs(format: FleetConfiguration.Format) async throws {
+        let harness = try await FleetHarness(
+            configuration: FleetConfiguration(hostName: "båt", format: format, homeAssistant: HomeAssistantOptions(release: "test")))
+        defer { harness.task.cancel() }
+        let fake = harness.fake
+        fake.connect()
+        harness.sendDevice(online: true)
+        harness.send(movingFix(second: 1))
+        harness.send(SkyView())
+        try await Task.sleep(for: .milliseconds(200))
+        fake.deliverAll()
+        let configs = fake.sent.filter { $0.topic.hasPrefix("homeassistant/") }
+        #expect(configs.count == (format == .gpsd ? 5 : 1), "\(configs.map(\.topic))")
+        let published = Set(fake.sent.map(\.topic))
+        for config in configs {
+            let payload = try #require(try JSONSerialization.jsonObject(with: Data(config.payload)) as? [String: Any])
+            if let stateTopic = payload["state_topic"] as? String {
+                #expect(published.contains(stateTopic), "\(config.topic) reads \(stateTopic), which nothing publishes")
+            }
+            let parts = config.topic.split(separator: "/")
+            let id = String(parts[2])
+            #expect(id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }, "\(config.topic)")
+            #expect(payload["object_id"] == nil && payload["default_entity_id"] as? String == "\(parts[1]).\(id)")
+        }
+    }
+
     @Test("A message the connection refuses as disconnected goes back to the queue and out once connected")
     func refusedWhileDisconnecting() async throws {
         let harness = try await FleetHarness(configuration: FleetConfiguration(hostName: "boat"))

@@ -22,6 +22,24 @@ struct OutboundQueueTests {
         #expect(sent == [config])
     }
 
+    @Test("a retained message pushed out of a full queue is published again all the same: the broker's last will does not stay the device's state", arguments: [false, true])
+    func retainedPushedOut(connectedFirst: Bool) {
+        var queue = OutboundQueue(capacity: 3, window: 10)
+        let device = MQTTMessage(topic: "gpsfix/gps0/device", payload: ArraySlice(#"{"online":true}"#.utf8), retain: true)
+        let config = MQTTMessage(topic: "homeassistant/sensor/gps0_mode/config", payload: ArraySlice("{}".utf8), retain: true)
+        if connectedFirst { queue.connectionChanged(connected: true) }
+        // A slow broker (the window full) or none: the device's state waits among the oldest.
+        queue.enqueue(device)
+        queue.enqueue(message(1))
+        queue.enqueue(message(2))
+        if !connectedFirst { queue.connectionChanged(connected: true) }
+        queue.enqueue(config)
+        #expect(queue.counters.dropped == 1)
+        var sent: [MQTTMessage] = []
+        while let message = queue.next() { sent.append(message) }
+        #expect(sent.filter { $0 == device }.count == 1, "\(sent.map(\.topic))")
+    }
+
     @Test("a message the client refuses as its connection drops goes back to the front, or, the queue full, is counted as dropped")
     func refusedWhenFull() throws {
         var queue = OutboundQueue(capacity: 2, window: 1)
