@@ -95,6 +95,21 @@ extension SkyView {
         return view
     }
 
+    /// Gives this report what `earlier`, a report of the same cycle, said and this one
+    /// leaves out (its satellites, each dilution of precision), so that it is the whole
+    /// view: gpsd 3.22's clients (libgps, `gps.py`) take each SKY for the whole sky, and
+    /// clear what one leaves out.
+    public mutating func takeOmissions(from earlier: SkyView) {
+        if satellites.isEmpty, !listsNoSatellites { satellites = earlier.satellites }
+        hdop = hdop ?? earlier.hdop
+        vdop = vdop ?? earlier.vdop
+        pdop = pdop ?? earlier.pdop
+        tdop = tdop ?? earlier.tdop
+        xdop = xdop ?? earlier.xdop
+        ydop = ydop ?? earlier.ydop
+        gdop = gdop ?? earlier.gdop
+    }
+
     /// Takes every dilution of precision of `other`, given or not.
     mutating func takeDilutions(of other: SkyView) {
         (gdop, pdop, tdop, vdop, hdop, xdop, ydop) = (other.gdop, other.pdop, other.tdop, other.vdop, other.hdop, other.xdop, other.ydop)

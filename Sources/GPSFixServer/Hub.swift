@@ -284,14 +284,18 @@ final class Hub: @unchecked Sendable {
                 if fix.mode >= .twoDimensional { state.lastFixAt = .now() }
             }
             broadcastReport(update, of: device, content: .tpv(fix), canBeHeld: canBeHeld)
-        case .sky(let sky):
-            // The device's state is the whole view, as `?POLL` reports it: a SKY that left
-            // out the satellites reported earlier in its cycle still carries them.
-            if let state {
-                state.sky = sky
-                state.sky?.satellitesReportedEarlier = false
+        case .sky(var sky):
+            // Each SKY a watcher gets, and the one `?POLL` gives, is the whole view: a later
+            // report of a cycle (its DOPs after its GSV groups, a u-blox epoch's end) that
+            // leaves out what an earlier one said carries it again. gpsd 3.22's clients
+            // take each SKY for the whole sky. (`gpsfix decode` writes it as gpsd's
+            // regression reports have it, without.)
+            if sky.satellitesReportedEarlier {
+                if let earlier = state?.sky, earlier.time == sky.time { sky.takeOmissions(from: earlier) }
+                sky.satellitesReportedEarlier = false
             }
-            broadcastReport(update, of: device, content: .sky(sky), canBeHeld: canBeHeld)
+            state?.sky = sky
+            broadcastReport(.sky(sky), of: device, content: .sky(sky), canBeHeld: canBeHeld)
         case .errorEstimate(let estimate):
             state?.estimate = estimate
             broadcastReport(update, of: device, content: nil, canBeHeld: canBeHeld)

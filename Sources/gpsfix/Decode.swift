@@ -18,7 +18,9 @@ struct Decode: ParsableCommand {
         abstract: "Decode receiver logs (NMEA 0183, u-blox UBX, TSIP, SiRF, CASIC, Skytraq, or mixed) into gpsd JSON reports, one per line.",
         discussion: """
             For every receiver cycle it writes a TPV, then a SKY when satellites or DOPs are \
-            known, then a GST when the receiver sent one: what gpsfixd sends a watcher. \
+            known, then a GST when the receiver sent one: what gpsfixd sends a watcher, but \
+            that a later SKY of a cycle leaves out what an earlier one said, as gpsd's \
+            regression reports have it (gpsfixd sends each whole). \
             Binary UBX frames and RTCM 3 frames may be mixed with NMEA sentences, as a \
             u-blox receiver sends them. Logs may carry gpsfake's header (# Date:, \
             # Delay-Cookie:). Reads standard input when no file is given.
