@@ -136,12 +136,28 @@ public enum SessionReport {
         return json.finish()
     }
 
+    /// The longest `subtype` and `subtype1` written, in UTF-8 bytes: libgps 3.22 keeps each
+    /// in 128 bytes and refuses a DEVICE whose string is longer, and with it the whole
+    /// DEVICES; gpsd cuts them to this. A receiver's own text (a u-blox's MON-VER
+    /// extensions, a Trimble's product name) can be longer.
+    public static let maximumSubtypeBytes = 127
+
+    /// `text` cut to ``maximumSubtypeBytes``, at a character's end.
+    private static func clipped(_ text: String) -> String {
+        guard text.utf8.count > maximumSubtypeBytes else { return text }
+        var count = 0
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix { scalar in
+            count += scalar.utf8.count
+            return count <= maximumSubtypeBytes
+        }))
+    }
+
     /// gpsd's fields in gpsd's order.
     private static func write(_ device: DeviceInfo, into json: inout JSONWriter, notice: Bool = false) {
         json.field("path", string: device.path)
         if let driver = device.driver { json.field("driver", string: driver) }
-        if let subtype = device.subtype { json.field("subtype", string: subtype) }
-        if let subtype1 = device.subtype1 { json.field("subtype1", string: subtype1) }
+        if let subtype = device.subtype { json.field("subtype", string: clipped(subtype)) }
+        if let subtype1 = device.subtype1 { json.field("subtype1", string: clipped(subtype1)) }
         if device.closed {
             if notice { json.field("activated", 0) }
         } else if let activated = device.activated {

@@ -123,6 +123,17 @@ struct DeviceReportTests {
         await harness.stop()
     }
 
+    @Test("subtype and subtype1 longer than libgps 3.22's 128 bytes are cut to 127 at a character's end, as gpsd cuts them: libgps would refuse the DEVICES")
+    func subtypesCut() throws {
+        var device = DeviceInfo(path: "/dev/ttyACM0")
+        device.subtype = "ROM CORE 3.01 (107888)," + String(repeating: "é", count: 60)
+        device.subtype1 = (1...12).map { "EXTENSION \($0)=\(String(repeating: "X", count: 8))" }.joined(separator: ",")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(SessionReport.device(device))) as? [String: Any])
+        let subtype = try #require(report["subtype"] as? String), subtype1 = try #require(report["subtype1"] as? String)
+        #expect(subtype.utf8.count <= 127 && subtype.utf8.count >= 126 && device.subtype!.hasPrefix(subtype))
+        #expect(subtype1.utf8.count == 127 && device.subtype1!.hasPrefix(subtype1))
+    }
+
     @Test("a bare ?DEVICE; is answered with a DEVICE for every device, as gpsd answers it")
     func bareDeviceRequest() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0", "/dev/mock1"])
