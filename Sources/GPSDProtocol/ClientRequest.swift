@@ -105,16 +105,33 @@ public struct WatchRequest: Equatable, Sendable {
 /// The options of `?DEVICE={...}`.
 public struct DeviceRequest: Equatable, Sendable {
     public var path: String?
-    /// Whether the request asks to change a setting (speed, framing, cycle, mode).
-    public var changesSettings: Bool
+    /// The settings the request names (`bps`, `parity`, `stopbits`, `native`, `cycle`), as given.
+    public var settings: [String: JSONObject.Value]
     /// Whether the request carries bytes for the receiver (`hexdata`, as `ubxtool` sends
     /// its messages through gpsd).
     public var writesToReceiver: Bool
 
     public init(_ object: JSONObject) {
         path = object.string("path")
-        changesSettings = ["bps", "parity", "stopbits", "native", "cycle"].contains { object.values[$0] != nil }
+        settings = object.values.filter { ["bps", "parity", "stopbits", "native", "cycle"].contains($0.key) }
         writesToReceiver = object.values["hexdata"] != nil
+    }
+
+    /// Whether the request asks `device` to change a setting: one it names at another
+    /// value than the device has (a client that sends back the DEVICE it read changes
+    /// nothing, and gpsd answers it with the DEVICE).
+    public func changes(_ device: DeviceInfo) -> Bool {
+        settings.contains { name, value in
+            switch (name, value) {
+            case ("bps", .number(let bps)): device.line.map { Double($0.bps) != bps } ?? true
+            case ("parity", .string(let parity)): device.line.map { String($0.parity) != parity } ?? true
+            case ("stopbits", .number(let bits)): device.line.map { Double($0.stopBits) != bits } ?? true
+            case ("native", .number(let native)): native != (device.native ? 1 : 0)
+            // As DEVICE writes it, to the hundredth.
+            case ("cycle", .number(let cycle)): device.cycle.map { abs($0 - cycle) >= 0.005 } ?? true
+            default: true
+            }
+        }
     }
 }
 

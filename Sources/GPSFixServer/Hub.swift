@@ -497,7 +497,8 @@ final class Hub: @unchecked Sendable {
     /// every device, as gpsd answers.
     func deviceReport(for request: DeviceRequest?) -> [UInt8] {
         eventLoop.assertInEventLoop()
-        if request?.changesSettings == true {
+        let named = request?.path.map { path in devices[path].map { [$0.info] } ?? [] } ?? deviceOrder.compactMap { devices[$0]?.info }
+        if let request, named.contains(where: request.changes) {
             noteRefused()
             return SessionReport.error("Changing device settings is not supported by gpsfixd; restart it with --speed.")
         }

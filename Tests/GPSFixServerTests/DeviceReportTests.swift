@@ -145,6 +145,25 @@ struct DeviceReportTests {
         await harness.stop()
     }
 
+    @Test("?DEVICE naming the device's own settings (a client sending back the DEVICE it read) is answered with the DEVICE; another value is refused")
+    func deviceSettingsUnchanged() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let provider = harness.providers[0]
+        provider.yield(.device(DeviceEvent(device: provider.device, kind: .activated, line: SerialLine(bps: 38400))))
+        let client = try await harness.client(watching: nil)
+        // The activation reaches the hub on its event loop: the line is known once DEVICE says it.
+        for _ in 0..<100 where try await Self.device(from: client, path: provider.device)["bps"] == nil {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        client.send(#"?DEVICE={"path":"/dev/mock0","bps":38400,"parity":"N","stopbits":1};"# + "\n")
+        let same = try #require(await client.line())
+        #expect(same.hasPrefix(#"{"class":"DEVICE","path":"/dev/mock0""#) && same.contains(#""bps":38400"#), "\(same)")
+        client.send(#"?DEVICE={"path":"/dev/mock0","bps":9600};"# + "\n")
+        let other = try #require(await client.line())
+        #expect(other.hasPrefix(#"{"class":"ERROR""#), "\(other)")
+        await harness.stop()
+    }
+
     @Test("?DEVICE with hexdata (ubxtool through gpsd) is refused with an ERROR that names it")
     func hexdataRefused() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
