@@ -28,13 +28,11 @@ public struct ReceiverControl: Sendable {
     }
 
     /// Switches the port to `bps` once every frame queued before was written (the one that
-    /// told the receiver to switch among them), if `stillWanted` holds then; `done` says
-    /// whether it did.
-    public func changeSpeed(
-        to bps: Int, while stillWanted: @escaping @Sendable () -> Bool = { true }, then done: @escaping @Sendable (Bool) -> Void
-    ) {
+    /// told the receiver to switch among them), however long they waited: the port follows
+    /// what the receiver was told; `done` says whether it did.
+    public func changeSpeed(to bps: Int, then done: @escaping @Sendable (Bool) -> Void) {
         writer.afterQueued { [port] written in
-            guard written, stillWanted() else { return done(false) }
+            guard written else { return done(false) }
             // tcdrain waits for the line: off the event loop, and off SwiftNIO's small
             // blocking pool that other work needs, on a thread that ends with the change.
             let started = DeviceThread.start(named: "gpsfix-speed") { done((try? port.changeSpeedWhileOpen(to: bps)) != nil) }
@@ -80,7 +78,7 @@ public final class DaemonReceiverLink: ReceiverLink {
         guard control.conversations.holds(turn) else { throw TurnOver() }
         let finished = DispatchSemaphore(value: 0)
         let changed = NIOLockedValueBox(false)
-        control.changeSpeed(to: bps, while: stillHeld) { done in
+        control.changeSpeed(to: bps) { done in
             changed.withLockedValue { $0 = done }
             finished.signal()
         }

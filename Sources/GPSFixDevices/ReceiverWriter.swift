@@ -67,11 +67,7 @@ public final class ReceiverWriter: @unchecked Sendable {
     private let box = NIOLockedValueBox(Counters())
 
     /// A frame and when it arrived; `then` runs once it was written (`true`) or lost.
-    /// A conversation's frame also carries whether its turn is still under way: one whose
-    /// turn ended before it reached the port is not written.
-    private typealias Entry = (
-        frame: [UInt8], arrivedAt: NIODeadline, then: (@Sendable (Bool) -> Void)?, stillWanted: (@Sendable () -> Bool)?
-    )
+    private typealias Entry = (frame: [UInt8], arrivedAt: NIODeadline, then: (@Sendable (Bool) -> Void)?)
     private var queue = CircularBuffer<Entry>()
     private var queuedBytes = 0
     /// Entries in ``queue`` with a `then`.
@@ -112,7 +108,7 @@ public final class ReceiverWriter: @unchecked Sendable {
 
     /// Queues `frame`, which arrived at `arrivedAt`, and writes what the port takes.
     public func enqueue(_ frame: [UInt8], arrivedAt: NIODeadline) {
-        enqueue((frame, arrivedAt, nil, nil))
+        enqueue((frame, arrivedAt, nil))
     }
 
     private func enqueue(_ entry: Entry) {
@@ -144,25 +140,14 @@ public final class ReceiverWriter: @unchecked Sendable {
     }
 
     /// Queues `frame` from any thread if `stillWanted` holds when it reaches the event loop
-    /// (where ``ReceiverControl``'s conversations take a turn away), and writes it if it
-    /// holds still when the port takes it: a turn that ended writes nothing into the next
-    /// one's (counted), however long its frame waited behind others on a slow line.
+    /// (where ``ReceiverControl``'s conversations take a turn away): a turn that ended
+    /// between its holder's asking and the queueing writes nothing into the next one's
+    /// (counted). A frame queued before the turn ended is written: a conversation keeps at
+    /// most one in flight, waiting for its answer.
     public func send(_ frame: [UInt8], while stillWanted: @escaping @Sendable () -> Bool) {
         eventLoop.execute { [self] in
             guard stillWanted() else { return update { $0.droppedTurnOver += 1 } }
-            enqueue((frame, .now(), nil, stillWanted))
-        }
-    }
-
-    /// ``send(_:while:)`` with `then` as ``send(_:then:)`` has it: told `false` too when the
-    /// turn ended first.
-    public func send(_ frame: [UInt8], while stillWanted: @escaping @Sendable () -> Bool, then: @escaping @Sendable (Bool) -> Void) {
-        eventLoop.execute { [self] in
-            guard stillWanted() else {
-                update { $0.droppedTurnOver += 1 }
-                return then(false)
-            }
-            enqueue((frame, .now(), then, stillWanted))
+            enqueue(frame, arrivedAt: .now())
         }
     }
 
@@ -171,7 +156,7 @@ public final class ReceiverWriter: @unchecked Sendable {
     /// ``maximumWait``, or refused because ``maximumWaiting`` waited already. It is never
     /// dropped for room.
     public func send(_ frame: [UInt8], then: @escaping @Sendable (Bool) -> Void) {
-        eventLoop.execute { [self] in enqueue((frame, .now(), then, nil)) }
+        eventLoop.execute { [self] in enqueue((frame, .now(), then)) }
     }
 
     /// Runs `action` (on the event loop) once every frame queued before it was written
@@ -180,7 +165,7 @@ public final class ReceiverWriter: @unchecked Sendable {
     /// what must follow a frame on the line, as a speed change follows the frame that asked
     /// for it.
     public func afterQueued(_ action: @escaping @Sendable (Bool) -> Void) {
-        eventLoop.execute { [self] in enqueue(([], .now(), action, nil)) }
+        eventLoop.execute { [self] in enqueue(([], .now(), action)) }
     }
 
     /// Closes the port's channel; queued frames are dropped.
@@ -221,11 +206,6 @@ public final class ReceiverWriter: @unchecked Sendable {
             while channel.isWritable, let next = queue.popFirst() {
                 queuedBytes -= next.frame.count
                 if next.then != nil { waiting -= 1 }
-                if let stillWanted = next.stillWanted, !stillWanted() {
-                    update { $0.droppedTurnOver += 1 }
-                    next.then?(false)
-                    continue
-                }
                 if let last {
                     channel.write(ByteBuffer(bytes: last.frame), promise: nil)
                     arrivals.append(last.arrivedAt)

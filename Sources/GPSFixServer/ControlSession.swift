@@ -97,7 +97,6 @@ final class ControlSession: ChannelInboundHandler {
             guard awaiting == nil else { return refuse("one H message per connection", context) }
             requestTurn(of: found, asked: asked, context)
         case (UInt8(ascii: "F"), let receiver?):
-            guard let turn else { return refuse("no turn is held", context) }
             guard message.payload.withUnsafeBytes({ UBXFrame(validating: $0) }) != nil else {
                 return refuse("an F message carries one whole UBX frame", context)
             }
@@ -106,20 +105,19 @@ final class ControlSession: ChannelInboundHandler {
             }
             inFlight += 1
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            // Written only while the turn holds: a frame that waited on a slow line (a speed
-            // change behind corrections) past the tool's going reaches no one's receiver.
-            let conversations = receiver.conversations
-            receiver.writer.send(message.payload, while: { conversations.holds(turn) }) { _ in
+            receiver.writer.send(message.payload) { _ in
                 bound.eventLoop.execute { bound.value.inFlight -= 1 }
             }
         case (UInt8(ascii: "S"), let receiver?):
             guard let speed = message.number else { return refuse("an S message carries a speed", context) }
-            guard !changingSpeed, let turn else { return refuse("one S message at a time: wait for its answer", context) }
+            guard !changingSpeed else { return refuse("one S message at a time: wait for its answer", context) }
             changingSpeed = true
             let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            let channel = context.channel, conversations = receiver.conversations
-            // Made only while this conversation holds the receiver: not in the turn after it.
-            receiver.changeSpeed(to: speed, while: { conversations.holds(turn) }) { changed in
+            let channel = context.channel
+            // Made once the frames before it are written, even if this turn ended meanwhile
+            // (the tool gave up waiting on a slow line): the receiver was told to switch,
+            // and a port left behind would read it no more.
+            receiver.changeSpeed(to: speed) { changed in
                 bound.eventLoop.execute { bound.value.changingSpeed = false }
                 let answer = changed ? ControlMessage.ok(speed) : ControlMessage.error("the port cannot run at \(speed) bps")
                 channel.writeAndFlush(answer.buffer, promise: nil)

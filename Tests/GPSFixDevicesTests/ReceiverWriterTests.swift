@@ -50,34 +50,6 @@ struct ReceiverWriterTests {
         #expect(writer.counters.droppedTurnOver == 1)
     }
 
-    @Test("a conversation's frame queued in its turn, the turn over before the port took it, is not written: its waiter told, counted")
-    func turnOverBeforeWritten() async throws {
-        var ends: [Int32] = [0, 0]
-        try #require(pipe(&ends) == 0)
-        defer { ends.forEach { close($0) } }
-        let output = ends[1]
-        // The port closed at first: the frame waits, as behind corrections on a slow line.
-        let open = NIOLockedValueBox(false)
-        let writer = ReceiverWriter(
-            eventLoop: MultiThreadedEventLoopGroup.singleton.next(), openReceiver: { open.withLockedValue { $0 } ? dup(output) : nil })
-        let held = NIOLockedValueBox(true)
-        let answers = NIOLockedValueBox<[Bool]>([])
-        let speedChange: [UInt8] = [0xB5, 0x62, 0x06, 0x8A, 0x01, 0x02]
-        writer.send(speedChange, while: { held.withLockedValue { $0 } }) { done in answers.withLockedValue { $0.append(done) } }
-        try await writer.eventLoop.submit {}.get()
-        held.withLockedValue { $0 = false }
-        open.withLockedValue { $0 = true }
-        let correction: [UInt8] = [0xD3, 0x00, 0x00]
-        writer.send(correction)
-        try waitUntil("the correction written", within: 10) { writer.counters.written == 1 }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        let count = read(ends[0], &buffer, buffer.count)
-        #expect(Array(buffer.prefix(max(0, count))) == correction, "the speed change reached the line after its turn")
-        #expect(answers.withLockedValue { $0 } == [false])
-        #expect(writer.counters.droppedTurnOver == 1)
-        try await writer.eventLoop.submit { writer.close() }.get()
-    }
-
     @Test("a frame someone waits for, the port closed, is given up after its wait: the waiter told, counted, its room freed")
     func waitingExpires() async throws {
         let writer = ReceiverWriter(
