@@ -106,8 +106,8 @@ struct HomeAssistantDiscovery: Sendable {
         template: "{{ ((value_json.real_sec - value_json.clock_sec) * 1000 + (value_json.real_nsec - value_json.clock_nsec) / 1000000) | round(3) }}",
         unit: "ms", icon: "mdi:clock-check-outline")
 
-    /// A report may leave a value out (a SKY that repeats no satellites, a TPV without an
-    /// error estimate): the sensor then keeps its state.
+    /// A report may leave a value out (a SKY of a view the receiver no longer lists, a TPV
+    /// without an error estimate): the sensor then keeps its state.
     static let sensors = [
         Sensor(
             key: "fix_mode", name: "Fix mode", source: .tpv,

@@ -56,11 +56,13 @@ private final class TableHandler: ChannelInboundHandler, Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var events: [NTRIPResponseReader.Event] = []
+        var fault: NTRIPError?
         do {
             try reader.value.feed(Array(unwrapInboundIn(data).readableBytesView), into: &events)
         } catch {
-            received.fail(error)
+            fault = error
         }
+        // What came whole before a fault first: a table ended in the same read stands.
         for event in events {
             switch event {
             case .sourceTable(let table): received.succeed(table)
@@ -68,6 +70,7 @@ private final class TableHandler: ChannelInboundHandler, Sendable {
             case .data: break
             }
         }
+        if let fault { received.fail(fault) }
     }
 
     /// A failed connection or TLS handshake ends the request with its reason, not with the

@@ -29,10 +29,10 @@ final class PositionJournal: @unchecked Sendable {
     /// A position waiting: its place in the order, and its OsmAnd fields (the query but `id`).
     ///
     /// In memory one costs its slot in the queue's array (24 bytes: the sequence and the
-    /// string's two words, up to twice that while the array grows) and its query's heap
+    /// string's two words, up to twice that while the array grows) and its fields' heap
     /// allocation: a native string's 32-byte header and its UTF-8 bytes, rounded up by
-    /// malloc. A typical query (id, lat, lon, timestamp, speed, bearing, altitude,
-    /// accuracy, hdop) is about 115 bytes. Measured with the server away (release build):
+    /// malloc. A typical position (lat, lon, timestamp, speed, bearing, altitude,
+    /// accuracy, hdop) is about 110 bytes; it was measured with its id, about 115. Measured with the server away (release build):
     /// 200 to 240 bytes of resident memory a position, by stretches of 28,000 positions
     /// between 25,000 and 110,000 queued, so about 23 MB for the default cap of 100,000.
     struct Entry: Equatable, Sendable {

@@ -50,9 +50,10 @@ public enum OsmAndPosition {
         for index in fields.indices where fields[index].hasPrefix("timestamp=") {
             let value = fields[index].dropFirst("timestamp=".count)
             guard let point = value.firstIndex(of: "."), let seconds = Int(value[..<point]),
-                case let decimals = value[value.index(after: point)...], decimals.count == 3, let thousandths = Int(decimals)
+                case let decimals = value[value.index(after: point)...], decimals.count == 3, let thousandths = Int(decimals),
+                case let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000), !overflow
             else { continue }
-            fields[index] = "timestamp=\(seconds * 1000 + thousandths)"
+            fields[index] = "timestamp=\(milliseconds + thousandths)"
         }
         return fields.joined(separator: "&")
     }

@@ -277,9 +277,9 @@ final class ReceiverKeeper: Sendable {
                     metadata: ["device": "\(port.path)"])
             } else if flashDue, let failure = flash.forget(device: port.path, receiver: receiver) {
                 // Nothing reached flash: the next conversation saves, unless the record of
-                // this one cannot be undone, when a restart saves.
+                // this one cannot be undone.
                 logger.warning(
-                    "the table was not saved to flash, and the record that it was cannot be undone (\(failure))",
+                    "the table was not saved to flash, though the record says it was, which cannot be undone (\(failure)): save it with gpsfix ubx set --save",
                     metadata: ["device": "\(port.path)"])
             }
             // A refusal, or a feature the receiver lacks, is its answer to this table: the

@@ -236,6 +236,28 @@ struct ServerTests {
         await harness.stop()
     }
 
+    @Test("an epoch's later SKY without a view of its own (NAV-SAT once a second at 10 Hz) carries the view of up to a second before; an older one is not brought back")
+    func laterSkyTakesARecentView() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let provider = harness.providers[0]
+        let watcher = try await harness.client()
+        func later(afterMilliseconds milliseconds: Int) -> SkyView {
+            var later = SkyView()
+            later.time = GPSTime(millisecondsSince1970: Int(Self.fix.time!.secondsSince1970 * 1000) + milliseconds)
+            later.pdop = 1.6
+            later.satellitesReportedEarlier = true
+            return later
+        }
+        provider.yield(.sky(Self.sky))
+        provider.yield(.sky(later(afterMilliseconds: 200)))
+        provider.yield(.sky(later(afterMilliseconds: 3200)))
+        _ = await watcher.line()
+        let recent = try #require(await watcher.line()), old = try #require(await watcher.line())
+        #expect(recent.contains(#""satellites":[{"PRN":7"#) && recent.contains(#""hdop":0.90"#), "\(recent)")
+        #expect(!old.contains("satellites") && !old.contains("hdop"), "\(old)")
+        await harness.stop()
+    }
+
     @Test("the device counters a provider reports are the server's counters for that device")
     func counters() async throws {
         let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
