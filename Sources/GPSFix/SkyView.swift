@@ -101,13 +101,9 @@ extension SkyView {
     /// clear what one leaves out.
     public mutating func takeOmissions(from earlier: SkyView) {
         if satellites.isEmpty, !listsNoSatellites { satellites = earlier.satellites }
-        hdop = hdop ?? earlier.hdop
-        vdop = vdop ?? earlier.vdop
-        pdop = pdop ?? earlier.pdop
-        tdop = tdop ?? earlier.tdop
-        xdop = xdop ?? earlier.xdop
-        ydop = ydop ?? earlier.ydop
-        gdop = gdop ?? earlier.gdop
+        for dilution in [\SkyView.hdop, \.vdop, \.pdop, \.tdop, \.xdop, \.ydop, \.gdop] where self[keyPath: dilution] == nil {
+            self[keyPath: dilution] = earlier[keyPath: dilution]
+        }
     }
 
     /// Takes every dilution of precision of `other`, given or not.
