@@ -95,15 +95,23 @@ extension SkyView {
         return view
     }
 
-    /// Gives this report what `earlier`, a report of the same cycle, said and this one
-    /// leaves out (its satellites, each dilution of precision), so that it is the whole
-    /// view: gpsd 3.22's clients (libgps, `gps.py`) take each SKY for the whole sky, and
-    /// clear what one leaves out.
+    /// Gives this report what `earlier` said and this one leaves out (its satellites, each
+    /// dilution of precision), so that it is the whole view, when `earlier` is of this
+    /// report's cycle or of one at most a second before it (a u-blox epoch without
+    /// NAV-SAT, sent once a second at 10 Hz, still has the last view); an older view is
+    /// not brought back. gpsd 3.22's clients (libgps, `gps.py`) take each SKY for the
+    /// whole sky, and clear what one leaves out.
     public mutating func takeOmissions(from earlier: SkyView) {
+        guard earlier.time == time || earlier.isAtMostASecond(before: self) else { return }
         if satellites.isEmpty, !listsNoSatellites { satellites = earlier.satellites }
         for dilution in [\SkyView.hdop, \.vdop, \.pdop, \.tdop, \.xdop, \.ydop, \.gdop] where self[keyPath: dilution] == nil {
             self[keyPath: dilution] = earlier[keyPath: dilution]
         }
+    }
+
+    private func isAtMostASecond(before later: SkyView) -> Bool {
+        guard let then = time?.secondsSince1970, let now = later.time?.secondsSince1970 else { return false }
+        return then <= now && now - then <= 1
     }
 
     /// Takes every dilution of precision of `other`, given or not.

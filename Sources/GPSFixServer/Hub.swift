@@ -291,7 +291,7 @@ final class Hub: @unchecked Sendable {
             // take each SKY for the whole sky. (`gpsfix decode` writes it as gpsd's
             // regression reports have it, without.)
             if sky.satellitesReportedEarlier {
-                if let earlier = state?.sky, Self.isRecent(earlier, before: sky) { sky.takeOmissions(from: earlier) }
+                if let earlier = state?.sky { sky.takeOmissions(from: earlier) }
                 sky.satellitesReportedEarlier = false
             }
             state?.sky = sky
@@ -389,13 +389,6 @@ final class Hub: @unchecked Sendable {
     /// encodes from the stored values), once for all of them, into ``reportBytes``; its
     /// bytes are then copied into the one buffer the sessions share. Subscribers take TPV
     /// and SKY (`content`), not GST or ATT (`nil`).
-    /// Whether `earlier` is of `later`'s cycle, or of one at most a second before it: a
-    /// u-blox epoch without NAV-SAT (sent once a second at 10 Hz) still has the last view.
-    private static func isRecent(_ earlier: SkyView, before later: SkyView) -> Bool {
-        guard let then = earlier.time?.secondsSince1970, let now = later.time?.secondsSince1970 else { return earlier.time == later.time }
-        return then <= now && now - then <= 1
-    }
-
     private func broadcastReport(
         _ update: LocationUpdate, of device: String, content: @autoclosure () -> PublishedReport.Content?, canBeHeld: Bool
     ) {
