@@ -95,4 +95,48 @@ struct ReceiverWriterTests {
         try waitUntil("the waiter told", within: 10) { !answers.withLockedValue { $0 }.isEmpty }
         #expect(answers.withLockedValue { $0 } == [false])
     }
+
+    @Test(
+        "on a slow line, a conversation's frame and the speed switch after it are made once the port takes them, though the turn ended meanwhile",
+        .timeLimit(.minutes(1)))
+    func speedSwitchAfterTurnOnSlowLine() async throws {
+        // The receiver's port, held open by a reading: where the speed is switched.
+        let terminal = try PseudoTerminal()
+        let port = SerialPort(path: terminal.path, settings: SerialSettings(speed: 9600))
+        let reading = Task { for try await _ in port.chunkStream() {} }
+        defer { reading.cancel() }
+        try waitUntil("the port open", within: 10) { port.duplicateOpenDescriptor().map { close($0) } != nil }
+        // The line: a pipe read only when the test says, so frames wait behind a correction.
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { ends.forEach { close($0) } }
+        let output = ends[1]
+        let writer = ReceiverWriter(eventLoop: MultiThreadedEventLoopGroup.singleton.next(), openReceiver: { dup(output) })
+        let control = ReceiverControl(writer: writer, replies: ReceiverReplies(), port: port)
+        let held = NIOLockedValueBox(true)
+        let switched = NIOLockedValueBox<Bool?>(nil)
+        let correction = [UInt8](repeating: 0xD3, count: 128 * 1024)
+        let speedFrame: [UInt8] = [0xB5, 0x62, 0x06, 0x00, 0x01, 0x00, 0x01, 0x08, 0x19]
+        writer.send(correction)
+        writer.send(speedFrame, while: { held.withLockedValue { $0 } })
+        control.changeSpeed(to: 115_200) { done in switched.withLockedValue { $0 = done } }
+        try await writer.eventLoop.submit {}.get()
+        // The tool gave up waiting: its turn is over before the line took its frame.
+        held.withLockedValue { $0 = false }
+        #expect(switched.withLockedValue { $0 } == nil, "switched before the frame asking for it was on the line")
+        var line: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while line.count < correction.count + speedFrame.count {
+            var waiting = pollfd(fd: ends[0], events: Int16(POLLIN), revents: 0)
+            try #require(poll(&waiting, 1, 10_000) == 1, "the line took \(line.count) bytes, then nothing")
+            let count = read(ends[0], &chunk, chunk.count)
+            try #require(count > 0)
+            line += chunk[0..<count]
+        }
+        #expect(Array(line.suffix(speedFrame.count)) == speedFrame)
+        try waitUntil("the speed switched", within: 10) { switched.withLockedValue { $0 } != nil }
+        #expect(switched.withLockedValue { $0 } == true)
+        #expect(port.line?.bps == 115_200)
+        try await writer.eventLoop.submit { writer.close() }.get()
+    }
 }
