@@ -16,7 +16,14 @@ public enum TSIPFrameRule: FrameRule {
     public static let maximumLength = 2 * 256 + 4
     public static var stuffing: (escape: UInt8, end: UInt8)? { (0x10, 0x03) }
 
-    public static func frameLength(header: UnsafeRawBufferPointer) -> Int? { nil }
+    /// The most a packet of the header's id can be on the wire: its id and longest data,
+    /// every data byte stuffed, in the envelope; `nil` for an id the driver does not read
+    /// (a stray DLE in NMEA text, usually, which holds back no more text than that).
+    public static func frameLength(header: UnsafeRawBufferPointer) -> Int? {
+        let id = header[1]
+        if isVersion1(id) { return maximumLength }
+        return longestData(id: id).map { 2 + 2 * $0 + 2 }
+    }
 
     public static func holds(_ frame: UnsafeRawBufferPointer) -> Bool {
         guard frame.count >= 4 else { return false }
@@ -43,20 +50,10 @@ public enum TSIPFrameRule: FrameRule {
     static func expectedLength(id: UInt8, data count: Int, first: UInt8, seventeenth: UInt8) -> Bool {
         switch id {
         case 0x1C: return (first == 0x81 || first == 0x83) && count >= 10
-        case 0x41, 0x45: return count == 10
-        case 0x46: return count == 2
         case 0x47: return count >= 1 && (count - 1) % 5 == 0
-        case 0x4A: return count == 20
-        case 0x4B: return count == 3
-        case 0x54: return count == 12
-        case 0x55: return count == 4
-        case 0x56: return count == 20
-        case 0x5C: return count == 24
-        case 0x5D: return count == 26
         case 0x6C: return count >= 18 && count == 18 + Int(seventeenth)
         case 0x6D: return count == 17 + Int(first >> 4)
-        case 0x82: return count == 1
-        case 0x84: return count == 36
+        case 0x41, 0x45, 0x46, 0x4A, 0x4B, 0x54, 0x55, 0x56, 0x5C, 0x5D, 0x82, 0x84: return count == longestData(id: id)
         case 0x8F:
             switch first {
             case 0x20: return count == 56 || count == 64
@@ -68,6 +65,27 @@ public enum TSIPFrameRule: FrameRule {
             default: return false
             }
         default: return false
+        }
+    }
+
+    /// The most data bytes (unstuffed, after the id) a classic packet of `id` that the
+    /// driver reads carries, the one length of most; `nil` for an id it does not read.
+    static func longestData(id: UInt8) -> Int? {
+        switch id {
+        case 0x1C, 0x47, 0x6C: 255  // lists and texts: bounded by the rule's longest
+        case 0x41, 0x45: 10
+        case 0x46: 2
+        case 0x4A, 0x56: 20
+        case 0x4B: 3
+        case 0x54: 12
+        case 0x55: 4
+        case 0x5C: 24
+        case 0x5D: 26
+        case 0x6D: 17 + 15
+        case 0x82: 1
+        case 0x84: 36
+        case 0x8F: 68  // 0x8F-AC, the longest sub-packet read
+        default: nil
         }
     }
 

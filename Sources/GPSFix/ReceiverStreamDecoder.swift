@@ -141,9 +141,9 @@ public final class ReceiverStreamDecoder {
 
     /// The receiver as gpsd's DEVICE report names it: the driver of the binary protocol
     /// it speaks (`u-blox` once it has sent a UBX frame, then the drivers in their order,
-    /// each once it has sent an epoch or named itself: a stray frame of a protocol with a
-    /// weak check, TSIP's, names nothing), `NMEA0183` before, with its versions once it has
-    /// named them.
+    /// each once it has sent a second epoch or named itself: a stray frame of a protocol
+    /// with a weak check, TSIP's, names nothing, though it opens an epoch), `NMEA0183`
+    /// before, with its versions once it has named them.
     public var receiver: ReceiverIdentity {
         if sent(ruleAt: 0) {
             return ReceiverIdentity(driver: "u-blox", subtype: ubx.version?.subtype, subtype1: ubx.version?.subtype1, readsBinary: true)
@@ -159,9 +159,10 @@ public final class ReceiverStreamDecoder {
     /// Whether the receiver has sent a frame of the framer's rule at `index` (0 is UBX).
     private func sent(ruleAt index: Int) -> Bool { framer.binaryStatistics.counts(ofRuleAt: index).frames > 0 }
 
-    /// Whether a driver's receiver has shown it speaks the protocol: an epoch, or its name.
+    /// Whether a driver's receiver has shown it speaks the protocol: a second epoch (one
+    /// frame that passed a weak check opens one), or its name.
     private static func speaks(_ assembler: any DriverAssembler) -> Bool {
-        assembler.cyclesOpened > 0 || assembler.identityChanges > 0
+        assembler.cyclesOpened > 1 || assembler.identityChanges > 0
     }
 
     /// Feeds one chunk of a byte stream, calling `emit` for each update it completes.

@@ -25,8 +25,8 @@ public protocol FrameRule: Sendable {
     /// `nil`, the default, for counted ones. A stuffed frame is gathered, as received,
     /// until an escape byte not paired with another is followed by the end byte; an
     /// unpaired escape followed by anything else refuses it (it begins the next frame,
-    /// usually). ``frameLength(header:)`` is not asked; ``holds(_:)`` gets the frame as
-    /// received, stuffing and all.
+    /// usually). ``frameLength(header:)`` answers how long such a frame may be at most;
+    /// ``holds(_:)`` gets the frame as received, stuffing and all.
     static var stuffing: (escape: UInt8, end: UInt8)? { get }
     /// Bytes gathered, sync byte included, before ``frameLength(header:)`` can answer.
     static var headerLength: Int { get }
@@ -34,7 +34,8 @@ public protocol FrameRule: Sendable {
     static var maximumLength: Int { get }
     /// The whole frame's length on the wire (at least ``headerLength``), from its first
     /// ``headerLength`` bytes, or `nil` when no frame has such a header (a stray sync
-    /// byte, usually).
+    /// byte, usually). For stuffed frames, whose length the header does not give, the
+    /// most such a frame can be on the wire, every byte stuffed.
     static func frameLength(header: UnsafeRawBufferPointer) -> Int?
     /// Whether a whole frame, of the length its header gave, holds: its checksum.
     static func holds(_ frame: UnsafeRawBufferPointer) -> Bool

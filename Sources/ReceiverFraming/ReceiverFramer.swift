@@ -67,7 +67,8 @@ public final class ReceiverFramer {
     @exclusivity(unchecked) private var open: Int?
     /// Bytes of it gathered in `frame`.
     @exclusivity(unchecked) private var collected = 0
-    /// Its whole size, once its header has been read; 0 before.
+    /// Its whole size, once its header has been read; 0 before. For a stuffed frame, the
+    /// most it may grow to, once its header has been read.
     @exclusivity(unchecked) private var expected = 0
     private let frame: UnsafeMutableRawBufferPointer
     /// The bytes of a refused frame begun in an earlier chunk, read again.
@@ -183,7 +184,7 @@ public final class ReceiverFramer {
             guard var open else { continue }
             var rule = rules[open]
             if let stuffing = rule.stuffing {
-                switch gatherStuffed(from: base, &index, to: end, stuffing, limit: rule.maximumLength) {
+                switch gatherStuffed(from: base, &index, to: end, stuffing, rule: rule) {
                 case .more: break
                 case .refused(let refusal):
                     refuse(refusal, &index, &textStart, &frameStart, onFrame)
@@ -256,13 +257,16 @@ public final class ReceiverFramer {
 
     /// Gathers the bytes of a stuffed frame, as received, up to and including its end:
     /// an escape byte not paired with another, then the end byte. The byte after the
-    /// opening escape is the frame's id, which can be neither escape nor end.
+    /// opening escape is the frame's id, which can be neither escape nor end. Once the
+    /// header is in, the rule says how long such a frame may grow, or that none has that
+    /// header: a stray escape byte in text holds back only the text a frame of its header
+    /// could be, not the rule's longest.
     private func gatherStuffed(
         from base: UnsafeRawPointer, _ index: inout Int, to end: Int, _ stuffing: (escape: UInt8, end: UInt8),
-        limit: Int
+        rule: Rule
     ) -> Gathering {
         while index < end {
-            guard collected < limit else { return .refused(.tooLong) }
+            guard collected < (expected == 0 ? rule.maximumLength : expected) else { return .refused(.tooLong) }
             let byte = base.load(fromByteOffset: index, as: UInt8.self)
             frame[collected] = byte
             collected += 1
@@ -276,6 +280,11 @@ public final class ReceiverFramer {
                 if byte != stuffing.escape { return .refused(.impossibleHeader) }
             } else if byte == stuffing.escape {
                 escapePending = true
+            }
+            if collected == rule.headerLength {
+                let header = UnsafeRawBufferPointer(rebasing: frame[0..<collected])
+                guard let longest = rule.frames.frameLength(header: header) else { return .refused(.impossibleHeader) }
+                expected = min(longest, rule.maximumLength)
             }
         }
         return .more

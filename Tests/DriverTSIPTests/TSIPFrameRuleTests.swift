@@ -252,4 +252,44 @@ struct TSIPHostileInputTests {
         #expect(decoder.framer.binaryStatistics[TSIPFrameRule.self].frames == 1)
         #expect(decoder.receiver.driver == "NMEA0183")
     }
+
+    @Test("a stray GPS-time packet in an NMEA stream, which opens an epoch, does not make the device a Trimble either")
+    func strayTimePacket() {
+        let decoder = ReceiverStreamDecoder(drivers: ReceiverDrivers.all)
+        func float(_ value: Float) -> [UInt8] { withUnsafeBytes(of: value.bitPattern.bigEndian, Array.init) }
+        // 0x41: time of week 5073 s, week 2048, UTC offset 18 s.
+        let stream = Array("$GPGGA,081412.000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,*6A\r\n".utf8)
+            + TSIPFrameRule.frame(id: 0x41, data: float(5073) + [0x08, 0x00] + float(18))
+            + Array("$GPGGA,081413.000,5541.1959,N,03737.2894,E,1,5,4.87,66.2,M,14.5,M,,*69\r\n".utf8)
+        stream.withUnsafeBytes { decoder.feed($0) { _ in } }
+        #expect(decoder.framer.binaryStatistics[TSIPFrameRule.self].frames == 1)
+        #expect(decoder.receiver.driver == "NMEA0183")
+        #expect(!decoder.receiver.readsBinary)
+    }
+
+    @Test("a stray DLE in an NMEA stream (a bit of a '0' lost) holds back no sentence: each is read with its own chunk")
+    func strayEscape() {
+        let decoder = ReceiverStreamDecoder(drivers: ReceiverDrivers.all)
+        let start = WallTime(seconds: 1_800_000_000)
+        var reads: [(fix: Int, read: WallTime?)] = []
+        for second in 0..<5 {
+            func sentence(_ body: String) -> String {
+                body + String(format: "*%02X\r\n", body.utf8.dropFirst().reduce(UInt8(0), ^))
+            }
+            var chunk = Array(
+                (sentence("$GPGGA,08141\(second).000,5541.1956,N,03737.2877,E,1,5,4.87,66.2,M,14.5,M,,")
+                    + sentence("$GPRMC,08141\(second).000,A,5541.1956,N,03737.2877,E,0.0,0.0,261126,,,A")).utf8)
+            if second == 1 { chunk.insert(0x10, at: 0) }
+            decoder.readAt = WallTime(seconds: start.seconds + second)
+            chunk.withUnsafeBytes { bytes in
+                decoder.feed(bytes) { update in
+                    guard case .fix(let fix) = update, let time = fix.time else { return }
+                    reads.append((WallTime(time).seconds % 10, decoder.emittedFixReadAt))
+                }
+            }
+            #expect(decoder.framer.nmea.statistics.sentences == 2 * (second + 1), "after the chunk of second \(second)")
+        }
+        #expect(reads.count >= 4)
+        #expect(reads.allSatisfy { $0.read == WallTime(seconds: start.seconds + $0.fix) }, "\(reads)")
+    }
 }

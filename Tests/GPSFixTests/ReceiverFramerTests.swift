@@ -257,7 +257,11 @@ enum StuffedRule: FrameRule {
     static let headerLength = 2
     static let maximumLength = 32
     static var stuffing: (escape: UInt8, end: UInt8)? { (0x10, 0x03) }
-    static func frameLength(header: UnsafeRawBufferPointer) -> Int? { nil }
+    /// Ids 0x20 to 0x2F, 0x22's frames 8 bytes at most.
+    static func frameLength(header: UnsafeRawBufferPointer) -> Int? {
+        guard (0x20...0x2F).contains(header[1]) else { return nil }
+        return header[1] == 0x22 ? 8 : maximumLength
+    }
     static func holds(_ frame: UnsafeRawBufferPointer) -> Bool { (0x20...0x2F).contains(frame[1]) }
 }
 
@@ -287,13 +291,22 @@ struct StuffedFramingTests {
         #expect(framer.binaryStatistics[StuffedRule.self].refused >= 1)
     }
 
-    @Test("an id the rule does not take is refused; an endless frame is refused at the limit")
+    @Test("an id the rule does not take is refused at once; an endless frame is refused at its id's limit, or the rule's")
     func refusals() {
         let framer = ReceiverFramer(rules: Self.rules)
         #expect(GPSFixTests.frames(of: [0x10, 0x40, 0x01, 0x10, 0x03] + Self.plain, framer: framer) == [.binary(rule: 2, Self.plain)])
-        #expect(framer.binaryStatistics[StuffedRule.self].badChecksums == 1)
+        // 0x40, then the DLE ETX that would have ended it.
+        #expect(framer.binaryStatistics[StuffedRule.self].impossibleHeaders == 2)
         let endless = [0x10, 0x21] + [UInt8](repeating: 0x41, count: 40) + Self.plain
         #expect(GPSFixTests.frames(of: endless, framer: framer).contains(.binary(rule: 2, Self.plain)))
         #expect(framer.binaryStatistics[StuffedRule.self].tooLong == 1)
+        // Text after a false 0x22 is handed on after 8 bytes, 0x22's most, not the rule's 32.
+        let text = Array("$GPTXT,01,01,01,ANTENNA OK*35\r\n".utf8)
+        var sentences: [String] = []
+        ([0x10, 0x22] + text).withUnsafeBytes { bytes in
+            framer.feed(bytes) { if case .nmea(let sentence) = $0 { sentences.append(String(decoding: sentence.line, as: UTF8.self)) } }
+        }
+        #expect(sentences == ["$GPTXT,01,01,01,ANTENNA OK*35"], "handed on before the stream ends")
+        #expect(framer.binaryStatistics[StuffedRule.self].tooLong == 2)
     }
 }
