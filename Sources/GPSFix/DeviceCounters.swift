@@ -27,6 +27,9 @@ public struct DeviceCounters: Hashable, Sendable {
     /// Fixes whose time came before the last one sampled, kept from the clock (see
     /// ``ReceiverTimeSampler``).
     public var timesBehind = 0
+    /// Fixes whose time came further ahead of the last one sampled than the read clock
+    /// went on, kept from the clock (see ``ReceiverTimeSampler``).
+    public var timesAhead = 0
     /// The receiver's survey-in as it last reported it, for a base or timing receiver;
     /// `nil` for one that never reported one.
     public var survey: SurveyProgress?
@@ -60,6 +63,7 @@ public struct DeviceCounters: Hashable, Sendable {
             + driverSummary
             + (distrustedTimes > 0 ? ", times kept from the clock (dated before 2026, or from August 2045) \(distrustedTimes)" : "")
             + (timesBehind > 0 ? ", times behind the last sampled \(timesBehind)" : "")
+            + (timesAhead > 0 ? ", times ahead of the last sampled by more than the time since \(timesAhead)" : "")
             + (valuesOutOfRange > 0 ? ", values out of range \(valuesOutOfRange)" : "")
     }
 }

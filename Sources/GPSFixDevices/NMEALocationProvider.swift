@@ -386,6 +386,7 @@ private final class ReadingState: @unchecked Sendable {
         counters.reconnects = reconnects
         counters.distrustedTimes = timeSampler.distrusted
         counters.timesBehind = timeSampler.behind
+        counters.timesAhead = timeSampler.ahead
         counters.survey = decoder.ubx.survey
         return .counters(counters)
     }

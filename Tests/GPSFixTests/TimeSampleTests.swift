@@ -77,6 +77,29 @@ struct TimeSampleTests {
         #expect(steppedBack.behind == 3)
     }
 
+    @Test("a time ahead of the last one sampled by more than the read clock went on (one RMC with tomorrow's date) gives no sample, counted; a receiver whose times stay ahead for four fixes has stepped on, and is followed")
+    func timesAhead() {
+        // Each fix read a second after the one before, as a receiver sends them, unless
+        // `reads` says when.
+        func sampled(_ offsets: [Int], reads: [Int]? = nil) -> (sampled: [Bool], ahead: Int) {
+            var sampler = ReceiverTimeSampler()
+            let sampled = zip(offsets, reads ?? Array(offsets.indices)).map { offset, read in
+                sampler.sample(for: Self.fix(.threeDimensional, at: second + offset), readAt: readAt + .seconds(read)) != nil
+            }
+            return (sampled, sampler.ahead)
+        }
+        let oneDayAhead = sampled([0, 1, 2, 3, 4, 5, 86_406, 7, 8, 9, 10])
+        #expect(oneDayAhead.sampled == [false, false, false, true, true, true, false, true, true, true, true])
+        #expect(oneDayAhead.ahead == 1)
+        let steppedOn = sampled([0, 1, 2, 3, 4, 5, 86_406, 86_407, 86_408, 86_409, 86_410])
+        #expect(steppedOn.sampled == [false, false, false, true, true, true, false, false, false, true, true])
+        #expect(steppedOn.ahead == 3)
+        // Seconds without a fix, the read clock going on with the receiver's, are no jump.
+        let gap = sampled([0, 1, 2, 3, 4, 5, 30, 31], reads: [0, 1, 2, 3, 4, 5, 30, 31])
+        #expect(gap.sampled == [false, false, false, true, true, true, true, true])
+        #expect(gap.ahead == 0)
+    }
+
     @Test("no sample dated a 1024-week era or more after 2026: a two-digit year placed in the wrong century (an MTK chip's default 060180 read as 2080), or a receiver two eras behind, would step the clock decades ahead")
     func laterThanAnEra() {
         let weeks = 1024 * 7 * 86_400
