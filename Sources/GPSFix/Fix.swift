@@ -43,7 +43,7 @@ public struct Fix: Hashable, Sendable {
     /// A leap second the receiver has announced for the end of this fix's UTC day (u-blox
     /// NAV-TIMELS, within gpsd's window: see ``LeapSecondSchedule``), for the time
     /// service's samples. gpsd reads no such warning from NMEA, so NMEA fixes carry none.
-    public var leapSecondWarning = LeapSecondWarning.none
+    public var leapSecondWarning = LeapSecondWarning.unknown
     /// Which of its assembler's cycles the fix reports: the assembler's count of cycles
     /// opened when that one opened (``ProtocolAssembler/cyclesOpened``); `nil` for a fix
     /// that is a frame of its own (u-blox HNR-PVT). The time service pairs the fix's time

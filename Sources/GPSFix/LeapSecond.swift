@@ -5,13 +5,27 @@
 /// A fix carries it as the receiver said it (``Fix/leapSecondWarning``); the time service
 /// hands it on in each sample (``TimeSample/leap``), so that chronyd or ntpd can insert
 /// or delete the second at the day's end rather than step over it afterwards.
-public enum LeapSecondWarning: Int, Hashable, Sendable {
-    /// No leap second at the end of this day, or none known.
-    case none = 0
+public enum LeapSecondWarning: Hashable, Sendable {
+    /// No leap second at the end of this day, as the receiver said.
+    case none
     /// The day's last minute has 61 seconds: 23:59:60 comes before midnight.
-    case insertion = 1
+    case insertion
     /// The day's last minute has 59 seconds: 23:59:59 is left out.
-    case deletion = 2
+    case deletion
+    /// The receiver says nothing of leap seconds (NMEA has no word for them; a u-blox
+    /// before its first NAV-TIMELS): the clock disciplines are told none, as gpsd tells
+    /// them, but a pulse that may be an inserted second is not given a number.
+    case unknown
+
+    /// The value chrony's SOCK sample (`leap`) and ntpd's shared-memory segment take:
+    /// 0 none (and unknown), 1 insertion, 2 deletion.
+    public var clockDisciplineValue: Int32 {
+        switch self {
+        case .none, .unknown: 0
+        case .insertion: 1
+        case .deletion: 2
+        }
+    }
 }
 
 /// The leap second a receiver has scheduled (u-blox NAV-TIMELS: `lsChange` and
@@ -26,8 +40,9 @@ public struct LeapSecondSchedule: Hashable, Sendable {
     /// gpsd's window: an event this close or closer warns.
     public static let warningWindow = Duration.seconds(23 * 3600)
 
-    /// The announced change, and milliseconds from the epoch last counted to the event.
-    private var change: LeapSecondWarning = .none
+    /// The announced change (`unknown` before the receiver said), and milliseconds from
+    /// the epoch last counted to the event.
+    private var change: LeapSecondWarning = .unknown
     private var millisecondsToEvent = 0
 
     public init() {}
@@ -36,8 +51,12 @@ public struct LeapSecondSchedule: Hashable, Sendable {
     /// scheduled), `secondsToEvent` from the epoch it came with (negative once past).
     /// `nil` when the receiver does not know (its `validTimeToLsEvent` flag clear).
     public mutating func announce(change: Int, secondsToEvent: Int32?) {
-        guard let secondsToEvent, change == 1 || change == -1 else {
+        guard let secondsToEvent else {
             self = LeapSecondSchedule()
+            return
+        }
+        guard change == 1 || change == -1 else {
+            self.change = .none
             return
         }
         self.change = change == 1 ? .insertion : .deletion
@@ -48,10 +67,10 @@ public struct LeapSecondSchedule: Hashable, Sendable {
     /// Time went on by `milliseconds` (from one epoch to the next): the event is that
     /// much closer. An event reached is forgotten.
     public mutating func advance(byMilliseconds milliseconds: Int) {
-        guard change != .none else { return }
+        guard change == .insertion || change == .deletion else { return }
         let (remaining, overflow) = millisecondsToEvent.subtractingReportingOverflow(milliseconds)
         if overflow || remaining <= 0 {
-            self = LeapSecondSchedule()
+            change = .none
         } else {
             millisecondsToEvent = remaining
         }
@@ -59,6 +78,7 @@ public struct LeapSecondSchedule: Hashable, Sendable {
 
     /// The warning for a fix of the epoch counted to last.
     public var warning: LeapSecondWarning {
+        guard change == .insertion || change == .deletion else { return change }
         let window = Int(Self.warningWindow.components.seconds) * 1000
         return millisecondsToEvent > 0 && millisecondsToEvent < window ? change : .none
     }

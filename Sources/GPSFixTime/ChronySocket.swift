@@ -45,7 +45,7 @@ public final class ChronySocket: TimeSink {
         let (seconds, attoseconds) = sample.real.duration(since: sample.clock).components
         datagram.offset = Double(seconds) + Double(attoseconds) / 1e18
         datagram.pulse = 0  // the sample carries whole seconds, pulses included
-        datagram.leap = Int32(sample.leap.rawValue)  // chrony's: 0 none, 1 insert, 2 delete
+        datagram.leap = sample.leap.clockDisciplineValue
         datagram.magic = Self.magic
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

@@ -43,7 +43,8 @@ public enum PulseRejection: String, Error, Hashable, Sendable, CaseIterable, Cus
     /// The pulse came before the receiver time it would be paired with was read.
     case early
     /// The pulse marks an inserted leap second (23:59:60), which the system clock's count
-    /// of seconds has no number of its own for: its sample would be a second wrong.
+    /// of seconds has no number of its own for: its sample would be a second wrong. Or it
+    /// may: the receiver cannot warn of one, and the day is the last of June or December.
     case leapSecond = "leap second"
     /// A second edge for a second already paired: noise on the line (a bouncing carrier
     /// detect), or a pulse set faster than once a second. Only a second's first is sent,
@@ -162,6 +163,13 @@ public struct PulsePairing: Sendable {
         return (TimeSample(real: pulse.real, clock: pulse.clock + correction, leap: pulse.leap), correction)
     }
 
+    /// Whether the day before `midnight` (seconds since 1970) is one a leap second may
+    /// end: the last of June or of December, the days IERS uses.
+    private static func mayEndInLeapSecond(dayBefore midnight: Int) -> Bool {
+        let day = GPSTime(millisecondsSince1970: (midnight - 1) * 1000)
+        return (day.month, day.day) == (6, 30) || (day.month, day.day) == (12, 31)
+    }
+
     /// The sample a pulse at `clock` gives, or why it gives none.
     public func pair(_ clock: WallTime) -> Result<TimeSample, PulseRejection> {
         pairWithCorrection(clock).map(\.sample)
@@ -177,7 +185,9 @@ public struct PulsePairing: Sendable {
         if delay > Self.fixTimeout { return .failure(.noFix) }
         if delay > Self.maximumDelay { return .failure(.late) }
         var second = last.real.seconds + 1
-        if second % 86_400 == 0, last.leap == .insertion { return .failure(.leapSecond) }
+        if second % 86_400 == 0, last.leap == .insertion || last.leap == .unknown && Self.mayEndInLeapSecond(dayBefore: second) {
+            return .failure(.leapSecond)
+        }
         if second % 86_400 == 86_399, last.leap == .deletion { second += 1 }  // 23:59:59 left out
         if second == lastPairedSecond { return .failure(.repeated) }
         // A warning is for the end of the day it came in: a pulse that begins the next

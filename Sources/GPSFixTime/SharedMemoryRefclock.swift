@@ -55,7 +55,7 @@ public final class SharedMemoryRefclock: TimeSink, @unchecked Sendable {
         lock.withLock {
             gpsfix_shm_write(
                 segment, Int64(sample.real.seconds), sample.real.nanoseconds, Int64(sample.clock.seconds),
-                sample.clock.nanoseconds, Int32(sample.leap.rawValue), Int32(precision))
+                sample.clock.nanoseconds, sample.leap.clockDisciplineValue, Int32(precision))
         }
     }
 }

@@ -163,6 +163,32 @@ struct LeapSecondTests {
         // (ntpd schedules a leap at the end of the month it is told in).
         #expect(afterDeletion?.real == midnight && afterDeletion?.leap == LeapSecondWarning.none)
         pairing.note(TimeSample(real: midnight - .seconds(1), clock: midnight - .milliseconds(900)))
-        #expect((try? pairing.pair(midnight).get().real) == midnight, "no warning: the next second, as always")
+        #expect((try? pairing.pair(midnight).get().real) == midnight, "no leap second, said: the next second, as always")
+    }
+
+    @Test("a receiver that cannot warn (NMEA): the pulse after 23:59:59 on the last day of June or December may be 23:59:60, and is dropped; on other days it marks midnight")
+    func pulsesAtTheDaysEndUnwarned() {
+        let newYear = WallTime(GPSTime(year: 2027, month: 1, day: 1, time: NMEATime(hour: 0, minute: 0, second: 0)))
+        var pairing = PulsePairing()
+        pairing.note(TimeSample(real: newYear - .seconds(1), clock: newYear - .milliseconds(900), leap: .unknown))
+        #expect(pairing.pair(newYear) == .failure(.leapSecond))
+        let december5 = WallTime(GPSTime(year: 2026, month: 12, day: 5, time: NMEATime(hour: 0, minute: 0, second: 0)))
+        pairing.note(TimeSample(real: december5 - .seconds(1), clock: december5 - .milliseconds(900), leap: .unknown))
+        #expect((try? pairing.pair(december5).get().real) == december5)
+    }
+
+    @Test("an NMEA receiver's samples say nothing is known of leap seconds in June and December, and chrony and ntpd are told none")
+    func unwarnedSamples() throws {
+        var fix = Fix()
+        fix.mode = .threeDimensional
+        var sampler = ReceiverTimeSampler()
+        let december = WallTime(GPSTime(year: 2026, month: 12, day: 31, time: NMEATime(hour: 12, minute: 0, second: 0)))
+        let samples = (0..<5).compactMap { offset -> TimeSample? in
+            fix.time = GPSTime(millisecondsSince1970: (december.seconds + offset) * 1000)
+            return sampler.sample(for: fix, readAt: december + .seconds(offset))
+        }
+        #expect(samples.count == 2 && samples.allSatisfy { $0.leap == .unknown })
+        #expect(LeapSecondWarning.unknown.clockDisciplineValue == 0)
+        #expect([LeapSecondWarning.none, .insertion, .deletion].map(\.clockDisciplineValue) == [0, 1, 2])
     }
 }
