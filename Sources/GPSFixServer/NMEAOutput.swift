@@ -105,13 +105,13 @@ extension GPSFixServer {
     /// gpsd's protocol, which answers what was asked before that end; elsewhere the end
     /// closes the connection (a reader of a silent feed would otherwise never be noticed
     /// gone). `sendBuffer`, when given, is each connection's socket send buffer in bytes
-    /// (`SO_SNDBUF`) instead of one the kernel grows.
+    /// (`SO_SNDBUF`) in place of ``SessionLimits/sendBuffer``.
     func clientBootstrap(
         idleTimeout: Duration, halfClosure: Bool = false, sendBuffer: Int? = nil,
         _ addHandlers: @escaping @Sendable (any Channel) throws -> Void
     ) -> ServerBootstrap {
         let hub = self.hub, limits = configuration.limits
-        var bootstrap = ServerBootstrap(group: hub.eventLoop)
+        return ServerBootstrap(group: hub.eventLoop)
             .serverChannelOption(.backlog, value: 4096)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: limits.queuedBytes.low, high: limits.queuedBytes.high))
@@ -121,6 +121,7 @@ extension GPSFixServer {
             .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 1024, maximum: 2048))
             .childChannelOption(.maxMessagesPerRead, value: 1)
             .childChannelOption(.allowRemoteHalfClosure, value: halfClosure)
+            .childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer ?? limits.sendBuffer))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // Best effort: a kernel that refuses an option costs the connection its
@@ -133,8 +134,6 @@ extension GPSFixServer {
                     try addHandlers(channel)
                 }
             }
-        if let sendBuffer { bootstrap = bootstrap.childChannelOption(.socketOption(.so_sndbuf), value: SocketOptionValue(sendBuffer)) }
-        return bootstrap
     }
 
     /// The TCP port NMEA 0183 out listens on (useful with port 0).

@@ -17,6 +17,12 @@ public struct SessionLimits: Sendable {
     /// Each connection's unsent bytes: past `high` (the cap) the connection stops being
     /// read and lags, until it is down to `low`.
     public var queuedBytes: (low: Int, high: Int)
+    /// Each connection's socket send buffer in bytes (`SO_SNDBUF`, which the kernel
+    /// doubles for its bookkeeping), in place of one the kernel grows to hundreds of
+    /// kilobytes: what a client that stopped reading has waiting for it beyond
+    /// ``queuedBytes``, so minutes of stale reports at 1 kB/s, and kernel memory per
+    /// connection. 16 KiB keeps a 10 Hz watcher's reports moving over a 200 ms line.
+    public var sendBuffer: Int
     /// How long a connection may stay over its cap before it is cut off, whether or not
     /// it reads a little meanwhile.
     public var stallTimeout: Duration
@@ -38,13 +44,14 @@ public struct SessionLimits: Sendable {
     public var keepalive: TCPKeepalive
 
     public init(
-        queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), stallTimeout: Duration = .seconds(5),
+        queuedBytes: (low: Int, high: Int) = (8 * 1024, 32 * 1024), sendBuffer: Int = 16 * 1024, stallTimeout: Duration = .seconds(5),
         idleTimeout: Duration = .seconds(900), httpIdleTimeout: Duration = .seconds(5),
         network: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
         local: ConnectionCap = ConnectionCap(connections: 192, perListener: 128),
         keepalive: TCPKeepalive = .standard
     ) {
         self.queuedBytes = queuedBytes
+        self.sendBuffer = sendBuffer
         self.stallTimeout = stallTimeout
         self.idleTimeout = idleTimeout
         self.httpIdleTimeout = httpIdleTimeout

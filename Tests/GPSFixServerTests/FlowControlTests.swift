@@ -240,6 +240,32 @@ struct FlowControlTests {
         await harness.stop()
     }
 
+    @Test("a watcher that stops reading finds no more waiting for it in its socket, once cut off, than the sessions' send buffer holds (the kernel's own would hold minutes of reports)")
+    func socketSendBufferIsBounded() async throws {
+        let harness = try await PtyServerUnderTest(stallTimeout: .seconds(1), holdBackLimit: .milliseconds(300))
+        let stalled = try await harness.client()
+        let reader = try await harness.client()
+        let saw = Counter()
+        let reading = Task { await Self.drain(reader, quiet: 3, saw: saw) }
+        try await harness.write(cycles: Self.cycles, readerSaw: saw).value
+        _ = await reading.value
+        let clients = try #require(await harness.server.snapshot()?.clients)
+        #expect(clients.cutOff == 1)
+        // Cut off: what it reads now is what its socket held, up to the end.
+        var held = 0
+        var bytes = [UInt8](repeating: 0, count: 65536)
+        while true {
+            var poller = pollfd(fd: stalled.descriptor, events: Int16(POLLIN), revents: 0)
+            try #require(poll(&poller, 1, 10_000) > 0, "the stalled watcher's connection did not end")
+            let count = bytes.withUnsafeMutableBytes { read(stalled.descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            held += count
+        }
+        // The kernel doubles the size asked for, for its own bookkeeping.
+        #expect(held <= 2 * SessionLimits().sendBuffer, "\(held) bytes waited in the socket")
+        await harness.stop()
+    }
+
     @Test("clients cut off one after another are each counted, and logged once a minute")
     func cutOffsLoggedOnceAMinute() async throws {
         let logs = LogRecorder()
