@@ -111,6 +111,18 @@ enum ListenerSide: Hashable, Sendable {
 enum SessionActivity {
     /// A whole request arrived.
     case request
-    /// The connection watches reports now (`true`), or no longer: a watcher is never idle.
-    case watching(Bool)
+    /// What the connection watches now: a watcher is never idle.
+    case watching(Watching)
+
+    enum Watching {
+        /// Nothing (any more).
+        case nothing
+        /// A WATCH enabled that streams nothing: gpsd's poller, which asks `?POLL;` as
+        /// seldom as it likes. Never closed for idleness; at a connection cap, one that
+        /// asked nothing for its idle timeout makes room, as an idle connection does, so
+        /// that quiet pollers cannot hold a listener.
+        case polling
+        /// Reports, sentences or frames, streamed to it.
+        case streaming
+    }
 }

@@ -12,7 +12,8 @@ import NIOCore
 /// The network listeners and the local sockets are capped apart (``ListenerSide``), so
 /// that a full network side never refuses a local client. At a cap, the connection idle
 /// the longest (watching nothing, asking nothing; one that never asked anything before one
-/// that did) is closed to make room, on the same listener when the listener is full,
+/// that did; a poller whose WATCH streams nothing once it asked nothing for its idle
+/// timeout) is closed to make room, on the same listener when the listener is full,
 /// anywhere on the same side when the side is:
 /// an attacker holding idle connections never locks out the next real client. Only when
 /// none is idle is the newest refused.
@@ -66,8 +67,9 @@ final class SessionTable {
         eventLoop.assertInEventLoop()
         let room = counted.room(on: session.listener, of: session.side)
         if room != .free {
+            let now = NIODeadline.now()
             let candidates = sessions.values.filter { other in
-                !other.isWatching && other.side == session.side && (room == .fullSide || other.listener == session.listener)
+                other.mayMakeRoom(at: now) && other.side == session.side && (room == .fullSide || other.listener == session.listener)
             }
             // A connection that never asked anything goes before one that did (a client
             // polling now and then), the one idle the longest first.

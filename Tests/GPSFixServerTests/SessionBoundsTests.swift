@@ -51,6 +51,25 @@ struct SessionBoundsTests {
         await harness.stop()
     }
 
+    @Test("at a cap, a poller whose WATCH streams nothing and that asked nothing for its idle timeout makes room, though the sweep never closes it; one that streams is never taken")
+    func quietPollersMakeRoom() async throws {
+        let harness = try await ServerUnderTest(
+            devices: ["/dev/mock0"],
+            limits: SessionLimits(idleTimeout: .seconds(1), network: ConnectionCap(connections: 4, perListener: 2)), tcp: true)
+        let poller = try await harness.client(watching: #"?WATCH={"enable":true,"json":false};"#, tcp: true)
+        let watcher = try await harness.client(tcp: true)
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(!Self.isClosed(poller, within: 0.2), "the sweep closed a poller")
+        // The listener is full: the poller, quiet for its idle timeout, makes room.
+        let third = try LineClient(tcpPort: try #require(harness.server.tcpPort))
+        #expect(await third.line()?.contains(#""class":"VERSION""#) == true)
+        #expect(Self.isClosed(poller, within: 5))
+        #expect(!Self.isClosed(watcher, within: 0.2))
+        let clients = try #require(await harness.server.snapshot()?.clients)
+        #expect(clients.evicted == 1 && clients.refusedAtCap == 0)
+        await harness.stop()
+    }
+
     @Test("a full network side refuses a TCP client, and the Unix socket still takes one: each side has its own cap")
     func localClientsHaveRoomOfTheirOwn() async throws {
         let harness = try await ServerUnderTest(
