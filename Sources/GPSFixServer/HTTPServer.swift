@@ -150,15 +150,22 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelWritabilityChanged()
     }
 
-    /// Bytes read past ``maximumUnparsedBytes`` end the connection.
+    /// Bytes read past ``maximumUnparsedBytes`` end the connection; they, and a request
+    /// head SwiftNIO refused (its error handler answered 400), count as refused requests.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is ByteToMessageDecoderError.PayloadTooLargeError { context.close(promise: nil) }
+        if error is ByteToMessageDecoderError.PayloadTooLargeError {
+            hub.noteRefused()
+            context.close(promise: nil)
+        } else if error is HTTPParserError {
+            hub.noteRefused()
+        }
         context.fireErrorCaught(error)
     }
 
     private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
         let path = String(head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         guard head.method == .GET || head.method == .HEAD else {
+            hub.noteRefused()
             return send(.methodNotAllowed, body: Array("read-only: GET and HEAD only\n".utf8), to: head, context: context)
         }
         let json = "application/json"
@@ -185,6 +192,7 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 self.send(.ok, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body, to: head, context: context)
             }
         default:
+            hub.noteRefused()
             send(.notFound, body: Array("not found: the page is at /, the API at /api/v1/\n".utf8), to: head, context: context)
         }
     }

@@ -34,4 +34,26 @@ struct HTTPServerTests {
         #expect(scrapes.withLock { $0 } == 2)
         await harness.stop()
     }
+
+    @Test("a request refused (404, 405, a malformed or oversized head) is counted with the gpsd clients' refused requests")
+    func refusalsAreCounted() async throws {
+        let harness = try await ServerUnderTest(devices: ["/dev/mock0"])
+        let port = try await harness.server.startHTTP(host: "127.0.0.1", port: 0, content: WebContent(metrics: nil))
+        let before = try #require(await harness.server.snapshot()?.clients.requestsRefused)
+        let requests = [
+            ("GET /other HTTP/1.1\r\nHost: localhost\r\n\r\n", "HTTP/1.1 404 Not Found"),
+            ("POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n", "HTTP/1.1 405 Method Not Allowed"),
+            ("GET / HTTP/1.1\r\nHost localhost\r\n\r\n", "HTTP/1.1 400 Bad Request"),
+            ("GET / HTTP/1.1\r\nX-Long: " + String(repeating: "x", count: 20_000) + "\r\n\r\n", "HTTP/1.1 400 Bad Request"),
+        ]
+        for (request, status) in requests {
+            let client = try LineClient(tcpPort: port)
+            client.send(request)
+            #expect(client.readLine() == status, "\(request.prefix(40))")
+        }
+        // Counted on the event loop as each is answered: the last answer read, all are.
+        let after = try #require(await harness.server.snapshot()?.clients.requestsRefused)
+        #expect(after == before + requests.count)
+        await harness.stop()
+    }
 }
