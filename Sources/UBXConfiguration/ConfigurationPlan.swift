@@ -7,9 +7,68 @@
 /// receiver still answers; the other steps write the other layers only. A new speed is
 /// written to RAM first, and to battery-backed RAM once the receiver answers at it.
 enum ConfigurationPlan {
-    static func valueSteps(_ settings: ReceiverSettings, port: ReceiverPort, layers: ConfigurationLayers) throws
-        -> [ConfigurationStep]
-    {
+    /// The steps that write `settings` to `layers` but flash, and with flash among
+    /// `layers`, `saving` (by default `settings`) to flash: a keeper writes only what
+    /// differs where the receiver runs (a base's survey-in written again begins anew),
+    /// and the whole table to flash.
+    static func valueSteps(
+        _ settings: ReceiverSettings, saving: ReceiverSettings? = nil, port: ReceiverPort, layers: ConfigurationLayers
+    ) throws -> [ConfigurationStep] {
+        let (items, named) = values(of: settings, port: port)
+        // Each step below writes these layers; flash, if asked for, is written once, after
+        // the speed and before UBX is turned off.
+        let running = layers.subtracting(.flash)
+        var steps: [ConfigurationStep] = []
+        func append(
+            _ items: [ConfigurationItem], settings: String, _ confirmation: ConfigurationStep.Confirmation, in layers: ConfigurationLayers? = nil
+        ) {
+            let layers = layers ?? running
+            guard !layers.isEmpty, !items.isEmpty else { return }
+            steps += ValueMessages.set(items, in: layers).map { ConfigurationStep(settings: settings, frame: $0, confirmation: confirmation) }
+        }
+        append(items, settings: named.joined(separator: ", "), .acknowledgement)
+        if let speed = settings.baudRate, running.contains(.ram) {
+            let item = try speedItem(speed, port: port)
+            // Switched in RAM alone, and kept in battery-backed RAM only once the receiver
+            // answers there: a speed the line cannot carry is then lost with the receiver's
+            // power, rather than kept over it, out of reach.
+            steps += ValueMessages.set([item], in: .ram).map { ConfigurationStep(settings: "--baud", frame: $0, confirmation: .answersAt(speed)) }
+            append([item], settings: "--baud", .acknowledgement, in: running.subtracting(.ram))
+        }
+        if layers.contains(.flash) {
+            let saved = saving ?? settings
+            var (savedItems, savedNamed) = values(of: saved, port: port)
+            if let speed = saved.baudRate {
+                savedItems.append(try speedItem(speed, port: port))
+                savedNamed.append("--baud")
+            }
+            savedItems += ubxOff(saved, port: port)
+            if !savedItems.isEmpty {
+                steps += ValueMessages.set(savedItems, in: .flash).map {
+                    ConfigurationStep(settings: (savedNamed + ["--save"]).joined(separator: ", "), frame: $0, confirmation: .acknowledgement)
+                }
+            }
+        }
+        append(ubxOff(settings, port: port), settings: "--output", .unacknowledged)
+        return steps
+    }
+
+    /// The port's speed's item.
+    private static func speedItem(_ speed: Int, port: ReceiverPort) throws -> ConfigurationItem {
+        guard let key = ConfigurationKeys.baudRate(port) else {
+            throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over \(port.rawValue.uppercased())")
+        }
+        return ConfigurationItem(key, UInt64(speed))
+    }
+
+    /// UBX turned off on the port, when `settings` ask for NMEA alone: last of all, since
+    /// the receiver's answers go with it.
+    private static func ubxOff(_ settings: ReceiverSettings, port: ReceiverPort) -> [ConfigurationItem] {
+        settings.output == .nmea ? [ConfigurationItem(ConfigurationKeys.outputsUBX(port), 0)] : []
+    }
+
+    /// The items of every setting but the speed and UBX's end, and the options they answer.
+    private static func values(of settings: ReceiverSettings, port: ReceiverPort) -> (items: [ConfigurationItem], named: [String]) {
         var items: [ConfigurationItem] = []
         var named: [String] = []
         if let period = settings.measurementPeriod {
@@ -61,41 +120,7 @@ enum ConfigurationPlan {
             items += RTCMMessage.all.map { ConfigurationItem($0.outputRate(port), UInt64(rtcm.rate(of: $0))) }
             named.append("--rtcm")
         }
-        // Each step below writes these layers; flash, if asked for, is written once, after
-        // the speed and before UBX is turned off.
-        let running = layers.subtracting(.flash)
-        var steps: [ConfigurationStep] = []
-        func append(
-            _ items: [ConfigurationItem], settings: String, _ confirmation: ConfigurationStep.Confirmation, in layers: ConfigurationLayers? = nil
-        ) {
-            let layers = layers ?? running
-            guard !layers.isEmpty, !items.isEmpty else { return }
-            steps += ValueMessages.set(items, in: layers).map { ConfigurationStep(settings: settings, frame: $0, confirmation: confirmation) }
-        }
-        append(items, settings: named.joined(separator: ", "), .acknowledgement)
-        var saved = items
-        if let speed = settings.baudRate {
-            guard let key = ConfigurationKeys.baudRate(port) else {
-                throw ConfigurationError.unsupported("--baud sets a UART's speed; this receiver is reached over \(port.rawValue.uppercased())")
-            }
-            let item = ConfigurationItem(key, UInt64(speed))
-            // Switched in RAM alone, and kept in battery-backed RAM only once the receiver
-            // answers there: a speed the line cannot carry is then lost with the receiver's
-            // power, rather than kept over it, out of reach.
-            steps += ValueMessages.set([item], in: .ram).map { ConfigurationStep(settings: "--baud", frame: $0, confirmation: .answersAt(speed)) }
-            append([item], settings: "--baud", .acknowledgement, in: running.subtracting(.ram))
-            saved.append(item)
-            named.append("--baud")
-        }
-        let ubxOff = settings.output == .nmea ? [ConfigurationItem(ConfigurationKeys.outputsUBX(port), 0)] : []
-        saved += ubxOff
-        if layers.contains(.flash), !saved.isEmpty {
-            steps += ValueMessages.set(saved, in: .flash).map {
-                ConfigurationStep(settings: (named + ["--save"]).joined(separator: ", "), frame: $0, confirmation: .acknowledgement)
-            }
-        }
-        append(ubxOff, settings: "--output", .unacknowledged)
-        return steps
+        return (items, named)
     }
 
     private static func timingItems(_ mode: TimingMode) -> [ConfigurationItem] {

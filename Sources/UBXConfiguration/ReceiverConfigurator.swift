@@ -115,16 +115,20 @@ public final class ReceiverConfigurator<C: Clock> where C.Duration == Duration {
     /// Whether the receiver has the configuration interface (CFG-VALSET, protocol 27 on).
     public var usesConfigurationInterface: Bool { protocolVersion >= 27 }
 
-    /// The frames that apply `settings` (and with `save`, keep them over a power cycle),
-    /// in the order they go. Legacy receivers are polled (read-only) for the parts a
-    /// message sets beside the asked ones.
-    public func plan(_ settings: ReceiverSettings, layers: ConfigurationLayers) throws -> [ConfigurationStep] {
+    /// The frames that apply `settings` (and with flash among `layers`, keep them over a
+    /// power cycle), in the order they go; `saving`, when given, is what goes to flash in
+    /// place of `settings` (a whole table, of which `settings` is what differs: a legacy
+    /// receiver saves all it runs anyway). Legacy receivers are polled (read-only) for the
+    /// parts a message sets beside the asked ones.
+    public func plan(_ settings: ReceiverSettings, layers: ConfigurationLayers, saving: ReceiverSettings? = nil) throws
+        -> [ConfigurationStep]
+    {
         if version == nil { try identify() }
         return if usesConfigurationInterface {
             // Nothing to set but a save: what runs in RAM is saved whole (CFG-CFG).
-            settings.isEmpty && layers.contains(.flash)
+            settings.isEmpty && saving == nil && layers.contains(.flash)
                 ? [ConfigurationStep(settings: "--save", frame: LegacyMessages.save(toFlash: true), confirmation: .acknowledgement)]
-                : try ConfigurationPlan.valueSteps(settings, port: port, layers: layers)
+                : try ConfigurationPlan.valueSteps(settings, saving: saving, port: port, layers: layers)
         } else {
             try LegacyPlan(conversation: conversation, protocolVersion: protocolVersion).steps(settings, layers: layers)
         }

@@ -263,9 +263,10 @@ final class ReceiverKeeper: Sendable {
         let layers: ConfigurationLayers = flashDue ? [.ram, .batteryBacked, .flash] : [.ram, .batteryBacked]
         var flashWritten = false
         do {
-            // A save writes the whole table to flash; otherwise only what differs is written.
-            let planned = flashDue ? settings : report.unmet(settings)
-            try configurator.apply(try configurator.plan(planned, layers: layers)) {
+            // Only what differs is written where the receiver runs (a base's survey-in
+            // written again would begin anew); a save writes the whole table to flash.
+            let plan = try configurator.plan(report.unmet(settings), layers: layers, saving: flashDue ? settings : nil)
+            try configurator.apply(plan) {
                 flashWritten = true
                 state.withLockedValue { $0.counters.flashWrites += 1 }
             }

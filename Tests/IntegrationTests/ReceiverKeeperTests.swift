@@ -210,6 +210,27 @@ struct ReceiverKeeperTests {
         #expect(valueSets(length: 37) == 1, "the survey-in written again")
     }
 
+    @Test("save = true on a base already surveying: the table goes to flash once, and the survey-in is not written to RAM again, which would begin the survey anew")
+    func saveKeepsTheSurvey() throws {
+        let keeping = try Self.keeping(table: "survey-in=300,2")
+        defer { keeping.stop() }
+        let receiver = keeping.receiver
+        // CFG-VALSET's payload: 4 bytes, then the survey-in's mode (4 + 1), duration and
+        // accuracy limit (4 + 4 each): 25.
+        try waitUntil("the survey-in applied", within: 15) { receiver.setting(0x2003_0001) == 1 }
+        #expect(receiver.framesReceived(0x068A, length: 25) == 1)
+        keeping.daemon.stop()
+        let port = freePort()
+        let (daemon, _) = try Self.daemon(receiver, table: "survey-in=300,2;save=true", folder: keeping.folder, metrics: port)
+        defer { daemon.stop() }
+        try waitUntil("the table saved", within: 30) { receiver.traffic.flashWrites == 1 }
+        try waitUntil("the conversation over", within: 15) {
+            Self.metric("gpsfix_receiver_table_conversations_total", of: receiver, port: port) == 1
+        }
+        // The first write (RAM and battery-backed RAM), then flash's alone.
+        #expect(receiver.framesReceived(0x068A, length: 25) == 2, "the survey-in written again: \(daemon.errorText.suffix(1500))")
+    }
+
     @Test("save = true: a conversation that fails before its write to flash (an M8's rate lost on the line) is followed by one that saves; flash and /metrics count that one write")
     func flashAfterAFailedConversation() throws {
         let folder = try makeTemporaryFolder("keeper")
