@@ -134,7 +134,11 @@ public enum Doctor {
         guard device.online, fixes > 0 else {
             let detail = device.sentences == 0
                 ? "no sentence read yet" : "\(device.sentences) sentences read, but no report in the last \(seconds) s"
-            return [Finding(check, .fail, detail, fix: "check the cable and the speed: gpsfix record \(device.path) -o /tmp/check.nmea --duration 5")]
+            // Through the daemon, which holds the port: root could open it beside the
+            // daemon, share its bytes and lift its exclusive hold on closing.
+            let address = daemon.address.hasPrefix("/") ? "--socket \(daemon.address)" : "--tcp \(daemon.address)"
+            return [Finding(check, .fail, detail,
+                fix: "check the cable and the speed: gpsfix watch \(address) --nmea shows the sentences the daemon takes from it")]
         }
         var parts = ["\(fixes) reports in \(seconds) s"]
         if let bps = device.bps { parts.append("\(bps) bps") }
