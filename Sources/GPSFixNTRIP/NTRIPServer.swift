@@ -99,10 +99,10 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
 
     // On the event loop only.
     private var stream: (any Channel)?
-    /// Frames given to the stream whose writes have not completed.
-    private var framesWaiting = 0
-    /// While frames wait: when the socket last took one, or when the first began waiting.
-    private var waitingSince: NIODeadline?
+    /// When each frame given to the stream whose write has not completed was given, oldest
+    /// first (writes complete in order). Bounded by the stream's high water mark: past it,
+    /// frames are dropped, not given.
+    private var waiting = CircularBuffer<NIODeadline>()
 
     /// Pushes on `eventLoop`. Throws when the certificate authorities cannot be read.
     public init(configuration: Configuration, eventLoop: any EventLoop, logger: Logger) throws {
@@ -218,13 +218,9 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
         }
         let size = frame.readableBytes
         let written = eventLoop.makePromise(of: Void.self)
-        if framesWaiting == 0 { waitingSince = .now() }
-        framesWaiting += 1
+        waiting.append(.now())
         written.futureResult.whenComplete { [self] result in
-            if stream === self.stream {
-                framesWaiting -= 1
-                waitingSince = framesWaiting > 0 ? .now() : nil
-            }
+            if stream === self.stream { _ = waiting.popFirst() }
             shared.withLockedValue { shared in
                 switch result {
                 case .success:
@@ -238,22 +234,24 @@ public final class NTRIPServer: RTCMFrameSubscriber, @unchecked Sendable {
         stream.writeAndFlush(handshake.framed(frame), promise: written)
     }
 
-    /// Closes `stream` (it reconnects) when its socket has taken nothing for the timeout
-    /// while frames waited: a caster that stopped reading, once the kernels' buffers
-    /// between are full. Measured by the writes' progress, not by SwiftNIO's buffer
-    /// filling, which at a base's rate would take a minute more.
+    /// Closes `stream` (it reconnects) when a frame has waited for its socket longer than
+    /// the timeout: a caster that stopped reading, once the kernels' buffers between are
+    /// full, or that reads slower than the base sends, whose frames would reach it ever
+    /// later (minutes, once SwiftNIO's buffer is full) while the stream looked alive.
+    /// Measured by the oldest frame's wait, not by SwiftNIO's buffer filling, which at a
+    /// base's rate would take a minute more.
     private func leftIfStalled(_ stream: any Channel) -> Bool {
-        guard let since = waitingSince, NIODeadline.now() - since > TimeAmount(configuration.timeout) else { return false }
-        logger.warning("NTRIP server: \(configuration.caster.description) has read nothing for \(configuration.timeout); reconnecting")
-        waitingSince = nil
+        guard let oldest = waiting.first, NIODeadline.now() - oldest > TimeAmount(configuration.timeout) else { return false }
+        logger.warning(
+            "NTRIP server: \(configuration.caster.description) left a frame waiting for \(configuration.timeout) (it reads nothing, or slower than the base sends); reconnecting")
+        waiting.removeAll()
         stream.close(promise: nil)
         return true
     }
 
     fileprivate func accepted(_ channel: any Channel) {
         stream = channel
-        framesWaiting = 0
-        waitingSince = nil
+        waiting.removeAll()
         let outage = shared.withLockedValue { shared in
             defer {
                 shared.counters.connected = true

@@ -170,7 +170,29 @@ struct NTRIPServerTests {
         await Self.stop(task)
         #expect(server.counters.connections >= 2, "\(server.counters)")
         #expect(left < .seconds(18), "left after \(left)")
-        #expect(logs.lines.contains { $0.contains("has read nothing for 5") }, "\(logs.lines)")
+        #expect(logs.lines.contains { $0.contains("left a frame waiting for 5") }, "\(logs.lines)")
+    }
+
+    @Test("a caster that reads too slowly (1 kB/s of a base's 4 kB/s) is left once a frame waited the timeout, rather than kept with corrections minutes old")
+    func slowCaster() async throws {
+        let caster = try PushCaster(mountpoint: "BASE", password: Self.password, readRate: 1000)
+        let logs = LogRecorder()
+        let (server, task) = try Self.push(to: caster, version: .one, logs: logs)
+        try waitUntil("the caster accepts", within: 10) { server.counters.connected }
+        let accepted = ContinuousClock.now
+        var next = 0, fed = 0
+        while server.counters.connections < 2, ContinuousClock.now - accepted < .seconds(60) {
+            while Double(fed) < (ContinuousClock.now - accepted) / .milliseconds(1) * 4 {
+                let frame = Self.frames[next % Self.frames.count]
+                next += 1
+                fed += frame.readableBytes
+                server.receive(rtcm3: frame)
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        await Self.stop(task)
+        #expect(server.counters.connections >= 2, "\(server.counters)")
+        #expect(logs.lines.contains { $0.contains("left a frame waiting for 5") }, "\(logs.lines)")
     }
 
     @Test("a caster that wants the mountpoint without its slash: the other form after a refusal, kept for the next connection")

@@ -56,6 +56,8 @@ public final class PushCaster: @unchecked Sendable {
     /// Whether it reads a stream it accepted; one that does not stands for a caster that
     /// hung, whose kernel takes only its small receive buffer's worth.
     private let readsStreams: Bool
+    /// Bytes a second it reads of a stream, when it reads slowly (a congested uplink).
+    private let readRate: Int?
     private let lock = NSLock()
     private var listener: Int32 = -1
     private var connections: Set<Int32> = []
@@ -64,13 +66,14 @@ public final class PushCaster: @unchecked Sendable {
     /// Listens on loopback, on `port` (0: one the system picks, kept for restarts).
     public init(
         mountpoint: String, user: String = "base", password: String, form: MountpointForm = .withSlash, port: Int = 0,
-        readsStreams: Bool = true
+        readsStreams: Bool = true, readRate: Int? = nil
     ) throws {
         self.mountpoint = mountpoint
         self.user = user
         self.password = password
         self.form = form
         self.readsStreams = readsStreams
+        self.readRate = readRate
         self.port = port
         try start()
     }
@@ -84,7 +87,14 @@ public final class PushCaster: @unchecked Sendable {
     public func start() throws {
         let (listener, bound) = try LoopbackListener.open(port: port)
         port = bound
-        if !readsStreams {
+        if readRate != nil {
+            // Segments as small as a wide-area line's (loopback's are 64 KiB): the window
+            // reopens a little at a time as it reads, so the source's writes never stop for
+            // long, as over a congested uplink.
+            var segment: Int32 = 1400
+            setsockopt(listener, Int32(IPPROTO_TCP), TCP_MAXSEG, &segment, socklen_t(MemoryLayout<Int32>.size))
+        }
+        if !readsStreams || readRate != nil {
             // Inherited by each connection, so the window it offers is small from the start.
             var size: Int32 = 4096
             setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -142,10 +152,13 @@ public final class PushCaster: @unchecked Sendable {
             while poll(&watched, 1, -1) < 0 && errno == EINTR {}
             return
         }
+        // A tenth of the rate every tenth of a second, when it reads slowly.
+        let step = readRate.map { max(1, $0 / 10) } ?? buffer.count
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, $0.count) }
+            let count = buffer.withUnsafeMutableBytes { read(client, $0.baseAddress, min(step, $0.count)) }
             guard count > 0 else { return }
             lock.withLock { recorded[number].body += buffer[0..<count] }
+            if readRate != nil { usleep(100_000) }
         }
     }
 
