@@ -55,6 +55,8 @@ struct Decode: ParsableCommand {
 
     func run() throws {
         var output = ReportWriter()
+        // What was decoded is written, though a later input fails (a missing file, a read error).
+        defer { output.flush() }
         var totals = DeviceCounters()
         var sentenceTypes: [String: Int] = [:]
         var ubxMessages: [UInt16: Int] = [:]
@@ -100,7 +102,7 @@ struct Decode: ParsableCommand {
             }
             sentenceTypes.merge(finished.assembler.sentenceCountsByType, uniquingKeysWith: +)
         }
-        output.flush()
+        output.flush()  // before the statistics, which go to standard error
         if stats { printStatistics(totals, sentenceTypes, ubxMessages) }
     }
 

@@ -42,6 +42,17 @@ struct DaemonTests {
         #expect(process.outputText.isEmpty)
     }
 
+    @Test("gpsfix decode of a capture, then a missing one: the first one's reports are all written, then the error")
+    func decodeKeepsWhatWasDecoded() throws {
+        let log = Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path
+        let alone = try RunningProcess(Binaries.gpsfix, ["decode", log])
+        #expect(alone.wait(timeout: 20) == 0)
+        let process = try RunningProcess(Binaries.gpsfix, ["decode", log, "/nonexistent/capture.nmea"])
+        #expect(process.wait(timeout: 20) == 1)
+        #expect(process.errorText.contains("open on /nonexistent/capture.nmea failed: No such file or directory"))
+        #expect(!alone.outputText.isEmpty && process.outputText == alone.outputText)
+    }
+
     @Test("gpsfix decode into a full disk fails with status 74 and the system's reason, not silently")
     func decodeIntoFullDisk() throws {
         let log = Binaries.fixtures.appendingPathComponent("gpsd/haicom-305N.log").path
