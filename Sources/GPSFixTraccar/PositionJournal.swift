@@ -193,15 +193,26 @@ final class PositionJournal: @unchecked Sendable {
         entries: [Entry], acknowledged: Int, lastSequence: Int, positionLines: Int, wholeLength: off_t, malformedLines: Int
     )
 
-    /// What the journal at `path` holds; nothing when it does not exist.
+    /// What the journal at `path` holds; nothing when it does not exist. Only a regular
+    /// file is read: a FIFO there would be waited on for a writer, at every start.
     private static func read(_ path: String) throws(JournalError) -> Contents {
-        guard let file = fopen(path, "r") else {
+        let descriptor = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else {
             if errno == ENOENT { return ([], 0, 0, 0, 0, 0) }
             throw .system(path: path, call: "open", errno: errno)
+        }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, let file = fdopen(descriptor, "r") else {
+            Glibc.close(descriptor)
+            throw .notRegularFile(path: path)
         }
         defer { fclose(file) }
         return try read(file, path: path)
     }
+
+    /// The longest line a journal holds: a position's query is some hundred bytes. A
+    /// longer one is read as malformed, in bounded memory, to its end.
+    static let maximumLineLength = 4096
 
     /// What `file` holds, read to its end. A last line cut short ends the reading; a read
     /// that fails (a bad block) throws, so that the journal is neither cut back to what was
@@ -213,21 +224,29 @@ final class PositionJournal: @unchecked Sendable {
         var positionLines = 0
         var wholeLength: off_t = 0
         var malformedLines = 0
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
+        var line: [UInt8] = []
+        line.reserveCapacity(Self.maximumLineLength)
         while true {
-            let count = getline(&line, &capacity, file)
-            guard count > 0, let line else {
-                if ferror(file) != 0 { throw .system(path: path, call: "read", errno: errno) }
-                break
+            // A NUL (a page zeroed by a power cut) is part of a malformed line, not its end;
+            // past the longest line, the bytes are counted, not kept.
+            line.removeAll(keepingCapacity: true)
+            var count = 0
+            var ended = false
+            while true {
+                let next = getc_unlocked(file)
+                guard next != EOF else { break }
+                count += 1
+                if next == 10 {
+                    ended = true
+                    break
+                }
+                if line.count < Self.maximumLineLength { line.append(UInt8(next)) }
             }
-            // Read as the bytes getline counted: a NUL (a page zeroed by a power cut) is
-            // part of a malformed line, not its end.
-            let bytes = UnsafeRawBufferPointer(start: line, count: count)
-            guard bytes.last == UInt8(ascii: "\n") else { break }
+            if ferror(file) != 0 { throw .system(path: path, call: "read", errno: errno) }
+            // A last line cut short ends the reading.
+            guard ended else { break }
             wholeLength += off_t(count)
-            let text = bytes.dropLast().contains(0) ? "" : String(decoding: bytes.dropLast(), as: UTF8.self)
+            let text = count - 1 > Self.maximumLineLength || line.contains(0) ? "" : String(decoding: line, as: UTF8.self)
             let fields = text.split(separator: " ", maxSplits: 2)
             // A sequence out of range is corruption, read as a malformed line: counting on
             // from it would overflow.
@@ -252,10 +271,13 @@ final class PositionJournal: @unchecked Sendable {
 /// The journal could not be read or written.
 public enum JournalError: Error, CustomStringConvertible {
     case system(path: String, call: String, errno: Int32)
+    /// A FIFO, a device or a socket where the journal is kept: never waited on.
+    case notRegularFile(path: String)
 
     public var description: String {
         switch self {
         case .system(let path, let call, let errno): "\(call) on \(path) failed: \(String(cString: strerror(errno)))"
+        case .notRegularFile(let path): "\(path) is not a regular file"
         }
     }
 }

@@ -12,19 +12,24 @@ public enum SmallFile {
         case system(Int32)
         /// The file holds more than the limit.
         case tooLarge(limit: Int)
+        /// A FIFO, a device or a socket where a file is expected: never waited on.
+        case notRegularFile
 
         public var description: String {
             switch self {
             case .system(let code): String(cString: strerror(code))
             case .tooLarge(let limit): "larger than \(limit / 1024) KB"
+            case .notRegularFile: "not a regular file"
             }
         }
     }
 
-    /// The bytes of the file at `path`, read to its end; at most `limit` of them.
-    public static func bytes(at path: String, limit: Int = 1 << 20) -> Result<[UInt8], Failure> {
+    /// The bytes of the file at `path`, read to its end; at most `limit` of them. Only a
+    /// regular file is read unless `anyFile` (a configuration given as `/dev/stdin`): a
+    /// FIFO with no writer would be waited on, a device read without end.
+    public static func bytes(at path: String, limit: Int = 1 << 20, anyFile: Bool = false) -> Result<[UInt8], Failure> {
         var bytes: [UInt8] = []
-        if let failure = forEachPiece(at: path, { piece in
+        if let failure = forEachPiece(at: path, anyFile: anyFile, { piece in
             bytes += piece
             return bytes.count <= limit
         }) {
@@ -40,7 +45,7 @@ public enum SmallFile {
     @discardableResult
     public static func forEachLine(at path: String, lineLimit: Int = 4096, _ body: (String) -> Void) -> Failure? {
         var line: [UInt8] = []
-        let failure = forEachPiece(at: path) { piece in
+        let failure = forEachPiece(at: path, anyFile: false) { piece in
             for byte in piece {
                 if byte == UInt8(ascii: "\n") {
                     body(String(decoding: line, as: UTF8.self))
@@ -56,11 +61,17 @@ public enum SmallFile {
     }
 
     /// Reads the file at `path` in pieces of up to 64 KiB, each passed to `body`, to its end
-    /// or until `body` returns `false`; returns why it could not be read, if so.
-    private static func forEachPiece(at path: String, _ body: (ArraySlice<UInt8>) -> Bool) -> Failure? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    /// or until `body` returns `false`; returns why it could not be read, if so. Unless
+    /// `anyFile`, it must be a regular file (`/proc`'s are), opened without waiting.
+    private static func forEachPiece(at path: String, anyFile: Bool, _ body: (ArraySlice<UInt8>) -> Bool) -> Failure? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | (anyFile ? 0 : O_NONBLOCK))
         guard descriptor >= 0 else { return .system(errno) }
         defer { close(descriptor) }
+        if !anyFile {
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else { return .system(errno) }
+            guard status.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
+        }
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = read(descriptor, &buffer, buffer.count)

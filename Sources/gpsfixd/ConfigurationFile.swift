@@ -83,7 +83,7 @@ struct ConfigurationFile {
     /// The file's text, or why it cannot be had.
     private static func contents(of path: String) throws(ConfigurationError) -> String {
         // A configuration file is a few kilobytes; a megabyte is not one.
-        let bytes = try SmallFile.bytes(at: path).mapError { ConfigurationError(path: path, line: nil, message: "cannot be read (\($0))") }.get()
+        let bytes = try SmallFile.bytes(at: path, anyFile: true).mapError { ConfigurationError(path: path, line: nil, message: "cannot be read (\($0))") }.get()
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw ConfigurationError(path: path, line: nil, message: "is not UTF-8 text")
         }

@@ -52,6 +52,38 @@ struct PositionJournalTests {
         #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
     }
 
+    @Test("a line longer than any position (a file of zeros, a journal overwritten) is one malformed line, read in bounded memory: the lines after it are read")
+    func overlongLine() throws {
+        let text = "P 1 a=1\n" + String(repeating: "x", count: 1 << 20) + "\nP 2 a=2\n"
+        let (path, folder) = try Self.journal(text)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (journal, waiting) = try PositionJournal.open(path: path)
+        #expect(waiting.map(\.sequence) == [1, 2])
+        #expect(journal.malformedLines == 1)
+    }
+
+    @Test("a journal that is not a regular file (a FIFO) is refused at once, not waited on for a writer")
+    func notARegularFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gpsfix-journal-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("traccar.journal").path
+        try #require(mkfifo(path, 0o600) == 0)
+        // Should an open wait on the FIFO, a reader and a writer come after 3 s, so the
+        // test fails rather than hangs.
+        let rescue = Thread {
+            sleep(3)
+            let reader = open(path, O_RDONLY | O_NONBLOCK)
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            sleep(1)
+            for end in [reader, writer] where end >= 0 { close(end) }
+        }
+        rescue.start()
+        let started = ContinuousClock.now
+        #expect(throws: JournalError.self) { try PositionJournal.open(path: path) }
+        #expect(ContinuousClock.now - started < .seconds(2), "the open waited for a writer")
+    }
+
     @Test("a read that fails part-way (a bad block) is an error, not the end of the journal: nothing after it is taken for lost")
     func readFailure() throws {
         // A file that gives two lines, then fails with EIO: a pseudo-terminal's master once

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import TestSupport
 import Testing
@@ -27,6 +30,28 @@ struct FlashRecordTests {
         for device in devices.dropFirst() {
             #expect(restarted.holds(device: device, receiver: "ZED-F9P", table: "rate=1"), "\(device)")
         }
+    }
+
+    @Test("a record that is not a regular file (a FIFO) is a read failure at once, not a start that waits for a writer")
+    func notARegularFile() throws {
+        let folder = try makeTemporaryFolder("flash-record")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("receiver-flash").path
+        try #require(mkfifo(path, 0o600) == 0)
+        // Should an open wait on the FIFO, a reader and a writer come after 3 s, so the
+        // test fails rather than hangs.
+        let rescue = Thread {
+            sleep(3)
+            let reader = open(path, O_RDONLY | O_NONBLOCK)
+            let writer = open(path, O_WRONLY | O_NONBLOCK)
+            sleep(1)
+            for end in [reader, writer] where end >= 0 { close(end) }
+        }
+        rescue.start()
+        let started = ContinuousClock.now
+        let record = FlashRecord(path: path)
+        #expect(ContinuousClock.now - started < .seconds(2), "the read waited for a writer")
+        #expect(record.readFailure?.contains("not a regular file") == true, "\(record.readFailure ?? "read")")
     }
 
     @Test("a device path with spaces is kept across a restart")
