@@ -79,6 +79,12 @@ public struct FileSource: ByteSource {
         ) { _ throws(DeviceError) in
             let file = open(path, O_RDONLY | O_CLOEXEC)
             guard file >= 0 else { throw .system(path: path, call: "open", errno: errno) }
+            // A folder opens, and fails its first read: said as that, not as a log that ended.
+            var status = stat()
+            if fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+                close(file)
+                throw .system(path: path, call: "read", errno: EISDIR)
+            }
             var ends: [Int32] = [-1, -1]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
                 let error = errno

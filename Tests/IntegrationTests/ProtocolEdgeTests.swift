@@ -375,4 +375,15 @@ struct StartupTests {
         let poll = try #require(client.readLines(until: { $0.contains(#""class":"POLL""#) }, timeout: 10)?.last)
         #expect(poll.contains(#""mode":1"#), "\(poll.prefix(300))")
     }
+
+    @Test("a file: device that names a folder is reported with the system's reason, not taken for a log that ended")
+    func fileDeviceIsAFolder() throws {
+        let folder = try makeTemporaryFolder("file")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socketPath = folder.appendingPathComponent("s.sock").path
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["file:" + folder.path, "--socket", socketPath, "--log-level", "info"])
+        defer { daemon.stop() }
+        try waitUntil("the reason logged", within: 20) { daemon.errorText.contains("Is a directory") }
+        #expect(!daemon.errorText.contains("data ended"), "\(daemon.errorText.suffix(1000))")
+    }
 }
