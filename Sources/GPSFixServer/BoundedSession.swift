@@ -38,7 +38,7 @@ final class BoundedSession: ChannelDuplexHandler {
     private var readHeld = false
     private var stall: Scheduled<Void>?
     private(set) var lastActivity = NIODeadline.now()
-    private(set) var watching = SessionActivity.Watching.nothing
+    private(set) var isWatching = false
     /// Whether a whole request ever came.
     private(set) var hasAsked = false
 
@@ -51,22 +51,15 @@ final class BoundedSession: ChannelDuplexHandler {
     /// When it becomes idle, if it watches nothing and nothing happens before.
     var idleDeadline: NIODeadline { lastActivity + TimeAmount(idleTimeout) }
 
-    /// Whether it watches, a poller's WATCH included: then it is never closed for idleness.
-    var isWatching: Bool { watching != .nothing }
-
     /// Whether it watches nothing and nothing happened for its idle timeout, at `now`.
     func isIdle(at now: NIODeadline) -> Bool {
         !isWatching && now >= idleDeadline
     }
 
     /// Whether it may be closed to make room at a connection cap, at `now`: it watches
-    /// nothing, or it polls and asked nothing for its idle timeout.
+    /// nothing, or it watches but was sent nothing and asked nothing for its idle timeout.
     func mayMakeRoom(at now: NIODeadline) -> Bool {
-        switch watching {
-        case .nothing: true
-        case .polling: now >= idleDeadline
-        case .streaming: false
-        }
+        !isWatching || now >= idleDeadline
     }
 
     /// Closes the connection (the table's decision).
@@ -137,9 +130,9 @@ final class BoundedSession: ChannelDuplexHandler {
             lastActivity = .now()
             hasAsked = true
         case .watching(let watching):
-            self.watching = watching
+            isWatching = watching
             lastActivity = .now()
-            if watching == .nothing { table.planIdleCheck(for: self) }
+            if !watching { table.planIdleCheck(for: self) }
         }
         promise?.succeed()
     }

@@ -127,7 +127,7 @@ final class CasterSession: ChannelInboundHandler {
             : "ICY 200 OK\r\n"
         context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: head)), promise: nil)
         state = .streaming(chunked: request.isVersion2)
-        context.triggerUserOutboundEvent(SessionActivity.watching(.streaming), promise: nil)
+        context.triggerUserOutboundEvent(SessionActivity.watching(true), promise: nil)
         hub.corrections.add(self, to: stream)
     }
 

@@ -178,14 +178,12 @@ final class ClientSession: ChannelInboundHandler {
         context.channel.setOption(.autoRead, value: true).whenFailure { _ in }
     }
 
-    /// Tells the connection's bounds whether it watches: a watcher is never idle. As in
-    /// gpsd, a WATCH enabled is one, whatever it streams: a poller enables a WATCH that
-    /// streams nothing and asks `?POLL;` as seldom as it likes; at a connection cap, one
-    /// quiet for its idle timeout makes room.
+    /// Tells the connection's bounds whether it watches: a watcher is never closed for
+    /// idleness. As in gpsd, a WATCH enabled is one, whatever it streams: a poller enables
+    /// a WATCH that streams nothing and asks `?POLL;` as seldom as it likes. At a
+    /// connection cap, one sent nothing and asking nothing for its idle timeout makes room.
     private func tellWatching() {
-        let streams = settings.streamsReportsOrSentences || settings.enable && settings.pps
-        let watching: SessionActivity.Watching = streams ? .streaming : settings.enable ? .polling : .nothing
-        context?.triggerUserOutboundEvent(SessionActivity.watching(watching), promise: nil)
+        context?.triggerUserOutboundEvent(SessionActivity.watching(settings.enable), promise: nil)
     }
 
     private func take(_ line: RequestLine) {

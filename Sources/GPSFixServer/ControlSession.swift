@@ -135,7 +135,7 @@ final class ControlSession: ChannelInboundHandler {
         // Never closed as idle to make room while it waits for or holds the receiver: a
         // conversation cut off mid-configuration would leave it half set. The turn's
         // limit bounds it instead.
-        context.triggerUserOutboundEvent(SessionActivity.watching(.streaming), promise: nil)
+        context.triggerUserOutboundEvent(SessionActivity.watching(true), promise: nil)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let channel = context.channel
         let limit = found.conversations.turnLimit

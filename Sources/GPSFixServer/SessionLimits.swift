@@ -111,18 +111,9 @@ enum ListenerSide: Hashable, Sendable {
 enum SessionActivity {
     /// A whole request arrived.
     case request
-    /// What the connection watches now: a watcher is never idle.
-    case watching(Watching)
-
-    enum Watching {
-        /// Nothing (any more).
-        case nothing
-        /// A WATCH enabled that streams nothing: gpsd's poller, which asks `?POLL;` as
-        /// seldom as it likes. Never closed for idleness; at a connection cap, one that
-        /// asked nothing for its idle timeout makes room, as an idle connection does, so
-        /// that quiet pollers cannot hold a listener.
-        case polling
-        /// Reports, sentences or frames, streamed to it.
-        case streaming
-    }
+    /// The connection watches reports now (`true`), or no longer: a watcher is never
+    /// closed for idleness, but at a connection cap one that was sent nothing and asked
+    /// nothing for its idle timeout makes room (a poller whose WATCH streams nothing, a
+    /// watcher of reports that never come), so that such connections cannot hold a listener.
+    case watching(Bool)
 }

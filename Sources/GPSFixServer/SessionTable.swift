@@ -12,8 +12,8 @@ import NIOCore
 /// The network listeners and the local sockets are capped apart (``ListenerSide``), so
 /// that a full network side never refuses a local client. At a cap, the connection idle
 /// the longest (watching nothing, asking nothing; one that never asked anything before one
-/// that did; a poller whose WATCH streams nothing once it asked nothing for its idle
-/// timeout) is closed to make room, on the same listener when the listener is full,
+/// that did; a watcher sent nothing and asking nothing for its idle timeout, such as a
+/// poller whose WATCH streams nothing) is closed to make room, on the same listener when the listener is full,
 /// anywhere on the same side when the side is:
 /// an attacker holding idle connections never locks out the next real client. Only when
 /// none is idle is the newest refused.

@@ -1,4 +1,5 @@
 import Foundation
+import GPSFix
 @testable import GPSFixServer
 import NIOCore
 import NIOEmbedded
@@ -51,13 +52,26 @@ struct SessionBoundsTests {
         await harness.stop()
     }
 
-    @Test("at a cap, a poller whose WATCH streams nothing and that asked nothing for its idle timeout makes room, though the sweep never closes it; one that streams is never taken")
-    func quietPollersMakeRoom() async throws {
+    @Test(
+        "at a cap, a watcher sent nothing and asking nothing for its idle timeout (a poller, a watcher of reports that never come) makes room, though the sweep never closes it; one sent reports is never taken",
+        arguments: [#"?WATCH={"enable":true,"json":false};"#, #"?WATCH={"enable":true,"json":false,"pps":true};"#])
+    func quietWatchersMakeRoom(watch: String) async throws {
         let harness = try await ServerUnderTest(
             devices: ["/dev/mock0"],
             limits: SessionLimits(idleTimeout: .seconds(1), network: ConnectionCap(connections: 4, perListener: 2)), tcp: true)
-        let poller = try await harness.client(watching: #"?WATCH={"enable":true,"json":false};"#, tcp: true)
+        // No time service: PPS reports never come.
+        let poller = try await harness.client(watching: watch, tcp: true)
         let watcher = try await harness.client(tcp: true)
+        // Reports keep coming to the other watcher.
+        let provider = harness.providers[0]
+        provider.yield(.device(DeviceEvent(device: provider.device, kind: .activated)))
+        let reporting = Task {
+            while !Task.isCancelled {
+                provider.yield(.fix(ServerTests.fix))
+                try await Task.sleep(for: .milliseconds(200))
+            }
+        }
+        defer { reporting.cancel() }
         try await Task.sleep(for: .milliseconds(1500))
         #expect(!Self.isClosed(poller, within: 0.2), "the sweep closed a poller")
         // The listener is full: the poller, quiet for its idle timeout, makes room.
