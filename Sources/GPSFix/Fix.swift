@@ -42,7 +42,8 @@ public struct Fix: Hashable, Sendable {
     public var timeIsUnconfirmed = false
     /// A leap second the receiver has announced for the end of this fix's UTC day (u-blox
     /// NAV-TIMELS, within gpsd's window: see ``LeapSecondSchedule``), for the time
-    /// service's samples. gpsd reads no such warning from NMEA, so NMEA fixes carry none.
+    /// service's samples; `unknown` from a receiver that said nothing of leap seconds
+    /// (gpsd reads no such warning from NMEA, so NMEA fixes carry `unknown`).
     public var leapSecondWarning = LeapSecondWarning.unknown
     /// Which of its assembler's cycles the fix reports: the assembler's count of cycles
     /// opened when that one opened (``ProtocolAssembler/cyclesOpened``); `nil` for a fix

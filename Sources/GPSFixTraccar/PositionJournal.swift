@@ -64,7 +64,7 @@ final class PositionJournal: @unchecked Sendable {
     /// is cut off. Nothing is rewritten: a full disk does not keep the daemon from starting.
     static func open(path: String) throws(JournalError) -> (journal: PositionJournal, waiting: [Entry]) {
         let contents = try read(path)
-        let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
+        let descriptor = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o640)
         guard descriptor >= 0 else { throw .system(path: path, call: "open", errno: errno) }
         let journal = PositionJournal(
             path: path, descriptor: descriptor, length: contents.wholeLength,
@@ -143,7 +143,7 @@ final class PositionJournal: @unchecked Sendable {
     func rewrite(_ entries: some Collection<Entry>) throws(JournalError) {
         let temporary = path + ".new"
         // O_APPEND, as the journal it becomes: a write cut back must not leave the offset past the end.
-        let fresh = Glibc.open(temporary, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        let fresh = Glibc.open(temporary, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o640)
         guard fresh >= 0 else { throw .system(path: temporary, call: "open", errno: errno) }
         var bytes: [UInt8] = []
         for entry in entries { bytes += "P \(entry.sequence) \(entry.position)\n".utf8 }

@@ -93,7 +93,7 @@ struct DoctorCommand: ParsableCommand {
     /// The devices, PPS devices and chrony socket directory of the configuration file.
     private func readConfiguration(_ path: String, into settings: inout DoctorSettings) {
         let text: String
-        switch SmallFile.bytes(at: path) {
+        switch SmallFile.bytes(at: path, anyFile: true) {
         case .success(let bytes): text = String(decoding: bytes, as: UTF8.self)
         case .failure(.system(ENOENT)): return  // none: the daemon's defaults
         case .failure(.system(EACCES)), .failure(.system(EPERM)):

@@ -137,7 +137,7 @@ final class FlashRecord: Sendable {
     /// flash once more).
     private static func write(_ text: String, to path: String) -> String? {
         let temporary = path + ".new"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0o640)
         guard descriptor >= 0 else { return "\(temporary): \(String(cString: strerror(errno)))" }
         var failure = SmallFile.writeAll(Array(text.utf8), to: descriptor).errno
         if failure == 0, fsync(descriptor) != 0 { failure = errno }
