@@ -293,7 +293,7 @@ let package = Package(
         .testTarget(
             name: "GPSFixTraccarTests",
             dependencies: [
-                "GPSFixTraccar", "GPSFixServer", "GPSFix", "OutputFormats", .product(name: "Logging", package: "swift-log"),
+                "GPSFixTraccar", "GPSFixServer", "GPSFix", "OutputFormats", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),

@@ -146,27 +146,33 @@ struct NTRIPServerTests {
         #expect(!logs.lines.contains { $0.contains(wrong) } && !status.contains(wrong), "\(logs.lines) \(status)")
     }
 
-    @Test("a caster that stops reading is left once its socket has taken nothing for the timeout, not after SwiftNIO's buffer fills")
-    func stalledCaster() async throws {
-        let caster = try PushCaster(mountpoint: "BASE", password: Self.password, readsStreams: false)
-        let logs = LogRecorder()
-        let (server, task) = try Self.push(to: caster, version: .one, logs: logs)
-        try waitUntil("the caster accepts", within: 10) { server.counters.connected }
-        // A base's frames at 4 kB a second. The kernels take some seconds of them, and
-        // the timeout is 5 s; SwiftNIO's 64 KiB would take 16 s more.
+    /// Gives `server` a base's frames at 4 kB a second, paced by the clock (not by sleeps
+    /// that a busy machine lengthens), until it left its first caster or `limit` passed;
+    /// how long that took.
+    static func feedUntilLeft(_ server: NTRIPServer, within limit: Duration) async throws -> Duration {
         let accepted = ContinuousClock.now
         var next = 0, fed = 0
-        while server.counters.connections < 2, ContinuousClock.now - accepted < .seconds(40) {
-            // Paced by the clock, not by sleeps that a busy machine lengthens.
+        while server.counters.connections < 2, ContinuousClock.now - accepted < limit {
             while Double(fed) < (ContinuousClock.now - accepted) / .milliseconds(1) * 4 {
-                let frame = Self.frames[next % Self.frames.count]
+                let frame = frames[next % frames.count]
                 next += 1
                 fed += frame.readableBytes
                 server.receive(rtcm3: frame)
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let left = ContinuousClock.now - accepted
+        return ContinuousClock.now - accepted
+    }
+
+    @Test("a caster that stops reading is left once its socket has taken nothing for the timeout, not after SwiftNIO's buffer fills")
+    func stalledCaster() async throws {
+        let caster = try PushCaster(mountpoint: "BASE", password: Self.password, readsStreams: false)
+        let logs = LogRecorder()
+        let (server, task) = try Self.push(to: caster, version: .one, logs: logs)
+        try waitUntil("the caster accepts", within: 10) { server.counters.connected }
+        // The kernels take some seconds of the frames, and the timeout is 5 s; SwiftNIO's
+        // 64 KiB would take 16 s more.
+        let left = try await Self.feedUntilLeft(server, within: .seconds(40))
         await Self.stop(task)
         #expect(server.counters.connections >= 2, "\(server.counters)")
         #expect(left < .seconds(18), "left after \(left)")
@@ -179,17 +185,7 @@ struct NTRIPServerTests {
         let logs = LogRecorder()
         let (server, task) = try Self.push(to: caster, version: .one, logs: logs)
         try waitUntil("the caster accepts", within: 10) { server.counters.connected }
-        let accepted = ContinuousClock.now
-        var next = 0, fed = 0
-        while server.counters.connections < 2, ContinuousClock.now - accepted < .seconds(60) {
-            while Double(fed) < (ContinuousClock.now - accepted) / .milliseconds(1) * 4 {
-                let frame = Self.frames[next % Self.frames.count]
-                next += 1
-                fed += frame.readableBytes
-                server.receive(rtcm3: frame)
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        _ = try await Self.feedUntilLeft(server, within: .seconds(60))
         await Self.stop(task)
         #expect(server.counters.connections >= 2, "\(server.counters)")
         #expect(logs.lines.contains { $0.contains("left a frame waiting for 5") }, "\(logs.lines)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import GPSFixTraccar
@@ -68,17 +69,7 @@ struct PositionJournalTests {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("traccar.journal").path
-        try #require(mkfifo(path, 0o600) == 0)
-        // Should an open wait on the FIFO, a reader and a writer come after 3 s, so the
-        // test fails rather than hangs.
-        let rescue = Thread {
-            sleep(3)
-            let reader = open(path, O_RDONLY | O_NONBLOCK)
-            let writer = open(path, O_WRONLY | O_NONBLOCK)
-            sleep(1)
-            for end in [reader, writer] where end >= 0 { close(end) }
-        }
-        rescue.start()
+        try makeRescuedFIFO(at: path)
         let started = ContinuousClock.now
         #expect(throws: JournalError.self) { try PositionJournal.open(path: path) }
         #expect(ContinuousClock.now - started < .seconds(2), "the open waited for a writer")

@@ -37,17 +37,7 @@ struct FlashRecordTests {
         let folder = try makeTemporaryFolder("flash-record")
         defer { try? FileManager.default.removeItem(at: folder) }
         let path = folder.appendingPathComponent("receiver-flash").path
-        try #require(mkfifo(path, 0o600) == 0)
-        // Should an open wait on the FIFO, a reader and a writer come after 3 s, so the
-        // test fails rather than hangs.
-        let rescue = Thread {
-            sleep(3)
-            let reader = open(path, O_RDONLY | O_NONBLOCK)
-            let writer = open(path, O_WRONLY | O_NONBLOCK)
-            sleep(1)
-            for end in [reader, writer] where end >= 0 { close(end) }
-        }
-        rescue.start()
+        try makeRescuedFIFO(at: path)
         let started = ContinuousClock.now
         let record = FlashRecord(path: path)
         #expect(ContinuousClock.now - started < .seconds(2), "the read waited for a writer")
