@@ -53,7 +53,6 @@ public enum TSIPFrameRule: FrameRule {
         case 0x47: return count >= 1 && (count - 1) % 5 == 0
         case 0x6C: return count >= 18 && count == 18 + Int(seventeenth)
         case 0x6D: return count == 17 + Int(first >> 4)
-        case 0x41, 0x45, 0x46, 0x4A, 0x4B, 0x54, 0x55, 0x56, 0x5C, 0x5D, 0x82, 0x84: return count == longestData(id: id)
         case 0x8F:
             switch first {
             case 0x20: return count == 56 || count == 64
@@ -64,7 +63,8 @@ public enum TSIPFrameRule: FrameRule {
             case 0xA9: return count == 15
             default: return false
             }
-        default: return false
+        // Every other id read has one length, its longest.
+        default: return count == longestData(id: id)
         }
     }
 

@@ -67,7 +67,7 @@ public struct LeapSecondSchedule: Hashable, Sendable {
     /// Time went on by `milliseconds` (from one epoch to the next): the event is that
     /// much closer. An event reached is forgotten.
     public mutating func advance(byMilliseconds milliseconds: Int) {
-        guard change == .insertion || change == .deletion else { return }
+        guard announcesOne else { return }
         let (remaining, overflow) = millisecondsToEvent.subtractingReportingOverflow(milliseconds)
         if overflow || remaining <= 0 {
             change = .none
@@ -76,9 +76,12 @@ public struct LeapSecondSchedule: Hashable, Sendable {
         }
     }
 
+    /// Whether a leap second is announced (not none, nor unknown).
+    private var announcesOne: Bool { change == .insertion || change == .deletion }
+
     /// The warning for a fix of the epoch counted to last.
     public var warning: LeapSecondWarning {
-        guard change == .insertion || change == .deletion else { return change }
+        guard announcesOne else { return change }
         let window = Int(Self.warningWindow.components.seconds) * 1000
         return millisecondsToEvent > 0 && millisecondsToEvent < window ? change : .none
     }
@@ -106,8 +109,7 @@ public struct InsertedSecond: Sendable {
     /// again, and that count is the next day's.
     /// `leapSeconds` is the receiver's count, `nil` before it gives one (the default).
     public mutating func note(_ time: GPSTime?, warning: LeapSecondWarning, leapSeconds: Int?) {
-        guard warning == .insertion, let time, (time.month, time.day) == (6, 30) || (time.month, time.day) == (12, 31)
-        else { return }
+        guard warning == .insertion, let time, time.mayEndInLeapSecond else { return }
         let day = time.daysSince1970
         let lastSecond = (time.time.hour, time.time.minute, time.time.second) >= (23, 59, 59)
         guard after?.day != day || !lastSecond else { return }
@@ -139,4 +141,10 @@ public struct InsertedSecond: Sendable {
         (inserted.hour, inserted.minute, inserted.second) = (23, 59, 60)
         return GPSTime(daysSince1970: after.day, time: inserted)
     }
+}
+
+extension GPSTime {
+    /// Whether this is the last day of June or of December: the days IERS ends with a leap
+    /// second when there is one.
+    public var mayEndInLeapSecond: Bool { (month, day) == (6, 30) || (month, day) == (12, 31) }
 }

@@ -104,10 +104,13 @@ extension SkyView {
     public mutating func takeOmissions(from earlier: SkyView) {
         guard earlier.time == time || earlier.isAtMostASecond(before: self) else { return }
         if satellites.isEmpty, !listsNoSatellites { satellites = earlier.satellites }
-        for dilution in [\SkyView.hdop, \.vdop, \.pdop, \.tdop, \.xdop, \.ydop, \.gdop] where self[keyPath: dilution] == nil {
+        for dilution in Self.dilutions where self[keyPath: dilution] == nil {
             self[keyPath: dilution] = earlier[keyPath: dilution]
         }
     }
+
+    /// The seven dilutions of precision, made once: not an array per report on the hub's path.
+    private static let dilutions: [WritableKeyPath<SkyView, Double?> & Sendable] = [\.hdop, \.vdop, \.pdop, \.tdop, \.xdop, \.ydop, \.gdop]
 
     private func isAtMostASecond(before later: SkyView) -> Bool {
         guard let then = time?.secondsSince1970, let now = later.time?.secondsSince1970 else { return false }

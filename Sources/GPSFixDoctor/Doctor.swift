@@ -135,8 +135,8 @@ public enum Doctor {
             let detail = device.sentences == 0
                 ? "no sentence read yet" : "\(device.sentences) sentences read, but no report in the last \(seconds) s"
             // Through the daemon, which holds the port: root could open it beside the
-            // daemon, share its bytes and lift its exclusive hold on closing.
-            // A TCP address is HOST:PORT, which holds no slash; a socket's path holds one.
+            // daemon, share its bytes and lift its exclusive hold on closing. A TCP
+            // address is HOST:PORT, which holds no slash; a socket's path holds one.
             let address = daemon.address.contains("/") ? "--socket \(daemon.address)" : "--tcp \(daemon.address)"
             return [Finding(check, .fail, detail,
                 fix: "check the cable and the speed: gpsfix watch \(address) --nmea shows the sentences the daemon takes from it")]

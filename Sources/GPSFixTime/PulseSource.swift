@@ -163,13 +163,6 @@ public struct PulsePairing: Sendable {
         return (TimeSample(real: pulse.real, clock: pulse.clock + correction, leap: pulse.leap), correction)
     }
 
-    /// Whether the day before `midnight` (seconds since 1970) is one a leap second may
-    /// end: the last of June or of December, the days IERS uses.
-    private static func mayEndInLeapSecond(dayBefore midnight: Int) -> Bool {
-        let day = GPSTime(millisecondsSince1970: (midnight - 1) * 1000)
-        return (day.month, day.day) == (6, 30) || (day.month, day.day) == (12, 31)
-    }
-
     /// The sample a pulse at `clock` gives, or why it gives none.
     public func pair(_ clock: WallTime) -> Result<TimeSample, PulseRejection> {
         pairWithCorrection(clock).map(\.sample)
@@ -185,7 +178,9 @@ public struct PulsePairing: Sendable {
         if delay > Self.fixTimeout { return .failure(.noFix) }
         if delay > Self.maximumDelay { return .failure(.late) }
         var second = last.real.seconds + 1
-        if second % 86_400 == 0, last.leap == .insertion || last.leap == .unknown && Self.mayEndInLeapSecond(dayBefore: second) {
+        if second % 86_400 == 0,
+            last.leap == .insertion || last.leap == .unknown && GPSTime(millisecondsSince1970: (second - 1) * 1000).mayEndInLeapSecond
+        {
             return .failure(.leapSecond)
         }
         if second % 86_400 == 86_399, last.leap == .deletion { second += 1 }  // 23:59:59 left out

@@ -196,15 +196,17 @@ final class PositionJournal: @unchecked Sendable {
     /// What the journal at `path` holds; nothing when it does not exist. Only a regular
     /// file is read: a FIFO there would be waited on for a writer, at every start.
     private static func read(_ path: String) throws(JournalError) -> Contents {
-        let descriptor = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            if errno == ENOENT { return ([], 0, 0, 0, 0, 0) }
-            throw .system(path: path, call: "open", errno: errno)
+        let descriptor: Int32
+        switch SmallFile.openRegularFile(at: path) {
+        case .success(let opened): descriptor = opened
+        case .failure(.system(ENOENT)): return ([], 0, 0, 0, 0, 0)
+        case .failure(.system(let code)): throw .system(path: path, call: "open", errno: code)
+        case .failure: throw .notRegularFile(path: path)
         }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, let file = fdopen(descriptor, "r") else {
+        guard let file = fdopen(descriptor, "r") else {
+            let code = errno
             Glibc.close(descriptor)
-            throw .notRegularFile(path: path)
+            throw .system(path: path, call: "fdopen", errno: code)
         }
         defer { fclose(file) }
         return try read(file, path: path)

@@ -64,14 +64,17 @@ public enum SmallFile {
     /// or until `body` returns `false`; returns why it could not be read, if so. Unless
     /// `anyFile`, it must be a regular file (`/proc`'s are), opened without waiting.
     private static func forEachPiece(at path: String, anyFile: Bool, _ body: (ArraySlice<UInt8>) -> Bool) -> Failure? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | (anyFile ? 0 : O_NONBLOCK))
-        guard descriptor >= 0 else { return .system(errno) }
-        defer { close(descriptor) }
-        if !anyFile {
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else { return .system(errno) }
-            guard status.st_mode & S_IFMT == S_IFREG else { return .notRegularFile }
+        let descriptor: Int32
+        if anyFile {
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return .system(errno) }
+        } else {
+            switch openRegularFile(at: path) {
+            case .success(let opened): descriptor = opened
+            case .failure(let failure): return failure
+            }
         }
+        defer { close(descriptor) }
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = read(descriptor, &buffer, buffer.count)
@@ -79,6 +82,20 @@ public enum SmallFile {
             guard count >= 0 else { return .system(errno) }
             guard count > 0, body(buffer[0..<count]) else { return nil }
         }
+    }
+
+    /// The file at `path` opened for reading, if it is a regular file (`/proc`'s are): opened
+    /// without waiting, so that a FIFO put in its place, which would wait for a writer, or a
+    /// device, which would be read without end, is refused at once.
+    public static func openRegularFile(at path: String) -> Result<Int32, Failure> {
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return .failure(.system(errno)) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            return .failure(.notRegularFile)
+        }
+        return .success(descriptor)
     }
 
     /// Where the symbolic link at `path` leads, as written; `nil` when it is not a link.
