@@ -41,7 +41,7 @@ struct Record: AsyncParsableCommand {
         // recording; a log made here and never written is removed.
         let created = access(output, F_OK) != 0  // a link to a log not made yet too
         let file = open(output, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard file >= 0 else { throw ValidationError("cannot write \(output): \(String(cString: strerror(errno)))") }
+        guard file >= 0 else { throw FileError(description: "cannot write \(output): \(String(cString: strerror(errno)))") }
         defer { close(file) }
         // The file made here: the log, or the one a link leads to.
         let made = created ? realpath(output, nil).map { pointer in defer { free(pointer) }; return String(cString: pointer) } : nil

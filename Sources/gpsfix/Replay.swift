@@ -61,26 +61,26 @@ struct Replay: AsyncParsableCommand {
         // Held whole (a loop replays it again): a file, and one that fits.
         var status = stat()
         if stat(log, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-            throw ValidationError("\(log) is not a file: replay reads a log (gpsfix record makes one from a device)")
+            throw FileError(description: "\(log) is not a file: replay reads a log (gpsfix record makes one from a device)")
         }
         let loaded = Result { () throws(DeviceError) in try FileSource(path: log).load(maximumBytes: Self.maximumLogBytes) }
         if case .failure(.refused) = loaded {
-            throw ValidationError("\(log) is over \(Self.maximumLogBytes >> 20) MiB: replay holds a log in memory; cut it (split -C)")
+            throw FileError(description: "\(log) is over \(Self.maximumLogBytes >> 20) MiB: replay holds a log in memory; cut it (split -C)")
         }
         let capture = try loaded.get()
         let replayer = Replayer(log: capture, speed: asFastAsPossible ? nil : realtime ? 1 : speed)
-        guard !replayer.isEmpty else { throw ValidationError("\(log) holds no NMEA sentence to replay") }
+        guard !replayer.isEmpty else { throw FileError(description: "\(log) holds no NMEA sentence to replay") }
         let terminal = try PseudoTerminal()
         if let link {
             // Only a link is replaced (one a replay before left): anything else at the path
             // is someone's file.
             var status = stat()
             if lstat(link, &status) == 0 {
-                guard status.st_mode & S_IFMT == S_IFLNK else { throw ValidationError("--link \(link) exists and is not a link: not replaced") }
+                guard status.st_mode & S_IFMT == S_IFLNK else { throw FileError(description: "--link \(link) exists and is not a link: not replaced") }
                 unlink(link)
             }
             guard symlink(terminal.path, link) == 0 else {
-                throw ValidationError("--link \(link) cannot be made: \(String(cString: strerror(errno)))")
+                throw FileError(description: "--link \(link) cannot be made: \(String(cString: strerror(errno)))")
             }
         }
         // The link goes before the terminal closes, however the replay ends; not when
@@ -92,7 +92,7 @@ struct Replay: AsyncParsableCommand {
         var copy: (file: Int32, running: WrittenCopy)?
         if let written {
             let file = open(written, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard file >= 0 else { throw ValidationError("--written \(written) cannot be opened: \(String(cString: strerror(errno)))") }
+            guard file >= 0 else { throw FileError(description: "--written \(written) cannot be opened: \(String(cString: strerror(errno)))") }
             copy = (file, terminal.copyWritten(to: file))
         }
         defer {

@@ -33,3 +33,11 @@ func writeLine(_ text: String) throws(OutputError) {
 struct OutputError: Error, CustomStringConvertible {
     let description: String
 }
+
+/// A file, folder or link a command was given that cannot be read or made (a folder that
+/// is not there, a folder where a log belongs, someone's file where a link would go).
+/// Printed as it is, with status 1 and without the usage text: the command line was
+/// right, what it names is not.
+struct FileError: Error, CustomStringConvertible {
+    let description: String
+}

@@ -129,6 +129,26 @@ struct DeviceStateTests {
         #expect(!FileManager.default.fileExists(atPath: made) && !FileManager.default.fileExists(atPath: today))
     }
 
+
+    @Test("gpsfix record and replay say why a log, a link or a copy cannot be made or read, with status 1 and no usage text: the command line was right")
+    func toolFileErrors() throws {
+        let folder = try makeTemporaryFolder("files")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let log = folder.appendingPathComponent("capture.log").path
+        try "$GPGGA,123519,4807.038,N,01131.000,E,1,08,0.9,545.4,M,46.9,M,,*47\r\n".write(toFile: log, atomically: true, encoding: .utf8)
+        let nowhere = folder.appendingPathComponent("missing/x").path
+        for (arguments, reason) in [
+            (["record", "/dev/ttyGPSFIX-none", "-o", nowhere, "--duration", "1"], "cannot write \(nowhere): No such file or directory"),
+            (["replay", log, "--link", nowhere], "--link \(nowhere) cannot be made: No such file or directory"),
+            (["replay", log, "--written", nowhere], "--written \(nowhere) cannot be opened: No such file or directory"),
+            (["replay", folder.path], "\(folder.path) is not a file"),
+        ] {
+            let tool = try RunningProcess(Binaries.gpsfix, arguments)
+            #expect(tool.wait(timeout: 10) == 1, "\(arguments): \(tool.errorText)")
+            #expect(tool.errorText.contains(reason), "\(arguments): \(tool.errorText)")
+            #expect(!tool.errorText.contains("Usage:"), "\(arguments): \(tool.errorText)")
+        }
+    }
     @Test("gpsfix watch shows a server's texts without their control characters: no escape of a gpsd's reaches the terminal")
     func watchShowsPrintable() throws {
         let lines = #"{"class":"DEVICE","path":"/dev/\u001b[2J","online":true}"# + "\r\n"
