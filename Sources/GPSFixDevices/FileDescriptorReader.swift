@@ -19,12 +19,16 @@ enum FileDescriptorReader {
         var canWait = false
     }
 
-    /// Reads the descriptor `open` returns until end of file (finishes), a hang-up or error
-    /// (throws ``DeviceError/vanished(path:)``), or the consumer's cancellation. `open` is
-    /// called on the opening thread, which may block (autobaud listens there), may watch
-    /// the reading for the consumer's stop, and may hand over bytes it has already read.
+    /// Reads the descriptor `open` returns until end of file or a hang-up (finishes with what
+    /// `atEndOfFile` makes of it), an error (throws it), or the consumer's cancellation.
+    /// `atEndOfFile` gives `nil` when the data is over, or the error the reading ends with:
+    /// a serial device or a gpsd connection has vanished (``DeviceError/vanished(path:)``),
+    /// a log's reader failed. `open` is called on the opening thread, which may block
+    /// (autobaud listens there), may watch the reading for the consumer's stop, and may
+    /// hand over bytes it has already read.
     static func chunks(
-        path: String, endOfFileIsVanishing: Bool, chunkSize: Int = 4096, reading: Reading = Reading(),
+        path: String, atEndOfFile: @escaping @Sendable () -> DeviceError?, chunkSize: Int = 4096,
+        reading: Reading = Reading(),
         open: @escaping @Sendable (DeviceReading) throws(DeviceError) -> (Int32, [UInt8], @Sendable () -> Void)
     ) -> ByteChunks {
         DeviceReading.chunks(of: path) { device in
@@ -44,11 +48,10 @@ enum FileDescriptorReader {
             if let reactor = reading.reactor {
                 // Read to its hang-up, end or failure, a serial device has vanished.
                 return device.handOver(descriptor, to: reactor, canWait: reading.canWait, close: onClose) { _ in
-                    endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil
+                    atEndOfFile()
                 }
             }
-            let ending = readToTheEnd(
-                descriptor, into: device, chunkSize: chunkSize, path: path, endOfFileIsVanishing: endOfFileIsVanishing)
+            let ending = readToTheEnd(descriptor, into: device, chunkSize: chunkSize, path: path, atEndOfFile: atEndOfFile)
             // Closed before the reading ends, so that the consumer may open it again at once.
             onClose()
             device.finish(throwing: ending)
@@ -56,10 +59,10 @@ enum FileDescriptorReader {
     }
 
     /// Reads `descriptor` on this thread, chunk by chunk, into `device`, until end of file
-    /// (`nil`, or ``DeviceError/vanished(path:)`` where that means the device vanished), a
-    /// failure (its error), or the consumer's stop (`nil`).
+    /// (what `atEndOfFile` gives), a failure (its error), or the consumer's stop (`nil`).
     private static func readToTheEnd(
-        _ descriptor: Int32, into device: DeviceReading, chunkSize: Int, path: String, endOfFileIsVanishing: Bool
+        _ descriptor: Int32, into device: DeviceReading, chunkSize: Int, path: String,
+        atEndOfFile: () -> DeviceError?
     ) -> (any Error)? {
         var buffer = [UInt8](repeating: 0, count: chunkSize)
         while !device.isStopped {
@@ -78,7 +81,7 @@ enum FileDescriptorReader {
                 let bytes = Array(buffer[0..<count])
                 guard device.yield(ByteChunk(bytes, readAt: readAt)) else { return nil }
             } else if count == 0 || revents & Int16(POLLHUP | POLLERR) != 0 {
-                return endOfFileIsVanishing ? DeviceError.vanished(path: path) : nil
+                return atEndOfFile()
             } else if errno != EINTR && errno != EAGAIN {
                 return DeviceError.from(errno: errno, path: path, call: "read")
             }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import GPSFix
+import NIOConcurrencyHelpers
 
 /// A recorded log as a byte source: its receiver bytes, once, then the end of the data.
 /// gpsfake's header lines are honoured (see ``CaptureLog``).
@@ -71,12 +72,18 @@ public struct FileSource: ByteSource {
     /// end is read like a device's descriptor. The thread's writes block while the reader
     /// is behind, so a large log is never held whole, and a reader on the server's event
     /// loop (``reactor``) holds the file back the way it holds back a pseudo-terminal: by
-    /// reading no further.
+    /// reading no further. A read that fails (a failing disk, a stick pulled) ends the
+    /// data with the system's reason, after the bytes read before it.
     public func chunks() -> ByteChunks {
         let path = self.path
+        // Set by the thread before it closes its end, so read by the time the reader sees
+        // the end of the data.
+        let readFailure = NIOLockedValueBox<DeviceError?>(nil)
         return FileDescriptorReader.chunks(
-            path: path, endOfFileIsVanishing: false, chunkSize: 1 << 16, reading: .init(reactor: reactor, canWait: true)
+            path: path, atEndOfFile: { readFailure.withLockedValue { $0 } }, chunkSize: 1 << 16,
+            reading: .init(reactor: reactor, canWait: true)
         ) { _ throws(DeviceError) in
+            readFailure.withLockedValue { $0 = nil }
             let file = open(path, O_RDONLY | O_CLOEXEC)
             guard file >= 0 else { throw .system(path: path, call: "open", errno: errno) }
             // A folder opens, and fails its first read: said as that, not as a log that ended.
@@ -93,7 +100,9 @@ public struct FileSource: ByteSource {
             }
             let (readEnd, writeEnd) = (ends[0], ends[1])
             let started = DeviceThread.start(named: "gpsfix-file") {
-                Self.pump(file, into: writeEnd)
+                if let error = Self.pump(file, into: writeEnd) {
+                    readFailure.withLockedValue { $0 = .system(path: path, call: "read", errno: error) }
+                }
                 close(file)
                 close(writeEnd)
             }
@@ -105,9 +114,10 @@ public struct FileSource: ByteSource {
         }
     }
 
-    /// Copies the payload of `file` into `socket` until the file ends or the reader has
-    /// gone (its end closed: the write fails, without a SIGPIPE).
-    private static func pump(_ file: Int32, into socket: Int32) {
+    /// Copies the payload of `file` into `socket` until the file ends, a read fails (its
+    /// `errno` returned) or the reader has gone (its end closed: the write fails, without a
+    /// SIGPIPE).
+    private static func pump(_ file: Int32, into socket: Int32) -> Int32? {
         var splitter = CaptureLog.Splitter()
         var block = [UInt8](repeating: 0, count: 1 << 16)
         var payload: [UInt8] = []
@@ -115,7 +125,8 @@ public struct FileSource: ByteSource {
         while true {
             let count = block.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }
+            guard count >= 0 else { return errno }
+            guard count > 0 else { return nil }
             payload.removeAll(keepingCapacity: true)
             block.withUnsafeBytes { splitter.split(UnsafeRawBufferPointer(rebasing: $0[0..<count]), into: &payload) }
             var offset = 0
@@ -124,7 +135,7 @@ public struct FileSource: ByteSource {
                     send(socket, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
                 }
                 if sent < 0, errno == EINTR { continue }
-                guard sent > 0 else { return }
+                guard sent > 0 else { return nil }
                 offset += sent
             }
         }

@@ -58,7 +58,7 @@ public struct GPSDSource: ByteSource {
     public func chunks() -> ByteChunks {
         let host = host, port = String(port), device = device, name = name, timeout = connectTimeout, connecting = connecting
         return FileDescriptorReader.chunks(
-            path: name, endOfFileIsVanishing: true, reading: .init(reactor: reactor, canWait: true)
+            path: name, atEndOfFile: { .vanished(path: name) }, reading: .init(reactor: reactor, canWait: true)
         ) { reading throws(DeviceError) in
             let connection = try connecting.connect(host: host, port: port, name: name, within: timeout, stop: reading)
             do throws(DeviceError) {

@@ -155,7 +155,7 @@ public struct SerialPort: ByteSource {
     public func chunks() -> ByteChunks {
         let port = self
         let reading = FileDescriptorReader.Reading(reactor: reactor, canWait: canWait)
-        return FileDescriptorReader.chunks(path: path, endOfFileIsVanishing: true, reading: reading) { stop throws(DeviceError) in
+        return FileDescriptorReader.chunks(path: path, atEndOfFile: { [path] in .vanished(path: path) }, reading: reading) { stop throws(DeviceError) in
             let opened: (descriptor: Int32, original: termios)
             var prelude: [UInt8] = []
             if port.findsSpeed, let (searched, found) = try port.openFindingSpeed(stopped: { stop.isStopped }) {

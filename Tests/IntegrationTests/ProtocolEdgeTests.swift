@@ -386,4 +386,17 @@ struct StartupTests {
         try waitUntil("the reason logged", within: 20) { daemon.errorText.contains("Is a directory") }
         #expect(!daemon.errorText.contains("data ended"), "\(daemon.errorText.suffix(1000))")
     }
+
+    @Test("a file: device whose read fails (EIO, as from a failing disk) is reported with the system's reason, not taken for a log that ended")
+    func fileDeviceReadFails() throws {
+        let folder = try makeTemporaryFolder("file")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let socketPath = folder.appendingPathComponent("s.sock").path
+        // The daemon's own memory at address 0, never mapped: a file that opens, and whose
+        // first read fails with EIO, as a log on a failing disk or a pulled stick does.
+        let daemon = try RunningProcess(Binaries.gpsfixd, ["file:/proc/self/mem", "--socket", socketPath, "--log-level", "info"])
+        defer { daemon.stop() }
+        try waitUntil("the reason logged", within: 20) { daemon.errorText.contains("Input/output error") }
+        #expect(!daemon.errorText.contains("data ended"), "\(daemon.errorText.suffix(1000))")
+    }
 }
