@@ -256,6 +256,10 @@ final class ClientSession: ChannelInboundHandler {
     /// Whether reports were queued since the last flush.
     private(set) var awaitsFlush = false
 
+    /// The devices whose DEVICE notices the session lost while it lagged; the hub tells it
+    /// their state once it has caught up. At most one entry a device of the daemon's.
+    var devicesMissed: Set<String> = []
+
     /// Sends what was queued.
     func flush() {
         hub.eventLoop.assertInEventLoop()

@@ -89,6 +89,8 @@ final class Hub: @unchecked Sendable {
     var services: @Sendable () -> StatusLines = { StatusLines() }
     /// Sessions with reports queued but not yet flushed, and whether a flush is scheduled.
     private var unflushed: [ClientSession] = []
+    /// The sessions being flushed now (``flushQueuedReports()``): `unflushed`'s other buffer.
+    private var flushing: [ClientSession] = []
     private var flushScheduled = false
     /// The report being encoded, kept from one to the next so that encoding allocates
     /// only to grow: to twice the largest SKY at most, some 35 kB (140 satellites).
@@ -188,8 +190,20 @@ final class Hub: @unchecked Sendable {
     /// that the hold is for lags, the sources read on.
     func caughtUp(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
+        tellDevicesMissed(to: session)
         guard holdingSessions.remove(ObjectIdentifier(session)) != nil, holdingSessions.isEmpty else { return }
         endHold(ranOut: false)
+    }
+
+    /// Sends a session that caught up the DEVICE, as it is now, of each device whose
+    /// notices it lost while it lagged, in the order of their paths.
+    private func tellDevicesMissed(to session: ClientSession) {
+        let missed = session.devicesMissed
+        session.devicesMissed.removeAll()
+        for device in missed.sorted() where session.settings.wantsReports(of: device) {
+            guard let info = devices[device]?.info else { continue }
+            send(ByteBuffer(bytes: SessionReport.device(info, notice: true)), to: session)
+        }
     }
 
     /// The hold lasted ``holdBackLimit``: the sources read on, and the sessions still
@@ -320,7 +334,13 @@ final class Hub: @unchecked Sendable {
             guard let info = state?.info else { return }
             let report = SessionReport.device(info, notice: true)
             // As gpsd: to the JSON watchers of this device, never into a sentence stream.
-            send(toSessionsThat: { $0.settings.wantsReports(of: device) }) { ByteBuffer(bytes: report) }
+            // A watcher lagging loses it as any report, and is told the device as it is
+            // once it has caught up (``caughtUp(_:)``): a driver named or a device gone
+            // meanwhile is not missed for good.
+            let buffer = ByteBuffer(bytes: report)
+            for session in sessions.values where session.settings.wantsReports(of: device) {
+                if !send(buffer, to: session) { session.devicesMissed.insert(device) }
+            }
             for subscriber in subscribers {
                 subscriber.receive(PublishedReport(device: device, content: .device(info), json: report))
             }
@@ -448,22 +468,28 @@ final class Hub: @unchecked Sendable {
     /// queued now: the reports one chunk of a device completes (TPV, SKY, GST) then
     /// leave in one write per client instead of one each, and no later than that.
     /// A lagging session gets it only when its source is held back for it (`canBeHeld`).
-    func send(_ buffer: ByteBuffer, to session: ClientSession, canBeHeld: Bool = false) {
+    /// Returns whether the session got it.
+    @discardableResult
+    func send(_ buffer: ByteBuffer, to session: ClientSession, canBeHeld: Bool = false) -> Bool {
         eventLoop.assertInEventLoop()
         let alreadyQueued = session.awaitsFlush
-        guard session.write(buffer, canBeHeldFor: canBeHeld) else { return }
+        guard session.write(buffer, canBeHeldFor: canBeHeld) else { return false }
         statistics.reportsSent += 1
         if !alreadyQueued { unflushed.append(session) }
-        guard !flushScheduled else { return }
+        guard !flushScheduled else { return true }
         flushScheduled = true
         eventLoop.execute { self.flushQueuedReports() }
+        return true
     }
 
     private func flushQueuedReports() {
         eventLoop.assertInEventLoop()
         flushScheduled = false
-        for session in unflushed where session.awaitsFlush { session.flush() }
-        unflushed.removeAll(keepingCapacity: true)
+        // A flush can send more (a client that catches up within it is told what it missed):
+        // that goes to `unflushed`, emptied here first, and to the flush it schedules.
+        swap(&unflushed, &flushing)
+        for session in flushing where session.awaitsFlush { session.flush() }
+        flushing.removeAll(keepingCapacity: true)
     }
 
     /// The clients' counters and every device's state, for the metrics.

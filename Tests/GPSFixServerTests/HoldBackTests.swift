@@ -1,4 +1,5 @@
 import GPSDProtocol
+import GPSFix
 @testable import GPSFixServer
 import Logging
 import NIOCore
@@ -113,5 +114,83 @@ struct HoldBackTests {
         let watcher = try rig.watcher(#"{"enable":true,"nmea":true,"device":"/dev/pts/9"}"#)
         rig.lag(watcher)
         #expect(rig.isHolding)
+    }
+
+    @Test("a watcher that lagged through a device's DEVICE notices is told the device as it is once it has caught up, held for or not: a driver named meanwhile is not missed for good")
+    func deviceNoticesMissedWhileLagging() throws {
+        let device = "/dev/pts/9"
+        for holdRunsOut in [false, true] {
+            let rig = Rig()
+            let watcher = try rig.watcher(Self.json)
+            rig.hub.publish(.device(DeviceEvent(device: device, kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))), from: device)
+            rig.loop.run()
+            rig.lag(watcher)
+            if holdRunsOut { rig.loop.advanceTime(by: .seconds(2)) }
+            let binary = ReceiverIdentity(driver: "SiRF", readsBinary: true)
+            rig.hub.publish(.device(DeviceEvent(device: device, kind: .identified, receiver: binary)), from: device)
+            rig.loop.run()
+            rig.catchUp(watcher)
+            rig.loop.run()
+            #expect(try Self.lines(sentTo: watcher).compactMap { Self.driver(in: $0, of: device) } == ["none", "NMEA0183", "SiRF"],
+                    "hold ran out: \(holdRunsOut)")
+            // Told once: a second lag without a notice missed tells nothing again.
+            rig.lag(watcher)
+            rig.catchUp(watcher)
+            rig.loop.run()
+            #expect(try watcher.readOutbound(as: ByteBuffer.self) == nil)
+        }
+    }
+
+    @Test("a watcher that catches up while the hub flushes (the socket took the bytes) is sent what is queued for it then, and flushed ever after")
+    func catchingUpWithinAFlush() throws {
+        let device = "/dev/pts/9"
+        let rig = Rig()
+        let watcher = try rig.watcher(Self.json)
+        // As a socket does: a flush that writes the client's bytes makes it writable again.
+        try watcher.pipeline.syncOperations.addHandler(DrainsOnFlush(), position: .first)
+        rig.hub.publish(.device(DeviceEvent(device: device, kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))), from: device)
+        rig.loop.run()
+        rig.lag(watcher)
+        let binary = ReceiverIdentity(driver: "SiRF", readsBinary: true)
+        rig.hub.publish(.device(DeviceEvent(device: device, kind: .identified, receiver: binary)), from: device)
+        // A report held for the watcher: its flush lets the watcher catch up, which sends the
+        // DEVICE it missed from within the flush.
+        rig.hub.publish(.fix(DeviceReportTests.fix(second: 1)), from: device)
+        rig.loop.run()
+        rig.hub.publish(.fix(DeviceReportTests.fix(second: 2)), from: device)
+        rig.loop.run()
+        let lines = try Self.lines(sentTo: watcher)
+        #expect(lines.compactMap { Self.driver(in: $0, of: device) } == ["none", "NMEA0183", "SiRF"], "\(lines)")
+        #expect(lines.filter { $0.contains(#""class":"TPV""#) }.count == 2, "\(lines)")
+    }
+
+    /// Fires a writability change to the handlers after it when a flush passes while the
+    /// embedded channel is marked unwritable: what SwiftNIO does once the socket has taken
+    /// the bytes down to the low-water mark.
+    final class DrainsOnFlush: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+
+        func flush(context: ChannelHandlerContext) {
+            context.flush()
+            guard let channel = context.channel as? EmbeddedChannel, !channel.isWritable else { return }
+            channel.isWritable = true
+            context.fireChannelWritabilityChanged()
+        }
+    }
+
+    /// The lines a watcher was sent, in order.
+    static func lines(sentTo channel: EmbeddedChannel) throws -> [String] {
+        var lines: [String] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) {
+            lines += String(buffer: buffer).split(separator: "\n").map(String.init)
+        }
+        return lines
+    }
+
+    /// The driver a DEVICE or DEVICES line gives `device` ("none" when it names none), or
+    /// `nil` for a line that does not speak of it.
+    static func driver(in line: String, of device: String) -> String? {
+        guard let entry = line.firstRange(of: #""path":"\#(device)""#).map({ line[$0.upperBound...].prefix { $0 != "}" } }) else { return nil }
+        return entry.firstRange(of: #""driver":""#).map { String(entry[$0.upperBound...].prefix { $0 != "\"" }) } ?? "none"
     }
 }

@@ -114,13 +114,14 @@ struct DriverCapturesTests {
                 default: break
                 }
             }
-        } while !satisfied() && Date() < deadline && daemon.isRunning
+        } while !satisfied() && Date() < deadline && daemon.isRunning && pipe.isRunning
 
         for expectation in expectations {
             let link = expectation.link
             print("\(expectation.capture): driver \(drivers[link] ?? "none"), TPV \(tpvs.contains(link)), fix \(fixed.contains(link)), SKY \(skies.contains(link))")
         }
         #expect(daemon.isRunning, "gpsfixd ended: \(daemon.errorText.suffix(2000))")
+        #expect(pipe.isRunning, "gpspipe ended: \(pipe.errorText.suffix(500)); gpsfixd said \(daemon.errorText.suffix(2000))")
         for expectation in expectations {
             let link = expectation.link
             #expect(drivers[link] == expectation.driver, "\(expectation.capture): DEVICE driver \(drivers[link] ?? "none") in \(pipe.outputText.prefix(300))")
