@@ -105,6 +105,8 @@ final class ClientSession: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // Gone: nothing to tell it when its lag ends here.
+        devicesMissed.removeAll()
         endLag()
         hub.unregister(self)
         self.context = nil

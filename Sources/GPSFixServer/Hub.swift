@@ -190,19 +190,22 @@ final class Hub: @unchecked Sendable {
     /// that the hold is for lags, the sources read on.
     func caughtUp(_ session: ClientSession) {
         eventLoop.assertInEventLoop()
+        if holdingSessions.remove(ObjectIdentifier(session)) != nil, holdingSessions.isEmpty { endHold(ranOut: false) }
+        // After the hold's bookkeeping: what is sent here may make the session lag again.
         tellDevicesMissed(to: session)
-        guard holdingSessions.remove(ObjectIdentifier(session)) != nil, holdingSessions.isEmpty else { return }
-        endHold(ranOut: false)
     }
 
     /// Sends a session that caught up the DEVICE, as it is now, of each device whose
-    /// notices it lost while it lagged, in the order of their paths.
+    /// notices it lost while it lagged, in the order of their paths; one it loses again
+    /// (it lags again at once) is kept for the next time.
     private func tellDevicesMissed(to session: ClientSession) {
         let missed = session.devicesMissed
         session.devicesMissed.removeAll()
         for device in missed.sorted() where session.settings.wantsReports(of: device) {
             guard let info = devices[device]?.info else { continue }
-            send(ByteBuffer(bytes: SessionReport.device(info, notice: true)), to: session)
+            if !send(ByteBuffer(bytes: SessionReport.device(info, notice: true)), to: session) {
+                session.devicesMissed.insert(device)
+            }
         }
     }
 
@@ -334,12 +337,13 @@ final class Hub: @unchecked Sendable {
             guard let info = state?.info else { return }
             let report = SessionReport.device(info, notice: true)
             // As gpsd: to the JSON watchers of this device, never into a sentence stream.
-            // A watcher lagging loses it as any report, and is told the device as it is
-            // once it has caught up (``caughtUp(_:)``): a driver named or a device gone
-            // meanwhile is not missed for good.
+            // Held for a lagging watcher as the device's other reports, so it comes before
+            // them; one the watcher loses is told, as the device is then, once it has
+            // caught up (``caughtUp(_:)``): a driver named or a device gone meanwhile is
+            // not missed for good.
             let buffer = ByteBuffer(bytes: report)
             for session in sessions.values where session.settings.wantsReports(of: device) {
-                if !send(buffer, to: session) { session.devicesMissed.insert(device) }
+                if !send(buffer, to: session, canBeHeld: canBeHeld) { session.devicesMissed.insert(device) }
             }
             for subscriber in subscribers {
                 subscriber.receive(PublishedReport(device: device, content: .device(info), json: report))
