@@ -46,9 +46,9 @@ enum FileDescriptorReader {
                 return device.finish(throwing: error)
             }
             if let reactor = reading.reactor {
-                // Read to its hang-up, end or failure, a serial device has vanished.
-                return device.handOver(descriptor, to: reactor, canWait: reading.canWait, close: onClose) { _ in
-                    atEndOfFile()
+                // Read to its hang-up, end or failure: what end of file means here, else the failure.
+                return device.handOver(descriptor, to: reactor, canWait: reading.canWait, close: onClose) { error in
+                    atEndOfFile() ?? error
                 }
             }
             let ending = readToTheEnd(descriptor, into: device, chunkSize: chunkSize, path: path, atEndOfFile: atEndOfFile)

@@ -73,7 +73,7 @@ public struct FileSource: ByteSource {
     /// is behind, so a large log is never held whole, and a reader on the server's event
     /// loop (``reactor``) holds the file back the way it holds back a pseudo-terminal: by
     /// reading no further. A read that fails (a failing disk, a stick pulled) ends the
-    /// data with the system's reason, after the bytes read before it.
+    /// data with the system's reason, after the whole lines read before it.
     public func chunks() -> ByteChunks {
         let path = self.path
         // Set by the thread before it closes its end, so read by the time the reader sees
@@ -83,7 +83,6 @@ public struct FileSource: ByteSource {
             path: path, atEndOfFile: { readFailure.withLockedValue { $0 } }, chunkSize: 1 << 16,
             reading: .init(reactor: reactor, canWait: true)
         ) { _ throws(DeviceError) in
-            readFailure.withLockedValue { $0 = nil }
             let file = open(path, O_RDONLY | O_CLOEXEC)
             guard file >= 0 else { throw .system(path: path, call: "open", errno: errno) }
             // A folder opens, and fails its first read: said as that, not as a log that ended.
