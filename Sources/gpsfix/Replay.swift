@@ -115,10 +115,10 @@ struct Replay: AsyncParsableCommand {
         if let copy, let written {
             // Ended without every byte the reader wrote: not a success.
             guard copy.running.stop() else {
-                throw OutputError(description: "--written \(written): its writes still blocked \(WrittenCopy.stopWait) after the replay: bytes may be lost")
+                throw FileError(description: "--written \(written): its writes still blocked \(WrittenCopy.stopWait) after the replay: bytes may be lost")
             }
             if let failure = copy.running.failure {
-                throw OutputError(description: "--written \(written): bytes were lost: \(String(cString: strerror(failure)))")
+                throw FileError(description: "--written \(written): bytes were lost: \(String(cString: strerror(failure)))")
             }
         }
     }

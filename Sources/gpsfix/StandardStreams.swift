@@ -23,21 +23,17 @@ func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
 
 /// Writes a line to standard output at once; throws, saying why, when standard output
 /// refuses it (a full disk), so that the command does not end as if it had succeeded.
-func writeLine(_ text: String) throws(OutputError) {
+func writeLine(_ text: String) throws(FileError) {
     guard writeAll((text + "\n").utf8, to: 1) else {
-        throw OutputError(description: "cannot write to standard output: \(String(cString: strerror(errno)))")
+        throw FileError(description: "cannot write to standard output: \(String(cString: strerror(errno)))")
     }
 }
 
-/// Standard output refused what a command wrote.
-struct OutputError: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// A file, folder or link a command was given that cannot be read or made (a folder that
-/// is not there, a folder where a log belongs, someone's file where a link would go).
-/// Printed as it is, with status 1 and without the usage text: the command line was
-/// right, what it names is not.
+/// A file, folder, link or stream that failed a command: one it was given that cannot be
+/// read or made (a folder that is not there, a folder where a log belongs, someone's file
+/// where a link would go, a log too long or holding nothing to replay), or standard output
+/// or a copy refusing what it wrote (a full disk). Printed as it is, with status 1 and
+/// without the usage text: the command line was right, what it names is not.
 struct FileError: Error, CustomStringConvertible {
     let description: String
 }
