@@ -1,5 +1,6 @@
 import ArgumentParser
 import GPSFixDevices
+import ServiceAddress
 
 #if canImport(Glibc)
 import Glibc
@@ -84,7 +85,12 @@ final class DaemonConnection {
             guard descriptor >= 0 else { continue }
             // A blocking connect waits at most the send timeout, then fails with EINPROGRESS.
             setSendTimeout(of: descriptor, seconds: Self.connectTimeout)
-            if Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 { return descriptor }
+            if Glibc.connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) == 0 {
+                // `watch` of a silent receiver reads nothing for hours: a daemon's host
+                // that vanished (powered off, a NAT entry lost) is found by the probes.
+                TCPKeepalive.standard.enable(on: descriptor)
+                return descriptor
+            }
             reason = errno == EINPROGRESS ? "no answer within \(Self.connectTimeout) seconds" : String(cString: strerror(errno))
             close(descriptor)
         }

@@ -265,4 +265,19 @@ struct DeviceStateTests {
         #expect(waiting.wait(timeout: 20) == 1)
         #expect(waiting.errorText.contains("no answer to ?POLL within 10 seconds"), "\(waiting.errorText)")
     }
+
+    @Test("gpsfix watch --tcp keeps its connection alive with TCP keepalive, so a daemon's host that vanishes while its receiver is silent is found gone")
+    func watchKeepsAlive() throws {
+        let (listener, port) = try LoopbackListener.open()
+        defer { close(listener) }
+        let watch = try RunningProcess(Binaries.gpsfix, ["watch", "--tcp", "127.0.0.1:\(port)"])
+        defer { watch.stop() }
+        var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        let peer = poll(&waiting, 1, 10_000) > 0 ? accept(listener, nil, nil) : -1
+        try #require(peer >= 0, "the tool did not connect: \(watch.errorText)")
+        defer { close(peer) }
+        // A silent peer: the tool's socket has keepalive's timer (2) once its request is
+        // acknowledged, and none without keepalive.
+        try waitUntil("the tool's socket has keepalive's timer", within: 10) { TCPTable.timersOfEstablished(remotePort: port) == [2] }
+    }
 }
