@@ -129,7 +129,6 @@ struct DeviceStateTests {
         #expect(!FileManager.default.fileExists(atPath: made) && !FileManager.default.fileExists(atPath: today))
     }
 
-
     @Test("gpsfix record and replay say why a log, a link or a copy cannot be made or read, with status 1 and no usage text: the command line was right")
     func toolFileErrors() throws {
         let folder = try makeTemporaryFolder("files")
@@ -149,6 +148,7 @@ struct DeviceStateTests {
             #expect(!tool.errorText.contains("Usage:"), "\(arguments): \(tool.errorText)")
         }
     }
+
     @Test("gpsfix watch shows a server's texts without their control characters: no escape of a gpsd's reaches the terminal")
     func watchShowsPrintable() throws {
         let lines = #"{"class":"DEVICE","path":"/dev/\u001b[2J","online":true}"# + "\r\n"

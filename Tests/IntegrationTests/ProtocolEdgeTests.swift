@@ -376,27 +376,18 @@ struct StartupTests {
         #expect(poll.contains(#""mode":1"#), "\(poll.prefix(300))")
     }
 
-    @Test("a file: device that names a folder is reported with the system's reason, not taken for a log that ended")
-    func fileDeviceIsAFolder() throws {
-        let folder = try makeTemporaryFolder("file")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let socketPath = folder.appendingPathComponent("s.sock").path
-        let daemon = try RunningProcess(Binaries.gpsfixd, ["file:" + folder.path, "--socket", socketPath, "--log-level", "info"])
-        defer { daemon.stop() }
-        try waitUntil("the reason logged", within: 20) { daemon.errorText.contains("Is a directory") }
-        #expect(!daemon.errorText.contains("data ended"), "\(daemon.errorText.suffix(1000))")
-    }
-
-    @Test("a file: device whose read fails (EIO, as from a failing disk) is reported with the system's reason, not taken for a log that ended")
-    func fileDeviceReadFails() throws {
+    @Test("a file: device that names a folder, or whose read fails (EIO, as from a failing disk), is reported with the system's reason, not taken for a log that ended",
+          arguments: [false, true])
+    func fileDeviceFails(readFails: Bool) throws {
         let folder = try makeTemporaryFolder("file")
         defer { try? FileManager.default.removeItem(at: folder) }
         let socketPath = folder.appendingPathComponent("s.sock").path
         // The daemon's own memory at address 0, never mapped: a file that opens, and whose
         // first read fails with EIO, as a log on a failing disk or a pulled stick does.
-        let daemon = try RunningProcess(Binaries.gpsfixd, ["file:/proc/self/mem", "--socket", socketPath, "--log-level", "info"])
+        let (device, reason) = readFails ? ("file:/proc/self/mem", "Input/output error") : ("file:" + folder.path, "Is a directory")
+        let daemon = try RunningProcess(Binaries.gpsfixd, [device, "--socket", socketPath, "--log-level", "info"])
         defer { daemon.stop() }
-        try waitUntil("the reason logged", within: 20) { daemon.errorText.contains("Input/output error") }
+        try waitUntil("the reason logged", within: 20) { daemon.errorText.contains(reason) }
         #expect(!daemon.errorText.contains("data ended"), "\(daemon.errorText.suffix(1000))")
     }
 }
