@@ -190,11 +190,12 @@ struct CasterTests {
         try waitUntil("str2str streaming") { Self.metric("gpsfix_caster_streams", port: metrics) == 1 }
 
         let set = try UBXConfigurationToolTests.ubx([
-            "set", receiver.path, "--control-socket", control, "--survey-in", "60,5", "--rtcm", "msm7",
+            "set", receiver.path, "--control-socket", control, "--survey-in", "5,10", "--rtcm", "msm7",
         ])
         #expect(set.status == 0, "\(set.output) \(set.errors)")
-        // 1005 comes every 10 solutions.
-        try waitUntil("1005 and MSM7 served", within: 25) {
+        // The MSM7s at once; 1005, every 10 solutions, only once the survey is done (its
+        // mean within 10 m after some 5 solutions).
+        try waitUntil("1005 and MSM7 served", within: 40) {
             let stream = (try? [UInt8](Data(contentsOf: URL(fileURLWithPath: received)))) ?? []
             return Set(RTCMWire.messageNumbers(in: stream)).isSuperset(of: [1005, 1077, 1087, 1097])
         }

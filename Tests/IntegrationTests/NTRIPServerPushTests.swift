@@ -26,7 +26,10 @@ struct NTRIPServerPushTests {
         let commandLine = (try? String(contentsOfFile: "/proc/\(daemon.pid)/cmdline", encoding: .utf8)) ?? ""
         #expect(!commandLine.contains(password) && commandLine.contains("127.0.0.1"), "\(commandLine)")
 
-        let set = try UBXConfigurationToolTests.ubx(["set", receiver.path, "--control-socket", control, "--rtcm", "msm7"])
+        // A base at a known position: it sends its position (1005) from the start.
+        let set = try UBXConfigurationToolTests.ubx([
+            "set", receiver.path, "--control-socket", control, "--fixed-position", "52.0,4.37,50", "--rtcm", "msm7",
+        ])
         #expect(set.status == 0, "\(set.output) \(set.errors)")
         try waitUntil("1005 and 1077 at the caster", within: 20) {
             Set(RTCMWire.messageNumbers(in: caster.streams.last?.payload ?? [])).isSuperset(of: [1005, 1077])

@@ -21,13 +21,27 @@ extension ReceiverState {
 
     /// The RTCM frames due at navigation solution `solution`: for each message on, a real
     /// frame of that number from `fixtures/rtcm/`, whole; 1005, which no fixture holds, is
-    /// written here from the survey's mean; the MSM4s and 1127, which none holds either,
-    /// are not sent.
+    /// written here from the survey's mean, once the station's position is known; the
+    /// MSM4s and 1127, which none holds either, are not sent.
     func rtcmFrames(atSolution solution: Int) -> [UInt8] {
         Self.rtcmKeys.flatMap { message -> [UInt8] in
             let rate = Int(rtcmRate(of: message.number))
             guard rate > 0, solution % rate == 0 else { return [] }
-            return message.number == 1005 ? stationPosition() : RecordedRTCM.frames[message.number] ?? []
+            guard message.number == 1005 else { return RecordedRTCM.frames[message.number] ?? [] }
+            return stationPositionKnown ? stationPosition() : []
+        }
+    }
+
+    /// Whether the receiver is in time mode, the only mode in which it sends its position:
+    /// fixed, or surveying and the survey done ("observation messages will be streamed as
+    /// soon as they are configured for output. However, any stationary reference position
+    /// messages are output only when the base station position has been initialized and is
+    /// operating in time mode", ZED-F9P integration manual, UBX-18010802, 3.1.5.5).
+    private var stationPositionKnown: Bool {
+        switch ram[Self.timingMode] ?? 0 {
+        case 2: true
+        case 1: survey.valid
+        default: false
         }
     }
 
