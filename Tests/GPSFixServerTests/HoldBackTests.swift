@@ -1,3 +1,4 @@
+import Foundation
 import GPSDProtocol
 import GPSFix
 @testable import GPSFixServer
@@ -52,6 +53,13 @@ struct HoldBackTests {
         }
 
         var isHolding: Bool { hub.readingHold.isHolding }
+
+        /// `device` opened as an NMEA receiver, or named by a binary driver.
+        func announce(_ device: String, identifiedAs driver: String? = nil) {
+            let event = driver.map { DeviceEvent(device: device, kind: .identified, receiver: ReceiverIdentity(driver: $0, readsBinary: true)) }
+                ?? DeviceEvent(device: device, kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))
+            hub.publish(.device(event), from: device)
+        }
     }
 
     static let json = #"{"enable":true,"json":true}"#
@@ -122,12 +130,11 @@ struct HoldBackTests {
         for holdRunsOut in [false, true] {
             let rig = Rig()
             let watcher = try rig.watcher(Self.json)
-            rig.hub.publish(.device(DeviceEvent(device: device, kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))), from: device)
+            rig.announce(device)
             rig.loop.run()
             rig.lag(watcher)
             if holdRunsOut { rig.loop.advanceTime(by: .seconds(2)) }
-            let binary = ReceiverIdentity(driver: "SiRF", readsBinary: true)
-            rig.hub.publish(.device(DeviceEvent(device: device, kind: .identified, receiver: binary)), from: device)
+            rig.announce(device, identifiedAs: "SiRF")
             rig.loop.run()
             rig.catchUp(watcher)
             rig.loop.run()
@@ -148,12 +155,11 @@ struct HoldBackTests {
         let watcher = try rig.watcher(Self.json)
         // As a socket does: a flush that writes the client's bytes makes it writable again.
         try watcher.pipeline.syncOperations.addHandler(DrainsOnFlush(), position: .first)
-        rig.hub.publish(.device(DeviceEvent(device: serial, kind: .activated, receiver: ReceiverIdentity(driver: "NMEA0183"))), from: serial)
+        rig.announce(serial)
         rig.loop.run()
         rig.lag(watcher)
         // Lost: a serial port is not held back for the watcher.
-        let binary = ReceiverIdentity(driver: "SiRF", readsBinary: true)
-        rig.hub.publish(.device(DeviceEvent(device: serial, kind: .identified, receiver: binary)), from: serial)
+        rig.announce(serial, identifiedAs: "SiRF")
         // A report held for the watcher: its flush lets the watcher catch up, which sends the
         // DEVICE it lost from within the flush.
         rig.hub.publish(.fix(DeviceReportTests.fix(second: 1)), from: terminal)
@@ -191,7 +197,9 @@ struct HoldBackTests {
     /// The driver a DEVICE or DEVICES line gives `device` ("none" when it names none), or
     /// `nil` for a line that does not speak of it.
     static func driver(in line: String, of device: String) -> String? {
-        guard let entry = line.firstRange(of: #""path":"\#(device)""#).map({ line[$0.upperBound...].prefix { $0 != "}" } }) else { return nil }
-        return entry.firstRange(of: #""driver":""#).map { String(entry[$0.upperBound...].prefix { $0 != "\"" }) } ?? "none"
+        guard let report = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        let devices = report["devices"] as? [[String: Any]] ?? [report]
+        guard let entry = devices.first(where: { $0["class"] as? String == "DEVICE" && $0["path"] as? String == device }) else { return nil }
+        return entry["driver"] as? String ?? "none"
     }
 }

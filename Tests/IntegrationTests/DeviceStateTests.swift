@@ -239,13 +239,8 @@ struct DeviceStateTests {
     func pollBounded() throws {
         let (listener, port) = try LoopbackListener.open()
         defer { close(listener) }
-        // The tool's connection, waited for 10 s at most.
-        func accepted() -> Int32 {
-            var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            return poll(&waiting, 1, 10_000) > 0 ? accept(listener, nil, nil) : -1
-        }
         let babbler = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "127.0.0.1:\(port)"])
-        let peer = accepted()
+        let peer = LoopbackListener.accept(listener)
         try #require(peer >= 0, "the tool did not connect: \(babbler.errorText)")
         defer { close(peer) }
         var patience = timeval(tv_sec: 2, tv_usec: 0)
@@ -259,7 +254,7 @@ struct DeviceStateTests {
         #expect(babbler.errorText.contains("more than 1 MiB without a line end"), "\(babbler.errorText)")
 
         let waiting = try RunningProcess(Binaries.gpsfix, ["poll", "--tcp", "127.0.0.1:\(port)"])
-        let silent = accepted()
+        let silent = LoopbackListener.accept(listener)
         try #require(silent >= 0, "the tool did not connect: \(waiting.errorText)")
         defer { close(silent) }
         #expect(waiting.wait(timeout: 20) == 1)
@@ -272,8 +267,7 @@ struct DeviceStateTests {
         defer { close(listener) }
         let watch = try RunningProcess(Binaries.gpsfix, ["watch", "--tcp", "127.0.0.1:\(port)"])
         defer { watch.stop() }
-        var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-        let peer = poll(&waiting, 1, 10_000) > 0 ? accept(listener, nil, nil) : -1
+        let peer = LoopbackListener.accept(listener)
         try #require(peer >= 0, "the tool did not connect: \(watch.errorText)")
         defer { close(peer) }
         // A silent peer: the tool's socket has keepalive's timer (2) once its request is

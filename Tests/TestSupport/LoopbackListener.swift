@@ -29,6 +29,12 @@ public enum LoopbackListener {
         }
         return (listener, Int(UInt16(bigEndian: address.sin_port)))
     }
+
+    /// The next connection to `listener`, waited for `seconds` at most; -1 when none came.
+    public static func accept(_ listener: Int32, within seconds: Int32 = 10) -> Int32 {
+        var waiting = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+        return poll(&waiting, 1, seconds * 1000) > 0 ? Glibc.accept(listener, nil, nil) : -1
+    }
 }
 
 /// A port on 127.0.0.1 whose SYNs go unanswered, as behind a firewall that drops them: a
